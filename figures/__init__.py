@@ -1,0 +1,1 @@
+"""Plotting, one module per figure family. Reads results; never trains or integrates."""

@@ -1,0 +1,61 @@
+"""Exact and symbolic mathematics of He et al. (2025), in float64 numpy and sympy.
+
+The closed forms a researcher needs every day are re-exported here flat:
+
+- the problem `Setting(d, L, sigma2)`;
+- the approximate population loss Ltilde of (4.1), its gradient and Hessian,
+  the optimal OV weights for fixed KQ scales (`approximate_loss`);
+- the solution manifold (4.6)-(4.8) and the single-head optimum (`manifold`);
+- exact finite-(d, L) risks of one-step GD and debiased GD, and the Bayes
+  risk in the proportional limit, Theorem 4.2(iii) (`risks`).
+
+`theory.symbolic` derives these formulas with sympy. Nothing here imports torch.
+"""
+
+from theory.approximate_loss import (
+    approximate_loss,
+    approximate_loss_grad,
+    approximate_loss_hessian,
+    optimal_mu,
+    optimal_mu_loss,
+)
+from theory.manifold import (
+    SingleHeadOptimum,
+    effective_learning_rate,
+    manifold_loss,
+    manifold_mu,
+    single_head_optimum,
+)
+from theory.risks import (
+    BayesComparison,
+    TunedRisk,
+    bayes_risk_limit,
+    compare_with_bayes,
+    debiased_gd_risk,
+    gd_risk,
+    gd_risk_limit,
+    optimal_gd,
+)
+from theory.setting import Setting
+
+__all__ = [
+    "BayesComparison",
+    "Setting",
+    "SingleHeadOptimum",
+    "TunedRisk",
+    "approximate_loss",
+    "approximate_loss_grad",
+    "approximate_loss_hessian",
+    "bayes_risk_limit",
+    "compare_with_bayes",
+    "debiased_gd_risk",
+    "effective_learning_rate",
+    "gd_risk",
+    "gd_risk_limit",
+    "manifold_loss",
+    "manifold_mu",
+    "optimal_gd",
+    "optimal_mu",
+    "optimal_mu_loss",
+    "single_head_optimum",
+]

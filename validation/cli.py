@@ -1,0 +1,53 @@
+"""The `icl-verify` command line: one entry point, one subcommand per module.
+
+Each subcommand lives in its own module of `validation.commands` exposing
+`register(subparsers)`, which adds its parser and sets `func(args) -> int`.
+Bad input anywhere at this boundary raises `CommandLineError`; `main` prints
+it as one line and exits 2, never with a traceback.
+
+Exit status: 0 success (every claim run agrees), 1 a claim disagrees, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from validation.errors import CommandLineError
+
+# Subcommand modules under validation.commands, in the order `--help` lists them.
+COMMANDS = ("derive",)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports bad usage as one line and exit status 2."""
+
+    def error(self, message: str) -> None:  # pragma: no cover - exercised via main
+        raise CommandLineError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="icl-verify",
+        description="Check the theory of multi-head softmax attention for in-context "
+        "regression against simulation, claim by claim.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    subparsers.required = True
+    for name in COMMANDS:
+        importlib.import_module(f"validation.commands.{name}").register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return int(args.func(args))
+    except CommandLineError as error:
+        print(f"icl-verify: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Subcommands of `icl-verify`, one module each (see `validation.cli`)."""
