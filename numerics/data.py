@@ -1,0 +1,386 @@
+"""Prompt samplers for in-context regression, in torch, and the embedding (2.1).
+
+Three task families, each a frozen batch of prompts with any leading batch shape:
+
+- linear regression of He et al. (2025), reference §0.2 (the authors' ``LinearReg``):
+  ``x ~ N(0, Sigma)`` (``Sigma = I_d`` unless given, e.g. the KMS matrix of §HE-5.3),
+  ``beta ~ N(0, I_d / d)``, ``y = x^T beta + eps`` with ``eps ~ N(0, sigma2)`` on the
+  context labels AND on the query label, so every mean squared error has the floor sigma2;
+- multi-task regression of He et al. (2025) §HE-5.4-MT (the authors' ``MultiTaskLinearReg``):
+  K tasks on fixed supports ``S_k``, independent ``beta^(k) ~ N(0, I_{|S_k|})`` per prompt,
+  context-label noise of variance ``relative_noise * |S_k|``, noiseless query labels;
+- sparse linear regression of Chen, Zhao, Zou (2024) §1.1 and §2.1: ``w*`` with ``s`` non-zero
+  coordinates on a support drawn afresh per prompt, ``x ~ N(0, Sigma)``, label noise sigma2.
+
+Every sampler takes an explicit ``torch.Generator`` and makes its numbers on the requested
+device (by default the generator's), so the same seed on the same device gives the same
+numbers. Arguments are validated once here; a bad one raises a one-line ``ValueError``
+naming it.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+__all__ = [
+    "Prompts",
+    "MultiTaskPrompts",
+    "sample_linear_regression",
+    "sample_multitask_regression",
+    "sample_sparse_regression",
+    "kms_covariance",
+    "embed",
+]
+
+
+@dataclass(frozen=True)
+class Prompts:
+    """A batch of in-context regression prompts with leading batch shape ``(...)``.
+
+    Attributes:
+        X: ``(..., L, d)`` context covariates x_1..x_L.
+        y: ``(..., L)`` context labels (noisy).
+        x_query: ``(..., d)`` query covariate.
+        y_query: ``(...,)`` query label (noisy for the linear and sparse samplers).
+        beta: ``(..., d)`` task vector (sparse for `sample_sparse_regression`).
+    """
+
+    X: torch.Tensor
+    y: torch.Tensor
+    x_query: torch.Tensor
+    y_query: torch.Tensor
+    beta: torch.Tensor
+
+
+@dataclass(frozen=True)
+class MultiTaskPrompts:
+    """A batch of K-task prompts (He et al. 2025, §HE-5.4-MT), leading batch shape ``(...)``.
+
+    Attributes:
+        X: ``(..., L, d)`` context covariates.
+        y: ``(..., L, K)`` context labels, one column per task (noisy).
+        x_query: ``(..., d)`` query covariate.
+        y_query: ``(..., K)`` query labels (noiseless, as in the authors' code).
+        beta: ``(..., K, d)`` per-task coefficients, zero off each task's support.
+        supports: the K supports, each a sorted tuple of 0-based coordinate indices.
+    """
+
+    X: torch.Tensor
+    y: torch.Tensor
+    x_query: torch.Tensor
+    y_query: torch.Tensor
+    beta: torch.Tensor
+    supports: tuple[tuple[int, ...], ...]
+
+
+# ---------------------------------------------------------------------------------------------
+# argument checks (one line, naming the parameter, its value and the allowed range)
+
+
+def _positive_int(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    return int(value)
+
+
+def _nonnegative_finite(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a finite real number >= 0, got {value!r}")
+    if not math.isfinite(float(value)) or float(value) < 0:
+        raise ValueError(f"{name} must be a finite real number >= 0, got {value!r}")
+    return float(value)
+
+
+def _batch_shape(value: object) -> tuple[int, ...]:
+    shape = (value,) if isinstance(value, numbers.Integral) else value
+    if (
+        isinstance(value, bool)
+        or not isinstance(shape, Sequence)
+        or not all(isinstance(n, numbers.Integral) and not isinstance(n, bool) for n in shape)
+        or not all(n >= 1 for n in shape)
+    ):
+        raise ValueError(f"batch_shape must be an int or a tuple of ints >= 1, got {value!r}")
+    return tuple(int(n) for n in shape)
+
+
+def _float_dtype(dtype: object) -> torch.dtype:
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise ValueError(f"dtype must be a torch floating dtype, got {dtype!r}")
+    return dtype
+
+
+def _device(generator: object, device: object) -> torch.device:
+    if not isinstance(generator, torch.Generator):
+        raise ValueError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+    device = generator.device if device is None else torch.device(device)
+    if device.type != generator.device.type:
+        raise ValueError(
+            f"device must be on the generator's device type {generator.device.type!r}, "
+            f"got {str(device)!r}"
+        )
+    return device
+
+
+def _covariance_factor(
+    covariance: torch.Tensor | None, d: int, device: torch.device, dtype: torch.dtype
+) -> torch.Tensor | None:
+    """Lower Cholesky factor C of a (d, d) symmetric positive definite Sigma (C C^T = Sigma)."""
+    if covariance is None:
+        return None
+    if not isinstance(covariance, torch.Tensor) or covariance.shape != (d, d):
+        shape = tuple(covariance.shape) if isinstance(covariance, torch.Tensor) else covariance
+        raise ValueError(f"covariance must be a ({d}, {d}) tensor, got {shape!r}")
+    sigma = covariance.to(device=device, dtype=torch.float64)
+    if not torch.isfinite(sigma).all() or not torch.allclose(sigma, sigma.T, atol=1e-12):
+        raise ValueError("covariance must be a finite symmetric matrix, got a non-symmetric one")
+    factor, info = torch.linalg.cholesky_ex(sigma)
+    if info.item() != 0:
+        raise ValueError("covariance must be positive definite, got a singular or indefinite one")
+    return factor.to(dtype)
+
+
+def _gaussian(
+    shape: tuple[int, ...], generator: torch.Generator, device: torch.device, dtype: torch.dtype
+) -> torch.Tensor:
+    return torch.randn(shape, generator=generator, device=device, dtype=dtype)
+
+
+def _covariates(
+    batch: tuple[int, ...],
+    L: int,
+    d: int,
+    factor: torch.Tensor | None,
+    generator: torch.Generator,
+    device: torch.device,
+    dtype: torch.dtype,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Context covariates (..., L, d) and query covariate (..., d), rows ~ N(0, C C^T)."""
+    X = _gaussian((*batch, L, d), generator, device, dtype)  # (..., L, d)
+    x_query = _gaussian((*batch, d), generator, device, dtype)  # (..., d)
+    if factor is not None:
+        X = X @ factor.T
+        x_query = x_query @ factor.T
+    return X, x_query
+
+
+# ---------------------------------------------------------------------------------------------
+# samplers
+
+
+def kms_covariance(
+    d: int, rho: float, *, dtype: torch.dtype = torch.float64, device=None
+) -> torch.Tensor:
+    """Kac-Murdock-Szegő covariance ``Sigma_ij = rho^|i-j|`` (He et al. 2025 §HE-5.3), shape (d, d).
+
+    Positive definite for ``-1 < rho < 1`` (the authors' ``generate_covariance_matrix``).
+
+    >>> kms_covariance(3, 0.5)
+    tensor([[1.0000, 0.5000, 0.2500],
+            [0.5000, 1.0000, 0.5000],
+            [0.2500, 0.5000, 1.0000]], dtype=torch.float64)
+    """
+    d = _positive_int("d", d)
+    if isinstance(rho, bool) or not isinstance(rho, numbers.Real) or not -1 < float(rho) < 1:
+        raise ValueError(f"rho must be a real number in (-1, 1), got {rho!r}")
+    index = torch.arange(d, device=device)
+    distance = (index[:, None] - index[None, :]).abs()  # (d, d)
+    return torch.tensor(float(rho), dtype=dtype, device=device) ** distance.to(dtype)
+
+
+def sample_linear_regression(
+    batch_shape,
+    d: int,
+    L: int,
+    sigma2: float,
+    *,
+    generator: torch.Generator,
+    device=None,
+    dtype: torch.dtype = torch.float32,
+    covariance: torch.Tensor | None = None,
+) -> Prompts:
+    """Linear-regression prompts of He et al. (2025) §0.2 / §HE-2.1 (the authors' ``LinearReg``).
+
+    ``x_i, x_q ~ N(0, Sigma)`` (``Sigma = I_d`` when ``covariance`` is None),
+    ``beta ~ N(0, I_d / d)``, ``y_i = x_i^T beta + eps_i`` and ``y_q = x_q^T beta + eps_q``
+    with ``eps ~ N(0, sigma2)`` independent. Shapes: X (..., L, d), y (..., L),
+    x_query (..., d), y_query (...,), beta (..., d) with ``(...) = batch_shape``.
+    A test length L' is just another L.
+
+    >>> g = torch.Generator().manual_seed(0)
+    >>> p = sample_linear_regression((4, 3), d=5, L=40, sigma2=0.1, generator=g)
+    >>> tuple(p.X.shape), tuple(p.y.shape), tuple(p.x_query.shape), tuple(p.y_query.shape)
+    ((4, 3, 40, 5), (4, 3, 40), (4, 3, 5), (4, 3))
+    >>> sample_linear_regression(8, d=5, L=40, sigma2=-1.0, generator=g)
+    Traceback (most recent call last):
+    ...
+    ValueError: sigma2 must be a finite real number >= 0, got -1.0
+    """
+    batch = _batch_shape(batch_shape)
+    d, L = _positive_int("d", d), _positive_int("L", L)
+    sigma2 = _nonnegative_finite("sigma2", sigma2)
+    dtype = _float_dtype(dtype)
+    device = _device(generator, device)
+    factor = _covariance_factor(covariance, d, device, dtype)
+
+    X, x_query = _covariates(batch, L, d, factor, generator, device, dtype)
+    beta = _gaussian((*batch, d), generator, device, dtype) / math.sqrt(d)  # (..., d)
+    noise = _gaussian((*batch, L + 1), generator, device, dtype) * math.sqrt(sigma2)  # (..., L+1)
+    y = torch.einsum("...ld,...d->...l", X, beta) + noise[..., :L]  # (..., L)
+    y_query = torch.einsum("...d,...d->...", x_query, beta) + noise[..., L]  # (...,)
+    return Prompts(X=X, y=y, x_query=x_query, y_query=y_query, beta=beta)
+
+
+def _supports(value: object, d: int) -> tuple[tuple[int, ...], ...]:
+    message = (
+        "supports must be a non-empty sequence of non-empty sets of distinct indices in "
+        f"[0, {d - 1}], got {value!r}"
+    )
+    if not isinstance(value, Sequence) or isinstance(value, str) or len(value) == 0:
+        raise ValueError(message)
+    supports = []
+    for support in value:
+        if isinstance(support, str):
+            raise ValueError(message)
+        try:
+            indices = [int(i) for i in support if not isinstance(i, bool) and int(i) == i]
+        except (TypeError, ValueError):
+            raise ValueError(message) from None
+        if len(indices) == 0 or len(indices) != len(support) or len(set(indices)) != len(indices):
+            raise ValueError(message)
+        if min(indices) < 0 or max(indices) >= d:
+            raise ValueError(message)
+        supports.append(tuple(sorted(indices)))
+    return tuple(supports)
+
+
+def sample_multitask_regression(
+    batch_shape,
+    d: int,
+    L: int,
+    supports,
+    *,
+    generator: torch.Generator,
+    relative_noise: float = 0.1,
+    device=None,
+    dtype: torch.dtype = torch.float32,
+) -> MultiTaskPrompts:
+    """K-task prompts of He et al. (2025) §HE-5.4-MT, as in the authors' ``MultiTaskLinearReg``.
+
+    ``x_i, x_q ~ N(0, I_d)``; task k has a fixed support ``S_k`` (0-based indices) and
+    coefficients ``beta^(k) ~ N(0, I_{|S_k|})`` drawn per prompt, independently across tasks
+    (the code's choice; the prose speaks of one shared vector, reference §8 item 6);
+    ``y_ik = beta^(k)^T x_{i,S_k} + eps_ik`` with ``eps_ik ~ N(0, relative_noise * |S_k|)`` on
+    context labels only; query labels are noiseless. The released setting is d = 6,
+    supports ((0, 1, 2, 3), (2, 3, 4, 5)), L = 48. Shapes: X (..., L, d), y (..., L, K),
+    x_query (..., d), y_query (..., K), beta (..., K, d).
+
+    >>> g = torch.Generator().manual_seed(0)
+    >>> p = sample_multitask_regression(16, 6, 48, ((0, 1, 2, 3), (2, 3, 4, 5)), generator=g)
+    >>> tuple(p.y.shape), tuple(p.y_query.shape), bool((p.beta[:, 0, 4:] == 0).all())
+    ((16, 48, 2), (16, 2), True)
+    """
+    batch = _batch_shape(batch_shape)
+    d, L = _positive_int("d", d), _positive_int("L", L)
+    supports = _supports(supports, d)
+    relative_noise = _nonnegative_finite("relative_noise", relative_noise)
+    dtype = _float_dtype(dtype)
+    device = _device(generator, device)
+    K = len(supports)
+
+    mask = torch.zeros(K, d, dtype=dtype, device=device)  # (K, d): 1 on S_k
+    for k, support in enumerate(supports):
+        mask[k, list(support)] = 1.0
+    noise_std = torch.sqrt(relative_noise * mask.sum(dim=1))  # (K,)
+
+    X, x_query = _covariates(batch, L, d, None, generator, device, dtype)
+    beta = _gaussian((*batch, K, d), generator, device, dtype) * mask  # (..., K, d)
+    noise = _gaussian((*batch, L, K), generator, device, dtype) * noise_std  # (..., L, K)
+    y = torch.einsum("...ld,...kd->...lk", X, beta) + noise  # (..., L, K)
+    y_query = torch.einsum("...d,...kd->...k", x_query, beta)  # (..., K)
+    return MultiTaskPrompts(
+        X=X, y=y, x_query=x_query, y_query=y_query, beta=beta, supports=supports
+    )
+
+
+def sample_sparse_regression(
+    batch_shape,
+    d: int,
+    L: int,
+    s: int,
+    sigma2: float,
+    *,
+    generator: torch.Generator,
+    signal: str = "gaussian",
+    device=None,
+    dtype: torch.dtype = torch.float32,
+    covariance: torch.Tensor | None = None,
+) -> Prompts:
+    """Sparse linear-regression prompts of Chen, Zhao, Zou (2024) §1.1 / §2.1.
+
+    Per prompt a support S of ``s`` distinct coordinates is drawn uniformly; ``w*`` is zero off S
+    and on S is ``N(0, 1)`` (``signal="gaussian"``, the experiments: ``E||w*||^2 = s``) or
+    ``±1/sqrt(s)`` with fair signs (``signal="sign"``, the prior of their Theorem 5.3:
+    ``||w*|| = 1``). ``x ~ N(0, Sigma)`` (identity unless ``covariance`` is given; their theory
+    takes Sigma diagonal), ``y = x^T w* + eps`` with ``eps ~ N(0, sigma2)`` on context and query
+    labels. Note sigma2 is a variance here; the paper's experiment grid is in standard
+    deviations. One query per prompt (their q = 1); ``beta`` holds ``w*``.
+
+    >>> g = torch.Generator().manual_seed(0)
+    >>> p = sample_sparse_regression(32, d=16, L=12, s=4, sigma2=0.0, generator=g)
+    >>> (p.beta != 0).sum(dim=-1).tolist() == [4] * 32
+    True
+    """
+    batch = _batch_shape(batch_shape)
+    d, L = _positive_int("d", d), _positive_int("L", L)
+    s = _positive_int("s", s)
+    if s > d:
+        raise ValueError(f"s must be an integer in [1, d={d}], got {s}")
+    sigma2 = _nonnegative_finite("sigma2", sigma2)
+    if signal not in ("gaussian", "sign"):
+        raise ValueError(f"signal must be 'gaussian' or 'sign', got {signal!r}")
+    dtype = _float_dtype(dtype)
+    device = _device(generator, device)
+    factor = _covariance_factor(covariance, d, device, dtype)
+
+    X, x_query = _covariates(batch, L, d, factor, generator, device, dtype)
+    permutation = torch.rand((*batch, d), generator=generator, device=device).argsort(dim=-1)
+    on_support = (permutation < s).to(dtype)  # (..., d): a uniform random s-subset
+    if signal == "gaussian":
+        values = _gaussian((*batch, d), generator, device, dtype)
+    else:
+        coin = torch.randint(0, 2, (*batch, d), generator=generator, device=device)
+        values = (2.0 * coin - 1.0).to(dtype) / math.sqrt(s)
+    beta = values * on_support  # (..., d)
+    noise = _gaussian((*batch, L + 1), generator, device, dtype) * math.sqrt(sigma2)
+    y = torch.einsum("...ld,...d->...l", X, beta) + noise[..., :L]
+    y_query = torch.einsum("...d,...d->...", x_query, beta) + noise[..., L]
+    return Prompts(X=X, y=y, x_query=x_query, y_query=y_query, beta=beta)
+
+
+def embed(prompts: Prompts | MultiTaskPrompts) -> torch.Tensor:
+    """Prompt matrix Z of He et al. (2025) (2.1): columns are tokens, the query's label slot is 0.
+
+    ``Z = [[x_1 ... x_L x_q], [y_1 ... y_L 0]]`` of shape ``(..., d+1, L+1)``; for K-task
+    prompts the label rows are K, ``Z`` is ``(..., d+K, L+1)`` and the query column ends in 0_K.
+
+    >>> g = torch.Generator().manual_seed(0)
+    >>> p = sample_linear_regression(2, d=3, L=4, sigma2=0.1, generator=g)
+    >>> Z = embed(p)
+    >>> tuple(Z.shape), bool((Z[:, -1, -1] == 0).all()), bool(torch.equal(Z[:, :3, -1], p.x_query))
+    ((2, 4, 5), True, True)
+    """
+    labels = prompts.y if isinstance(prompts, MultiTaskPrompts) else prompts.y[..., None]
+    query_label = labels.new_zeros((*labels.shape[:-2], 1, labels.shape[-1]))  # (..., 1, K)
+    tokens = torch.cat(
+        [
+            torch.cat([prompts.X, labels], dim=-1),  # (..., L, d+K)
+            torch.cat([prompts.x_query[..., None, :], query_label], dim=-1),  # (..., 1, d+K)
+        ],
+        dim=-2,
+    )  # (..., L+1, d+K)
+    return tokens.transpose(-1, -2)  # (..., d+K, L+1)
