@@ -8,10 +8,16 @@ with c = (1 + sigma2) / L and exp taken elementwise (reference §HE-P4.1). It is
 plain mean squared error (no 1/2), the convention of the authors' code.
 
 Overflow: exp(d omega_i omega_j) overflows float64 once d omega_i omega_j > 709
-(|omega| = 3 at d = 100 gives exp(900)). Every function here factors out
-M = max_ij d omega_i omega_j, works with exp(d omega omega^T - M) and multiplies
-exp(M) back only at the end, so a result is finite whenever the true value is
-representable (for instance when opposite OV weights cancel the large terms).
+(|omega| = 3 at d = 100 gives exp(900)). Every function here factors the kernel as
+
+    exp(d omega omega^T) = S K S,   S = diag(exp(d omega^2 / 2)),   K_ij = exp(-d (omega_i - omega_j)^2 / 2) in (0, 1],
+
+folds S into the OV weights, v = S mu, stores v as u exp(M) with M = max_h log|v_h|
+(so |u_h| <= 1), and multiplies exp(2M) back only at the end. A result is therefore
+finite and accurate whenever the true value is representable: heads with large
+|omega| and tiny mu next to heads with small |omega| (where a single global scale
+exp(-max d omega_i omega_j) would underflow the small-omega entries), or large
+cancelling terms.
 """
 
 from __future__ import annotations
@@ -22,11 +28,19 @@ from theory._stable import times_exp
 from theory.setting import Setting
 
 
-def _scaled_kernel(omega: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
-    """(exp(d omega omega^T - M), M) with M = max(0, max_ij d omega_i omega_j) per batch entry."""
-    exponent = d * omega[..., :, None] * omega[..., None, :]  # (..., H, H)
-    log_scale = np.maximum(exponent.max(axis=(-2, -1)), 0.0)  # (...)
-    return np.exp(exponent - log_scale[..., None, None]), log_scale
+def _gaussian_kernel(omega: np.ndarray, d: int) -> np.ndarray:
+    """K_ij = exp(-d (omega_i - omega_j)^2 / 2), shape (..., H, H); exp(d omega omega^T) = S K S."""
+    gap = omega[..., :, None] - omega[..., None, :]  # (..., H, H)
+    return np.exp(-0.5 * d * gap * gap)
+
+
+def _scaled_weights(omega: np.ndarray, mu: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """(u, M) with exp(d omega^2 / 2) mu = u exp(M), |u_h| <= 1; M has shape (...) and is 0 when mu = 0."""
+    with np.errstate(divide="ignore"):
+        log_v = np.log(np.abs(mu)) + 0.5 * d * omega * omega  # (..., H), -inf where mu_h = 0
+    log_scale = log_v.max(axis=-1)
+    log_scale = np.where(np.isfinite(log_scale), log_scale, 0.0)  # all mu_h = 0
+    return np.sign(mu) * np.exp(log_v - log_scale[..., None]), log_scale
 
 
 def _outer(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -60,10 +74,11 @@ def approximate_loss(omega, mu, setting: Setting) -> np.ndarray:
     0.22092
     """
     omega, mu = _as_heads(omega, mu)
-    kernel, log_scale = _scaled_kernel(omega, setting.d)
+    kernel = _gaussian_kernel(omega, setting.d)
+    u, log_scale = _scaled_weights(omega, mu, setting.d)
     p = np.sum(mu * omega, axis=-1)
-    quadratic = np.einsum("...i,...ij,...j->...", mu, kernel, mu)
-    return 1.0 + setting.sigma2 - 2.0 * p + p * p + setting.c * times_exp(quadratic, log_scale)
+    quadratic = np.einsum("...i,...ij,...j->...", u, kernel, u)  # mu^T E mu = quadratic * exp(2M)
+    return 1.0 + setting.sigma2 - 2.0 * p + p * p + setting.c * times_exp(quadratic, 2.0 * log_scale)
 
 
 def approximate_loss_grad(omega, mu, setting: Setting) -> tuple[np.ndarray, np.ndarray]:
@@ -81,13 +96,14 @@ def approximate_loss_grad(omega, mu, setting: Setting) -> tuple[np.ndarray, np.n
     """
     omega, mu = _as_heads(omega, mu)
     c, d = setting.c, setting.d
-    kernel, log_scale = _scaled_kernel(omega, d)
-    p = np.sum(mu * omega, axis=-1, keepdims=True)
+    kernel = _gaussian_kernel(omega, d)
+    u, log_scale = _scaled_weights(omega, mu, d)
     scale = log_scale[..., None]
-    kernel_mu = np.einsum("...ij,...j->...i", kernel, mu)
-    kernel_mu_omega = np.einsum("...ij,...j->...i", kernel, mu * omega)
-    grad_mu = -2.0 * omega + 2.0 * p * omega + 2.0 * c * times_exp(kernel_mu, scale)
-    grad_omega = -2.0 * mu + 2.0 * p * mu + 2.0 * c * d * times_exp(mu * kernel_mu_omega, scale)
+    p = np.sum(mu * omega, axis=-1, keepdims=True)
+    kernel_u = np.einsum("...ij,...j->...i", kernel, u)  # (E mu)_i = kernel_u_i exp(d omega_i^2 / 2 + M)
+    kernel_u_omega = np.einsum("...ij,...j->...i", kernel, u * omega)
+    grad_mu = -2.0 * omega + 2.0 * p * omega + 2.0 * c * times_exp(kernel_u, 0.5 * d * omega * omega + scale)
+    grad_omega = -2.0 * mu + 2.0 * p * mu + 2.0 * c * d * times_exp(u * kernel_u_omega, 2.0 * scale)
     return grad_omega, grad_mu
 
 
@@ -108,25 +124,29 @@ def approximate_loss_hessian(omega, mu, setting: Setting) -> np.ndarray:
     """
     omega, mu = _as_heads(omega, mu)
     c, d = setting.c, setting.d
-    kernel, log_scale = _scaled_kernel(omega, d)
+    kernel = _gaussian_kernel(omega, d)
+    u, log_scale = _scaled_weights(omega, mu, d)
     scale = log_scale[..., None, None]
+    row_scale = 0.5 * d * omega[..., :, None] * omega[..., :, None] + scale  # d omega_i^2 / 2 + M, (..., H, 1)
     eye = np.eye(omega.shape[-1])
     p = np.sum(mu * omega, axis=-1)[..., None, None]
 
-    weighted_sq = np.einsum("...hj,...j->...h", kernel, mu * omega**2)  # sum_j E_hj mu_j omega_j^2
-    weighted = np.einsum("...ij,...j->...i", kernel, mu * omega)  # sum_j E_ij mu_j omega_j
+    # With v = S mu = u exp(M): mu_h E_hk mu_k = v_h K_hk v_k and sum_j E_ij a_j mu_j = e^{d omega_i^2/2} (K (v o a))_i.
+    weighted_sq = np.einsum("...hj,...j->...h", kernel, u * omega**2)  # sum_j K_hj u_j omega_j^2
+    weighted = np.einsum("...ij,...j->...i", kernel, u * omega)  # sum_j K_ij u_j omega_j
     omega_omega_kernel = (
-        eye * (d * mu * weighted_sq)[..., None]
-        + d * kernel * _outer(mu * omega, mu * omega)
-        + kernel * _outer(mu, mu)
+        eye * (d * u * weighted_sq)[..., None]
+        + d * kernel * _outer(u * omega, u * omega)
+        + kernel * _outer(u, u)
     )
-    h_omega_omega = 2.0 * _outer(mu, mu) + 2.0 * c * d * times_exp(omega_omega_kernel, scale)
+    h_omega_omega = 2.0 * _outer(mu, mu) + 2.0 * c * d * times_exp(omega_omega_kernel, 2.0 * scale)
 
-    mu_omega_kernel = eye * (d * weighted)[..., None] + d * kernel * _outer(omega, mu)
+    mu_omega_kernel = eye * (d * weighted)[..., None] + d * kernel * _outer(omega, u)
     h_mu_omega = eye * (-2.0 + 2.0 * p) + 2.0 * _outer(omega, mu)
-    h_mu_omega = h_mu_omega + 2.0 * c * times_exp(mu_omega_kernel, scale)
+    h_mu_omega = h_mu_omega + 2.0 * c * times_exp(mu_omega_kernel, row_scale)
 
-    h_mu_mu = 2.0 * _outer(omega, omega) + 2.0 * c * times_exp(kernel, scale)
+    with np.errstate(over="ignore"):  # exp(d omega_i omega_j) is inf exactly when the true entry overflows
+        h_mu_mu = 2.0 * _outer(omega, omega) + 2.0 * c * np.exp(d * _outer(omega, omega))
 
     top = np.concatenate([h_omega_omega, np.swapaxes(h_mu_omega, -1, -2)], axis=-1)
     bottom = np.concatenate([h_mu_omega, h_mu_mu], axis=-1)
@@ -137,7 +157,9 @@ def optimal_mu(omega, setting: Setting) -> np.ndarray:
     """argmin over mu of Ltilde(omega, mu) for fixed KQ scales (reference §HE-4.1-OPTMU).
 
     Solves (omega omega^T + c exp(d omega omega^T)) mu = omega by a linear solve
-    (no inverse is formed), after scaling both sides by exp(-M) against overflow.
+    (no inverse is formed) in the scaled form (a a^T + c K) z = a, a = S^-1 omega,
+    mu = S^-1 z, with S = diag(exp(d omega^2 / 2)) and K the Gaussian kernel
+    exp(-d (omega_i - omega_j)^2 / 2) of unit diagonal, so no entry overflows.
     The system is singular when two heads share the same omega (the minimiser
     is then not unique) and numpy raises LinAlgError.
 
@@ -152,10 +174,10 @@ def optimal_mu(omega, setting: Setting) -> np.ndarray:
     [4.3954, -4.3954]
     """
     omega = _as_heads(omega)
-    kernel, log_scale = _scaled_kernel(omega, setting.d)
-    shrink = np.exp(-log_scale)[..., None]  # exp(-M), shape (..., 1)
-    system = shrink[..., None] * omega[..., :, None] * omega[..., None, :] + setting.c * kernel
-    return np.linalg.solve(system, (shrink * omega)[..., None])[..., 0]
+    shrink = np.exp(-0.5 * setting.d * omega * omega)  # diagonal of S^-1, (..., H)
+    scaled_omega = shrink * omega  # a
+    system = _outer(scaled_omega, scaled_omega) + setting.c * _gaussian_kernel(omega, setting.d)
+    return shrink * np.linalg.solve(system, scaled_omega[..., None])[..., 0]
 
 
 def optimal_mu_loss(omega, setting: Setting) -> np.ndarray:
