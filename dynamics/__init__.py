@@ -1,6 +1,42 @@
 """Gradient-flow ODEs on the approximate loss of He et al. (2025), integrated with scipy.
 
-Will hold the H-head flow d theta/dt = -grad Ltilde, discrete gradient descent on
+Holds the H-head flow d theta/dt = -grad Ltilde, discrete gradient descent on
 Ltilde, the two-head reduced system of Appendix B with its three phases, and
 phase portraits. Float64 numpy only; no torch.
+
+A problem is described by orthogonal objects composed by one entry point, `solve`:
+
+- the vector field: `GradientFlowField` (H heads, -grad Ltilde of (4.1)) or
+  `TwoHeadField` (the reduced 2-D system (B.4) on the symmetric subspace);
+- the solver: `ODESolver` (stiff scipy method, analytic Jacobian) or
+  `GradientDescent` (fixed step lr, t = lr k);
+- what to save: `SaveAt` (an increasing time grid, log-spaced by default) and
+  `Event`s (zero crossings located by root finding);
+- the result: `Trajectory` (t, omega, mu, loss; head types, sign matching,
+  zero-sum ratio, KQ dispersion, distance to S_omega).
+
+Everyday wrappers: `gradient_flow`, `two_head_flow`, `two_head_phases`,
+`phase_portrait`, `random_init_stages`.
 """
+
+from dynamics.events import Event
+from dynamics.saveat import SaveAt
+from dynamics.solve import gradient_flow, solve
+from dynamics.solver import GradientDescent, ODESolver
+from dynamics.trajectory import DUMMY, NEGATIVE, POSITIVE, EventRecord, Trajectory
+from dynamics.vector_field import GradientFlowField
+
+__all__ = [
+    "DUMMY",
+    "NEGATIVE",
+    "POSITIVE",
+    "Event",
+    "EventRecord",
+    "GradientDescent",
+    "GradientFlowField",
+    "ODESolver",
+    "SaveAt",
+    "Trajectory",
+    "gradient_flow",
+    "solve",
+]
