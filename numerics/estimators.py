@@ -1,0 +1,446 @@
+"""In-context estimators: what a prompt (X, y, x_query) predicts for y_query, batched in torch.
+
+The baselines of He et al. (2025) Section 4.3 and Chen, Zhao, Zou (2024) Sections 3-5, and the
+kernel-sum predictor (3.2) that a trained multi-head softmax attention layer reduces to
+(reference `he2025.md` §HE-OBS1, §HE-4.11, §HE-4.12, §HE-T4.2iii; `chen2024.md` §3):
+
+- least squares: minimum-norm OLS, ridge(lambda), the Bayes posterior mean
+  (ridge with lambda = sigma2 d);
+- gradient descent from 0 on the in-context least-squares loss (1/2L) ||X b - y||^2: one step
+  (vanilla, debiased (4.11), preconditioned) and t steps;
+- softmax kernel regressors: single head (4.12) and the sum over heads (3.2);
+- sparse regression: Lasso (FISTA) and preprocess-then-GD (Chen et al. 2024, Algorithm 1).
+
+Every estimator takes X (..., L, d), y (..., L), x_query (..., d) and returns predictions (...,);
+parameters (eta, lambda, omega, mu, ...) may be tensors broadcasting against the batch shape
+(...), so a grid of parameters is one call. Nothing here imports `theory`.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from dataclasses import dataclass
+
+import torch
+
+__all__ = [
+    "LassoSolution",
+    "bayes_prediction",
+    "gd_coefficients",
+    "gd_prediction",
+    "kernel_head_averages",
+    "kernel_regression_prediction",
+    "kernel_sum_prediction",
+    "lasso_coefficients",
+    "lasso_prediction",
+    "least_squares_coefficients",
+    "multi_step_gd_prediction",
+    "ols_prediction",
+    "preconditioned_gd_prediction",
+    "preprocessed_gd_prediction",
+    "ridge_prediction",
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# argument checks (one line, naming the parameter, its value and the allowed range)
+
+
+def _parameter(name: str, value, like: torch.Tensor, *, minimum: float | None = None):
+    """``value`` as a tensor of ``like``'s dtype/device; finite and ``>= minimum`` when given."""
+    tensor = torch.as_tensor(value, dtype=like.dtype, device=like.device)
+    bad = ~torch.isfinite(tensor)
+    if minimum is not None:
+        bad = bad | (tensor < minimum)
+    if bool(bad.any()):
+        allowed = "finite" if minimum is None else f"finite and >= {minimum:g}"
+        shown = value if isinstance(value, numbers.Real) else "a tensor with entries"
+        raise ValueError(f"{name} must be {allowed}, got {shown} outside that range")
+    return tensor
+
+
+def _steps(steps) -> int:
+    if isinstance(steps, bool) or not isinstance(steps, numbers.Integral) or steps < 0:
+        raise ValueError(f"steps must be an integer >= 0, got {steps!r}")
+    return int(steps)
+
+
+def _dot(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Inner product over the last axis, broadcasting the leading ones."""
+    return (a * b).sum(dim=-1)
+
+
+def _matvec(A: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """A v for A (..., m, n), v (..., n) -> (..., m)."""
+    return (A @ v[..., None])[..., 0]
+
+
+# ---------------------------------------------------------------------------------------------
+# least squares: OLS, ridge, Bayes posterior mean
+
+
+def least_squares_coefficients(X: torch.Tensor, y: torch.Tensor, lam=0.0) -> torch.Tensor:
+    """Ridge coefficients ``argmin_b ||X b - y||^2 + lam ||b||^2`` (lam = 0: minimum-norm OLS).
+
+    Computed by a linear solve, never an explicit inverse or pseudo-inverse:
+
+    - ``L >= d``: lam > 0 solves ``(X^T X + lam I_d) b = X^T y``; lam = 0 is ``torch.linalg.lstsq``
+      (QR, no squared condition number);
+    - ``L < d``: the dual form ``b = X^T (X X^T + lam I_L)^{-1} y``, which at lam = 0 is the
+      minimum-norm interpolant ``X^+ y``.
+
+    Shapes: X (..., L, d), y (..., L), lam a number or a tensor broadcasting against (...);
+    returns (..., d).
+
+    >>> X = torch.tensor([[1.0, 0.0], [0.0, 2.0], [0.0, 0.0]])
+    >>> least_squares_coefficients(X, torch.tensor([1.0, 4.0, 5.0]))
+    tensor([1., 2.])
+    >>> least_squares_coefficients(torch.tensor([[3.0, 4.0]]), torch.tensor([5.0]))  # min norm
+    tensor([0.6000, 0.8000])
+    """
+    L, d = X.shape[-2:]
+    exact_ols = isinstance(lam, numbers.Real) and float(lam) == 0.0
+    lam = _parameter("lam", lam, X, minimum=0.0)[..., None, None]  # (..., 1, 1)
+    if L < d:
+        gram = X @ X.mT + lam * torch.eye(L, dtype=X.dtype, device=X.device)  # (..., L, L)
+        return _matvec(X.mT, torch.linalg.solve(gram, y[..., None])[..., 0])
+    if exact_ols:
+        return torch.linalg.lstsq(X, y[..., None]).solution[..., 0]
+    gram = X.mT @ X + lam * torch.eye(d, dtype=X.dtype, device=X.device)  # (..., d, d)
+    return torch.linalg.solve(gram, _matvec(X.mT, y)[..., None])[..., 0]
+
+
+def ols_prediction(X: torch.Tensor, y: torch.Tensor, x_query: torch.Tensor) -> torch.Tensor:
+    """Minimum-norm least squares ``y_hat = x_q^T X^+ y`` (Chen et al. 2024 §2.2 baseline).
+
+    Shapes: X (..., L, d), y (..., L), x_query (..., d) -> (...,). For L >= d this is ordinary
+    least squares; for L < d the interpolant of least norm.
+
+    >>> X = torch.tensor([[1.0, 0.0], [0.0, 2.0], [0.0, 0.0]])
+    >>> ols_prediction(X, torch.tensor([1.0, 4.0, 5.0]), torch.tensor([1.0, 1.0]))
+    tensor(3.)
+    """
+    return _dot(least_squares_coefficients(X, y), x_query)
+
+
+def ridge_prediction(X: torch.Tensor, y: torch.Tensor, x_query: torch.Tensor, lam) -> torch.Tensor:
+    """Ridge regression ``y_hat = x_q^T (X^T X + lam I)^{-1} X^T y`` (lam unnormalised, >= 0).
+
+    Shapes: X (..., L, d), y (..., L), x_query (..., d), lam a number or a tensor broadcasting
+    against (...) -> (...,).
+
+    >>> X = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    >>> ridge_prediction(X, torch.tensor([2.0, 4.0]), torch.tensor([1.0, 1.0]), lam=1.0)
+    tensor(3.)
+    """
+    return _dot(least_squares_coefficients(X, y, lam), x_query)
+
+
+def bayes_prediction(
+    X: torch.Tensor, y: torch.Tensor, x_query: torch.Tensor, sigma2
+) -> torch.Tensor:
+    """Bayes-optimal prediction ``E[y_q | prompt]``: ridge with ``lam = sigma2 d`` (§HE-T4.2iii).
+
+    Why that lambda: with prior ``beta ~ N(0, I_d / d)`` and ``y = X beta + eps``,
+    ``eps ~ N(0, sigma2 I)``, the posterior of beta is Gaussian with precision
+    ``X^T X / sigma2 + d I`` and mean ``(X^T X / sigma2 + d I)^{-1} X^T y / sigma2
+    = (X^T X + sigma2 d I)^{-1} X^T y``; the query noise has mean 0, so the posterior-mean
+    prediction ``x_q^T E[beta | X, y]`` minimises the MSE. It does not depend on the law of x.
+    sigma2 = 0 gives the minimum-norm interpolant (the limit of the posterior mean).
+
+    Shapes: X (..., L, d), y (..., L), x_query (..., d), sigma2 >= 0 -> (...,).
+
+    >>> X = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    >>> bayes_prediction(X, torch.tensor([2.0, 4.0]), torch.tensor([1.0, 1.0]), sigma2=0.5)
+    tensor(3.)
+    """
+    d = X.shape[-1]
+    return ridge_prediction(X, y, x_query, _parameter("sigma2", sigma2, X, minimum=0.0) * d)
+
+
+# ---------------------------------------------------------------------------------------------
+# gradient descent on (1/2L) ||X b - y||^2 from b = 0
+
+
+def _one_step_direction(X: torch.Tensor, y: torch.Tensor, debiased: bool) -> torch.Tensor:
+    """(1/L) sum_i y_i x_i, or (1/L) sum_i y_i (x_i - xbar) when debiased; (..., d)."""
+    if debiased:
+        X = X - X.mean(dim=-2, keepdim=True)  # (..., L, d) centred covariates
+    return _matvec(X.mT, y) / X.shape[-2]
+
+
+def gd_prediction(
+    X: torch.Tensor, y: torch.Tensor, x_query: torch.Tensor, eta, *, debiased: bool = False
+) -> torch.Tensor:
+    """One GD step from 0 (§HE-4.11): ``y_hat = (eta/L) sum_i y_i x_i^T x_q``.
+
+    With ``debiased=True`` it is debiased GD (4.11):
+    ``y_hat = (eta/L) sum_i y_i (x_i - xbar)^T x_q``, ``xbar = (1/L) sum_i x_i`` — the omega -> 0
+    limit of the two-head (±omega, ±mu) attention with ``eta = 2 omega mu``. Shapes: X (..., L, d),
+    y (..., L), x_query (..., d), eta a number or a tensor broadcasting against (...) -> (...,).
+
+    >>> X = torch.tensor([[1.0, 0.0], [3.0, 0.0]])
+    >>> y, xq = torch.tensor([1.0, 1.0]), torch.tensor([1.0, 0.0])
+    >>> gd_prediction(X, y, xq, 0.5), gd_prediction(X, y, xq, 0.5, debiased=True)
+    (tensor(1.), tensor(0.))
+    """
+    eta = _parameter("eta", eta, X)
+    return eta * _dot(_one_step_direction(X, y, debiased), x_query)
+
+
+def preconditioned_gd_prediction(
+    X: torch.Tensor, y: torch.Tensor, x_query: torch.Tensor, gamma, *, debiased: bool = False
+) -> torch.Tensor:
+    """Preconditioned one-step GD (§HE-5.1-LIN, (5.5)): ``y_hat = (1/L) sum_i y_i x_i^T Gamma x_q``.
+
+    Gamma absorbs the step (Gamma = eta I is `gd_prediction`); ``debiased=True`` centres the
+    covariates as in (5.5). This is what one-head linear attention with KQ11 = Gamma computes.
+    Shapes: X (..., L, d), y (..., L), x_query (..., d), gamma (..., d, d) -> (...,).
+
+    >>> X = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    >>> gamma = torch.tensor([[2.0, 0.0], [0.0, 0.0]])
+    >>> preconditioned_gd_prediction(X, torch.tensor([1.0, 1.0]), torch.tensor([1.0, 1.0]), gamma)
+    tensor(1.)
+    """
+    gamma = _parameter("gamma", gamma, X)
+    return _dot(_one_step_direction(X, y, debiased), _matvec(gamma, x_query))
+
+
+def gd_coefficients(X: torch.Tensor, y: torch.Tensor, eta, steps: int) -> torch.Tensor:
+    """t GD steps from ``b_0 = 0`` on ``(1/2L) ||X b - y||^2``: ``b <- b + (eta/L) X^T (y - X b)``.
+
+    This is the recursion of Chen et al. (2024) eq. (4.3) (there on preprocessed covariates).
+    Shapes: X (..., L, d), y (..., L), eta a number or a tensor broadcasting against (...),
+    steps >= 0 -> (..., d).
+
+    >>> X = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    >>> gd_coefficients(X, torch.tensor([2.0, 4.0]), eta=1.0, steps=2)
+    tensor([1.5000, 3.0000])
+    """
+    steps = _steps(steps)
+    eta = _parameter("eta", eta, X)[..., None]  # (..., 1)
+    L = X.shape[-2]
+    b = torch.zeros(
+        torch.broadcast_shapes(X.shape[:-2], eta.shape[:-1]) + X.shape[-1:],
+        dtype=X.dtype,
+        device=X.device,
+    )  # (..., d)
+    for _ in range(steps):
+        b = b + (eta / L) * _matvec(X.mT, y - _matvec(X, b))
+    return b
+
+
+def multi_step_gd_prediction(
+    X: torch.Tensor, y: torch.Tensor, x_query: torch.Tensor, eta, steps: int
+) -> torch.Tensor:
+    """t-step GD prediction ``x_q^T b_t`` with b_t from `gd_coefficients`; t = 1 is `gd_prediction`.
+
+    Shapes: X (..., L, d), y (..., L), x_query (..., d) -> (...,).
+
+    >>> X = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    >>> multi_step_gd_prediction(X, torch.tensor([2.0, 4.0]), torch.tensor([1.0, 1.0]), 1.0, 2)
+    tensor(4.5000)
+    """
+    return _dot(gd_coefficients(X, y, eta, steps), x_query)
+
+
+# ---------------------------------------------------------------------------------------------
+# softmax kernel regressors (3.2), (4.12)
+
+
+def kernel_head_averages(
+    omega: torch.Tensor, X: torch.Tensor, y: torch.Tensor, x_query: torch.Tensor
+) -> torch.Tensor:
+    """Per-head kernel averages ``a_h = sum_i y_i softmax_i(omega_h x_i^T x_q)`` of (3.2).
+
+    The softmax is max-shifted (``exp(z - logsumexp z)``), so any omega is safe. Shapes:
+    omega (..., H) broadcasting against the prompt batch (...), X (..., L, d), y (..., L),
+    x_query (..., d) -> (..., H).
+
+    >>> X = torch.tensor([[1.0], [-1.0]])
+    >>> y, xq = torch.tensor([3.0, 5.0]), torch.tensor([1.0])
+    >>> kernel_head_averages(torch.tensor([0.0, 1e4]), X, y, xq)
+    tensor([4., 3.])
+    """
+    omega = torch.as_tensor(omega, dtype=X.dtype, device=X.device)
+    scores = _matvec(X, x_query)  # (..., L): s_i = x_i^T x_q
+    logits = omega[..., :, None] * scores[..., None, :]  # (..., H, L)
+    weights = torch.softmax(logits, dim=-1)  # (..., H, L), max-shifted
+    return _matvec(weights, y)  # (..., H)
+
+
+def kernel_sum_prediction(
+    omega: torch.Tensor, mu: torch.Tensor, X: torch.Tensor, y: torch.Tensor, x_query: torch.Tensor
+) -> torch.Tensor:
+    """Multi-head attention on its pattern (3.2): ``sum_h mu_h sum_i y_i softmax_i(omega_h s)``.
+
+    ``s_i = x_i^T x_q``: a sum of H Nadaraya-Watson regressors with kernels
+    ``exp(omega_h <x, x_q>)`` (He et al. 2025 §HE-OBS1, the authors' ``TFEst.Est``). Shapes:
+    omega, mu (..., H) broadcasting against the prompt batch (...), X (..., L, d), y (..., L),
+    x_query (..., d) -> (...,). Example: a ± pair at small omega is close to debiased GD with
+    eta = 2 omega mu (§HE-T4.2i).
+
+    >>> g = torch.Generator().manual_seed(0)
+    >>> X, y = torch.randn(40, 5, generator=g), torch.randn(40, generator=g)
+    >>> xq = torch.randn(5, generator=g)
+    >>> omega, mu = torch.tensor([1e-3, -1e-3]), torch.tensor([450.0, -450.0])
+    >>> tf = kernel_sum_prediction(omega, mu, X, y, xq)
+    >>> bool(abs(tf - gd_prediction(X, y, xq, 0.9, debiased=True)) < 1e-3)
+    True
+    """
+    mu = torch.as_tensor(mu, dtype=X.dtype, device=X.device)
+    return (mu * kernel_head_averages(omega, X, y, x_query)).sum(dim=-1)
+
+
+def kernel_regression_prediction(
+    omega, mu, X: torch.Tensor, y: torch.Tensor, x_query: torch.Tensor
+) -> torch.Tensor:
+    """Single-head attention (4.12): ``y_hat = mu sum_i y_i exp(omega s_i) / sum_j exp(omega s_j)``.
+
+    The H = 1 case of `kernel_sum_prediction`; the approximate-loss optimum is omega = 1/sqrt(d)
+    (§HE-4.12). Shapes: omega, mu numbers or tensors broadcasting against (...) -> (...,).
+
+    >>> X = torch.tensor([[1.0], [-1.0]])
+    >>> kernel_regression_prediction(0.0, 2.0, X, torch.tensor([3.0, 5.0]), torch.tensor([1.0]))
+    tensor(8.)
+    """
+    omega = torch.as_tensor(omega, dtype=X.dtype, device=X.device)
+    mu = torch.as_tensor(mu, dtype=X.dtype, device=X.device)
+    return kernel_sum_prediction(omega[..., None], mu[..., None], X, y, x_query)
+
+
+# ---------------------------------------------------------------------------------------------
+# sparse regression: Lasso and preprocess-then-GD (Chen et al. 2024)
+
+
+@dataclass(frozen=True)
+class LassoSolution:
+    """Batched Lasso solution of ``min_b (1/2L) ||X b - y||^2 + alpha ||b||_1``.
+
+    Attributes:
+        coef: (..., d) coefficients.
+        iterations: FISTA iterations run.
+        kkt_violation: largest violation of the optimality conditions over the batch,
+            ``max_j |g_j + alpha sign(b_j)|`` on b_j != 0 and ``max(|g_j| - alpha, 0)`` on b_j = 0,
+            ``g = X^T (X b - y) / L``.
+        converged: whether ``kkt_violation <= tol`` was reached within ``max_iter``.
+    """
+
+    coef: torch.Tensor
+    iterations: int
+    kkt_violation: float
+    converged: bool
+
+
+def _kkt_violation(gradient: torch.Tensor, coef: torch.Tensor, alpha: torch.Tensor) -> torch.Tensor:
+    """Largest violation of ``0 in g + alpha d||b||_1`` per problem, (...,)."""
+    on_support = (gradient + alpha * coef.sign()).abs()
+    off_support = (gradient.abs() - alpha).clamp(min=0.0)
+    return torch.where(coef != 0, on_support, off_support).amax(dim=-1)
+
+
+def lasso_coefficients(
+    X: torch.Tensor,
+    y: torch.Tensor,
+    alpha,
+    *,
+    tol: float = 1e-6,
+    max_iter: int = 20_000,
+    check_every: int = 10,
+) -> LassoSolution:
+    """Lasso ``argmin_b (1/2L) ||X b - y||^2 + alpha ||b||_1`` by FISTA with adaptive restart.
+
+    The scikit-learn normalisation that Chen et al. (2024) §2.2 use for their baseline.
+    Step ``1/lambda_max(X^T X / L)`` per prompt; momentum restarts when it points uphill
+    (O'Donoghue & Candès 2015). Stops once every prompt's KKT violation (`LassoSolution`) is
+    at most ``tol`` (checked every ``check_every`` iterations) or after ``max_iter`` iterations.
+    Shapes: X (..., L, d), y (..., L), alpha >= 0 a number or a tensor broadcasting against (...).
+
+    >>> X = torch.eye(2, dtype=torch.float64) * 2 ** 0.5  # X^T X / L = I
+    >>> s = lasso_coefficients(X, torch.tensor([2.0, 0.2], dtype=torch.float64) * 2 ** 0.5, 0.5)
+    >>> s.coef.tolist(), s.converged
+    ([1.5, 0.0], True)
+    """
+    if not (isinstance(tol, numbers.Real) and tol > 0):
+        raise ValueError(f"tol must be a number > 0, got {tol!r}")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1:
+        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
+    L = X.shape[-2]
+    alpha = _parameter("alpha", alpha, X, minimum=0.0)[..., None]  # (..., 1)
+    gram = X.mT @ X / L  # (..., d, d)
+    correlation = _matvec(X.mT, y) / L  # (..., d)
+    step = 1.0 / torch.linalg.matrix_norm(gram, ord=2).clamp(min=torch.finfo(X.dtype).tiny)
+    step = step[..., None]  # (..., 1)
+    shape = torch.broadcast_shapes(correlation.shape, alpha.shape)
+    coef = torch.zeros(shape, dtype=X.dtype, device=X.device)  # (..., d)
+    extrapolated = coef
+    momentum = torch.ones(shape[:-1] + (1,), dtype=X.dtype, device=X.device)  # FISTA t_k
+    violation = torch.full(shape[:-1], math.inf, dtype=X.dtype, device=X.device)
+    for iteration in range(1, max_iter + 1):
+        moved = extrapolated - step * (_matvec(gram, extrapolated) - correlation)
+        new = moved.sign() * (moved.abs() - step * alpha).clamp(min=0.0)  # soft threshold
+        uphill = (_dot(extrapolated - new, new - coef) < 0)[..., None]  # restart test
+        momentum = torch.where(uphill, torch.ones_like(momentum), momentum)
+        next_momentum = (1.0 + torch.sqrt(1.0 + 4.0 * momentum**2)) / 2.0
+        extrapolated = new + ((momentum - 1.0) / next_momentum) * (new - coef)
+        coef, momentum = new, next_momentum
+        if iteration % check_every == 0 or iteration == max_iter:
+            violation = _kkt_violation(_matvec(gram, coef) - correlation, coef, alpha)
+            if float(violation.max()) <= tol:
+                break
+    worst = float(violation.max()) if violation.numel() else 0.0
+    return LassoSolution(
+        coef=coef, iterations=iteration, kkt_violation=worst, converged=worst <= tol
+    )
+
+
+def lasso_prediction(
+    X: torch.Tensor,
+    y: torch.Tensor,
+    x_query: torch.Tensor,
+    alpha,
+    *,
+    tol: float = 1e-6,
+    max_iter: int = 20_000,
+) -> torch.Tensor:
+    """Lasso prediction ``x_q^T b_lasso(alpha)`` (Chen et al. 2024 §2.2); warns if not converged.
+
+    Shapes: X (..., L, d), y (..., L), x_query (..., d) -> (...,). See `lasso_coefficients`.
+
+    >>> X = torch.eye(2, dtype=torch.float64) * 2 ** 0.5
+    >>> y = torch.tensor([2.0, 0.2], dtype=torch.float64) * 2 ** 0.5
+    >>> lasso_prediction(X, y, torch.tensor([1.0, 1.0], dtype=torch.float64), 0.5)
+    tensor(1.5000, dtype=torch.float64)
+    """
+    solution = lasso_coefficients(X, y, alpha, tol=tol, max_iter=max_iter)
+    if not solution.converged:
+        warnings.warn(
+            f"Lasso stopped after {solution.iterations} iterations with KKT violation "
+            f"{solution.kkt_violation:.3g} > tol={tol:g}",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    return _dot(solution.coef, x_query)
+
+
+def preprocessed_gd_prediction(
+    X: torch.Tensor, y: torch.Tensor, x_query: torch.Tensor, eta, steps: int
+) -> torch.Tensor:
+    """Preprocess-then-GD of Chen et al. (2024): Algorithm 1, then t GD steps (eq. 4.3), §3.1-3.2.
+
+    Algorithm 1: ``r_hat_j = (1/n) sum_i x_ij y_i`` (n = L context examples),
+    ``R_hat = diag(r_hat)``, every covariate (context and query) becomes ``x_tilde = R_hat x``.
+    Then ``w_t`` = t steps of GD from 0 with step eta on ``(1/2n) sum_i (y_i - <w, x_tilde_i>)^2``,
+    and the prediction is ``<w_t, R_hat x_q>`` (effective raw-space weight ``R_hat w_t``).
+    A sensible eta is ``c / ||R_hat Sigma_hat R_hat||`` with c < 2 (reference §4.5).
+    Shapes: X (..., L, d), y (..., L), x_query (..., d) -> (...,).
+
+    >>> X = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    >>> preprocessed_gd_prediction(X, torch.tensor([2.0, 0.0]), torch.tensor([1.0, 1.0]), 1.0, 1)
+    tensor(1.)
+    """
+    r_hat = _matvec(X.mT, y) / X.shape[-2]  # (..., d): feature-label correlations
+    X_tilde = X * r_hat[..., None, :]  # (..., L, d): rows R_hat x_i
+    return _dot(gd_coefficients(X_tilde, y, eta, steps), r_hat * x_query)
