@@ -24,6 +24,19 @@ from dynamics.saveat import SaveAt
 from dynamics.solve import gradient_flow, solve
 from dynamics.solver import GradientDescent, ODESolver
 from dynamics.trajectory import DUMMY, NEGATIVE, POSITIVE, EventRecord, Trajectory
+from dynamics.two_head import (
+    PhaseCheck,
+    TwoHeadField,
+    TwoHeadPhases,
+    equal_ratio_peak,
+    lambert_peak_bound,
+    late_omega,
+    naive_late_omega,
+    phase_one_end,
+    symmetric_init,
+    two_head_flow,
+    two_head_phases,
+)
 from dynamics.vector_field import GradientFlowField
 
 __all__ = [
@@ -36,7 +49,18 @@ __all__ = [
     "GradientFlowField",
     "ODESolver",
     "SaveAt",
+    "PhaseCheck",
     "Trajectory",
+    "TwoHeadField",
+    "TwoHeadPhases",
+    "equal_ratio_peak",
     "gradient_flow",
+    "lambert_peak_bound",
+    "late_omega",
+    "naive_late_omega",
+    "phase_one_end",
     "solve",
+    "symmetric_init",
+    "two_head_flow",
+    "two_head_phases",
 ]

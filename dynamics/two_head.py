@@ -1,0 +1,354 @@
+"""Two-head gradient flow of He et al. (2025), Appendix B: symmetric start, reduced ODE, phases.
+
+From the symmetric initialisation (Def. B.1) omega_1 = -omega_2 = mu_1 = -mu_2 = eps,
+the flow of Ltilde stays on {omega_2 = -omega_1, mu_2 = -mu_1} (Ltilde is invariant
+under swapping the heads and flipping all signs), where with omega = omega_1,
+mu = mu_1, u = d omega^2 it reduces to (B.4) (reference/he2025.md §HE-B-ODE):
+
+    d omega/dt = 2 mu [1 - 2 mu omega (1 + kappa cosh u)]
+    d mu/dt    = 2 omega - 4 mu omega^2 - 4 c mu sinh u  = 4 (omega^2 + c sinh u)(mu*(omega) - mu)
+
+(paper convention, Ltilde the plain MSE; the authors' code halves both sides).
+
+`two_head_phases` integrates it and sets each measured feature of the three
+phases (§HE-B-PHASE1..3) next to its prediction, with a tolerance and the reason
+for it, and says where they disagree (the naive two-timescale law t^{-1/2}).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.special import lambertw
+
+from dynamics.events import Event
+from dynamics.saveat import SaveAt
+from dynamics.solve import solve
+from dynamics.solver import GradientDescent, ODESolver
+from dynamics.trajectory import Trajectory
+from theory import Setting, approximate_loss
+
+PHASE_ONE_DEVIATION = (
+    0.1  # Phase I ends when omega falls 10% below eps e^{2t} (reference §HE-B-PHASE1)
+)
+
+
+def symmetric_init(eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """Def. B.1: omega = (eps, -eps), mu = (eps, -eps), each of shape (2,).
+
+    >>> [a.tolist() for a in symmetric_init(1e-3)]
+    [[0.001, -0.001], [0.001, -0.001]]
+    """
+    if not (isinstance(eps, (int, float)) and math.isfinite(eps) and eps > 0):
+        raise ValueError(f"eps must be a finite number > 0, got {eps!r}")
+    return np.array([eps, -eps]), np.array([eps, -eps])
+
+
+@dataclass(frozen=True)
+class TwoHeadField:
+    """The reduced vector field (B.4) on the symmetric subspace, state y = (omega, mu) of head 1.
+
+    It is the H = 2 field -grad Ltilde restricted to {omega_2 = -omega_1, mu_2 = -mu_1};
+    `heads` maps a state back to both heads, (omega, -omega) and (mu, -mu).
+
+    >>> from theory import Setting
+    >>> field = TwoHeadField(Setting(d=5, L=40, sigma2=0.1))
+    >>> field.rhs(0.0, np.array([1e-3, 1e-3])).round(6).tolist()  # Phase I: (2 mu, 2 omega)
+    [0.002, 0.002]
+    """
+
+    setting: Setting
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.setting, Setting):
+            raise ValueError(f"setting must be a theory.Setting, got {type(self.setting).__name__}")
+
+    def velocity(self, omega, mu) -> tuple[np.ndarray, np.ndarray]:
+        """(d omega/dt, d mu/dt) of (B.4) at arrays omega, mu of any common shape."""
+        c, d, kappa = self.setting.c, self.setting.d, self.setting.kappa
+        u = d * omega * omega
+        with np.errstate(over="ignore", invalid="ignore"):
+            d_omega = 2.0 * mu * (1.0 - 2.0 * mu * omega * (1.0 + kappa * np.cosh(u)))
+            d_mu = 2.0 * omega - 4.0 * mu * omega * omega - 4.0 * c * mu * np.sinh(u)
+        return d_omega, d_mu
+
+    def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
+        """(d omega/dt, d mu/dt), shape (2,)."""
+        return np.array(self.velocity(y[0], y[1]))
+
+    def jacobian(self, t: float, y: np.ndarray) -> np.ndarray:
+        """The analytic 2x2 Jacobian of (B.4): minus half the Hessian of the reduced loss."""
+        omega, mu = y
+        c, d, kappa = self.setting.c, self.setting.d, self.setting.kappa
+        u = d * omega * omega
+        cosh, sinh = math.cosh(u), math.sinh(u)
+        cross = 2.0 - 8.0 * mu * omega * (1.0 + kappa * cosh)
+        return np.array(
+            [
+                [-4.0 * mu * mu * (1.0 + kappa * (cosh + 2.0 * u * sinh)), cross],
+                [cross, -4.0 * omega * omega - 4.0 * c * sinh],
+            ]
+        )
+
+    def state(self, omega: float, mu: float) -> np.ndarray:
+        """The reduced state (omega_1, mu_1), shape (2,)."""
+        return np.array([omega, mu], dtype=float)
+
+    def heads(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Both heads, omega = (w, -w) and mu = (m, -m), each (..., 2), from states (..., 2)."""
+        omega, mu = y[..., :1], y[..., 1:]
+        return np.concatenate([omega, -omega], axis=-1), np.concatenate([mu, -mu], axis=-1)
+
+    def loss(self, y: np.ndarray) -> np.ndarray:
+        """Ltilde = 1 + sigma2 - 4 mu w + 4 mu^2 w^2 + 4 c mu^2 sinh(d w^2), shape (...)."""
+        return approximate_loss(*self.heads(y), self.setting)
+
+
+def two_head_flow(
+    eps: float,
+    setting: Setting,
+    t_span: tuple[float, float],
+    solver: ODESolver | GradientDescent | None = None,
+    saveat: SaveAt | None = None,
+    events: tuple[Event, ...] = (),
+) -> Trajectory:
+    """The reduced two-head flow (B.4) from the symmetric start of Def. B.1 with scale eps.
+
+    Returns a Trajectory of both heads (H = 2). See `solve` for solver, saveat, events.
+
+    >>> from theory import Setting
+    >>> path = two_head_flow(1e-3, Setting(d=5, L=40, sigma2=0.1), (0.0, 1e4))
+    >>> round(float(path.mu_dot_omega[-1]), 3)  # 2 omega mu -> 1 / (1 + kappa) = 0.879
+    0.879
+    """
+    omega0, _ = symmetric_init(eps)
+    field = TwoHeadField(setting)
+    return solve(field, field.state(omega0[0], omega0[0]), t_span, solver, saveat, events)
+
+
+def lambert_peak_bound(setting: Setting) -> float:
+    """The bound omega_max <= sqrt(W(L / (1 + sigma2)) / d) on the peak of omega (§HE-B-PHASE2).
+
+    >>> round(lambert_peak_bound(Setting(d=5, L=40, sigma2=0.1)), 4)
+    0.7249
+    """
+    return math.sqrt(float(lambertw(1.0 / setting.c).real) / setting.d)
+
+
+def equal_ratio_peak(setting: Setting) -> float:
+    """Root of 2 w^2 (1 + kappa cosh(d w^2)) = 1: the peak condition at mu = omega.
+
+    At the peak 2 mu omega (1 + kappa cosh(d omega^2)) = 1 with mu >= omega, so the
+    peak lies at or below this root.
+
+    >>> round(equal_ratio_peak(Setting(d=5, L=40, sigma2=0.1)), 4)
+    0.5946
+    """
+    kappa, d = setting.kappa, setting.d
+
+    def condition(w: float) -> float:
+        return 2.0 * w * w * (1.0 + kappa * math.cosh(d * w * w)) - 1.0
+
+    return brentq(condition, 0.0, math.sqrt(0.5), xtol=1e-14)
+
+
+def phase_one_end(setting: Setting, eps: float) -> tuple[float, float]:
+    """Predicted end of Phase I (§HE-B-PHASE1), (T1, omega(T1)), from the log deficit delta.
+
+    delta(w) = (1 + kappa) w^2 + (kappa/d)(sinh(d w^2) - d w^2) is the leading-order
+    log deficit; Phase I ends when omega = (1 - 0.1) eps e^{2t}, i.e. delta(omega_1) =
+    -ln 0.9, and then T1 = (1/2) ln(omega_1 / (0.9 eps)).
+
+    >>> [round(x, 3) for x in phase_one_end(Setting(d=5, L=40, sigma2=0.1), 1e-3)]
+    [2.911, 0.304]
+    """
+    kappa, d = setting.kappa, setting.d
+    target = -math.log(1.0 - PHASE_ONE_DEVIATION)
+
+    def deficit(w: float) -> float:
+        u = d * w * w
+        return (1.0 + kappa) * w * w + (kappa / d) * (math.sinh(u) - u) - target
+
+    omega_1 = brentq(deficit, 0.0, 1.0, xtol=1e-14)
+    return 0.5 * math.log(omega_1 / ((1.0 - PHASE_ONE_DEVIATION) * eps)), omega_1
+
+
+def late_omega(setting: Setting, t) -> np.ndarray:
+    """Valley-floor law omega(t) ~ (8 kappa d^2 t)^{-1/6} of Phase III (§HE-B-PHASE3).
+
+    >>> round(float(late_omega(Setting(d=5, L=40, sigma2=0.1), 1e7)), 4)
+    0.0392
+    """
+    return (8.0 * setting.kappa * setting.d**2 * np.asarray(t, dtype=float)) ** (-1.0 / 6.0)
+
+
+def naive_late_omega(setting: Setting, t) -> np.ndarray:
+    """Naive two-timescale law (B.18): d omega/dt = -A omega^3, A = kappa d^2 / (3 (1+kappa)^2).
+
+    Solution for large t: omega = (2 A t)^{-1/2}. The actual flow does NOT follow it
+    (mu lags mu*(omega) and cancels most of the drift); see `two_head_phases`.
+
+    >>> f"{float(naive_late_omega(Setting(d=5, L=40, sigma2=0.1), 1e7)):.1e}"
+    '2.4e-04'
+    """
+    kappa, d = setting.kappa, setting.d
+    rate = kappa * d**2 / (3.0 * (1.0 + kappa) ** 2)
+    return (2.0 * rate * np.asarray(t, dtype=float)) ** -0.5
+
+
+@dataclass(frozen=True)
+class PhaseCheck:
+    """One measured feature of the two-head flow next to its prediction.
+
+    rule: "abs" means |measured - predicted| <= tolerance; "upper" means the prediction
+    is an upper bound, measured <= predicted.
+    """
+
+    quantity: str
+    predicted: float
+    measured: float
+    rule: str
+    tolerance: float
+    source: str  # where the prediction and its tolerance come from
+    agrees: bool
+
+
+def _check(quantity, predicted, measured, tolerance, source, rule="abs") -> PhaseCheck:
+    predicted, measured = float(predicted), float(measured)
+    if rule == "upper":
+        agrees = measured <= predicted
+    else:
+        agrees = abs(measured - predicted) <= tolerance
+    return PhaseCheck(quantity, predicted, measured, rule, float(tolerance), source, bool(agrees))
+
+
+@dataclass(frozen=True)
+class TwoHeadPhases:
+    """The three phases of the two-head flow (Appendix B), measured on the integrated ODE (B.4).
+
+    Attributes:
+        setting, eps: the problem and the symmetric initial scale.
+        trajectory: the reduced flow, log-spaced times from 0 to t_end.
+        phase_one_end: T1, first time omega = 0.9 eps e^{2t} (10% below pure growth).
+        peak_time, peak_omega, peak_mu: where d omega/dt = 0 (a solver event): end of Phase II.
+        late_slope_omega, late_slope_mu: log-log slopes fitted on [t_end / 100, t_end].
+        product_limit: 2 omega mu at t_end.
+        checks: each feature against its prediction (see `PhaseCheck`).
+    """
+
+    setting: Setting
+    eps: float
+    trajectory: Trajectory
+    phase_one_end: float
+    peak_time: float
+    peak_omega: float
+    peak_mu: float
+    late_slope_omega: float
+    late_slope_mu: float
+    product_limit: float
+    checks: tuple[PhaseCheck, ...]
+
+    @property
+    def disagreements(self) -> tuple[PhaseCheck, ...]:
+        """The checks whose prediction the integrated ODE contradicts."""
+        return tuple(check for check in self.checks if not check.agrees)
+
+
+def _log_slope(t: np.ndarray, values: np.ndarray) -> float:
+    return float(np.polyfit(np.log(t), np.log(np.abs(values)), 1)[0])
+
+
+def two_head_phases(
+    setting: Setting, eps: float = 1e-3, t_end: float = 1e7, rtol: float = 1e-10
+) -> TwoHeadPhases:
+    """Integrate (B.4) from Def. B.1 and set the phases of Appendix B against their predictions.
+
+    Predictions (reference/he2025.md §HE-B-PHASE1..3):
+      Phase I   omega = eps e^{2t}; T1 from `phase_one_end`.
+      Phase II  peak omega_max <= `equal_ratio_peak` <= `lambert_peak_bound`;
+                t_peak = (1/2) ln(omega_max / eps) + O(1); at the event the exact
+                condition 2 mu omega (1 + kappa cosh(d omega^2)) = 1 holds.
+      Phase III valley-floor law: omega ~ t^{-1/6}, mu ~ t^{+1/6},
+                omega(t) = (8 kappa d^2 t)^{-1/6}, 2 omega mu -> 1 / (1 + kappa);
+                and the naive two-timescale law omega ~ t^{-1/2} of (B.18), which fails.
+
+    Args:
+        setting: the problem (d, L, sigma2).
+        eps: symmetric initial scale, > 0 (and small: Phase I needs eps << d^{-1/2}).
+        t_end: end time, >= 1e4 so that the last two decades lie in Phase III.
+        rtol: relative tolerance of the LSODA solve (atol = rtol * 1e-2).
+
+    >>> from theory import Setting
+    >>> result = two_head_phases(Setting(d=5, L=40, sigma2=0.1), t_end=1e6)
+    >>> round(result.peak_omega, 4), round(result.late_slope_omega, 3)
+    (0.5763, -0.167)
+    >>> [check.quantity for check in result.disagreements]
+    ['late slope of omega, naive law', 'omega(t_end), naive law']
+    """
+    if not (isinstance(t_end, (int, float)) and math.isfinite(t_end) and t_end >= 1e4):
+        raise ValueError(f"t_end must be a finite number >= 1e4, got {t_end!r}")
+    omega0, _ = symmetric_init(eps)
+    field = TwoHeadField(setting)
+    kappa, d = setting.kappa, setting.d
+    log_deficit = math.log(1.0 - PHASE_ONE_DEVIATION)
+    events = (
+        Event("phase_one_end", lambda t, y: math.log(y[0] / eps) - 2.0 * t - log_deficit, -1),
+        Event("peak", lambda t, y: field.rhs(t, y)[0], direction=-1),
+    )
+    path = two_head_flow(
+        eps, setting, (0.0, t_end), ODESolver("LSODA", rtol, rtol * 1e-2),
+        SaveAt.log_spaced((0.0, t_end), n=600), events,
+    )  # fmt: skip
+    if path.events["phase_one_end"].t.size == 0 or path.events["peak"].t.size == 0:
+        raise RuntimeError(f"the flow from eps={eps} never left Phase I or never peaked by t_end")
+    t1 = float(path.events["phase_one_end"].t[0])
+    peak = path.events["peak"]
+    t_peak, w_peak, m_peak = float(peak.t[0]), float(peak.omega[0, 0]), float(peak.mu[0, 0])
+    late = path.t >= t_end / 100.0
+    slope_omega = _log_slope(path.t[late], path.omega[late, 0])
+    slope_mu = _log_slope(path.t[late], path.mu[late, 0])
+    w_end, product = float(path.omega[-1, 0]), float(path.mu_dot_omega[-1])
+
+    # Phase I growth: on [0, 1] the rate d ln omega/dt = 2 - 4(1+kappa) omega^2 - ...
+    t_one = path.t <= 1.0
+    growth = float(np.polyfit(path.t[t_one], np.log(path.omega[t_one, 0]), 1)[0])
+    growth_tol = 4.0 * (1.0 + kappa) * (eps * math.e**2) ** 2
+    t1_predicted, _ = phase_one_end(setting, eps)
+    peak_residual = 2.0 * m_peak * w_peak * (1.0 + kappa * math.cosh(d * w_peak**2)) - 1.0
+    checks = (
+        _check("Phase I growth rate on [0, 1]", 2.0, growth, growth_tol,
+               "linearisation (B.5); tolerance = rate correction 4(1+kappa) omega(1)^2"),
+        _check("T1 (end of Phase I)", t1_predicted, t1, 0.05 * t1_predicted,
+               "leading-order log deficit (1+kappa) w^2 + (kappa/d)(sinh u - u); "
+               "tolerance 5%: it neglects mu/omega - 1 and O(omega^4)"),
+        _check("peak residual 2 mu w (1 + kappa cosh(d w^2)) - 1", 0.0, peak_residual,
+               100 * rtol, "exact d omega/dt = 0 at the event; tolerance 100 rtol"),
+        _check("omega_max <= root of 2 w^2 (1 + kappa cosh(d w^2)) = 1", equal_ratio_peak(setting),
+               w_peak, 0.0, "peak condition with mu >= omega (upper bound)", rule="upper"),
+        _check("omega_max <= Lambert bound", lambert_peak_bound(setting), w_peak, 0.0,
+               "sqrt(W(L/(1+sigma2))/d) (upper bound)", rule="upper"),
+        _check("t_peak", 0.5 * math.log(w_peak / eps), t_peak, 1.0,
+               "(1/2) ln(omega_max/eps) + O(1); tolerance: the O(1), taken as 1"),
+        _check("late slope of omega", -1 / 6, slope_omega, 0.01,
+               "valley-floor law omega ~ t^{-1/6}; tolerance 0.01 (reference acceptance test)"),
+        _check("late slope of mu", 1 / 6, slope_mu, 0.01,
+               "mu = 1/(2(1+kappa) omega) ~ t^{+1/6}; tolerance 0.01 (reference acceptance test)"),
+        _check("omega(t_end)", float(late_omega(setting, t_end)), w_end,
+               0.01 * float(late_omega(setting, t_end)),
+               "(8 kappa d^2 t)^{-1/6}; tolerance 1% (asymptotic law, O(t0/t) and O(d w^2) terms)"),
+        _check("2 omega mu at t_end", 1.0 / (1.0 + kappa), product, 1e-3,
+               "(4.8) at omega -> 0: 1/(1+kappa); tolerance 1e-3 (reference acceptance test)"),
+        _check("late slope of omega, naive law", -0.5, slope_omega, 0.01,
+               "two-timescale reduction (B.18) omega ~ t^{-1/2}; tolerance 0.01"),
+        _check("omega(t_end), naive law", float(naive_late_omega(setting, t_end)), w_end,
+               0.01 * float(naive_late_omega(setting, t_end)),
+               "(B.18): omega = (2 A t)^{-1/2}, A = kappa d^2/(3(1+kappa)^2); tolerance 1%"),
+    )  # fmt: skip
+    return TwoHeadPhases(
+        setting=setting, eps=float(eps), trajectory=path, phase_one_end=t1, peak_time=t_peak,
+        peak_omega=w_peak, peak_mu=m_peak, late_slope_omega=slope_omega,
+        late_slope_mu=slope_mu, product_limit=product, checks=checks,
+    )  # fmt: skip
