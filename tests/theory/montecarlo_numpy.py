@@ -1,0 +1,127 @@
+"""Monte Carlo of in-context linear regression in plain numpy, the independent source for the theory tests.
+
+Data model of He et al. (2025), Section 2 (reference §0.2): x_1..x_L, x_q ~ N(0, I_d),
+beta ~ N(0, I_d / d), y_i = beta^T x_i + eps_i, y_q = beta^T x_q + eps_q, eps ~ N(0, sigma2).
+
+Every predictor tested here is linear in the labels given the covariates,
+y_hat = w^T y with weights w = w(X, x_q) of shape (L,). For such a predictor
+
+    E_{beta, eps}[(w^T y - y_q)^2 | X, x_q] = ||X^T w - x_q||^2 / d + sigma2 ||w||^2 + sigma2     (*)
+
+exactly: w^T y - y_q = (X^T w - x_q)^T beta + w^T eps - eps_q is a sum of three
+independent zero-mean terms with variances ||X^T w - x_q||^2 / d (beta ~ N(0, I/d)),
+sigma2 ||w||^2 and sigma2. Averaging (*) over sampled (X, x_q) is an unbiased
+estimate of the risk with much smaller variance than sampling beta and eps too
+(Rao-Blackwellisation); `plain_risk` does the latter, to cross-check (*).
+
+This module never imports `theory` or `numerics`: it evaluates the predictors
+themselves, not the formulas under test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+# weights(X, x_q) -> w: X (n, L, d), x_q (n, d) -> (n, L)
+Weights = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A Monte Carlo mean and its standard error (sample std / sqrt(n))."""
+
+    mean: float
+    se: float
+    n: int
+
+
+def conditional_risk(w: np.ndarray, X: np.ndarray, x_q: np.ndarray, sigma2: float) -> np.ndarray:
+    """Identity (*): the risk of y_hat = w^T y given (X, x_q); w (n, L), X (n, L, d), x_q (n, d) -> (n,)."""
+    d = X.shape[-1]
+    residual = np.einsum("nld,nl->nd", X, w) - x_q  # X^T w - x_q, (n, d)
+    return np.sum(residual**2, axis=-1) / d + sigma2 * np.sum(w**2, axis=-1) + sigma2
+
+
+def _chunked_mean(per_prompt: Callable[[int], np.ndarray], n: int, chunk: int) -> Estimate:
+    """Mean and SE of per-prompt values produced chunk by chunk (memory stays O(chunk L d))."""
+    total = total_sq = 0.0
+    done = 0
+    while done < n:
+        values = per_prompt(min(chunk, n - done))
+        total += float(values.sum())
+        total_sq += float((values**2).sum())
+        done += values.size
+    mean = total / n
+    variance = max(total_sq / n - mean * mean, 0.0) * n / (n - 1)
+    return Estimate(mean=mean, se=float(np.sqrt(variance / n)), n=n)
+
+
+def sample_covariates(rng: np.random.Generator, n: int, d: int, L: int) -> tuple[np.ndarray, np.ndarray]:
+    """n prompts' covariates: X (n, L, d) and x_q (n, d), all N(0, 1) entries."""
+    return rng.standard_normal((n, L, d)), rng.standard_normal((n, d))
+
+
+def risk(
+    weights: Weights, d: int, L: int, sigma2: float, rng: np.random.Generator, n: int, chunk: int = 20_000
+) -> Estimate:
+    """Risk E(w^T y - y_q)^2 of a label-linear predictor by averaging identity (*) over n sampled prompts."""
+
+    def per_prompt(m: int) -> np.ndarray:
+        X, x_q = sample_covariates(rng, m, d, L)
+        return conditional_risk(weights(X, x_q), X, x_q, sigma2)
+
+    return _chunked_mean(per_prompt, n, chunk)
+
+
+def plain_risk(
+    weights: Weights, d: int, L: int, sigma2: float, rng: np.random.Generator, n: int, chunk: int = 20_000
+) -> Estimate:
+    """The same risk by plain Monte Carlo: beta, label noise and query noise sampled too."""
+
+    def per_prompt(m: int) -> np.ndarray:
+        X, x_q = sample_covariates(rng, m, d, L)
+        beta = rng.standard_normal((m, d)) / np.sqrt(d)
+        y = np.einsum("nld,nd->nl", X, beta) + np.sqrt(sigma2) * rng.standard_normal((m, L))
+        y_q = np.sum(x_q * beta, axis=-1) + np.sqrt(sigma2) * rng.standard_normal(m)
+        return (np.sum(weights(X, x_q) * y, axis=-1) - y_q) ** 2
+
+    return _chunked_mean(per_prompt, n, chunk)
+
+
+def softmax_attention_weights(omega, mu) -> Weights:
+    """Weights of predictor (3.2): y_hat = sum_h mu_h sum_i y_i softmax(omega_h x_i^T x_q)_i."""
+    omega = np.asarray(omega, dtype=float)
+    mu = np.asarray(mu, dtype=float)
+
+    def weights(X: np.ndarray, x_q: np.ndarray) -> np.ndarray:
+        scores = np.einsum("nld,nd->nl", X, x_q)[:, None, :] * omega[None, :, None]  # (n, H, L)
+        scores -= scores.max(axis=-1, keepdims=True)
+        attention = np.exp(scores)
+        attention /= attention.sum(axis=-1, keepdims=True)
+        return np.einsum("h,nhl->nl", mu, attention)
+
+    return weights
+
+
+def one_step_gd_weights(eta: float, debiased: bool) -> Weights:
+    """Weights of one-step GD, (eta / L) X x_q, or debiased GD (4.11), (eta / L) (X - xbar) x_q."""
+
+    def weights(X: np.ndarray, x_q: np.ndarray) -> np.ndarray:
+        centred = X - X.mean(axis=1, keepdims=True) if debiased else X
+        return eta / X.shape[1] * np.einsum("nld,nd->nl", centred, x_q)
+
+    return weights
+
+
+def ridge_weights(sigma2: float) -> Weights:
+    """Weights of the posterior mean x_q^T (X^T X + sigma2 d I)^{-1} X^T y, i.e. X (X^T X + sigma2 d I)^{-1} x_q."""
+
+    def weights(X: np.ndarray, x_q: np.ndarray) -> np.ndarray:
+        d = X.shape[-1]
+        gram = np.einsum("nld,nle->nde", X, X) + sigma2 * d * np.eye(d)  # (n, d, d)
+        return np.einsum("nld,nd->nl", X, np.linalg.solve(gram, x_q[..., None])[..., 0])
+
+    return weights
