@@ -1,0 +1,258 @@
+"""One-layer multi-head attention for in-context regression, batched over an ensemble of models.
+
+Follows He, Pan, Chen, Yang (ICML 2025), *In-Context Linear Regression Demystified*, Section 2
+(reference §HE-2.1-2.4) and the released code (``MultiHeadAttention``):
+
+    TF(Z) = Z + sum_h W_O^h W_V^h Z attn( M o (Z^T W_K^h^T W_Q^h Z) / sqrt(D) )          (2.2)
+
+with Z the (D, L+1) prompt matrix of (2.1) (``D = d + n_labels``), attn the column-wise softmax,
+M the strict causal mask (token j sees tokens i < j) and the prediction the last entry of the
+last column (2.3). No layer norm, no positional encoding, no biases. Variants:
+
+- ``attention="linear"``: linear attention (5.1), scores times a FIXED 1/L (L = ``train_length``);
+- ``attention=f`` (a callable): normalised activation (5.2), weights ``f(s_i) / sum_j f(s_j)``;
+- `KernelSumModel`: the reparametrised predictor (3.2) in (omega, mu), through
+  ``numerics.estimators.kernel_sum_prediction``.
+
+Every model here is an ENSEMBLE of E independent members stacked on a leading axis: parameters
+are (E, H, D, D) and every tensor carries the member axis first, so E small models train in one
+optimizer step (Adam is element-wise, so this is exact). Members may have different numbers of
+heads: the extra heads are inactive (zero W_O, masked out, no gradient).
+
+Circuits (the papers' order): ``KQ_h = W_K^h^T W_Q^h / sqrt(D)`` (the effective score matrix,
+reference §0.4) and ``OV_h = W_O^h W_V^h``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from numerics.circuits import kq_circuit, ov_circuit
+from numerics.data import Prompts
+from numerics.estimators import kernel_sum_prediction
+
+__all__ = ["AttentionConfig", "MultiHeadAttention", "KernelSumModel"]
+
+INITS = ("default", "small_identity", "symmetric")
+
+
+@dataclass(frozen=True)
+class AttentionConfig:
+    """Architecture and initialisation of an ensemble of one-layer multi-head attention models."""
+
+    d: int = 5  # covariate dimension (reference §0.5: d = 5)
+    heads: int | tuple[int, ...] = 2  # H per member; a tuple gives each member its own H
+    ensemble: int = 1  # E, members stacked on the leading axis
+    n_labels: int = 1  # label rows of a token (K for multi-task prompts, §HE-5.4-MT)
+    attention: str | Callable[[torch.Tensor], torch.Tensor] = "softmax"  # or "linear", or f
+    train_length: int = 40  # the fixed L of linear attention's 1/L (5.1); unused otherwise
+    init: str = "default"  # "default" (nn.Linear), "small_identity", "symmetric" (Def. B.1)
+    init_scale: float = 0.01  # s of small_identity, eps of symmetric
+
+    def __post_init__(self) -> None:
+        for name in ("d", "ensemble", "n_labels", "train_length"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        heads = self.heads if isinstance(self.heads, tuple) else (self.heads,) * self.ensemble
+        if len(heads) != self.ensemble or not all(
+            isinstance(h, numbers.Integral) and not isinstance(h, bool) and h >= 1 for h in heads
+        ):
+            raise ValueError(
+                f"heads must be an integer >= 1 or a tuple of {self.ensemble} such integers, "
+                f"got {self.heads!r}"
+            )
+        object.__setattr__(self, "heads", tuple(int(h) for h in heads))
+        if not (callable(self.attention) or self.attention in ("softmax", "linear")):
+            raise ValueError(
+                f"attention must be 'softmax', 'linear' or a callable f, got {self.attention!r}"
+            )
+        if self.init not in INITS:
+            raise ValueError(f"init must be one of {INITS}, got {self.init!r}")
+        if self.init == "symmetric" and set(self.heads) != {2}:
+            raise ValueError(f"heads must be 2 for init='symmetric' (Def. B.1), got {self.heads!r}")
+        scale = self.init_scale
+        if not isinstance(scale, numbers.Real) or not math.isfinite(scale) or scale <= 0:
+            raise ValueError(f"init_scale must be a finite number > 0, got {scale!r}")
+
+    @property
+    def d_embed(self) -> int:
+        """Token length D = d + n_labels."""
+        return self.d + self.n_labels
+
+    @property
+    def max_heads(self) -> int:
+        """Head axis length: the largest H over members."""
+        return max(self.heads)
+
+
+def _default_weights(D: int, generator: torch.Generator) -> torch.Tensor:
+    """One (D, D) weight as ``nn.Linear(D, D, bias=False)`` draws it (kaiming uniform, a = sqrt 5).
+
+    Drawn in float32, nn.Linear's default dtype, so a float64 model holds the same numbers.
+    """
+    weight = torch.empty(D, D, dtype=torch.float32)
+    nn.init.kaiming_uniform_(weight, a=math.sqrt(5), generator=generator)  # U(-1/sqrt D, 1/sqrt D)
+    return weight
+
+
+def _member_weights(config: AttentionConfig, heads: int, seed: int) -> torch.Tensor:
+    """W_Q, W_K, W_V, W_O of one member's active heads: (4, heads, D, D), float64 on the CPU.
+
+    Drawn from ``torch.Generator().manual_seed(seed)`` head by head, in the order Q, K, V, O:
+    - default: each W as nn.Linear(D, D, bias=False) initialises its weight;
+    - small_identity: each W = s (I + 0.1 G), G with i.i.d. N(0, 1) entries, s = init_scale;
+    - symmetric (Def. B.1, H = 2): W_K = P = diag(1,..,1,0), W_Q^h = ±eps sqrt(D) P,
+      W_V = W_O^h / (±eps) = e_D e_D^T, so KQ_h = ±eps P (KQ11 = ±eps I) and the OV last row
+      is (0, ..., 0, ±eps): omega_1 = -omega_2 = mu_1 = -mu_2 = eps. (No randomness.)
+    """
+    D, s = config.d_embed, float(config.init_scale)
+    generator = torch.Generator().manual_seed(seed)
+    if config.init == "symmetric":
+        P = torch.diag(torch.cat([torch.ones(config.d), torch.zeros(config.n_labels)])).double()
+        label = torch.zeros(D, D, dtype=torch.float64)
+        label[-1, -1] = 1.0
+        signs = torch.tensor([1.0, -1.0], dtype=torch.float64)[:, None, None]  # (2, 1, 1)
+        return torch.stack(
+            [
+                s * math.sqrt(D) * signs * P,
+                P.expand(2, D, D),
+                label.expand(2, D, D),
+                s * signs * label,
+            ]
+        )
+    weights = torch.empty(heads, 4, D, D, dtype=torch.float64)
+    for h in range(heads):
+        for k in range(4):
+            if config.init == "default":
+                weights[h, k] = _default_weights(D, generator)
+            else:
+                noise = torch.randn(D, D, generator=generator, dtype=torch.float64)
+                weights[h, k] = s * (torch.eye(D, dtype=torch.float64) + 0.1 * noise)
+    return weights.transpose(0, 1)  # (4, heads, D, D)
+
+
+class MultiHeadAttention(nn.Module):
+    """E one-layer H-head attention models (2.2) with parameters W_Q, W_K, W_V, W_O of (E, H, D, D).
+
+    ``seeds[e]`` initialises member e (see `_member_weights`); heads beyond member e's H are
+    inactive: all their weights are zero and W_O is masked, so they add nothing and get no
+    gradient. Inputs are prompt matrices Z of shape (E, B, D, L+1) (`numerics.data.embed`, then
+    ``.expand(E, ...)`` to share prompts across members).
+    """
+
+    def __init__(self, config: AttentionConfig, seeds: Sequence[int]) -> None:
+        super().__init__()
+        if len(seeds) != config.ensemble:
+            raise ValueError(f"seeds must hold {config.ensemble} integers, got {len(seeds)}")
+        self.config = config
+        E, H, D = config.ensemble, config.max_heads, config.d_embed
+        weights = torch.zeros(4, E, H, D, D, dtype=torch.float64)  # (Q K V O, E, H, D, D)
+        for e, (heads, seed) in enumerate(zip(config.heads, seeds, strict=True)):
+            weights[:, e, :heads] = _member_weights(config, heads, int(seed))
+        dtype = torch.get_default_dtype()
+        self.W_Q = nn.Parameter(weights[0].to(dtype))  # (E, H, D, D)
+        self.W_K = nn.Parameter(weights[1].to(dtype))  # (E, H, D, D)
+        self.W_V = nn.Parameter(weights[2].to(dtype))  # (E, H, D, D)
+        self.W_O = nn.Parameter(weights[3].to(dtype))  # (E, H, D, D)
+        active = torch.arange(H)[None, :] < torch.tensor(config.heads)[:, None]  # (E, H)
+        self.register_buffer("active", active)
+
+    # -- circuits ---------------------------------------------------------------------------
+
+    @property
+    def KQ(self) -> torch.Tensor:
+        """Effective score matrices ``KQ_h = W_K^h^T W_Q^h / sqrt(D)``, (E, H, D, D)."""
+        return kq_circuit(self.W_K, self.W_Q)
+
+    @property
+    def OV(self) -> torch.Tensor:
+        """Output-value matrices ``OV_h = W_O^h W_V^h`` (inactive heads: 0), (E, H, D, D)."""
+        return ov_circuit(self._W_O_active, self.W_V)
+
+    @property
+    def _W_O_active(self) -> torch.Tensor:
+        return self.W_O * self.active[..., None, None].to(self.W_O.dtype)  # (E, H, D, D)
+
+    # -- attention weights ------------------------------------------------------------------
+
+    def _attention_weights(self, scores: torch.Tensor, keep: torch.Tensor | None) -> torch.Tensor:
+        """Normalise scores over the key axis -2 (``keep`` masks keys; None = all keys)."""
+        attention = self.config.attention
+        if attention == "linear":  # (5.1): fixed 1/L, no normalisation
+            weights = scores / self.config.train_length
+            return weights if keep is None else weights * keep
+        if attention == "softmax":  # (2.2)
+            if keep is not None:
+                scores = scores.masked_fill(~keep, -math.inf)
+            weights = torch.softmax(scores, dim=-2)
+            return weights if keep is None else weights.masked_fill(~keep, 0.0)
+        weights = attention(scores)  # (5.2): f(s_i) / sum_j f(s_j)
+        if keep is not None:
+            weights = weights * keep
+        total = weights.sum(dim=-2, keepdim=True)
+        return weights / torch.where(total == 0, torch.ones_like(total), total)
+
+    # -- forward passes ---------------------------------------------------------------------
+
+    def forward(self, Z: torch.Tensor) -> torch.Tensor:
+        """Prediction (2.3): the label entries of the last column of TF(Z), query position only.
+
+        The query z_q = Z[..., -1] attends to the L context tokens Z[..., :-1] (no mask needed;
+        this is what training uses and equals `forward_sequence` at the last column).
+        Z: (E, B, D, L+1) -> (E, B) (or (E, B, K) when n_labels = K > 1).
+        """
+        K = self.config.n_labels
+        context, query = Z[..., :-1], Z[..., -1]  # (E, B, D, L), (E, B, D)
+        kq_query = torch.einsum("ehij,ebj->ebhi", self.KQ, query)  # (E, B, H, D): KQ_h z_q
+        scores = torch.einsum("ebhi,ebil->ebhl", kq_query, context)  # (E, B, H, L)
+        weights = self._attention_weights(scores.unsqueeze(-1), None).squeeze(-1)  # (E, B, H, L)
+        mixed = torch.einsum("ebhl,ebil->ebhi", weights, context)  # (E, B, H, D)
+        readout = self.OV[..., -K:, :]  # (E, H, K, D): label rows of OV_h
+        prediction = query[..., -K:] + torch.einsum("ehki,ebhi->ebk", readout, mixed)  # (E, B, K)
+        return prediction.squeeze(-1) if K == 1 else prediction
+
+    def forward_sequence(self, Z: torch.Tensor) -> torch.Tensor:
+        """TF(Z) of (2.2) at every position under the strict causal mask: (E, B, D, T) -> same.
+
+        Token t attends to tokens 0..t-1; token 0 sees none and keeps its residual only.
+        """
+        T = Z.shape[-1]
+        kq_Z = torch.einsum("ehij,ebjs->ebhis", self.KQ, Z)  # (E, B, H, D, T)
+        scores = torch.einsum("ebit,ebhis->ebhts", Z, kq_Z)  # (E, B, H, T keys, T queries)
+        keep = torch.ones(T, T, dtype=torch.bool, device=Z.device).triu(diagonal=1)  # key < query
+        weights = self._attention_weights(scores, keep)  # (E, B, H, T, T)
+        mixed = torch.einsum("ebjt,ebhts->ebhjs", Z, weights)  # (E, B, H, D, T)
+        return Z + torch.einsum("ehij,ebhjs->ebis", self.OV, mixed)  # (E, B, D, T)
+
+
+class KernelSumModel(nn.Module):
+    """The reparametrised predictor (3.2) with parameters omega, mu of shape (E, H).
+
+    ``y_hat = sum_h mu_h sum_i y_i softmax_i(omega_h x_i^T x_q)``: multi-head softmax attention
+    restricted to its trained pattern (KQ11 = omega_h I, OV last row (0, ..., 0, mu_h)).
+    Evaluated by ``numerics.estimators.kernel_sum_prediction``.
+    """
+
+    def __init__(self, omega: torch.Tensor, mu: torch.Tensor) -> None:
+        super().__init__()
+        omega, mu = torch.as_tensor(omega), torch.as_tensor(mu)
+        if omega.ndim != 2 or omega.shape != mu.shape:
+            raise ValueError(
+                f"omega and mu must both have shape (E, H), got {tuple(omega.shape)} "
+                f"and {tuple(mu.shape)}"
+            )
+        self.omega = nn.Parameter(omega.clone())  # (E, H)
+        self.mu = nn.Parameter(mu.clone())  # (E, H)
+
+    def forward(self, prompts: Prompts) -> torch.Tensor:
+        """Prompts with batch shape (E, B) -> predictions (E, B)."""
+        return kernel_sum_prediction(
+            self.omega[:, None, :], self.mu[:, None, :], prompts.X, prompts.y, prompts.x_query
+        )

@@ -1,0 +1,401 @@
+"""Online training of an ensemble of attention models on fresh in-context regression prompts.
+
+As in He et al. (2025) §0.5 (the authors' notebook): every step draws a fresh batch of prompts,
+the loss is the plain mean squared error of the query prediction against the (noisy) query label
+(``torch.nn.MSELoss``, no 1/2), and the optimizer is Adam (lr 1e-3, batch 256 in the paper).
+
+The E members of a `numerics.models.MultiHeadAttention` ensemble train in one optimizer step.
+Each member draws its own data from its own generator, and the loss is the SUM over members of
+each member's mean loss, so each member's gradient is exactly its solo gradient; with the
+element-wise optimizers here (Adam, AdamW, SGD) member e then follows the same trajectory as a
+solo run with seed ``seed + e``.
+
+Checkpoints (model, optimizer, generators, history) are written atomically (temporary file then
+``os.replace``); ``resume=True`` continues from one and reaches the same weights, bit for bit on
+the CPU, as an uninterrupted run. A non-finite loss stops training with `TrainingDivergedError`
+naming the step; the last good checkpoint is kept.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from numerics.circuits import omega_mu
+from numerics.data import embed, sample_linear_regression, sample_multitask_regression
+from numerics.models import AttentionConfig, MultiHeadAttention
+
+__all__ = [
+    "LinearRegressionTask",
+    "MultiTaskRegressionTask",
+    "TrainConfig",
+    "TrainHistory",
+    "TrainResult",
+    "TrainingDivergedError",
+    "train",
+    "resolve_device",
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# tasks: what a member is trained on
+
+
+@dataclass(frozen=True)
+class LinearRegressionTask:
+    """Prompts of `numerics.data.sample_linear_regression`: d, L, sigma2 (and optional Sigma)."""
+
+    d: int = 5  # covariate dimension
+    L: int = 40  # context length
+    sigma2: float = 0.1  # label-noise variance
+    covariance: torch.Tensor | None = field(default=None, compare=False)  # Sigma; None = I_d
+
+    @property
+    def n_labels(self) -> int:
+        return 1
+
+    def sample(
+        self, batch: int, generator: torch.Generator, device: torch.device, dtype: torch.dtype
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Prompt matrices (batch, d+1, L+1) and query labels (batch,)."""
+        prompts = sample_linear_regression(
+            batch,
+            self.d,
+            self.L,
+            self.sigma2,
+            generator=generator,
+            device=device,
+            dtype=dtype,
+            covariance=self.covariance,
+        )
+        return embed(prompts), prompts.y_query
+
+
+@dataclass(frozen=True)
+class MultiTaskRegressionTask:
+    """Prompts of `numerics.data.sample_multitask_regression` (§HE-5.4-MT)."""
+
+    d: int = 6  # covariate dimension
+    L: int = 48  # context length
+    supports: tuple[tuple[int, ...], ...] = ((0, 1, 2, 3), (2, 3, 4, 5))  # released setting
+    relative_noise: float = 0.1  # context-label noise variance per support coordinate
+
+    @property
+    def n_labels(self) -> int:
+        return len(self.supports)
+
+    def sample(
+        self, batch: int, generator: torch.Generator, device: torch.device, dtype: torch.dtype
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Prompt matrices (batch, d+K, L+1) and query labels (batch, K)."""
+        prompts = sample_multitask_regression(
+            batch,
+            self.d,
+            self.L,
+            self.supports,
+            generator=generator,
+            relative_noise=self.relative_noise,
+            device=device,
+            dtype=dtype,
+        )
+        return embed(prompts), prompts.y_query
+
+
+Task = LinearRegressionTask | MultiTaskRegressionTask
+
+
+# ---------------------------------------------------------------------------------------------
+# configuration and results
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Optimisation, data and bookkeeping of one training run (defaults: reference §0.5)."""
+
+    optimizer: str = "adam"  # "adam" | "adamw" | "sgd"
+    lr: float = 1e-3  # the authors' Adam learning rate
+    betas: tuple[float, float] = (0.9, 0.999)  # Adam/AdamW moment decay rates
+    weight_decay: float = 0.0  # the authors use none
+    batch: int = 256  # prompts per member per step (the released runs)
+    steps: int = 10_000  # optimizer steps (the paper: 500k)
+    seed: int = 0  # member e: init seed seed + e, its own data stream derived from it
+    validation_batch: int = 4096  # fixed validation prompts per member
+    validation_seed: int = 12345  # same validation prompts for members with the same task
+    device: str = "auto"  # "auto" (CUDA when present) | "cpu" | "cuda"
+    dtype: str = "float32"  # "float32" | "float64"
+    log_every: int = 100  # history every this many steps (and at the last step)
+    checkpoint_every: int = 0  # checkpoint every this many steps; 0 = only at the end
+    data_streams: str = "member"  # "member": one generator per member (solo-equivalent);
+    #                                "shared": one generator draws all members' data (faster)
+    compile: bool = False  # torch.compile the loss (CUDA mostly)
+
+    def __post_init__(self) -> None:
+        for name in ("batch", "steps", "validation_batch", "log_every"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        for name, allowed in (
+            ("optimizer", ("adam", "adamw", "sgd")),
+            ("device", ("auto", "cpu", "cuda")),
+            ("dtype", ("float32", "float64")),
+            ("data_streams", ("member", "shared")),
+        ):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
+        if not (math.isfinite(self.lr) and self.lr > 0):
+            raise ValueError(f"lr must be a finite number > 0, got {self.lr!r}")
+        if not (math.isfinite(self.weight_decay) and self.weight_decay >= 0):
+            raise ValueError(
+                f"weight_decay must be a finite number >= 0, got {self.weight_decay!r}"
+            )
+        if len(self.betas) != 2 or not all(0 <= b < 1 for b in self.betas):
+            raise ValueError(f"betas must be two numbers in [0, 1), got {self.betas!r}")
+        if self.checkpoint_every < 0:
+            raise ValueError(
+                f"checkpoint_every must be an integer >= 0, got {self.checkpoint_every!r}"
+            )
+
+
+@dataclass(frozen=True)
+class TrainHistory:
+    """Logged every ``log_every`` steps: ``n`` records, E members, H heads (numpy, float64).
+
+    Attributes:
+        steps: (n,) step numbers (1-based; step k = after k optimizer updates).
+        train_loss: (n, E) mean training loss over the steps since the previous record.
+        test_loss: (n, E) loss on the member's fixed validation prompts.
+        omega, mu: (n, E, H) effective head scales (`numerics.circuits.omega_mu`; single-label
+            tasks; NaN for multi-task models, whose heads have K output weights).
+    """
+
+    steps: np.ndarray
+    train_loss: np.ndarray
+    test_loss: np.ndarray
+    omega: np.ndarray
+    mu: np.ndarray
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    """A trained ensemble and its history."""
+
+    model: MultiHeadAttention
+    history: TrainHistory
+
+
+class TrainingDivergedError(RuntimeError):
+    """The training loss became NaN or infinite."""
+
+
+def resolve_device(device: str) -> torch.device:
+    """``"auto"`` -> CUDA when present, else CPU.
+
+    >>> resolve_device("cpu")
+    device(type='cpu')
+    """
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device must be 'auto' or 'cpu' on a machine without CUDA, got 'cuda'")
+    return torch.device(device)
+
+
+# ---------------------------------------------------------------------------------------------
+# training
+
+
+def _stream_seed(*words: int) -> int:
+    """A 63-bit seed derived from words (numpy SeedSequence), independent across word tuples."""
+    return int(np.random.SeedSequence(list(words)).generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
+def _optimizer(model: torch.nn.Module, config: TrainConfig) -> torch.optim.Optimizer:
+    if config.optimizer == "adam":
+        return torch.optim.Adam(
+            model.parameters(), lr=config.lr, betas=config.betas, weight_decay=config.weight_decay
+        )
+    if config.optimizer == "adamw":
+        return torch.optim.AdamW(
+            model.parameters(), lr=config.lr, betas=config.betas, weight_decay=config.weight_decay
+        )
+    return torch.optim.SGD(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+
+
+def _fingerprint(model_config: AttentionConfig, tasks, config: TrainConfig) -> str:
+    """What must match for a checkpoint to be resumed (everything but the length of the run)."""
+    attention = model_config.attention
+    attention = attention if isinstance(attention, str) else getattr(attention, "__name__", "f")
+    model_part = dataclasses.replace(model_config, attention=attention)
+    train_part = dataclasses.replace(config, steps=1, checkpoint_every=0)
+    return repr((model_part, tasks, train_part))
+
+
+def _save_atomically(state: dict, path: Path) -> None:
+    temporary = path.with_name(path.name + ".tmp")
+    torch.save(state, temporary)
+    os.replace(temporary, path)
+
+
+def train(
+    model_config: AttentionConfig,
+    task: Task | Sequence[Task],
+    config: TrainConfig,
+    *,
+    checkpoint_path: str | os.PathLike | None = None,
+    resume: bool = False,
+    callback: Callable[[int, MultiHeadAttention], None] | None = None,
+    progress: bool = True,
+) -> TrainResult:
+    """Train E = ``model_config.ensemble`` members online on fresh prompts; see the module doc.
+
+    ``task`` is one task for every member or a sequence of E tasks (they must share the token
+    length D = d + n_labels and L; sigma2 may differ). ``callback(step, model)`` runs after every
+    optimizer step (after the checkpoint of that step, if any).
+
+    >>> result = train(AttentionConfig(d=2, heads=2, ensemble=3), LinearRegressionTask(2, 8, 0.1),
+    ...                TrainConfig(steps=20, batch=16, log_every=10, validation_batch=64),
+    ...                progress=False)
+    >>> result.history.test_loss.shape, result.history.omega.shape
+    ((2, 3), (2, 3, 2))
+    """
+    E = model_config.ensemble
+    tasks = tuple(task) if isinstance(task, Sequence) else (task,) * E
+    if len(tasks) != E:
+        raise ValueError(f"task must be one task or a sequence of {E} tasks, got {len(tasks)}")
+    for t in tasks:
+        if t.d + t.n_labels != model_config.d_embed or t.L != tasks[0].L:
+            raise ValueError(
+                f"task must match the model (D = {model_config.d_embed}) and share L "
+                f"= {tasks[0].L}, got {t!r}"
+            )
+    if config.data_streams == "shared" and len(set(map(repr, tasks))) != 1:
+        raise ValueError("data_streams must be 'member' when members have different tasks")
+    device, dtype = resolve_device(config.device), getattr(torch, config.dtype)
+    checkpoint_path = Path(checkpoint_path) if checkpoint_path is not None else None
+    if resume and checkpoint_path is None:
+        raise ValueError("checkpoint_path must be given when resume=True")
+
+    seeds = [config.seed + e for e in range(E)]
+    model = MultiHeadAttention(model_config, seeds).to(device=device, dtype=dtype)
+    optimizer = _optimizer(model, config)
+    if config.data_streams == "member":
+        generators = [torch.Generator(device).manual_seed(_stream_seed(s, 1)) for s in seeds]
+    else:
+        generators = [torch.Generator(device).manual_seed(_stream_seed(config.seed, 2, E))]
+
+    def draw(batch: int, gens: list[torch.Generator]) -> tuple[torch.Tensor, torch.Tensor]:
+        if len(gens) == 1 and E > 1:  # shared stream: one call for all members
+            Z, target = tasks[0].sample(batch * E, gens[0], device, dtype)
+            return Z.unflatten(0, (E, batch)), target.unflatten(0, (E, batch))
+        pairs = [t.sample(batch, g, device, dtype) for t, g in zip(tasks, gens, strict=True)]
+        return torch.stack([p[0] for p in pairs]), torch.stack([p[1] for p in pairs])
+
+    validation_generators = [
+        torch.Generator(device).manual_seed(config.validation_seed) for _ in range(E)
+    ]
+    Z_val, y_val = draw(config.validation_batch, validation_generators)  # (E, Bv, D, T), (E, Bv..)
+
+    def member_losses(Z: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        squared = (model(Z) - target) ** 2  # (E, B) or (E, B, K)
+        return squared.flatten(1).mean(dim=1)  # (E,): each member's mean loss
+
+    loss_fn = torch.compile(member_losses) if config.compile else member_losses
+
+    fingerprint = _fingerprint(model_config, tasks, config)
+    records: dict[str, list] = {k: [] for k in ("steps", "train", "test", "omega", "mu")}
+    start, train_loss_sum, last_good = 0, torch.zeros(E, dtype=torch.float64, device=device), None
+    if resume and checkpoint_path.exists():
+        state = torch.load(checkpoint_path, map_location=device, weights_only=False)
+        if state["fingerprint"] != fingerprint:
+            raise ValueError(
+                f"checkpoint_path {str(checkpoint_path)!r} holds a different run; not resuming"
+            )
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        for g, s in zip(generators, state["generators"], strict=True):
+            g.set_state(s)
+        records, start, last_good = state["records"], state["step"], state["step"]
+        train_loss_sum = state["train_loss_sum"].to(device)
+
+    def checkpoint(step: int) -> None:
+        _save_atomically(
+            {
+                "fingerprint": fingerprint,
+                "step": step,
+                "model": model.state_dict(),
+                "optimizer": optimizer.state_dict(),
+                "generators": [g.get_state() for g in generators],
+                "records": records,
+                "train_loss_sum": train_loss_sum.cpu(),
+            },
+            checkpoint_path,
+        )
+
+    first_bad = torch.full((), -1, dtype=torch.int64, device=device)  # first non-finite step
+
+    def check_finite() -> None:
+        bad = int(first_bad.item())
+        if bad >= 0:
+            kept = (
+                f"last good checkpoint (step {last_good}) kept at {str(checkpoint_path)!r}"
+                if last_good is not None
+                else "no checkpoint was written"
+            )
+            raise TrainingDivergedError(f"training loss became NaN or inf at step {bad}; {kept}")
+
+    bar = tqdm(total=config.steps, initial=start, disable=not progress, desc="train")
+    for step in range(start + 1, config.steps + 1):
+        Z, target = draw(config.batch, generators)  # (E, B, D, T), (E, B)
+        losses = loss_fn(Z, target)  # (E,)
+        optimizer.zero_grad(set_to_none=True)
+        losses.sum().backward()  # sum of member means: each member gets its solo gradient
+        optimizer.step()
+        bad_now = ~torch.isfinite(losses.detach()).all() & (first_bad < 0)
+        first_bad = torch.where(bad_now, torch.tensor(step, device=device), first_bad)
+        train_loss_sum += losses.detach().double()
+
+        if step % config.log_every == 0 or step == config.steps:
+            check_finite()
+            with torch.no_grad():
+                test = member_losses(Z_val, y_val)
+                omega, mu = omega_mu(model.KQ, model.OV, model_config.d)
+            if model_config.n_labels > 1:
+                omega, mu = torch.full_like(omega, math.nan), torch.full_like(mu, math.nan)
+            steps_in_record = step - (records["steps"][-1] if records["steps"] else 0)
+            records["steps"].append(step)
+            records["train"].append((train_loss_sum / steps_in_record).cpu().tolist())
+            records["test"].append(test.double().cpu().tolist())
+            records["omega"].append(omega.double().cpu().tolist())
+            records["mu"].append(mu.double().cpu().tolist())
+            train_loss_sum.zero_()
+            bar.set_postfix(test_loss=f"{test.mean().item():.4f}")
+        if checkpoint_path is not None and (
+            step == config.steps
+            or (config.checkpoint_every and step % config.checkpoint_every == 0)
+        ):
+            check_finite()
+            checkpoint(step)
+            last_good = step
+        bar.update(1)
+        if callback is not None:
+            callback(step, model)
+    bar.close()
+    check_finite()
+
+    history = TrainHistory(
+        steps=np.asarray(records["steps"], dtype=np.int64),
+        train_loss=np.asarray(records["train"], dtype=np.float64).reshape(-1, E),
+        test_loss=np.asarray(records["test"], dtype=np.float64).reshape(-1, E),
+        omega=np.asarray(records["omega"], dtype=np.float64).reshape(-1, E, model_config.max_heads),
+        mu=np.asarray(records["mu"], dtype=np.float64).reshape(-1, E, model_config.max_heads),
+    )
+    return TrainResult(model=model, history=history)
