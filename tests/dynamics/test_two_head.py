@@ -1,0 +1,127 @@
+"""The two-head flow of Appendix B: symmetry (Def. B.1), reduced ODE (B.4), phases I-III."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import brentq
+
+from dynamics import (
+    Event,
+    ODESolver,
+    SaveAt,
+    TwoHeadField,
+    equal_ratio_peak,
+    gradient_flow,
+    lambert_peak_bound,
+    symmetric_init,
+    two_head_flow,
+    two_head_phases,
+)
+from theory import Setting, approximate_loss_grad
+
+SETTING = Setting(d=5, L=40, sigma2=0.1)
+TIGHT = ODESolver(rtol=1e-12, atol=1e-14)
+
+
+def test_full_flow_from_symmetric_start_stays_on_the_symmetric_subspace():
+    """Ltilde(omega, mu) = Ltilde(-P omega, -P mu) (P swaps heads), so the 4-D flow keeps
+    omega_2 = -omega_1, mu_2 = -mu_1; numerically up to rounding (~1e-12), and it equals (B.4)."""
+    omega0, mu0 = symmetric_init(1e-3)
+    saveat = SaveAt(np.linspace(0.0, 50.0, 501))
+    full = gradient_flow(omega0, mu0, SETTING, (0.0, 50.0), TIGHT, saveat)
+    assert np.max(np.abs(full.omega.sum(axis=1))) < 1e-12
+    assert np.max(np.abs(full.mu.sum(axis=1))) < 1e-12
+    reduced = two_head_flow(1e-3, SETTING, (0.0, 50.0), TIGHT, saveat)
+    # both solves carry local errors ~ rtol = 1e-12 amplified by Phase I growth e^{2t} <= e^8
+    np.testing.assert_allclose(reduced.omega, full.omega, rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(reduced.mu, full.mu, rtol=1e-8, atol=1e-12)
+
+
+def test_reduced_field_is_minus_the_gradient_restricted_to_the_subspace():
+    """(B.4) from -grad Ltilde of theory at (w, -w), (m, -m): identity up to rounding."""
+    rng = np.random.default_rng(0)
+    w, m = rng.uniform(-0.8, 0.8, 50), rng.uniform(-5.0, 5.0, 50)
+    grad_omega, grad_mu = approximate_loss_grad(
+        np.stack([w, -w], -1), np.stack([m, -m], -1), SETTING
+    )
+    d_omega, d_mu = TwoHeadField(SETTING).velocity(w, m)
+    np.testing.assert_allclose(d_omega, -grad_omega[:, 0], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(d_mu, -grad_mu[:, 0], rtol=1e-12, atol=1e-12)
+
+
+def test_smaller_start_only_shifts_time_by_half_log_ten():
+    """Phase I is linear (omega = mu = eps e^{2t}), so eps -> eps/10 delays everything by
+    (1/2) ln 10; the nonlinearity at the start is O(eps^2) = 1e-6 relative."""
+    peak = Event("peak", lambda t, y: TwoHeadField(SETTING).rhs(t, y)[0], direction=-1)
+    times = [
+        two_head_flow(eps, SETTING, (0.0, 10.0), TIGHT, SaveAt([0.0, 10.0]), (peak,))
+        .events["peak"].t[0]
+        for eps in (1e-3, 1e-4)
+    ]  # fmt: skip
+    assert times[1] - times[0] == pytest.approx(0.5 * math.log(10.0), abs=1e-4)
+
+
+@pytest.fixture(scope="module")
+def phases():
+    return two_head_phases(SETTING, eps=1e-3, t_end=1e6)
+
+
+def test_late_time_rates_follow_the_valley_floor_law(phases):
+    """Along the valley mu = 1/(2(1+kappa) omega), the reduced loss is
+    inf + kappa d^2 w^4 / (6 (1+kappa)^2) and arclength ds = dw / (2 (1+kappa) w^2); the
+    flow d w/dt = -(1/2) dR/dw (dw/ds)^2 integrates to omega = (8 kappa d^2 t)^{-1/6}:
+    slopes -1/6 and +1/6 (tolerance 0.01, reference acceptance test), omega(t_end) within 1%
+    (the law drops O(t0 / t) and O(d omega^2) corrections, both < 1% at t = 1e6)."""
+    assert phases.late_slope_omega == pytest.approx(-1 / 6, abs=0.01)
+    assert phases.late_slope_mu == pytest.approx(1 / 6, abs=0.01)
+    t_end = phases.trajectory.t[-1]
+    valley_law = (8 * SETTING.kappa * SETTING.d**2 * t_end) ** (-1 / 6)
+    assert phases.trajectory.omega[-1, 0] == pytest.approx(valley_law, rel=0.01)
+
+
+def test_product_tends_to_the_debiased_gd_step(phases):
+    """(4.8): 2 omega mu* = 1/(1 + kappa sinhc(d omega^2)) -> 1/(1+kappa) as omega -> 0."""
+    assert phases.product_limit == pytest.approx(1 / (1 + SETTING.kappa), abs=1e-3)
+
+
+def test_peak_obeys_its_condition_and_bounds(phases):
+    """d omega/dt = 0 <=> 2 r w^2 (1 + kappa cosh(d w^2)) = 1 with r = mu/omega >= 1, so the
+    peak is the root of that equation at the measured r, below the r = 1 root and below
+    the Lambert-W bound sqrt(W(L/(1+sigma2))/d)."""
+    kappa, d = SETTING.kappa, SETTING.d
+    r = phases.peak_mu / phases.peak_omega
+    assert r >= 1.0
+    root = brentq(lambda w: 2 * r * w * w * (1 + kappa * math.cosh(d * w * w)) - 1, 0.0, 1.0)
+    assert phases.peak_omega == pytest.approx(root, rel=1e-8)
+    assert phases.peak_omega <= equal_ratio_peak(SETTING) <= lambert_peak_bound(SETTING)
+    # the peak comes after Phase I ends
+    assert phases.phase_one_end < phases.peak_time
+
+
+def test_phase_one_growth_and_end(phases):
+    """omega = eps e^{2t} (B.5) up to the log deficit: d ln omega/dt = 2 - 4 (1+kappa) omega^2
+    + O(omega^4) integrates to -(1+kappa)(omega^2 - eps^2). T1 within 5% of the
+    leading-order prediction (it neglects mu/omega - 1 and O(omega^4))."""
+    path = phases.trajectory
+    early = path.t <= 1.0
+    deficit = np.log(path.omega[early, 0] / (1e-3 * np.exp(2 * path.t[early])))
+    predicted = -(1 + SETTING.kappa) * (path.omega[early, 0] ** 2 - 1e-3**2)
+    np.testing.assert_allclose(deficit, predicted, atol=1e-7)  # next term O(omega^4) < 1e-8
+    check = next(c for c in phases.checks if c.quantity.startswith("T1"))
+    assert check.agrees and abs(check.measured - check.predicted) <= 0.05 * check.predicted
+
+
+def test_naive_two_timescale_law_is_reported_as_contradicted(phases):
+    """(B.18)'s omega ~ t^{-1/2} disagrees with the integrated ODE; every other check agrees."""
+    failed = {check.quantity for check in phases.disagreements}
+    assert failed == {"late slope of omega, naive law", "omega(t_end), naive law"}
+    naive = next(c for c in phases.checks if c.quantity == "late slope of omega, naive law")
+    assert abs(naive.measured - naive.predicted) > 0.3
+
+
+def test_bad_inputs():
+    with pytest.raises(ValueError, match="eps must be a finite number > 0, got -1"):
+        symmetric_init(-1)
+    with pytest.raises(ValueError, match="t_end must be a finite number >= 1e4"):
+        two_head_phases(SETTING, t_end=10.0)
