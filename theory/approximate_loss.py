@@ -2,7 +2,7 @@
 
 For H heads with KQ scales omega (shape (..., H)) and OV weights mu (shape (..., H)),
 
-    Ltilde(omega, mu) = 1 + sigma2 - 2 mu^T omega + mu^T (omega omega^T + c exp(d omega omega^T)) mu,
+    Ltilde(omega, mu) = 1 + sigma2 - 2 mu^T omega + mu^T (omega omega^T + c exp(d omega omega^T)) mu
 
 with c = (1 + sigma2) / L and exp taken elementwise (reference §HE-P4.1). It is the
 plain mean squared error (no 1/2), the convention of the authors' code.
@@ -10,7 +10,8 @@ plain mean squared error (no 1/2), the convention of the authors' code.
 Overflow: exp(d omega_i omega_j) overflows float64 once d omega_i omega_j > 709
 (|omega| = 3 at d = 100 gives exp(900)). Every function here factors the kernel as
 
-    exp(d omega omega^T) = S K S,   S = diag(exp(d omega^2 / 2)),   K_ij = exp(-d (omega_i - omega_j)^2 / 2) in (0, 1],
+    exp(d omega omega^T) = S K S,   S = diag(exp(d omega^2 / 2)),
+    K_ij = exp(-d (omega_i - omega_j)^2 / 2) in (0, 1],
 
 folds S into the OV weights, v = S mu, stores v as u exp(M) with M = max_h log|v_h|
 (so |u_h| <= 1), and multiplies exp(2M) back only at the end. A result is therefore
@@ -35,7 +36,7 @@ def _gaussian_kernel(omega: np.ndarray, d: int) -> np.ndarray:
 
 
 def _scaled_weights(omega: np.ndarray, mu: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
-    """(u, M) with exp(d omega^2 / 2) mu = u exp(M), |u_h| <= 1; M has shape (...) and is 0 when mu = 0."""
+    """(u, M) with exp(d omega^2 / 2) mu = u exp(M), |u_h| <= 1; M (...) is 0 when mu = 0."""
     with np.errstate(divide="ignore"):
         log_v = np.log(np.abs(mu)) + 0.5 * d * omega * omega  # (..., H), -inf where mu_h = 0
     log_scale = log_v.max(axis=-1)
@@ -78,7 +79,9 @@ def approximate_loss(omega, mu, setting: Setting) -> np.ndarray:
     u, log_scale = _scaled_weights(omega, mu, setting.d)
     p = np.sum(mu * omega, axis=-1)
     quadratic = np.einsum("...i,...ij,...j->...", u, kernel, u)  # mu^T E mu = quadratic * exp(2M)
-    return 1.0 + setting.sigma2 - 2.0 * p + p * p + setting.c * times_exp(quadratic, 2.0 * log_scale)
+    return (
+        1.0 + setting.sigma2 - 2.0 * p + p * p + setting.c * times_exp(quadratic, 2.0 * log_scale)
+    )
 
 
 def approximate_loss_grad(omega, mu, setting: Setting) -> tuple[np.ndarray, np.ndarray]:
@@ -100,9 +103,15 @@ def approximate_loss_grad(omega, mu, setting: Setting) -> tuple[np.ndarray, np.n
     u, log_scale = _scaled_weights(omega, mu, d)
     scale = log_scale[..., None]
     p = np.sum(mu * omega, axis=-1, keepdims=True)
-    kernel_u = np.einsum("...ij,...j->...i", kernel, u)  # (E mu)_i = kernel_u_i exp(d omega_i^2 / 2 + M)
+    kernel_u = np.einsum(
+        "...ij,...j->...i", kernel, u
+    )  # (E mu)_i = kernel_u_i exp(d omega_i^2 / 2 + M)
     kernel_u_omega = np.einsum("...ij,...j->...i", kernel, u * omega)
-    grad_mu = -2.0 * omega + 2.0 * p * omega + 2.0 * c * times_exp(kernel_u, 0.5 * d * omega * omega + scale)
+    grad_mu = (
+        -2.0 * omega
+        + 2.0 * p * omega
+        + 2.0 * c * times_exp(kernel_u, 0.5 * d * omega * omega + scale)
+    )
     grad_omega = -2.0 * mu + 2.0 * p * mu + 2.0 * c * d * times_exp(u * kernel_u_omega, 2.0 * scale)
     return grad_omega, grad_mu
 
@@ -127,11 +136,14 @@ def approximate_loss_hessian(omega, mu, setting: Setting) -> np.ndarray:
     kernel = _gaussian_kernel(omega, d)
     u, log_scale = _scaled_weights(omega, mu, d)
     scale = log_scale[..., None, None]
-    row_scale = 0.5 * d * omega[..., :, None] * omega[..., :, None] + scale  # d omega_i^2 / 2 + M, (..., H, 1)
+    row_scale = (
+        0.5 * d * omega[..., :, None] * omega[..., :, None] + scale
+    )  # d omega_i^2 / 2 + M, (..., H, 1)
     eye = np.eye(omega.shape[-1])
     p = np.sum(mu * omega, axis=-1)[..., None, None]
 
-    # With v = S mu = u exp(M): mu_h E_hk mu_k = v_h K_hk v_k and sum_j E_ij a_j mu_j = e^{d omega_i^2/2} (K (v o a))_i.
+    # With v = S mu = u exp(M): mu_h E_hk mu_k = v_h K_hk v_k and
+    # sum_j E_ij a_j mu_j = exp(d omega_i^2 / 2) (K (v o a))_i.
     weighted_sq = np.einsum("...hj,...j->...h", kernel, u * omega**2)  # sum_j K_hj u_j omega_j^2
     weighted = np.einsum("...ij,...j->...i", kernel, u * omega)  # sum_j K_ij u_j omega_j
     omega_omega_kernel = (
@@ -145,7 +157,9 @@ def approximate_loss_hessian(omega, mu, setting: Setting) -> np.ndarray:
     h_mu_omega = eye * (-2.0 + 2.0 * p) + 2.0 * _outer(omega, mu)
     h_mu_omega = h_mu_omega + 2.0 * c * times_exp(mu_omega_kernel, row_scale)
 
-    with np.errstate(over="ignore"):  # exp(d omega_i omega_j) is inf exactly when the true entry overflows
+    with np.errstate(
+        over="ignore"
+    ):  # exp(d omega_i omega_j) is inf exactly when the true entry overflows
         h_mu_mu = 2.0 * _outer(omega, omega) + 2.0 * c * np.exp(d * _outer(omega, omega))
 
     top = np.concatenate([h_omega_omega, np.swapaxes(h_mu_omega, -1, -2)], axis=-1)
