@@ -1,4 +1,4 @@
-"""Monte Carlo of in-context linear regression in plain numpy, the independent source for the theory tests.
+"""Monte Carlo of in-context linear regression in numpy, the independent source for theory tests.
 
 Data model of He et al. (2025), Section 2 (reference §0.2): x_1..x_L, x_q ~ N(0, I_d),
 beta ~ N(0, I_d / d), y_i = beta^T x_i + eps_i, y_q = beta^T x_q + eps_q, eps ~ N(0, sigma2).
@@ -6,7 +6,7 @@ beta ~ N(0, I_d / d), y_i = beta^T x_i + eps_i, y_q = beta^T x_q + eps_q, eps ~ 
 Every predictor tested here is linear in the labels given the covariates,
 y_hat = w^T y with weights w = w(X, x_q) of shape (L,). For such a predictor
 
-    E_{beta, eps}[(w^T y - y_q)^2 | X, x_q] = ||X^T w - x_q||^2 / d + sigma2 ||w||^2 + sigma2     (*)
+    E_{beta, eps}[(w^T y - y_q)^2 | X, x_q] = ||X^T w - x_q||^2 / d + sigma2 ||w||^2 + sigma2   (*)
 
 exactly: w^T y - y_q = (X^T w - x_q)^T beta + w^T eps - eps_q is a sum of three
 independent zero-mean terms with variances ||X^T w - x_q||^2 / d (beta ~ N(0, I/d)),
@@ -39,7 +39,7 @@ class Estimate:
 
 
 def conditional_risk(w: np.ndarray, X: np.ndarray, x_q: np.ndarray, sigma2: float) -> np.ndarray:
-    """Identity (*): the risk of y_hat = w^T y given (X, x_q); w (n, L), X (n, L, d), x_q (n, d) -> (n,)."""
+    """Identity (*): risk of w^T y given (X, x_q); w (n, L), X (n, L, d), x_q (n, d) -> (n,)."""
     d = X.shape[-1]
     residual = np.einsum("nld,nl->nd", X, w) - x_q  # X^T w - x_q, (n, d)
     return np.sum(residual**2, axis=-1) / d + sigma2 * np.sum(w**2, axis=-1) + sigma2
@@ -59,15 +59,23 @@ def _chunked_mean(per_prompt: Callable[[int], np.ndarray], n: int, chunk: int) -
     return Estimate(mean=mean, se=float(np.sqrt(variance / n)), n=n)
 
 
-def sample_covariates(rng: np.random.Generator, n: int, d: int, L: int) -> tuple[np.ndarray, np.ndarray]:
+def sample_covariates(
+    rng: np.random.Generator, n: int, d: int, L: int
+) -> tuple[np.ndarray, np.ndarray]:
     """n prompts' covariates: X (n, L, d) and x_q (n, d), all N(0, 1) entries."""
     return rng.standard_normal((n, L, d)), rng.standard_normal((n, d))
 
 
 def risk(
-    weights: Weights, d: int, L: int, sigma2: float, rng: np.random.Generator, n: int, chunk: int = 20_000
+    weights: Weights,
+    d: int,
+    L: int,
+    sigma2: float,
+    rng: np.random.Generator,
+    n: int,
+    chunk: int = 20_000,
 ) -> Estimate:
-    """Risk E(w^T y - y_q)^2 of a label-linear predictor by averaging identity (*) over n sampled prompts."""
+    """Risk E(w^T y - y_q)^2 of a label-linear predictor: identity (*) averaged over n prompts."""
 
     def per_prompt(m: int) -> np.ndarray:
         X, x_q = sample_covariates(rng, m, d, L)
@@ -77,7 +85,13 @@ def risk(
 
 
 def plain_risk(
-    weights: Weights, d: int, L: int, sigma2: float, rng: np.random.Generator, n: int, chunk: int = 20_000
+    weights: Weights,
+    d: int,
+    L: int,
+    sigma2: float,
+    rng: np.random.Generator,
+    n: int,
+    chunk: int = 20_000,
 ) -> Estimate:
     """The same risk by plain Monte Carlo: beta, label noise and query noise sampled too."""
 
@@ -117,7 +131,7 @@ def one_step_gd_weights(eta: float, debiased: bool) -> Weights:
 
 
 def ridge_weights(sigma2: float) -> Weights:
-    """Weights of the posterior mean x_q^T (X^T X + sigma2 d I)^{-1} X^T y, i.e. X (X^T X + sigma2 d I)^{-1} x_q."""
+    """Weights X A^{-1} x_q of the posterior mean x_q^T A^{-1} X^T y, A = X^T X + sigma2 d I."""
 
     def weights(X: np.ndarray, x_q: np.ndarray) -> np.ndarray:
         d = X.shape[-1]

@@ -37,12 +37,14 @@ def _flat_grad(x, setting=S):
 
 def _central_difference(f, x, h):
     """Central difference of f along every coordinate: error C h^2 + O(h^4) (+ rounding eps / h)."""
-    columns = [(np.asarray(f(x + h * e)) - np.asarray(f(x - h * e))) / (2 * h) for e in np.eye(x.size)]
+    columns = [
+        (np.asarray(f(x + h * e)) - np.asarray(f(x - h * e))) / (2 * h) for e in np.eye(x.size)
+    ]
     return np.stack(columns, axis=-1)
 
 
 def _fitted_order(f, exact, x, steps=(1e-2, 5e-3, 2.5e-3)):
-    """Slope of log(max error) against log(h) over the steps (rounding, ~1e-16 / h, stays far below)."""
+    """Slope of log(max error) against log(h) (rounding, ~1e-16 / h, stays far below h^2)."""
     errors = [np.abs(_central_difference(f, x, h) - exact).max() for h in steps]
     return np.polyfit(np.log(steps), np.log(errors), 1)[0]
 
@@ -51,7 +53,9 @@ def _fitted_order(f, exact, x, steps=(1e-2, 5e-3, 2.5e-3)):
 def test_gradient_matches_central_differences_with_second_order_error(omega, mu):
     exact = _flat_grad(np.concatenate([omega, mu]))
     # a wrong gradient leaves an error that does not shrink (order ~0); a right one shrinks like h^2
-    assert _fitted_order(_flat_loss, exact, np.concatenate([omega, mu])) == pytest.approx(2.0, abs=0.15)
+    assert _fitted_order(_flat_loss, exact, np.concatenate([omega, mu])) == pytest.approx(
+        2.0, abs=0.15
+    )
 
 
 @pytest.mark.parametrize("omega, mu", POINTS)
@@ -84,26 +88,39 @@ def test_batched_calls_broadcast_and_equal_the_unbatched_ones():
     assert optimal_mu_loss(batch_omega, S).shape == (5,)
 
 
-# ---- overflow safety: d = 100, |omega_h| up to 3, so exp(d omega_i omega_j) reaches exp(900) -------------------------
+# ---- overflow safety: d = 100, |omega_h| up to 3, so exp(d omega_i omega_j) reaches exp(900) ----
 
 BIG = Setting(d=100, L=40, sigma2=0.1)
 
 
 def _mp_loss(omega, mu, setting):
-    """(4.1) in mpmath arithmetic (precision set by the caller), straight from the formula: the independent source."""
-    omega = [mpmath.mpf(w) for w in omega]  # exact for floats; keeps mpf arguments (differentiation steps) intact
+    """(4.1) in mpmath (caller sets the precision), straight from the formula: the reference."""
+    omega = [
+        mpmath.mpf(w) for w in omega
+    ]  # exact for floats; keeps mpf arguments (differentiation steps) intact
     mu = [mpmath.mpf(m) for m in mu]
-    p = mpmath.fsum(m * w for m, w in zip(mu, omega))
+    p = mpmath.fsum(m * w for m, w in zip(mu, omega, strict=True))
     quadratic = mpmath.fsum(
-        mu[i] * mu[j] * mpmath.exp(setting.d * omega[i] * omega[j]) for i in range(len(mu)) for j in range(len(mu))
+        mu[i] * mu[j] * mpmath.exp(setting.d * omega[i] * omega[j])
+        for i in range(len(mu))
+        for j in range(len(mu))
     )
-    return 1 + mpmath.mpf(setting.sigma2) - 2 * p + p * p + (1 + mpmath.mpf(setting.sigma2)) / setting.L * quadratic
+    return (
+        1
+        + mpmath.mpf(setting.sigma2)
+        - 2 * p
+        + p * p
+        + (1 + mpmath.mpf(setting.sigma2)) / setting.L * quadratic
+    )
 
 
 def _mp_derivative(omega, mu, setting, axes):
-    """d/dx_i Ltilde or d2/dx_i dx_j Ltilde (axes = (i,) or (i, j), x = (omega, mu)) by central differences of
-    `_mp_loss` with steps 1e-20 |x_k| (truncation error ~1e-40 relative) at 400 digits, enough to resolve a
-    mixed difference h_i h_j d2Ltilde ~ 1e-223 next to Ltilde ~ 1: no formula shared with the code."""
+    """d/dx_i Ltilde or d2/dx_i dx_j Ltilde (axes (i,) or (i, j); x = (omega, mu)).
+
+    Central differences of `_mp_loss` with steps 1e-20 |x_k| (truncation error ~1e-40 relative)
+    at 400 digits, enough to resolve a mixed difference h_i h_j d2Ltilde ~ 1e-223 next to
+    Ltilde ~ 1. No formula is shared with the code under test.
+    """
     with mpmath.workdps(400):
         x = [mpmath.mpf(v) for v in (*omega, *mu)]
         h = len(omega)
@@ -121,7 +138,9 @@ def _mp_derivative(omega, mu, setting, axes):
         else:
             i, j = axes
             corners = [(si, sj) for si in (1, -1) for sj in (1, -1)]
-            value = mpmath.fsum(si * sj * f([(i, si), (j, sj)]) for si, sj in corners) / (4 * steps[i] * steps[j])
+            value = mpmath.fsum(si * sj * f([(i, si), (j, sj)]) for si, sj in corners) / (
+                4 * steps[i] * steps[j]
+            )
         return float(value)
 
 
@@ -156,7 +175,9 @@ def test_hessian_is_finite_and_accurate_at_large_omega():
     for i in range(4):
         for j in range(4):
             if finite[i, j]:
-                assert hessian[i, j] == pytest.approx(_mp_derivative(omega, mu, BIG, (i, j)), rel=1e-10), (i, j)
+                assert hessian[i, j] == pytest.approx(
+                    _mp_derivative(omega, mu, BIG, (i, j)), rel=1e-10
+                ), (i, j)
 
 
 def test_loss_is_inf_exactly_when_the_true_value_exceeds_float64():
@@ -168,7 +189,9 @@ def test_loss_is_inf_exactly_when_the_true_value_exceeds_float64():
     assert np.all(np.isinf(grad_mu)) and np.all(np.isinf(grad_omega))
 
 
-@mpmath.workdps(1000)  # the entries span e^-900..e^900: mpmath's pivot test needs more digits than that
+@mpmath.workdps(
+    1000
+)  # the entries span e^-900..e^900: mpmath's pivot test needs more digits than that
 def _mp_optimal_mu(omega, setting):
     omega = [mpmath.mpf(w) for w in omega]
     c = (1 + mpmath.mpf(setting.sigma2)) / setting.L
@@ -183,14 +206,16 @@ def _mp_optimal_mu(omega, setting):
 @pytest.mark.parametrize("omega", [[3.0, 0.1], [3.0, -2.0, 0.0], [0.3, -0.2, 0.05]])
 def test_optimal_mu_matches_a_high_precision_solve(omega):
     setting = BIG if max(abs(w) for w in omega) > 1 else S
-    np.testing.assert_allclose(optimal_mu(omega, setting), _mp_optimal_mu(omega, setting), rtol=1e-9, atol=1e-300)
+    np.testing.assert_allclose(
+        optimal_mu(omega, setting), _mp_optimal_mu(omega, setting), rtol=1e-9, atol=1e-300
+    )
 
 
 @pytest.mark.parametrize("omega", [[0.4], [0.1, -0.1], [0.3, -0.2, 0.05], [0.5, -0.45, 0.2, -0.1]])
 def test_optimal_mu_is_stationary_and_a_minimum(omega):
     mu_opt = optimal_mu(omega, S)
     _, grad_mu = approximate_loss_grad(omega, mu_opt, S)
-    # scale of the terms that cancel in dLtilde/dmu: |omega| and c |E mu|; a solve leaves ~1e-13 of it
+    # scale of the terms that cancel in dLtilde/dmu: |omega|, c |E mu|; a solve leaves ~1e-13 of it
     assert np.abs(grad_mu).max() < 1e-10 * (1.0 + np.abs(mu_opt).max())
     best = optimal_mu_loss(omega, S)
     assert best == pytest.approx(approximate_loss(omega, mu_opt, S), rel=1e-12)

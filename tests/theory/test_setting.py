@@ -1,4 +1,4 @@
-"""theory.Setting (He et al. 2025, Section 2): validation of d, L, sigma2 and the derived constants of §0.1."""
+"""theory.Setting (He et al. 2025, Section 2): validation of d, L, sigma2; constants of §0.1."""
 
 import dataclasses
 import math
@@ -36,7 +36,8 @@ def test_sigma2_rejects_negative_or_non_finite(value):
 
 
 @pytest.mark.parametrize(
-    "d, L, sigma2", [(1, 1, 0), (5, 40, 0.1), (np.int64(7), np.int32(3), np.float32(0.5)), (2, 3, 3)]
+    "d, L, sigma2",
+    [(1, 1, 0), (5, 40, 0.1), (np.int64(7), np.int32(3), np.float32(0.5)), (2, 3, 3)],
 )
 def test_accepts_valid_values_and_normalises_types(d, L, sigma2):
     s = Setting(d, L, sigma2)
