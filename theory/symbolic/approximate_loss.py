@@ -80,7 +80,7 @@ def derive_approximate_loss(head_count: int = 2) -> Derivation:
     >>> derivation.all_checks_passed
     True
     >>> derivation.results["loss"]
-    mu_1**2*omega_1**2 - 2*mu_1*omega_1 + sigma^2 + 1 + mu_1**2*(sigma^2 + 1)*exp(d*omega_1**2)/L
+    mu_1**2*omega_1**2 - 2*mu_1*omega_1 + sigma^2 + 1 + mu_1**2*sigma^2*exp(d*omega_1**2)/L + mu_1**2*exp(d*omega_1**2)/L
     """
     if head_count < 1:
         raise ValueError(f"head_count must be an integer >= 1, got {head_count!r}")
@@ -316,7 +316,7 @@ def derive_gradient(head_count: int = 2) -> Derivation:
 
     >>> derivation = derive_gradient(2)
     >>> derivation.all_checks_passed, derivation.results["optimal_p"]
-    (True, L/(L + d*sigma^2 + d))
+    (True, L/(L + d*(sigma^2 + 1)))
     """
     omega, mu = heads(head_count)
     count = head_count
