@@ -367,8 +367,13 @@ def lasso_coefficients(
         raise ValueError(f"tol must be a number > 0, got {tol!r}")
     if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1:
         raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
+    with torch.no_grad():  # an iterative solver: no graph through its iterations
+        return _fista(X, y, _parameter("alpha", alpha, X, minimum=0.0), tol, max_iter, check_every)
+
+
+def _fista(X, y, alpha, tol, max_iter, check_every) -> LassoSolution:
     L = X.shape[-2]
-    alpha = _parameter("alpha", alpha, X, minimum=0.0)[..., None]  # (..., 1)
+    alpha = alpha[..., None]  # (..., 1)
     gram = X.mT @ X / L  # (..., d, d)
     correlation = _matvec(X.mT, y) / L  # (..., d)
     step = 1.0 / torch.linalg.matrix_norm(gram, ord=2).clamp(min=torch.finfo(X.dtype).tiny)

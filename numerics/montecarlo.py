@@ -13,7 +13,8 @@ estimates it for any predictor (a callable ``Prompts -> predictions (n,)``):
   (omega, mu) points, all mu values from one pass per omega (the loss is quadratic in mu).
 
 Prompts are drawn in fixed blocks of `RANDOMNESS_BLOCK` prompts, block b from its own
-generator seeded by ``(seed, b)``; ``chunk`` only bounds how many prompts are evaluated at once.
+generator seeded by ``(seed, b)``; ``chunk`` only bounds how many prompts are evaluated at
+once (at most one block).
 So the same seed on the same device gives the same prompts whatever the chunk size, and
 different seeds give independent estimates. Sums are accumulated in float64 with Chan's
 pairwise update of means and co-moments. Nothing here imports `theory`.
@@ -178,27 +179,20 @@ def _block_generator(seed: int, block: int, device: torch.device) -> torch.Gener
     return torch.Generator(device=device).manual_seed(int(state))
 
 
-def _concatenate(parts: list[Prompts]) -> Prompts:
-    return Prompts(*(torch.cat([getattr(p, f.name) for p in parts]) for f in fields(Prompts)))
-
-
 def _chunks(
     sampler: Sampler, n_prompts: int, chunk: int, seed: int, device: torch.device, progress: bool
 ) -> Iterator[Prompts]:
-    """Prompts in pieces of at most ``max(chunk, ...)``: blocks are sampled, then split by chunk."""
+    """Prompts block by block (block b from its own generator), each split into pieces <= chunk."""
     n_blocks = math.ceil(n_prompts / RANDOMNESS_BLOCK)
-    blocks_per_group = max(1, chunk // RANDOMNESS_BLOCK)
     bar = tqdm(total=n_prompts, unit="prompt", disable=not progress, leave=False)
-    for first in range(0, n_blocks, blocks_per_group):
-        parts = []
-        for block in range(first, min(first + blocks_per_group, n_blocks)):
-            size = min(RANDOMNESS_BLOCK, n_prompts - block * RANDOMNESS_BLOCK)
-            parts.append(sampler(size, _block_generator(seed, block, device)))
-        group = parts[0] if len(parts) == 1 else _concatenate(parts)
-        n_group = group.y_query.shape[0]
-        for start in range(0, n_group, chunk):
-            yield Prompts(*(getattr(group, f.name)[start : start + chunk] for f in fields(Prompts)))
-            bar.update(min(chunk, n_group - start))
+    for block in range(n_blocks):
+        size = min(RANDOMNESS_BLOCK, n_prompts - block * RANDOMNESS_BLOCK)
+        prompts = sampler(size, _block_generator(seed, block, device))
+        for start in range(0, size, chunk):
+            yield Prompts(
+                *(getattr(prompts, f.name)[start : start + chunk] for f in fields(Prompts))
+            )
+            bar.update(min(chunk, size - start))
     bar.close()
 
 
@@ -303,7 +297,7 @@ def monte_carlo_losses(
     source,
     n_prompts: int,
     *,
-    chunk: int = 8192,
+    chunk: int = RANDOMNESS_BLOCK,
     seed: int = 0,
     device=None,
     dtype: torch.dtype = torch.float32,
@@ -319,7 +313,8 @@ def monte_carlo_losses(
             `numerics.data.sample_linear_regression`, with ``covariance`` for x if given), or a
             sampler ``(n, generator) -> Prompts``.
         n_prompts: number of prompts (>= 2).
-        chunk: prompts evaluated at once (memory bound); does not change which prompts are drawn.
+        chunk: prompts evaluated at once (memory bound; at most `RANDOMNESS_BLOCK` are, whatever
+            chunk says); it does not change which prompts are drawn.
         seed: >= 0; block b of `RANDOMNESS_BLOCK` prompts uses a generator seeded by (seed, b).
         device, dtype: where and in which precision prompts are sampled and predictors run;
             accumulation is always float64.
@@ -360,7 +355,7 @@ def monte_carlo_loss(
     source,
     n_prompts: int,
     *,
-    chunk: int = 8192,
+    chunk: int = RANDOMNESS_BLOCK,
     seed: int = 0,
     device=None,
     dtype: torch.dtype = torch.float32,
