@@ -20,6 +20,7 @@ Everyday wrappers: `gradient_flow`, `two_head_flow`, `two_head_phases`,
 """
 
 from dynamics.events import Event
+from dynamics.portrait import PhasePortrait, omega_nullcline, phase_portrait
 from dynamics.saveat import SaveAt
 from dynamics.solve import gradient_flow, solve
 from dynamics.solver import GradientDescent, ODESolver
@@ -48,6 +49,7 @@ __all__ = [
     "GradientDescent",
     "GradientFlowField",
     "ODESolver",
+    "PhasePortrait",
     "SaveAt",
     "PhaseCheck",
     "Trajectory",
@@ -58,7 +60,9 @@ __all__ = [
     "lambert_peak_bound",
     "late_omega",
     "naive_late_omega",
+    "omega_nullcline",
     "phase_one_end",
+    "phase_portrait",
     "solve",
     "symmetric_init",
     "two_head_flow",

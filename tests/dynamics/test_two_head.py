@@ -18,7 +18,7 @@ from dynamics import (
     two_head_flow,
     two_head_phases,
 )
-from theory import Setting, approximate_loss_grad
+from theory import Setting, approximate_loss_grad, manifold_mu
 
 SETTING = Setting(d=5, L=40, sigma2=0.1)
 TIGHT = ODESolver(rtol=1e-12, atol=1e-14)
@@ -125,3 +125,14 @@ def test_bad_inputs():
         symmetric_init(-1)
     with pytest.raises(ValueError, match="t_end must be a finite number >= 1e4"):
         two_head_phases(SETTING, t_end=10.0)
+
+
+def test_mu_lags_mu_star_by_the_slow_manifold_amount():
+    """Why (B.18) fails: on the slow manifold d mu/dt = 4 (w^2 + c sinh u)(mu* - mu) must equal
+    the drift d mu/dt = mu / (6 t) of the t^{1/6} law, so mu/mu* - 1 = -1/(24 t w^2 (1+kappa))
+    to leading order; the neglected terms are O(d w^2) relative."""
+    path = two_head_flow(1e-3, SETTING, (0.0, 1e6), TIGHT, SaveAt(np.geomspace(1e4, 1e6, 20)))
+    w, mu, t = path.omega[:, 0], path.mu[:, 0], path.t
+    lag = mu / manifold_mu(w, SETTING) - 1
+    predicted = -1 / (24 * t * w**2 * (1 + SETTING.kappa))
+    assert np.all(np.abs(lag / predicted - 1) < SETTING.d * w**2)

@@ -1,0 +1,38 @@
+"""`icl-verify flow two-head` end to end: figure written, exit codes, one-line errors."""
+
+import pytest
+
+from validation.cli import main
+
+
+@pytest.mark.parametrize("series", [False, True])
+def test_flow_writes_a_png_and_prints_the_phase_checks(tmp_path, capsys, series):
+    out = tmp_path / "flow.png"
+    argv = ["flow", "two-head", "--d", "5", "--L", "40", "--sigma2", "0.1", "--t-end", "1e5"]
+    assert main([*argv, "--out", str(out), *(["--series"] if series else [])]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    printed = capsys.readouterr().out
+    assert "late slope of omega, naive law" in printed and "DISAGREES" in printed
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "message"),
+    [
+        ("--d", "0", "--d must be an integer >= 1, got 0"),
+        ("--L", "four", "--L must be an integer >= 1, got 'four'"),
+        ("--sigma2", "-1", "--sigma2 must be a number in [0, inf), got '-1'"),
+        ("--eps", "0", "--eps must be a number in (0, 0.1], got '0'"),
+        ("--t-end", "10", "--t-end must be a number in [10000, 1e+09], got '10'"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(tmp_path, capsys, flag, value, message):
+    out = tmp_path / "x.png"
+    assert main(["flow", "two-head", flag, value, "--out", str(out)]) == 2
+    error = capsys.readouterr().err
+    assert error.strip().endswith(message) and error.count("\n") == 1
+    assert not out.exists()
+
+
+def test_out_must_be_a_png_in_an_existing_directory(tmp_path, capsys):
+    assert main(["flow", "two-head", "--out", str(tmp_path / "x.pdf")]) == 2
+    assert main(["flow", "two-head", "--out", str(tmp_path / "missing" / "x.png")]) == 2

@@ -1,0 +1,95 @@
+"""`icl-verify flow`: integrate the two-head flow (B.4) and draw it (He et al. 2025, App. B).
+
+    icl-verify flow two-head --d 5 --L 40 --sigma2 0.1 --out portrait.png
+    icl-verify flow two-head --d 5 --L 40 --sigma2 0.1 --series --out series.png
+
+Draws the phase portrait (direction field, nullclines, trajectories) or, with
+--series, omega, mu, mu/omega, the loss and 2 omega mu against log t with the
+Phase I/II/III boundaries; prints each measured phase feature next to its
+prediction. Exit status 0 when the figure was written, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+from validation.errors import CommandLineError
+
+SYSTEMS = ("two-head",)
+
+
+def register(subparsers) -> None:
+    """Add the `flow` subcommand to the `icl-verify` parser."""
+    parser = subparsers.add_parser(
+        "flow",
+        help="integrate a gradient-flow ODE on Ltilde and draw its phase portrait",
+        description="Integrate the reduced two-head flow (B.4) of He et al. (2025) from the "
+        "symmetric start and draw its phase portrait or time series (PNG).",
+    )
+    parser.add_argument("system", choices=SYSTEMS, help="the ODE: two-head = (B.4)")
+    parser.add_argument("--d", default="5", help="covariate dimension, integer >= 1 (default 5)")
+    parser.add_argument("--L", default="40", help="prompt length, integer >= 1 (default 40)")
+    parser.add_argument("--sigma2", default="0.1", help="noise variance >= 0 (default 0.1)")
+    parser.add_argument("--eps", default="1e-3", help="symmetric start, 0 < eps <= 0.1 (1e-3)")
+    parser.add_argument("--t-end", default="1e7", help="end time, 1e4 <= t-end <= 1e9 (1e7)")
+    parser.add_argument("--out", required=True, help="PNG file to write")
+    parser.add_argument(
+        "--series", action="store_true", help="draw the time series instead of the portrait"
+    )
+    parser.set_defaults(func=run)
+
+
+def _integer(name: str, text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise CommandLineError(f"--{name} must be an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise CommandLineError(f"--{name} must be an integer >= 1, got {value}")
+    return value
+
+
+def _number(name: str, text: str, low: float, high: float, low_open: bool = False) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    below = value <= low if low_open else value < low
+    if not math.isfinite(value) or below or value > high:
+        interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if math.isinf(high) else ']'}"
+        raise CommandLineError(f"--{name} must be a number in {interval}, got {text!r}")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    """Integrate, print the phase checks, draw the figure; 0 when it was written."""
+    from dynamics import phase_portrait, two_head_phases
+    from figures.phase_portrait import draw_phase_portrait, draw_time_series
+    from theory import Setting
+
+    setting = Setting(
+        d=_integer("d", args.d), L=_integer("L", args.L),
+        sigma2=_number("sigma2", args.sigma2, 0.0, math.inf),
+    )  # fmt: skip
+    eps = _number("eps", args.eps, 0.0, 0.1, low_open=True)
+    t_end = _number("t-end", args.t_end, 1e4, 1e9)
+    out = Path(args.out)
+    if out.suffix.lower() != ".png":
+        raise CommandLineError(f"--out must name a .png file, got {args.out!r}")
+    if not out.parent.is_dir():
+        raise CommandLineError(f"--out: directory {str(out.parent)!r} does not exist")
+    phases = two_head_phases(setting, eps=eps, t_end=t_end)
+    width = max(len(check.quantity) for check in phases.checks)
+    print(f"{'quantity':<{width}}  {'predicted':>12}  {'measured':>12}  verdict")
+    for check in phases.checks:
+        verdict = "agrees" if check.agrees else "DISAGREES"
+        numbers = f"{check.predicted:>12.6g}  {check.measured:>12.6g}"
+        print(f"{check.quantity:<{width}}  {numbers}  {verdict}")
+    if args.series:
+        draw_time_series(phases, out)
+    else:
+        draw_phase_portrait(phase_portrait(setting), out, phases)
+    print(f"wrote {out}")
+    return 0
