@@ -17,7 +17,7 @@ import sys
 from validation.errors import CommandLineError
 
 # Subcommand modules under validation.commands, in the order `--help` lists them.
-COMMANDS = ("derive",)
+COMMANDS = ("derive", "list", "run", "report", "flow")
 
 
 class _Parser(argparse.ArgumentParser):
