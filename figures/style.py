@@ -1,0 +1,90 @@
+"""The shared look of icl-verify figures: theory as lines, measurements as markers with error bars.
+
+Every claim figure puts the theory's prediction (a solid line, `THEORY` colour)
+beside the simulation's measurement (markers, `MEASURED` colour), with tolerances
+drawn as dashed grey lines, so a reader sees at once what was compared.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only; never opens a window
+
+import matplotlib.pyplot as plt  # noqa: E402
+
+THEORY = "#1f4e9c"  # dark blue: closed forms and ODE solutions
+MEASURED = "#d1495b"  # red: optimiser, Monte Carlo and training results
+REFERENCE = "#7f7f7f"  # grey: limits, tolerances, guides
+PALETTE = ("#d1495b", "#edae49", "#00798c", "#66a182")  # further measured series
+
+_RC = {
+    "figure.dpi": 110,
+    "savefig.dpi": 130,
+    "font.size": 9,
+    "axes.titlesize": 9.5,
+    "axes.labelsize": 9,
+    "legend.fontsize": 8,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.alpha": 0.25,
+}
+
+
+def new_figure(ncols: int = 1, nrows: int = 1, width: float = 4.2, height: float = 3.3):
+    """A figure with `nrows x ncols` axes in the project style; returns (figure, axes array).
+
+    Sets the project's matplotlib style (font sizes, light grid, no top/right spines).
+
+    >>> figure, axes = new_figure(2)
+    >>> axes.shape
+    (1, 2)
+    >>> plt.close(figure)
+    """
+    plt.rcParams.update(_RC)
+    figure, axes = plt.subplots(
+        nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False, layout="constrained"
+    )
+    return figure, axes
+
+
+def save_figure(figure, path: Path | str) -> None:
+    """Render `figure` as PNG to `path` atomically (temporary file, then rename) and close it."""
+    from validation.cache import write_atomic
+
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    plt.close(figure)
+    write_atomic(Path(path), buffer.getvalue())
+
+
+def set_log_ticks(axis, ticks, which: str = "x") -> None:
+    """Label a log axis at `ticks` only (plain numbers), hiding minor labels that would overlap.
+
+    >>> figure, axes = new_figure()
+    >>> axes[0, 0].set_xscale("log")
+    >>> set_log_ticks(axes[0, 0], [0.05, 0.1, 0.2])
+    >>> [t.get_text() for t in axes[0, 0].get_xticklabels()]
+    ['0.05', '0.1', '0.2']
+    >>> plt.close(figure)
+    """
+    from matplotlib.ticker import FixedLocator, NullFormatter
+
+    target = axis.xaxis if which == "x" else axis.yaxis
+    target.set_major_locator(FixedLocator(ticks))
+    target.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}"))
+    target.set_minor_formatter(NullFormatter())
+
+
+def log_ticks(low: float, high: float) -> list[float]:
+    """The 1-2-5 numbers between low and high (inclusive, with a little slack), for `set_log_ticks`.
+
+    >>> log_ticks(0.05, 0.6)
+    [0.05, 0.1, 0.2, 0.5]
+    """
+    candidates = [m * 10.0**e for e in range(-6, 7) for m in (1, 2, 5)]
+    return [float(f"{t:.1g}") for t in candidates if low / 1.3 <= t <= high * 1.01]

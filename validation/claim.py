@@ -1,0 +1,391 @@
+"""The claim, the unit of icl-verify: a paper's statement, its prediction, a measurement, a rule.
+
+A `Claim` (DESIGN.md, "The claim") knows its `Source`, a one-sentence statement,
+
+- `predict(params) -> Prediction`: the theory's numbers (from `theory` / `dynamics`);
+- `measure(params, runtime) -> Measurement`: the simulation's numbers, each an
+  `Estimate` (value with its standard error or error bound);
+- `checks(params) -> tuple[Check, ...]`: which quantity is compared by which
+  agreement rule (`ZScore`, `LogLogSlope`, `Tolerance`), each with its justification;
+- `figure(params, prediction, measurement) -> matplotlib Figure`: theory and
+  measurement side by side, drawn only from the stored numbers, so that
+  `icl-verify report` can redraw it without re-running.
+
+Every rule reduces a comparison to three numbers per element (all >= 0):
+the discrepancy |measured - predicted|, the discrepancy it *allows* (a tolerance
+argued from a theorem's error term or a solver's accuracy) and the measurement's
+*uncertainty* (a multiple of its standard error, or its error bound). Then
+
+    disagrees     if  discrepancy > allowed + uncertainty           (the claim is contradicted)
+    inconclusive  if  not disagrees and uncertainty > resolution    (the measurement is too coarse
+                                                                     to tell the claim from a
+                                                                     claim wrong by `resolution`)
+    agrees        otherwise.
+
+An array-valued quantity is judged element by element and takes its worst verdict
+(disagrees > inconclusive > agrees); a claim takes the worst verdict of its checks.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+AGREES = "agrees"
+INCONCLUSIVE = "inconclusive"
+DISAGREES = "disagrees"
+VERDICTS = (AGREES, INCONCLUSIVE, DISAGREES)  # ordered from best to worst
+
+
+def worst_verdict(verdicts) -> str:
+    """The worst of several verdicts (disagrees > inconclusive > agrees); agrees for none.
+
+    >>> worst_verdict(["agrees", "inconclusive", "agrees"])
+    'inconclusive'
+    """
+    return max(verdicts, key=VERDICTS.index, default=AGREES)
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a claim is stated: paper key, section and equation (or figure/table) labels."""
+
+    paper: str  # e.g. "He et al. 2025"
+    section: str  # e.g. "4.3, App. D.2"
+    equation: str = ""  # e.g. "(4.13)"
+
+    def __str__(self) -> str:
+        parts = [self.paper, f"§{self.section}"] + (
+            [f"eq. {self.equation}"] if self.equation else []
+        )
+        return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A measured value (scalar or array) with its error: a standard error or a bound.
+
+    `error_kind` says which: "se" (one standard error of a Monte Carlo or a fit)
+    or "bound" (a guaranteed bound, e.g. a solver's distance to the exact optimum).
+
+    >>> Estimate(0.25, 0.01).as_json()
+    {'value': 0.25, 'error': 0.01, 'error_kind': 'se'}
+    """
+
+    value: Any
+    error: Any
+    error_kind: str = "se"
+
+    def __post_init__(self) -> None:
+        if self.error_kind not in ("se", "bound"):
+            raise ValueError(f"error_kind must be 'se' or 'bound', got {self.error_kind!r}")
+        value = np.asarray(self.value, dtype=float)
+        error = np.broadcast_to(np.asarray(self.error, dtype=float), value.shape)
+        if np.any(~(error >= 0)):
+            raise ValueError(f"error must be >= 0 (not NaN), got {self.error!r}")
+        object.__setattr__(self, "value", value if value.ndim else float(value))
+        object.__setattr__(self, "error", error.copy() if value.ndim else float(error))
+
+    def as_json(self) -> dict:
+        return {
+            "value": to_json(self.value),
+            "error": to_json(self.error),
+            "error_kind": self.error_kind,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping) -> Estimate:
+        return cls(data["value"], data["error"], data.get("error_kind", "se"))
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The theory's numbers: `values` are compared by the checks; `figure_data` only drawn.
+
+    Values and figure data are floats or float arrays (stored in results.json as lists).
+    """
+
+    values: Mapping[str, Any]
+    figure_data: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """The simulation's numbers: `values` as `Estimate`s (compared); `figure_data` only drawn."""
+
+    values: Mapping[str, Estimate]
+    figure_data: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """A rule applied to one quantity: the verdict and its worst normalised score.
+
+    `score` = max over elements of discrepancy / (allowed + uncertainty): the claim
+    is contradicted exactly where the score exceeds 1.
+    """
+
+    verdict: str
+    score: float
+
+
+def _decide(discrepancy, allowed, uncertainty, resolution) -> Judgement:
+    """The three-way decision of the module docstring, worst over array elements."""
+    discrepancy, allowed, uncertainty, resolution = (
+        np.asarray(a, dtype=float) for a in (discrepancy, allowed, uncertainty, resolution)
+    )
+    disagrees = ~(discrepancy <= allowed + uncertainty)  # NaN counts as a disagreement
+    inconclusive = ~disagrees & (uncertainty > resolution)
+    verdict = DISAGREES if disagrees.any() else INCONCLUSIVE if inconclusive.any() else AGREES
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(discrepancy == 0, 0.0, discrepancy / (allowed + uncertainty))
+    score = float(np.max(np.where(np.isnan(ratio), np.inf, ratio), initial=0.0))
+    return Judgement(verdict, score)
+
+
+def _positive(name: str, value: float, allow_zero: bool = False) -> float:
+    value = float(value)
+    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be finite and {bound}, got {value!r}")
+    return value
+
+
+def _justified(justification: str) -> str:
+    if not justification.strip():
+        raise ValueError("justification must say why this rule and tolerance fit the claim")
+    return justification
+
+
+@dataclass(frozen=True)
+class ZScore:
+    """Monte Carlo agreement: |measured - predicted| <= max_z standard errors.
+
+    Inconclusive when max_z * SE exceeds `resolution` = rel_resolution * |predicted|
+    + abs_resolution: the measurement could not have told the prediction from one
+    wrong by that much.
+
+    >>> rule = ZScore(max_z=4, rel_resolution=0.05, justification="MC error only")
+    >>> near, far = Estimate(1.01, 0.005), Estimate(1.01, 0.005)
+    >>> rule.judge(1.0, near).verdict, rule.judge(1.1, far).verdict
+    ('agrees', 'disagrees')
+    >>> rule.judge(1.0, Estimate(1.01, 0.05)).verdict  # 4 SE = 0.2 > 5% of 1.0
+    'inconclusive'
+    """
+
+    justification: str
+    max_z: float = 4.0
+    rel_resolution: float = 0.0
+    abs_resolution: float = 0.0
+
+    def __post_init__(self) -> None:
+        _justified(self.justification)
+        _positive("max_z", self.max_z)
+        _positive("rel_resolution", self.rel_resolution, allow_zero=True)
+        _positive("abs_resolution", self.abs_resolution, allow_zero=True)
+        if self.rel_resolution == 0 and self.abs_resolution == 0:
+            raise ValueError("ZScore needs rel_resolution > 0 or abs_resolution > 0")
+
+    def describe(self) -> str:
+        return f"|z| <= {self.max_z:g}"
+
+    def judge(self, predicted, measured: Estimate) -> Judgement:
+        predicted = np.asarray(predicted, dtype=float)
+        uncertainty = self.max_z * np.asarray(measured.error)
+        resolution = self.rel_resolution * np.abs(predicted) + self.abs_resolution
+        return _decide(np.abs(measured.value - predicted), 0.0, uncertainty, resolution)
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """Deterministic agreement: |measured - predicted| <= rtol |predicted| + atol (+ error bound).
+
+    For exact computations (a solver's optimum, an ODE solution): the tolerance is
+    argued from a theorem's error term or the solver's accuracy, and the measurement's
+    error (a bound) is added to it. Inconclusive when that error alone exceeds the
+    tolerance: the solver was not accurate enough to test the claim.
+
+    >>> rule = Tolerance(rtol=1e-6, justification="solver accuracy 1e-9")
+    >>> rule.judge(2.0, Estimate(2.000001, 1e-9, "bound")).verdict
+    'agrees'
+    >>> rule.judge(2.0, Estimate(2.1, 1e-9, "bound")).verdict
+    'disagrees'
+    """
+
+    justification: str
+    rtol: float = 0.0
+    atol: float = 0.0
+
+    def __post_init__(self) -> None:
+        _justified(self.justification)
+        _positive("rtol", self.rtol, allow_zero=True)
+        _positive("atol", self.atol, allow_zero=True)
+        if self.rtol == 0 and self.atol == 0:
+            raise ValueError("Tolerance needs rtol > 0 or atol > 0")
+
+    def describe(self) -> str:
+        terms = ([f"{self.rtol:.3g}·|pred|"] if self.rtol else []) + (
+            [f"{self.atol:.3g}"] if self.atol else []
+        )
+        return "|meas − pred| <= " + " + ".join(terms)
+
+    def judge(self, predicted, measured: Estimate) -> Judgement:
+        predicted = np.asarray(predicted, dtype=float)
+        allowed = self.rtol * np.abs(predicted) + self.atol
+        error = np.asarray(measured.error)
+        return _decide(np.abs(measured.value - predicted), allowed, error, allowed)
+
+
+@dataclass(frozen=True)
+class LogLogSlope:
+    """Rate agreement: a fitted log-log slope equals the predicted order within atol + max_z SE.
+
+    The measured quantity is a slope from `fit_loglog_slope` (value and the fit's SE);
+    the predicted value is the theorem's order. `atol` allows the bias of the
+    neglected higher-order terms over the fitted range. Inconclusive when max_z SE > atol.
+
+    >>> rule = LogLogSlope(atol=0.05, justification="next order is omega^4")
+    >>> slope = Estimate(2.01, 0.002)
+    >>> rule.judge(2.0, slope).verdict, rule.judge(1.0, slope).verdict
+    ('agrees', 'disagrees')
+    """
+
+    justification: str
+    atol: float
+    max_z: float = 4.0
+
+    def __post_init__(self) -> None:
+        _justified(self.justification)
+        _positive("atol", self.atol)
+        _positive("max_z", self.max_z)
+
+    def describe(self) -> str:
+        return f"|slope − order| <= {self.atol:g} + {self.max_z:g}·SE"
+
+    def judge(self, predicted, measured: Estimate) -> Judgement:
+        uncertainty = self.max_z * np.asarray(measured.error)
+        discrepancy = np.abs(measured.value - np.asarray(predicted, dtype=float))
+        return _decide(discrepancy, self.atol, uncertainty, self.atol)
+
+
+Rule = ZScore | Tolerance | LogLogSlope
+
+
+@dataclass(frozen=True)
+class FittedSlope:
+    """Least-squares line log y = intercept + slope log x, with the slope's standard error."""
+
+    slope: Estimate
+    intercept: float
+
+
+def fit_loglog_slope(x, y) -> FittedSlope:
+    """Ordinary least squares fit of log|y| against log x; the slope's SE from the residuals.
+
+    Args:
+        x: positive abscissae, shape (n,), n >= 3.
+        y: nonzero ordinates, shape (n,).
+
+    >>> fit = fit_loglog_slope([1.0, 2.0, 4.0, 8.0], [3.0, 12.0, 48.0, 192.0])
+    >>> round(fit.slope.value, 12), round(fit.slope.error, 12)
+    (2.0, 0.0)
+    """
+    log_x, log_y = np.log(np.asarray(x, dtype=float)), np.log(np.abs(np.asarray(y, dtype=float)))
+    if log_x.ndim != 1 or log_x.shape != log_y.shape or log_x.size < 3:
+        raise ValueError(
+            f"x and y must be 1-D of the same length >= 3, got {log_x.shape}, {log_y.shape}"
+        )
+    design = np.stack([np.ones_like(log_x), log_x], axis=1)
+    coef, *_ = np.linalg.lstsq(design, log_y, rcond=None)
+    residual = log_y - design @ coef
+    dof = log_x.size - 2
+    variance = residual @ residual / dof * np.linalg.inv(design.T @ design)[1, 1]
+    return FittedSlope(Estimate(coef[1], math.sqrt(max(variance, 0.0))), float(coef[0]))
+
+
+@dataclass(frozen=True)
+class Check:
+    """One comparison of a claim: quantity name (in Prediction/Measurement values) and its rule."""
+
+    quantity: str
+    rule: Rule
+    label: str = ""  # how the report names the quantity; defaults to `quantity`
+
+    @property
+    def title(self) -> str:
+        return self.label or self.quantity
+
+
+Params = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One checkable statement of a paper (see the module docstring for the parts).
+
+    `id` follows the reference catalogues (e.g. "HE-T4.2ii"). The callables take the
+    claim's parameters from the preset (a JSON object; see `validation.presets`).
+    """
+
+    id: str
+    source: Source
+    statement: str
+    predict: Callable[[Params], Prediction]
+    measure: Callable[[Params, Any], Measurement]
+    checks: Callable[[Params], tuple[Check, ...]]
+    figure: Callable[[Params, Prediction, Measurement], Any]
+
+    def __post_init__(self) -> None:
+        if not self.id or any(ch.isspace() for ch in self.id):
+            raise ValueError(f"claim id must be non-empty without spaces, got {self.id!r}")
+        if not self.statement.strip():
+            raise ValueError(f"claim {self.id}: statement must not be empty")
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """A check applied: what was compared, under which rule, and the judgement."""
+
+    check: Check
+    predicted: Any
+    measured: Estimate
+    judgement: Judgement
+
+
+def evaluate(checks, prediction: Prediction, measurement: Measurement) -> tuple[CheckResult, ...]:
+    """Apply every check to the prediction and measurement (missing quantities raise KeyError).
+
+    >>> checks = (Check("loss", ZScore("MC error", rel_resolution=0.05)),)
+    >>> [r.judgement.verdict for r in evaluate(checks, Prediction({"loss": 1.0}),
+    ...                                         Measurement({"loss": Estimate(1.3, 0.01)}))]
+    ['disagrees']
+    """
+    results = []
+    for check in checks:
+        predicted = prediction.values[check.quantity]
+        measured = measurement.values[check.quantity]
+        results.append(
+            CheckResult(check, predicted, measured, check.rule.judge(predicted, measured))
+        )
+    return tuple(results)
+
+
+def to_json(value):
+    """Numbers and arrays (nested in dicts/lists) as JSON-ready Python objects; NaN/inf kept.
+
+    >>> to_json({"a": np.array([1.0, 2.0]), "b": np.float64(3.0)})
+    {'a': [1.0, 2.0], 'b': 3.0}
+    """
+    if isinstance(value, Mapping):
+        return {str(k): to_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_json(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value

@@ -1,0 +1,18 @@
+"""`icl-verify list`: every registered claim with its source and one-sentence statement."""
+
+from __future__ import annotations
+
+from validation.registry import all_claims
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("list", help="list the claims: id, source, statement")
+    parser.set_defaults(func=list_claims)
+
+
+def list_claims(args) -> int:
+    """Print one block per claim: id and source, then the statement, indented."""
+    for claim in all_claims():
+        print(f"{claim.id:<12} {claim.source}")
+        print(f"{'':<12} {claim.statement}")
+    return 0

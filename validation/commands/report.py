@@ -1,0 +1,38 @@
+"""`icl-verify report RESULTS_DIR`: re-render report.md (and redraw figures) from results.json."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from validation.errors import CommandLineError
+from validation.records import load_run
+from validation.report import redraw_figures, write_report
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "report", help="re-render report.md and figures of a finished (or partial) run"
+    )
+    parser.add_argument(
+        "results_dir",
+        metavar="RESULTS_DIR",
+        type=Path,
+        help="a run folder holding results.json, e.g. results/quick-20260101-120000",
+    )
+    parser.add_argument(
+        "--no-figures",
+        action="store_true",
+        help="only re-render report.md; keep the existing figures",
+    )
+    parser.set_defaults(func=report)
+
+
+def report(args) -> int:
+    try:
+        record = load_run(args.results_dir)
+    except ValueError as error:
+        raise CommandLineError(f"RESULTS_DIR: {error}") from None
+    if not args.no_figures:
+        redraw_figures(record, args.results_dir)
+    print(write_report(record, args.results_dir))
+    return 0

@@ -1,0 +1,147 @@
+"""`icl-verify run [IDS...]`: run claims under a preset, print the verdict table, exit 0/1/2.
+
+Exit status: 0 when no claim run disagrees, 1 when any disagrees, 2 on bad input.
+An *inconclusive* claim (the measurement too coarse to decide, e.g. the smoke
+preset's few samples) prints a warning and exits 0: it says the run was too small,
+not that the theory is wrong, and exit 1 is kept for findings. `--strict` makes
+inconclusive claims exit 1, for gating on "every claim verified".
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from datetime import datetime
+from pathlib import Path
+
+from validation.claim import DISAGREES, INCONCLUSIVE
+from validation.errors import CommandLineError
+from validation.presets import DEFAULT_PRESET, PRESET_NAMES
+from validation.records import RunRecord
+from validation.registry import select_claims
+from validation.report import REPORT_FILE
+from validation.runner import RUN_ID_PATTERN, run_claims
+
+DEVICE_PATTERN = re.compile(r"auto|cpu|cuda(:\d+)?")
+MAX_SEED = 2**63 - 1
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("run", help="run claims and compare theory with simulation")
+    parser.add_argument("ids", nargs="*", metavar="ID", help="claim ids (default: all; see `list`)")
+    parser.add_argument(
+        "--preset",
+        default=DEFAULT_PRESET,
+        help=f"sizes: one of {', '.join(PRESET_NAMES)} (default {DEFAULT_PRESET})",
+    )
+    parser.add_argument(
+        "--device", default="auto", help="auto (CUDA when present), cpu, cuda, cuda:N"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("results"),
+        help="results folder (default results/); the cache lives in OUT/cache",
+    )
+    parser.add_argument("--seed", default="0", help=f"run seed, an integer in [0, {MAX_SEED}]")
+    parser.add_argument(
+        "--run-id",
+        default=None,
+        help="name of the run folder (default PRESET-YYYYmmdd-HHMMSS); "
+        "an existing run id resumes that run",
+    )
+    parser.add_argument(
+        "--strict", action="store_true", help="exit 1 also when a claim is inconclusive"
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.set_defaults(func=run)
+
+
+def resolve_device(name: str) -> str:
+    """The torch device string for --device; CommandLineError when unknown or unavailable."""
+    if not DEVICE_PATTERN.fullmatch(name):
+        raise CommandLineError(f"--device must be auto, cpu, cuda or cuda:N, got {name!r}")
+    if name == "cpu":
+        return name
+    import torch
+
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if not torch.cuda.is_available():
+        raise CommandLineError(f"--device {name}: CUDA is not available here; use auto or cpu")
+    index = int(name.partition(":")[2] or 0)
+    if index >= torch.cuda.device_count():
+        raise CommandLineError(
+            f"--device {name}: device index must be in [0, {torch.cuda.device_count() - 1}]"
+        )
+    return name
+
+
+def parse_seed(text: str) -> int:
+    """--seed as an integer in [0, 2^63 - 1]; CommandLineError otherwise."""
+    try:
+        seed = int(text)
+    except ValueError:
+        seed = -1
+    if not 0 <= seed <= MAX_SEED:
+        raise CommandLineError(f"--seed must be an integer in [0, {MAX_SEED}], got {text!r}")
+    return seed
+
+
+def run(args) -> int:
+    if args.preset not in PRESET_NAMES:
+        raise CommandLineError(
+            f"--preset must be one of {', '.join(PRESET_NAMES)}, got {args.preset!r}"
+        )
+    seed = parse_seed(args.seed)
+    try:
+        claims = select_claims(args.ids)
+    except ValueError as error:
+        raise CommandLineError(str(error)) from None
+    run_id = args.run_id or f"{args.preset}-{datetime.now():%Y%m%d-%H%M%S}"
+    if not RUN_ID_PATTERN.fullmatch(run_id):
+        raise CommandLineError(
+            f"--run-id must be 1-100 characters of letters, digits, '.', '_', '-', got {run_id!r}"
+        )
+    device = resolve_device(args.device)
+    try:
+        record = run_claims(
+            claims,
+            preset=args.preset,
+            out=args.out,
+            run_id=run_id,
+            seed=seed,
+            device=device,
+            show_progress=not args.no_progress,
+        )
+    except ValueError as error:
+        if "run-id" not in str(error):
+            raise
+        raise CommandLineError(str(error)) from None
+    print(verdict_table(record, [claim.id for claim in claims]))
+    print(f"report: {args.out / run_id / REPORT_FILE}")
+    return exit_status(record, [claim.id for claim in claims], strict=args.strict)
+
+
+def verdict_table(record: RunRecord, ids: list[str]) -> str:
+    """One line per claim run: id, verdict, seconds (plain text for the terminal)."""
+    rows = [f"{'claim':<14}{'verdict':<14}{'seconds':>8}"]
+    for claim in record.claims:
+        if claim.id in ids:
+            rows.append(f"{claim.id:<14}{claim.verdict:<14}{claim.seconds:>8.1f}")
+    return "\n".join(rows)
+
+
+def exit_status(record: RunRecord, ids: list[str], strict: bool) -> int:
+    """1 if a claim of `ids` disagrees (or, with strict, is inconclusive), else 0."""
+    verdicts = {claim.id: claim.verdict for claim in record.claims if claim.id in ids}
+    unclear = sorted(i for i, v in verdicts.items() if v == INCONCLUSIVE)
+    if unclear:
+        print(
+            f"icl-verify: warning: inconclusive: {', '.join(unclear)} "
+            "(measurement too coarse to decide; try a larger --preset)",
+            file=sys.stderr,
+        )
+    if DISAGREES in verdicts.values() or (strict and unclear):
+        return 1
+    return 0

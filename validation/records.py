@@ -1,0 +1,228 @@
+"""Run records: the versioned schema of `results/<run-id>/results.json`.
+
+One `RunRecord` per run: schema version, package/python/numpy/torch versions, git
+commit (when available), device, seed, preset, start/finish times, and one
+`ClaimRecord` per finished claim (id, source, statement, parameters, predicted and
+measured values with errors, every check with its rule, justification and verdict,
+seconds, figure paths, and the figure data, so figures can be redrawn from the
+file alone). The runner rewrites the file atomically after each claim.
+
+Schema history: 1 - first version.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import subprocess
+from dataclasses import asdict, dataclass, field, replace
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from validation.cache import write_atomic
+from validation.claim import (
+    CheckResult,
+    Claim,
+    Estimate,
+    Measurement,
+    Prediction,
+    to_json,
+    worst_verdict,
+)
+
+SCHEMA_VERSION = 1
+RESULTS_FILE = "results.json"
+
+
+@dataclass(frozen=True)
+class CheckRecord:
+    """One check as stored: quantity, numbers, rule text, justification, verdict, score."""
+
+    quantity: str
+    label: str
+    predicted: Any
+    measured: Any
+    error: Any
+    error_kind: str
+    rule: str
+    justification: str
+    verdict: str
+    score: float
+
+    @classmethod
+    def from_result(cls, result: CheckResult) -> CheckRecord:
+        return cls(
+            quantity=result.check.quantity,
+            label=result.check.title,
+            predicted=to_json(np.asarray(result.predicted, dtype=float)),
+            measured=to_json(result.measured.value),
+            error=to_json(result.measured.error),
+            error_kind=result.measured.error_kind,
+            rule=result.check.rule.describe(),
+            justification=result.check.rule.justification,
+            verdict=result.judgement.verdict,
+            score=result.judgement.score,
+        )
+
+
+@dataclass(frozen=True)
+class ClaimRecord:
+    """One finished claim as stored in results.json."""
+
+    id: str
+    source: str
+    statement: str
+    params: dict
+    prediction: dict  # {"values": {...}, "figure_data": {...}}
+    measurement: dict  # {"values": {name: {"value", "error", "error_kind"}}, "figure_data": {...}}
+    checks: tuple[CheckRecord, ...]
+    verdict: str
+    seconds: float
+    figures: tuple[str, ...]  # paths relative to the run folder
+
+    @classmethod
+    def build(
+        cls,
+        claim: Claim,
+        params,
+        prediction: Prediction,
+        measurement: Measurement,
+        results: tuple[CheckResult, ...],
+        seconds: float,
+        figures: tuple[str, ...],
+    ) -> ClaimRecord:
+        return cls(
+            id=claim.id,
+            source=str(claim.source),
+            statement=claim.statement,
+            params=to_json(dict(params)),
+            prediction={
+                "values": to_json(dict(prediction.values)),
+                "figure_data": to_json(dict(prediction.figure_data)),
+            },
+            measurement={
+                "values": {k: v.as_json() for k, v in measurement.values.items()},
+                "figure_data": to_json(dict(measurement.figure_data)),
+            },
+            checks=tuple(CheckRecord.from_result(r) for r in results),
+            verdict=worst_verdict(r.judgement.verdict for r in results),
+            seconds=seconds,
+            figures=figures,
+        )
+
+    def restored_prediction(self) -> Prediction:
+        """The stored prediction with lists back as float arrays (for redrawing figures)."""
+        return Prediction(
+            _arrays(self.prediction["values"]), _arrays(self.prediction["figure_data"])
+        )
+
+    def restored_measurement(self) -> Measurement:
+        values = {k: Estimate.from_json(v) for k, v in self.measurement["values"].items()}
+        return Measurement(values, _arrays(self.measurement["figure_data"]))
+
+    @classmethod
+    def from_json(cls, data: dict) -> ClaimRecord:
+        checks = tuple(CheckRecord(**check) for check in data["checks"])
+        return cls(**{**data, "checks": checks, "figures": tuple(data["figures"])})
+
+
+def _arrays(values: dict) -> dict:
+    return {
+        k: (np.asarray(v, dtype=float) if isinstance(v, list) else v) for k, v in values.items()
+    }
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One run of `icl-verify run`: its metadata and the records of its finished claims."""
+
+    run_id: str
+    preset: str
+    seed: int
+    device: str
+    started: str
+    finished: str | None = None
+    schema_version: int = SCHEMA_VERSION
+    environment: dict = field(default_factory=dict)
+    claims: tuple[ClaimRecord, ...] = ()
+
+    @classmethod
+    def start(cls, run_id: str, preset: str, seed: int, device: str) -> RunRecord:
+        return cls(run_id, preset, seed, device, started=now(), environment=environment())
+
+    def with_claim(self, record: ClaimRecord) -> RunRecord:
+        kept = tuple(c for c in self.claims if c.id != record.id)
+        return replace(self, claims=kept + (record,), finished=None)
+
+    def finished_ids(self) -> set[str]:
+        return {c.id for c in self.claims}
+
+    def verdict(self) -> str:
+        return worst_verdict(c.verdict for c in self.claims)
+
+    def to_json(self) -> str:
+        return json.dumps(to_json(asdict(self)), indent=1, allow_nan=True)
+
+    @classmethod
+    def from_json(cls, text: str, where: str = RESULTS_FILE) -> RunRecord:
+        data = json.loads(text)
+        version = data.get("schema_version")
+        if version != SCHEMA_VERSION:
+            raise ValueError(f"{where}: schema_version must be {SCHEMA_VERSION}, got {version!r}")
+        claims = tuple(ClaimRecord.from_json(c) for c in data["claims"])
+        return cls(**{**data, "claims": claims})
+
+    def save(self, run_dir: Path) -> None:
+        """Write `<run_dir>/results.json` atomically."""
+        write_atomic(Path(run_dir) / RESULTS_FILE, self.to_json())
+
+
+def load_run(run_dir: Path | str) -> RunRecord:
+    """Read `<run_dir>/results.json`; ValueError (one line) when missing or of another schema."""
+    path = Path(run_dir) / RESULTS_FILE
+    if not path.is_file():
+        raise ValueError(f"results directory must contain {RESULTS_FILE}, none at {path}")
+    return RunRecord.from_json(path.read_text(), where=str(path))
+
+
+def now() -> str:
+    """The current UTC time, ISO 8601 to the second."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def environment() -> dict[str, str | None]:
+    """Versions of the package, python, numpy, torch (if installed) and the git commit (if any)."""
+
+    def version(package: str) -> str | None:
+        try:
+            return metadata.version(package)
+        except metadata.PackageNotFoundError:
+            return None
+
+    return {
+        "package_version": version("icl-verify"),
+        "git_commit": _git_commit(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "torch": version("torch"),
+        "platform": platform.platform(),
+    }
+
+
+def _git_commit() -> str | None:
+    try:
+        result = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return result.stdout.strip() or None if result.returncode == 0 else None

@@ -1,0 +1,66 @@
+"""The registry of claims: every `CLAIMS` tuple of the modules in `validation.claims`.
+
+Modules are discovered (one module per claim family, see `validation.claims`), so
+adding a claim never edits this file. Claims are listed in the reference
+catalogue's order (`CATALOGUE_ORDER`); ids not in it follow, sorted.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from validation.claim import Claim
+
+# The He et al. (2025) catalogue order (reference/he2025.md, sections 2-5).
+CATALOGUE_ORDER = (
+    "HE-OBS1", "HE-OBS2", "HE-OBS3", "HE-OBS4",
+    "HE-P4.1", "HE-S1", "HE-S2", "HE-MAN",
+    "HE-4.9", "HE-4.12", "HE-T4.2i", "HE-T4.2ii", "HE-4.3-RISK", "HE-T4.2iii",
+    "HE-B-INIT", "HE-B-PHASE1", "HE-B-PHASE2", "HE-B-PHASE3",
+)  # fmt: skip
+
+
+def _order(claim: Claim) -> tuple[int, str]:
+    if claim.id in CATALOGUE_ORDER:
+        return CATALOGUE_ORDER.index(claim.id), ""
+    return len(CATALOGUE_ORDER), claim.id
+
+
+def all_claims() -> tuple[Claim, ...]:
+    """Every registered claim, in catalogue order; duplicate ids raise ValueError.
+
+    >>> [c.id for c in all_claims()][:2]
+    ['HE-MAN', 'HE-T4.2ii']
+    """
+    import validation.claims as package
+
+    claims: dict[str, Claim] = {}
+    for module_info in pkgutil.iter_modules(package.__path__):
+        if module_info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{package.__name__}.{module_info.name}")
+        for claim in getattr(module, "CLAIMS", ()):
+            if claim.id in claims:
+                raise ValueError(f"claim id {claim.id!r} is registered twice")
+            claims[claim.id] = claim
+    return tuple(sorted(claims.values(), key=_order))
+
+
+def select_claims(ids: list[str] | tuple[str, ...] = ()) -> tuple[Claim, ...]:
+    """The claims with the given ids (all when empty), in registry order; unknown ids raise.
+
+    >>> [c.id for c in select_claims(["HE-T4.2ii"])]
+    ['HE-T4.2ii']
+    >>> select_claims(["HE-NOPE"])
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown claim id 'HE-NOPE' (see `icl-verify list`)
+    """
+    claims = all_claims()
+    known = {claim.id for claim in claims}
+    for claim_id in ids:
+        if claim_id not in known:
+            raise ValueError(f"unknown claim id {claim_id!r} (see `icl-verify list`)")
+    wanted = set(ids)
+    return tuple(claim for claim in claims if not wanted or claim.id in wanted)

@@ -1,0 +1,101 @@
+"""Run claims: predict, measure, judge, draw, record; resumable (DESIGN.md, "Command line").
+
+`run_claims` writes `<out>/<run-id>/results.json` atomically after every claim,
+so a killed run loses at most the claim in progress; running the same run id
+again skips the finished claims (resume) and the artefact cache `<out>/cache`
+hands trainers their checkpoints back.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from figures.style import save_figure
+from validation.cache import ArtefactCache
+from validation.claim import Claim, evaluate
+from validation.presets import claim_params
+from validation.records import RESULTS_FILE, ClaimRecord, RunRecord, load_run, now
+from validation.report import write_report
+from validation.runtime import Runtime, claim_seed
+
+RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+FIGURE_DIR = "figures"
+
+
+def figure_path(claim_id: str) -> str:
+    """The figure's path relative to the run folder.
+
+    >>> figure_path("HE-T4.2ii")
+    'figures/HE-T4.2ii.png'
+    """
+    return f"{FIGURE_DIR}/{claim_id}.png"
+
+
+def open_run(run_dir: Path, preset: str, seed: int, device: str) -> RunRecord:
+    """The run's record: the stored one when resuming (same preset and seed), else a fresh one."""
+    if not (run_dir / RESULTS_FILE).exists():
+        return RunRecord.start(run_dir.name, preset, seed, device)
+    stored = load_run(run_dir)
+    if (stored.preset, stored.seed) != (preset, seed):
+        raise ValueError(
+            f"run-id {run_dir.name!r} exists with preset {stored.preset!r} and seed {stored.seed}; "
+            f"resume it with those or choose another --run-id (got {preset!r}, {seed})"
+        )
+    return stored
+
+
+def run_claim(claim: Claim, params, runtime: Runtime, run_dir: Path) -> ClaimRecord:
+    """Predict, measure and judge one claim, draw its figure into `run_dir`; its record."""
+    start = time.perf_counter()
+    prediction = claim.predict(params)
+    measurement = claim.measure(params, runtime)
+    results = evaluate(claim.checks(params), prediction, measurement)
+    seconds = time.perf_counter() - start
+    path = figure_path(claim.id)
+    save_figure(claim.figure(params, prediction, measurement), run_dir / path)
+    return ClaimRecord.build(claim, params, prediction, measurement, results, seconds, (path,))
+
+
+def run_claims(
+    claims: Sequence[Claim],
+    *,
+    preset: str,
+    out: Path,
+    run_id: str,
+    seed: int,
+    device: str,
+    show_progress: bool = False,
+) -> RunRecord:
+    """Run `claims` under `preset` into `<out>/<run_id>/`; finished claims of that run are skipped.
+
+    Returns the run's record with every claim of `claims` finished; writes
+    results.json after each claim and report.md at the end.
+    """
+    run_dir = Path(out) / run_id
+    record = open_run(run_dir, preset, seed, device)
+    cache = ArtefactCache(Path(out) / "cache")
+    sizes = {claim.id: claim_params(preset, claim.id) for claim in claims}  # fail before any work
+    record.save(run_dir)
+    bar = _claim_bar(claims, show_progress)
+    for claim in bar:
+        if claim.id in record.finished_ids():
+            continue
+        if show_progress:
+            bar.set_postfix_str(claim.id)
+        runtime = Runtime(device, claim_seed(seed, claim.id), cache, show_progress)
+        record = record.with_claim(run_claim(claim, sizes[claim.id], runtime, run_dir))
+        record.save(run_dir)
+    record = replace(record, finished=now())
+    record.save(run_dir)
+    write_report(record, run_dir)
+    return record
+
+
+def _claim_bar(claims: Sequence[Claim], show_progress: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(claims, desc="claims", unit="claim", position=0, disable=not show_progress)
