@@ -372,6 +372,7 @@ def lasso_coefficients(
 
 
 def _fista(X, y, alpha, tol, max_iter, check_every) -> LassoSolution:
+    """FISTA with adaptive restart for `lasso_coefficients` (arguments already validated)."""
     L = X.shape[-2]
     alpha = alpha[..., None]  # (..., 1)
     gram = X.mT @ X / L  # (..., d, d)

@@ -11,6 +11,7 @@ import torch
 
 from numerics.data import Prompts, kms_covariance, sample_linear_regression
 from numerics.estimators import (
+    bayes_prediction,
     gd_prediction,
     kernel_sum_prediction,
     lasso_prediction,
@@ -85,6 +86,36 @@ def test_derived_risk_rejects_the_formula_without_the_wishart_fourth_moment_term
     estimate = monte_carlo_loss(LinearInLabels(gd(eta)), setting, 40_000, seed=12)
     wrong = gd_risk_derived(eta, d, L, sigma2) - eta**2 / L
     assert abs(estimate.z_score(wrong)) > 10, estimate
+
+
+def test_ols_risk_matches_the_inverse_wishart_mean():
+    # For L > d + 1, OLS reproduces beta exactly up to noise: X^T w = x_q with
+    # w = X (X^T X)^{-1} x_q, so the conditional risk is sigma2 + sigma2 x_q^T (X^T X)^{-1} x_q;
+    # with E (X^T X)^{-1} = I / (L - d - 1) (inverse Wishart mean), R_OLS = sigma2 (1 + d/(L-d-1)).
+    d, L, sigma2 = 4, 12, 0.3
+    estimate = monte_carlo_loss(
+        lambda p: ols_prediction(p.X, p.y, p.x_query),
+        SimpleNamespace(d=d, L=L, sigma2=sigma2),
+        40_000,
+        seed=13,
+    )
+    assert abs(estimate.z_score(sigma2 * (1 + d / (L - d - 1)))) < 4, estimate
+
+
+def test_bayes_prediction_beats_ridge_with_any_other_lambda():
+    # The posterior mean minimises E(y_hat - y_q)^2 among all predictors, so on the same prompts
+    # ridge with lambda != sigma2 d has a larger loss; the paired difference resolves it.
+    d, L, sigma2 = 5, 10, 0.5
+    best = sigma2 * d
+    predictors = {
+        "bayes": LinearInLabels(lambda p: bayes_prediction(p.X, p.y, p.x_query, sigma2)),
+        "smaller": LinearInLabels(lambda p: ridge_prediction(p.X, p.y, p.x_query, best / 4)),
+        "larger": LinearInLabels(lambda p: ridge_prediction(p.X, p.y, p.x_query, best * 4)),
+    }
+    joint = monte_carlo_losses(predictors, SimpleNamespace(d=d, L=L, sigma2=sigma2), 20_000)
+    for other in ("smaller", "larger"):
+        gain = joint.difference(other, "bayes")
+        assert gain.mean > 4 * gain.stderr, (other, gain)
 
 
 # --------------------------------------------------------------------------------------------
