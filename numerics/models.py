@@ -183,20 +183,20 @@ class MultiHeadAttention(nn.Module):
     # -- attention weights ------------------------------------------------------------------
 
     def _attention_weights(self, scores: torch.Tensor, keep: torch.Tensor | None) -> torch.Tensor:
-        """Normalise scores over the key axis -2 (``keep`` masks keys; None = all keys)."""
+        """Normalise scores over the key axis (the last); ``keep`` masks keys (None = all)."""
         attention = self.config.attention
         if attention == "linear":  # (5.1): fixed 1/L, no normalisation
             weights = scores / self.config.train_length
             return weights if keep is None else weights * keep
         if attention == "softmax":  # (2.2)
-            if keep is not None:
-                scores = scores.masked_fill(~keep, -math.inf)
-            weights = torch.softmax(scores, dim=-2)
-            return weights if keep is None else weights.masked_fill(~keep, 0.0)
+            if keep is None:
+                return torch.softmax(scores, dim=-1)
+            weights = torch.softmax(scores.masked_fill(~keep, -math.inf), dim=-1)
+            return weights.masked_fill(~keep, 0.0)  # a query with no keys gets no weight
         weights = attention(scores)  # (5.2): f(s_i) / sum_j f(s_j)
         if keep is not None:
             weights = weights * keep
-        total = weights.sum(dim=-2, keepdim=True)
+        total = weights.sum(dim=-1, keepdim=True)
         return weights / torch.where(total == 0, torch.ones_like(total), total)
 
     # -- forward passes ---------------------------------------------------------------------
@@ -212,7 +212,7 @@ class MultiHeadAttention(nn.Module):
         context, query = Z[..., :-1], Z[..., -1]  # (E, B, D, L), (E, B, D)
         kq_query = torch.einsum("ehij,ebj->ebhi", self.KQ, query)  # (E, B, H, D): KQ_h z_q
         scores = torch.einsum("ebhi,ebil->ebhl", kq_query, context)  # (E, B, H, L)
-        weights = self._attention_weights(scores.unsqueeze(-1), None).squeeze(-1)  # (E, B, H, L)
+        weights = self._attention_weights(scores, None)  # (E, B, H, L)
         mixed = torch.einsum("ebhl,ebil->ebhi", weights, context)  # (E, B, H, D)
         readout = self.OV[..., -K:, :]  # (E, H, K, D): label rows of OV_h
         prediction = query[..., -K:] + torch.einsum("ehki,ebhi->ebk", readout, mixed)  # (E, B, K)
@@ -225,10 +225,10 @@ class MultiHeadAttention(nn.Module):
         """
         T = Z.shape[-1]
         kq_Z = torch.einsum("ehij,ebjs->ebhis", self.KQ, Z)  # (E, B, H, D, T)
-        scores = torch.einsum("ebit,ebhis->ebhts", Z, kq_Z)  # (E, B, H, T keys, T queries)
-        keep = torch.ones(T, T, dtype=torch.bool, device=Z.device).triu(diagonal=1)  # key < query
+        scores = torch.einsum("ebit,ebhis->ebhst", Z, kq_Z)  # (E, B, H, T queries, T keys)
+        keep = torch.ones(T, T, dtype=torch.bool, device=Z.device).tril(diagonal=-1)  # key < query
         weights = self._attention_weights(scores, keep)  # (E, B, H, T, T)
-        mixed = torch.einsum("ebjt,ebhts->ebhjs", Z, weights)  # (E, B, H, D, T)
+        mixed = torch.einsum("ebjt,ebhst->ebhjs", Z, weights)  # (E, B, H, D, T)
         return Z + torch.einsum("ehij,ebhjs->ebis", self.OV, mixed)  # (E, B, D, T)
 
 

@@ -1,0 +1,112 @@
+"""numerics.train: resume after a kill is bit-for-bit, divergence is caught, history is kept."""
+
+import pytest
+import torch
+
+from numerics.models import AttentionConfig
+from numerics.train import (
+    LinearRegressionTask,
+    MultiTaskRegressionTask,
+    TrainConfig,
+    TrainingDivergedError,
+    resolve_device,
+    train,
+)
+
+MODEL = AttentionConfig(d=3, heads=2, ensemble=2)
+TASK = LinearRegressionTask(3, 6, 0.1)
+CONFIG = TrainConfig(
+    lr=1e-2, batch=16, steps=30, validation_batch=32, log_every=4, checkpoint_every=5, device="cpu"
+)
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    # tiny tensors: one thread avoids oversubscription on a shared 2-core machine
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+class Killed(Exception):
+    pass
+
+
+def _kill_at(step_to_die: int):
+    def callback(step, model):
+        if step == step_to_die:
+            raise Killed
+
+    return callback
+
+
+def test_resume_after_a_kill_reaches_the_same_weights_bit_for_bit(tmp_path):
+    uninterrupted = train(MODEL, TASK, CONFIG, progress=False)
+    path = tmp_path / "run.pt"
+    with pytest.raises(Killed):  # killed at step 13: the last checkpoint is step 10
+        train(MODEL, TASK, CONFIG, checkpoint_path=path, callback=_kill_at(13), progress=False)
+    assert torch.load(path, weights_only=False)["step"] == 10
+    resumed = train(MODEL, TASK, CONFIG, checkpoint_path=path, resume=True, progress=False)
+    for name, value in uninterrupted.model.state_dict().items():
+        assert torch.equal(value, resumed.model.state_dict()[name]), name
+    for field in ("steps", "train_loss", "test_loss", "omega", "mu"):
+        assert (getattr(uninterrupted.history, field) == getattr(resumed.history, field)).all()
+    assert not list(tmp_path.glob("*.tmp"))  # atomic writes leave no temporary file
+
+
+def test_resume_refuses_a_checkpoint_of_another_run(tmp_path):
+    path = tmp_path / "run.pt"
+    train(MODEL, TASK, CONFIG, checkpoint_path=path, progress=False)
+    other = TrainConfig(**{**CONFIG.__dict__, "lr": 2e-2})
+    with pytest.raises(ValueError, match="^checkpoint_path .* different run"):
+        train(MODEL, TASK, other, checkpoint_path=path, resume=True, progress=False)
+
+
+def test_non_finite_loss_names_the_step_and_keeps_the_last_good_checkpoint(tmp_path):
+    path = tmp_path / "run.pt"
+
+    def poison(step, model):  # after step 12 a weight is NaN, so the loss of step 13 is NaN
+        if step == 12:
+            with torch.no_grad():
+                model.W_Q[0, 0, 0, 0] = float("nan")
+
+    with pytest.raises(TrainingDivergedError, match="at step 13; last good checkpoint .step 10."):
+        train(MODEL, TASK, CONFIG, checkpoint_path=path, callback=poison, progress=False)
+    state = torch.load(path, weights_only=False)
+    assert state["step"] == 10
+    assert all(torch.isfinite(v).all() for v in state["model"].values())
+
+
+def test_history_records_and_loss_decreases():
+    # a few hundred Adam steps must beat the zero predictor, whose risk is
+    # E y_q^2 = E||beta||^2 + sigma2 = 1.1 (the initial model is close to it: |y_hat| is small)
+    config = TrainConfig(lr=1e-2, batch=64, steps=300, validation_batch=512, log_every=100)
+    result = train(AttentionConfig(d=3, heads=2, ensemble=2), TASK, config, progress=False)
+    history = result.history
+    assert history.steps.tolist() == [100, 200, 300]
+    assert history.test_loss.shape == (3, 2) and history.omega.shape == (3, 2, 2)
+    assert (history.test_loss[-1] < 0.9).all()
+    assert torch.allclose(
+        torch.from_numpy(history.mu[-1]), result.model.OV[..., -1, -1].double().detach()
+    )
+
+
+def test_multitask_training_predicts_one_label_per_task():
+    model = AttentionConfig(d=6, heads=3, n_labels=2)
+    config = TrainConfig(batch=8, steps=3, validation_batch=16, log_every=3)
+    result = train(model, MultiTaskRegressionTask(L=12), config, progress=False)
+    assert result.history.test_loss.shape == (1, 1)
+    assert torch.isnan(torch.from_numpy(result.history.omega)).all()
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="^optimizer "):
+        TrainConfig(optimizer="lbfgs")
+    with pytest.raises(ValueError, match="^lr "):
+        TrainConfig(lr=0.0)
+    with pytest.raises(ValueError, match="^task "):
+        train(MODEL, LinearRegressionTask(4, 6, 0.1), CONFIG, progress=False)
+    with pytest.raises(ValueError, match="^checkpoint_path "):
+        train(MODEL, TASK, CONFIG, resume=True, progress=False)
+    assert resolve_device("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
