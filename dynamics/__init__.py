@@ -21,6 +21,7 @@ Everyday wrappers: `gradient_flow`, `two_head_flow`, `two_head_phases`,
 
 from dynamics.events import Event
 from dynamics.portrait import PhasePortrait, omega_nullcline, phase_portrait
+from dynamics.random_init import RandomInitStages, random_init_stages
 from dynamics.saveat import SaveAt
 from dynamics.solve import gradient_flow, solve
 from dynamics.solver import GradientDescent, ODESolver
@@ -50,6 +51,7 @@ __all__ = [
     "GradientFlowField",
     "ODESolver",
     "PhasePortrait",
+    "RandomInitStages",
     "SaveAt",
     "PhaseCheck",
     "Trajectory",
@@ -63,6 +65,7 @@ __all__ = [
     "omega_nullcline",
     "phase_one_end",
     "phase_portrait",
+    "random_init_stages",
     "solve",
     "symmetric_init",
     "two_head_flow",

@@ -79,14 +79,15 @@ def test_small_random_start_ends_sign_matched_zero_sum_and_homogeneous():
 
 
 def test_manifold_distance_is_zero_on_S_omega_and_positive_off_it():
-    """Points built from (4.7): random +/-/dummy pattern, group sums +-mu*(omega)."""
+    """Points built from (4.7): +/-/dummy pattern, random split of the group sums +-mu*(omega)."""
     rng = np.random.default_rng(4)
     w = 0.13
     types = np.array([1, 1, -1, 0, -1])
     mu = np.zeros(5)
     for sign in (1, -1):
         group = types == sign
-        share = rng.dirichlet(np.ones(group.sum()))
+        share = rng.uniform(0.5, 1.0, group.sum())  # no head 10x below another: none dummy
+        share /= share.sum()
         mu[group] = sign * manifold_mu(w, SETTING) * share
     omega = w * types.astype(float)
     on = Trajectory(np.zeros(1), omega[None], mu[None], np.zeros(1), SETTING)
