@@ -8,7 +8,7 @@ relative (to the scale of the quantity where it can pass through zero).
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import cache
 from types import SimpleNamespace
 
 import numpy as np
@@ -45,7 +45,7 @@ def close(actual: float, expected: float, scale: float | None = None) -> bool:
     return abs(actual - expected) <= RTOL * max(scale, 1e-300)
 
 
-@lru_cache(maxsize=None)
+@cache
 def loss_functions(head_count: int):
     """(loss, gradient, hessian) of the derived Ltilde, lambdified in (d, L, sigma2, omega, mu)."""
     omega, mu = heads(head_count)
@@ -82,7 +82,9 @@ def test_every_checked_identity_holds(name):
 @pytest.mark.parametrize("head_count", [2, 3])
 def test_derived_loss_equals_closed_form_symbolically(head_count):
     (check,) = [
-        c for c in derive_approximate_loss(head_count).checks if c.description.startswith("Ltilde - [")
+        c
+        for c in derive_approximate_loss(head_count).checks
+        if c.description.startswith("Ltilde - [")
     ]
     assert check.passed and check.evidence == 0
 
@@ -134,11 +136,13 @@ def test_gradient_derivation_agrees_with_diff_of_loss():
 @given(dims, lengths, noises)
 def test_optimality_condition_is_the_omega_to_zero_learning_rate(dim, length, noise):
     setting = theory.Setting(d=dim, L=length, sigma2=noise)
-    optimal_p = float(derive_gradient(2).results["optimal_p"].subs({d: dim, L: length, sigma2: noise}))
+    optimal_p = float(
+        derive_gradient(2).results["optimal_p"].subs({d: dim, L: length, sigma2: noise})
+    )
     assert close(float(theory.effective_learning_rate(0.0, setting)), optimal_p)
 
 
-@lru_cache(maxsize=None)
+@cache
 def manifold_functions():
     results = derive_manifold().results
     names = ("mu_star", "manifold_loss", "effective_learning_rate", "learning_rate_series")
@@ -192,13 +196,19 @@ def test_risk_coefficients_equal_derivation_symbolically(debiased, key):
     assert sp.simplify(b - results[f"{key}_b"]) == 0
 
 
-@lru_cache(maxsize=None)
+@cache
 def risk_functions():
     results = derive_gd_risks().results
     return {
         name: sp.lambdify((eta, d, L, sigma2), results[name])
-        for name in ("gd_risk", "debiased_risk", "gd_eta_star", "gd_risk_star",
-                     "debiased_eta_star", "debiased_risk_star")
+        for name in (
+            "gd_risk",
+            "debiased_risk",
+            "gd_eta_star",
+            "gd_risk_star",
+            "debiased_eta_star",
+            "debiased_risk_star",
+        )
     }
 
 

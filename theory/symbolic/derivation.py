@@ -10,6 +10,7 @@ itself as terminal text (`plain`) or as LaTeX (`latex`).
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -45,14 +46,23 @@ def residual_check(description: str, left: sp.Basic, right: sp.Basic) -> Check:
     >>> residual_check("double angle", sp.sin(2 * x), 2 * sp.sin(x) * sp.cos(x)).passed
     True
     """
-    residual = sp.simplify(sp.expand(left - right))
-    if residual != 0:
-        residual = sp.simplify(residual.rewrite(sp.exp))
+    residual = sp.cancel(sp.together(sp.expand((left - right).rewrite(sp.exp))))
+    if residual != 0:  # radicals and the like: let sympy's full simplifier try
+        residual = sp.simplify(residual)
     return Check(description, residual, residual == 0)
 
 
+_WIDTH = 100  # columns of terminal text
+
+
 def _pretty(expression: sp.Basic) -> str:
-    return sp.pretty(expression, use_unicode=True, num_columns=100)
+    return sp.pretty(expression, use_unicode=True, num_columns=_WIDTH)
+
+
+def _wrap(text: str, first: str, rest: str) -> str:
+    return textwrap.fill(
+        text, width=_WIDTH, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False
+    )
 
 
 def _indent(text: str, prefix: str = "      ") -> str:
@@ -97,19 +107,33 @@ class Derivation:
         """Terminal text: each step's description, then its expression (sympy's pretty printer)."""
         lines = [f"== {self.name}: {self.title}  [{self.source}]", ""]
         for number, step in enumerate(self.steps, start=1):
-            lines += [f"  {number}. {step.description}", _indent(_pretty(step.expression)), ""]
+            lines += [
+                _wrap(f"{number}. {step.description}", "  ", "     "),
+                _indent(_pretty(step.expression)),
+                "",
+            ]
         if self.dropped:
             lines.append("  Dropped at leading order:")
             for step in self.dropped:
-                lines += [f"   - {step.description}", _indent(_pretty(step.expression)), ""]
+                lines += [
+                    _wrap(f"- {step.description}", "   ", "     "),
+                    _indent(_pretty(step.expression)),
+                    "",
+                ]
         if self.checks:
             lines.append("  Checks:")
             for check in self.checks:
                 mark = "ok  " if check.passed else "FAIL"
-                lines.append(f"   [{mark}] {check.description}: {sp.sstr(check.evidence)}")
+                lines.append(
+                    _wrap(
+                        f"[{mark}] {check.description}: {sp.sstr(check.evidence)}",
+                        "   ",
+                        "          ",
+                    )
+                )
             lines.append("")
         for note in self.notes:
-            lines.append(f"  Note: {note}")
+            lines.append(_wrap(f"Note: {note}", "  ", "        "))
         return "\n".join(lines).rstrip() + "\n"
 
     def latex(self) -> str:

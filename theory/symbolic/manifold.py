@@ -23,7 +23,7 @@ u = sp.Symbol("u", positive=True)  # d omega^2
 def _profile_minimum(loss: sp.Basic, variable: sp.Symbol) -> tuple[sp.Basic, sp.Basic]:
     """(argmin, min) of a loss quadratic and convex in `variable`."""
     (argmin,) = sp.solve(sp.diff(loss, variable), variable)
-    return argmin, sp.simplify(loss.subs(variable, argmin))
+    return argmin, sp.factor(sp.together(loss.subs(variable, argmin)))
 
 
 @cache
@@ -93,14 +93,14 @@ def derive_manifold() -> Derivation:
     manifold_loss = 1 + sigma2 - learning_rate
     checks.append(
         residual_check(
-            "2 w mu*(w) = 1/(1 + kappa sinh(d w^2)/(d w^2)), kappa = c d",
+            "2 omega mu* = 1/(1 + kappa sinh(d omega^2)/(d omega^2)), kappa = c d",
             2 * w * mu_star,
             learning_rate.subs(u, d * w**2).subs(kappa, c * d),
         )
     )
     checks.append(
         residual_check(
-            "min_m Ltilde = 1 + sigma^2 - 2 w mu*",
+            "min_m Ltilde = 1 + sigma^2 - 2 omega mu*",
             profile,
             manifold_loss.subs(u, d * w**2).subs(kappa, c * d),
         )
@@ -200,22 +200,28 @@ def derive_single_head() -> Derivation:
     profile_form = 1 + sigma2 - 1 / (1 + c * sp.exp(d * w**2) / w**2)
     checks.append(
         residual_check(
-            "min_mu Ltilde = 1 + sigma^2 - 1/(1 + c e^{d w^2}/w^2)", profile, profile_form
+            "min_mu Ltilde = 1 + sigma^2 - 1/(1 + c e^{d omega^2}/omega^2)", profile, profile_form
         )
     )
     steps.append(
-        Step("Profile loss: increasing in e^{d w^2}/w^2", sp.Eq(sp.Symbol("Ltilde"), profile_form))
+        Step(
+            "Profile loss: increasing in e^{d omega^2}/omega^2",
+            sp.Eq(sp.Symbol("Ltilde"), profile_form),
+        )
     )
     ratio = sp.exp(d * w**2) / w**2
     stationary = sp.solve(sp.diff(ratio, w), w)
     (omega_star,) = stationary
     steps.append(
-        Step("Stationary point of e^{d w^2}/w^2 on w > 0", sp.Eq(sp.Symbol("omega*"), omega_star))
+        Step(
+            "Stationary point of e^{d omega^2}/omega^2 on omega > 0",
+            sp.Eq(sp.Symbol("omega*"), omega_star),
+        )
     )
     curvature = sp.simplify(sp.diff(ratio, w, 2).subs(w, omega_star))
     checks.append(
         Check(
-            "second derivative of e^{d w^2}/w^2 at 1/sqrt(d) is positive",
+            "second derivative of e^{d omega^2}/omega^2 at 1/sqrt(d) is positive",
             curvature,
             bool(curvature.is_positive),
         )
@@ -239,8 +245,8 @@ def derive_single_head() -> Derivation:
     bandwidth = 1 / sp.sqrt(omega_star)
     steps.append(
         Step(
-            "Nadaraya-Watson bandwidth: for |x| = |x_q|, exp(w x^T x_q) is an RBF "
-            "exp(-|x - x_q|^2/(2h^2)) with h = w^(-1/2)",
+            "Nadaraya-Watson bandwidth: for |x| = |x_q|, exp(omega x^T x_q) is an RBF "
+            "exp(-|x - x_q|^2/(2h^2)) with h = omega^(-1/2)",
             sp.Eq(sp.Symbol("h*"), bandwidth),
         )
     )

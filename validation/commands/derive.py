@@ -70,8 +70,11 @@ def run(args: argparse.Namespace) -> int:
         return 0
     derivations = [derive(name) for name in _names(args)]
     print("\n".join(d.latex() if args.format == "latex" else d.plain() for d in derivations))
+    checks = [check for derivation in derivations for check in derivation.checks]
     failed = [d.name for d in derivations if not d.all_checks_passed]
+    summary = f"{len(derivations)} derivation(s), {len(checks)} identities checked"
     if failed:
-        print(f"icl-verify derive: a checked identity failed in: {', '.join(failed)}")
+        print(f"{summary}; FAILED in: {', '.join(failed)}")
         return 1
+    print(f"{summary}; all hold.")
     return 0
