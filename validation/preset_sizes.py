@@ -14,7 +14,7 @@ PRESETS = {
     "smoke": {
         "HE-T4.2ii": {
             "d": 5, "L": 40, "sigma2": 0.1, "H": 3,  # H=3 already holds one head of each kind
-            "omega_min": 0.05, "omega_max": 0.6, "n_omega": 4,  # geometric omega grid
+            "omega_min": 0.05, "omega_max": 0.6, "n_omega": 3,  # geometric omega grid
             "gtol": 1e-13,  # optimiser's gradient-norm tolerance
             "rtol": 1e-6,  # tolerance above the optimiser's error bounds (see the justification)
         },

@@ -1,0 +1,116 @@
+"""Agreement rules: each agrees on a right prediction, disagrees on a wrong one, and says
+inconclusive exactly when the measurement's uncertainty exceeds the rule's resolution."""
+
+import numpy as np
+import pytest
+
+from validation.claim import (
+    AGREES,
+    DISAGREES,
+    INCONCLUSIVE,
+    Check,
+    Estimate,
+    LogLogSlope,
+    Measurement,
+    Prediction,
+    Tolerance,
+    ZScore,
+    evaluate,
+    fit_loglog_slope,
+    worst_verdict,
+)
+
+
+def _monte_carlo_mean(rng, true_mean, n):
+    """Sample mean of n N(true_mean, 1) draws with its standard error (the MC estimate to judge)."""
+    draws = true_mean + rng.standard_normal(n)
+    return Estimate(draws.mean(), draws.std(ddof=1) / np.sqrt(n))
+
+
+def test_zscore_agrees_with_the_true_mean_and_rejects_a_wrong_one():
+    rng = np.random.default_rng(0)
+    estimate = _monte_carlo_mean(rng, 0.5, 40_000)  # SE = 0.005
+    rule = ZScore("MC error of a sample mean", max_z=4, rel_resolution=0.1)
+    assert rule.judge(0.5, estimate).verdict == AGREES
+    # 0.55 is 10 SE away: a deliberately wrong prediction must be rejected.
+    assert rule.judge(0.55, estimate).verdict == DISAGREES
+
+
+def test_zscore_is_inconclusive_when_four_se_exceed_the_resolution():
+    rng = np.random.default_rng(1)
+    estimate = _monte_carlo_mean(rng, 0.5, 100)  # SE = 0.1, 4 SE = 0.4 > 10% of 0.5
+    rule = ZScore("MC error of a sample mean", max_z=4, rel_resolution=0.1)
+    assert rule.judge(0.5, estimate).verdict == INCONCLUSIVE
+    # ...but a prediction far beyond 4 SE is still a disagreement, however coarse the sample.
+    assert rule.judge(5.0, estimate).verdict == DISAGREES
+
+
+def test_tolerance_adds_the_error_bound_and_rejects_a_wrong_value():
+    rule = Tolerance("solver accurate to 1e-12", rtol=1e-9)
+    exact = np.array([1.0, 2.0, 3.0])
+    solved = Estimate(exact * (1 + 1e-12), 1e-12, "bound")
+    assert rule.judge(exact, solved).verdict == AGREES
+    wrong = exact.copy()
+    wrong[1] *= 1 + 1e-6  # one element off by 1e-6 > rtol: the whole array disagrees
+    judgement = rule.judge(wrong, solved)
+    assert judgement.verdict == DISAGREES
+    assert judgement.score > 1
+
+
+def test_tolerance_is_inconclusive_when_the_error_bound_exceeds_it():
+    rule = Tolerance("solver accurate to 1e-12", atol=1e-9)
+    assert rule.judge(1.0, Estimate(1.0, 1e-6, "bound")).verdict == INCONCLUSIVE
+
+
+def test_loglog_slope_recovers_a_known_power_and_rejects_a_wrong_order():
+    rng = np.random.default_rng(2)
+    x = np.geomspace(0.01, 0.1, 12)
+    y = 3.0 * x**2 * np.exp(0.01 * rng.standard_normal(x.size))  # slope 2, 1% noise
+    fit = fit_loglog_slope(x, y)
+    # Independent check of the fit's SE: the noise of log y is 0.01, so
+    # SE(slope) = 0.01 / sqrt(sum (log x - mean)^2), and the estimate is within 4 SE of 2.
+    spread = np.sqrt(np.sum((np.log(x) - np.log(x).mean()) ** 2))
+    assert fit.slope.error == pytest.approx(0.01 / spread, rel=0.5)
+    assert abs(fit.slope.value - 2.0) < 4 * 0.01 / spread
+    rule = LogLogSlope("next order omega^4", atol=0.05)
+    assert rule.judge(2.0, fit.slope).verdict == AGREES
+    assert rule.judge(1.0, fit.slope).verdict == DISAGREES  # the t^{-1/2}-type wrong order
+    assert rule.judge(2.5, fit.slope).verdict == DISAGREES
+
+
+def test_loglog_slope_is_inconclusive_when_the_fit_is_too_noisy():
+    rule = LogLogSlope("next order omega^4", atol=0.05)
+    assert rule.judge(2.0, Estimate(2.0, 0.1)).verdict == INCONCLUSIVE
+
+
+def test_nan_measurement_disagrees():
+    rule = Tolerance("exact", atol=1e-9)
+    assert rule.judge(1.0, Estimate(np.nan, 0.0, "bound")).verdict == DISAGREES
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: ZScore("", rel_resolution=0.1),
+        lambda: ZScore("why", max_z=-1, rel_resolution=0.1),
+        lambda: ZScore("why"),
+        lambda: Tolerance("why"),
+        lambda: LogLogSlope("why", atol=0.0),
+    ],
+)
+def test_rules_refuse_missing_justification_or_degenerate_tolerances(make):
+    with pytest.raises(ValueError):
+        make()
+
+
+def test_claim_verdict_is_the_worst_check():
+    checks = (
+        Check("a", Tolerance("exact", atol=1e-9)),
+        Check("b", Tolerance("exact", atol=1e-9)),
+    )
+    prediction = Prediction({"a": 1.0, "b": 2.0})
+    measurement = Measurement({"a": Estimate(1.0, 0.0, "bound"), "b": Estimate(2.0, 1.0, "bound")})
+    verdicts = [r.judgement.verdict for r in evaluate(checks, prediction, measurement)]
+    assert verdicts == [AGREES, INCONCLUSIVE]
+    assert worst_verdict(verdicts) == INCONCLUSIVE
+    assert worst_verdict([AGREES, DISAGREES, INCONCLUSIVE]) == DISAGREES

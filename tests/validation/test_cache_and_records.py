@@ -1,0 +1,86 @@
+"""The artefact cache (keyed by the full configuration) and the versioned results schema."""
+
+import json
+
+import numpy as np
+import pytest
+
+from validation.cache import ArtefactCache, canonical_json, config_key, write_atomic
+from validation.records import SCHEMA_VERSION, RunRecord, load_run
+from validation.runtime import Runtime, claim_seed
+
+
+def test_config_key_ignores_key_order_and_sees_every_value():
+    assert config_key("m", {"a": 1, "b": [1.0, 2.0]}) == config_key("m", {"b": [1.0, 2.0], "a": 1})
+    assert config_key("m", {"a": 1}) != config_key("m", {"a": 2})
+    assert config_key("m", {"a": 1}) != config_key("n", {"a": 1})
+    assert config_key("m", {"a": np.arange(2.0)}) == config_key("m", {"a": [0.0, 1.0]})
+    with pytest.raises(ValueError):
+        canonical_json({"a": float("nan")})  # NaN has no canonical JSON form
+
+
+def test_cached_arrays_and_json_are_computed_once(tmp_path):
+    cache = ArtefactCache(tmp_path)
+    calls = []
+
+    def arrays():
+        calls.append("arrays")
+        return {"w": np.linspace(0, 1, 5)}
+
+    def document():
+        calls.append("json")
+        return {"loss": 0.25, "steps": [1, 2]}
+
+    for _ in range(2):
+        assert cache.cached("a", {"n": 5}, arrays)["w"].tolist() == [0, 0.25, 0.5, 0.75, 1]
+        assert cache.cached("j", {"n": 5}, document) == {"loss": 0.25, "steps": [1, 2]}
+    assert calls == ["arrays", "json"]
+    cache.cached("a", {"n": 6}, arrays)  # another configuration: computed again
+    assert calls == ["arrays", "json", "arrays"]
+    folder = cache.directory("a", {"n": 5})
+    assert folder.name == config_key("a", {"n": 5})
+    assert json.loads((folder / "config.json").read_text()) == {"name": "a", "config": {"n": 5}}
+
+
+def test_a_failed_computation_leaves_nothing_cached(tmp_path):
+    cache = ArtefactCache(tmp_path)
+
+    def broken():
+        raise RuntimeError("killed")
+
+    with pytest.raises(RuntimeError):
+        cache.cached("x", {}, broken)
+    assert cache.cached("x", {}, lambda: {"ok": 1}) == {"ok": 1}
+
+
+def test_write_atomic_replaces_and_leaves_no_temporary(tmp_path):
+    path = tmp_path / "sub" / "f.json"
+    write_atomic(path, "one")
+    write_atomic(path, b"two")
+    assert path.read_text() == "two"
+    assert [p.name for p in path.parent.iterdir()] == ["f.json"]
+
+
+def test_runtime_streams_are_reproducible_and_distinct(tmp_path):
+    runtime = Runtime("cpu", claim_seed(0, "HE-MAN"), ArtefactCache(tmp_path))
+    a, b = runtime.rng("starts").random(3), runtime.rng("starts").random(3)
+    assert np.array_equal(a, b)
+    assert not np.array_equal(a, runtime.rng("other").random(3))
+    assert claim_seed(0, "HE-MAN") != claim_seed(0, "HE-T4.2ii")
+    assert list(runtime.progress([1, 2], "no bar")) == [1, 2]
+
+
+def test_run_record_round_trips_and_refuses_other_schemas(tmp_path):
+    record = RunRecord.start("r1", "smoke", 7, "cpu")
+    record.save(tmp_path)
+    loaded = load_run(tmp_path)
+    assert loaded == record
+    assert loaded.environment["python"] and "git_commit" in loaded.environment
+    data = json.loads((tmp_path / "results.json").read_text())
+    assert data["schema_version"] == SCHEMA_VERSION
+    data["schema_version"] = SCHEMA_VERSION + 1
+    (tmp_path / "results.json").write_text(json.dumps(data))
+    with pytest.raises(ValueError, match="schema_version must be"):
+        load_run(tmp_path)
+    with pytest.raises(ValueError, match="must contain results.json"):
+        load_run(tmp_path / "missing")

@@ -1,0 +1,158 @@
+"""`icl-verify list | run | report` end to end: exit codes, files, resume, re-rendering."""
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+import validation.registry as registry
+from validation.claim import Prediction, Tolerance
+from validation.claims.manifold import CLAIM_MANIFOLD
+from validation.cli import main
+from validation.records import SCHEMA_VERSION, load_run
+
+PILOTS = ["HE-T4.2ii", "HE-MAN"]
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("results")
+    status = main(["run", *PILOTS, "--preset", "smoke", "--out", str(out), "--run-id", "pilot",
+                   "--seed", "3", "--device", "cpu", "--no-progress"])  # fmt: skip
+    return status, out / "pilot"
+
+
+def test_list_names_every_claim_with_its_source(capsys):
+    assert main(["list"]) == 0
+    text = capsys.readouterr().out
+    for claim_id in PILOTS:
+        assert claim_id in text
+    assert "He et al. 2025" in text and "(4.13)" in text
+
+
+def test_run_of_the_pilots_agrees_and_writes_every_file(smoke_run):
+    status, run_dir = smoke_run
+    assert status == 0
+    record = load_run(run_dir)
+    assert record.schema_version == SCHEMA_VERSION
+    assert (record.preset, record.seed, record.device) == ("smoke", 3, "cpu")
+    assert record.finished is not None
+    assert {c.id: c.verdict for c in record.claims} == {i: "agrees" for i in PILOTS}
+    for claim in record.claims:
+        assert claim.seconds > 0 and claim.checks
+        for path in claim.figures:
+            assert (run_dir / path).read_bytes()[:4] == b"\x89PNG"
+    data = json.loads((run_dir / "results.json").read_text())
+    assert {"python", "numpy", "torch", "git_commit", "package_version"} <= set(data["environment"])
+    report = (run_dir / "report.md").read_text()
+    assert "| HE-T4.2ii |" in report and "![HE-MAN](figures/HE-MAN.png)" in report
+    assert not list(run_dir.glob("*.tmp")) and not list(run_dir.glob(".*"))  # atomic writes
+
+
+def test_report_rerenders_from_results_json_alone(smoke_run, capsys):
+    _, run_dir = smoke_run
+    (run_dir / "report.md").unlink()
+    figure = run_dir / "figures" / "HE-MAN.png"
+    figure.unlink()
+    assert main(["report", str(run_dir)]) == 0
+    assert "HE-MAN" in (run_dir / "report.md").read_text()
+    assert figure.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_rerunning_a_run_id_skips_finished_claims(smoke_run, monkeypatch, capsys):
+    status, run_dir = smoke_run
+    before = {c.id: c.seconds for c in load_run(run_dir).claims}
+
+    def must_not_run(params, runtime):
+        raise AssertionError("a finished claim was measured again")
+
+    claims = tuple(replace(c, measure=must_not_run) for c in registry.all_claims())
+    monkeypatch.setattr(registry, "all_claims", lambda: claims)
+    args = ["run", *PILOTS, "--preset", "smoke", "--out", str(run_dir.parent), "--run-id",
+            "pilot", "--seed", "3", "--device", "cpu", "--no-progress"]  # fmt: skip
+    assert main(args) == 0
+    assert {c.id: c.seconds for c in load_run(run_dir).claims} == before
+
+
+def test_a_partial_run_resumes_with_the_missing_claim(tmp_path, capsys):
+    args = ["--preset", "smoke", "--out", str(tmp_path), "--run-id", "part", "--device", "cpu",
+            "--no-progress"]  # fmt: skip
+    assert main(["run", "HE-MAN", *args]) == 0
+    first = load_run(tmp_path / "part").claims[0]
+    assert main(["run", "HE-MAN", "HE-T4.2ii", *args]) == 0
+    claims = load_run(tmp_path / "part").claims
+    assert [c.id for c in claims] == ["HE-MAN", "HE-T4.2ii"]
+    assert claims[0] == first  # kept, not recomputed
+    # Resuming with another seed would mix two experiments: refused as bad input.
+    assert main(["run", "HE-MAN", *args, "--seed", "9"]) == 2
+    assert "run-id 'part' exists" in capsys.readouterr().err
+
+
+def _patched(monkeypatch, **changes):
+    claim = replace(CLAIM_MANIFOLD, **changes)
+    monkeypatch.setattr(registry, "all_claims", lambda: (claim,))
+
+
+def test_a_disagreeing_claim_exits_1_and_is_reported_as_a_finding(tmp_path, monkeypatch, capsys):
+    def wrong_predict(params):
+        right = CLAIM_MANIFOLD.predict(params)
+        values = {**right.values, "plus_sum": 1.01 * right.values["plus_sum"]}
+        return Prediction(values, right.figure_data)
+
+    _patched(monkeypatch, predict=wrong_predict)
+    status = main(["run", "HE-MAN", "--preset", "smoke", "--out", str(tmp_path), "--run-id", "w",
+                   "--device", "cpu", "--no-progress"])  # fmt: skip
+    assert status == 1
+    report = (tmp_path / "w" / "report.md").read_text()
+    assert "**Finding: the measurement contradicts the claim**" in report
+
+
+def test_an_inconclusive_claim_warns_and_exits_0_unless_strict(tmp_path, monkeypatch, capsys):
+    def too_tight(params):  # a tolerance below the optimiser's error bounds: cannot decide
+        return tuple(replace(c, rule=Tolerance("test", atol=1e-300))
+                     for c in CLAIM_MANIFOLD.checks(params))  # fmt: skip
+
+    _patched(monkeypatch, checks=too_tight)
+    base = ["run", "HE-MAN", "--preset", "smoke", "--out", str(tmp_path), "--device", "cpu",
+            "--no-progress"]  # fmt: skip
+    assert main([*base, "--run-id", "a"]) == 0
+    assert "warning: inconclusive: HE-MAN" in capsys.readouterr().err
+    assert main([*base, "--run-id", "b", "--strict"]) == 1
+
+
+@pytest.mark.parametrize(
+    "args, names",
+    [
+        (["run", "HE-NOPE"], "unknown claim id 'HE-NOPE'"),
+        (["run", "--preset", "huge"], "--preset must be one of smoke, quick, paper"),
+        (["run", "--device", "tpu"], "--device must be auto, cpu, cuda or cuda:N"),
+        (["run", "--seed", "-1"], "--seed must be an integer in [0,"),
+        (["run", "--seed", "abc"], "--seed must be an integer in [0,"),
+        (["run", "--run-id", "../x"], "--run-id must be"),
+        (["report", "/nonexistent/run"], "RESULTS_DIR: results directory must contain"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args, names, tmp_path, capsys):
+    extra = ["--out", str(tmp_path)] if args[0] == "run" else []
+    assert main([*args, *extra]) == 2
+    err = capsys.readouterr().err
+    assert names in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_cuda_device_without_cuda_is_bad_input(tmp_path, capsys):
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("CUDA present: the device is valid here")
+    assert main(["run", "HE-MAN", "--device", "cuda", "--out", str(tmp_path)]) == 2
+    assert "CUDA is not available" in capsys.readouterr().err
+
+
+def test_results_json_keeps_arrays_and_error_kinds(smoke_run):
+    _, run_dir = smoke_run
+    claim = {c.id: c for c in load_run(run_dir).claims}["HE-T4.2ii"]
+    measured = claim.restored_measurement().values["profile"]
+    assert measured.error_kind == "bound"
+    assert isinstance(measured.value, np.ndarray) and measured.value.ndim == 1
+    assert all(check.justification for check in claim.checks)
