@@ -16,7 +16,22 @@ A problem is described by orthogonal objects composed by one entry point, `solve
   zero-sum ratio, KQ dispersion, distance to S_omega).
 
 Everyday wrappers: `gradient_flow`, `two_head_flow`, `two_head_phases`,
-`phase_portrait`, `random_init_stages`.
+`phase_portrait`, `random_init_stages`; their typed results `TwoHeadPhases`
+(rows of `PhaseCheck`: prediction, measurement, tolerance and its source),
+`PhasePortrait`, `RandomInitStages`.
+
+Predictions of Appendix B used by the checks: `phase_one_end` (T1),
+`equal_ratio_peak` and `lambert_peak_bound` (the omega peak), `late_omega`
+(omega ~ (8 kappa d^2 t)^{-1/6}) and `naive_late_omega` (the t^{-1/2} law of the
+two-timescale reduction (B.18), which the integrated ODE contradicts).
+
+Time is the flow time of d theta/dt = -grad Ltilde with Ltilde the plain MSE; the
+authors' code descends Ltilde/2, so t_code = 2 t.
+
+>>> from theory import Setting
+>>> phases = two_head_phases(Setting(d=5, L=40, sigma2=0.1), t_end=1e5)
+>>> round(phases.phase_one_end, 3), round(phases.peak_time, 3), round(phases.peak_omega, 4)
+(2.885, 3.843, 0.5763)
 """
 
 from dynamics.events import Event
