@@ -27,6 +27,8 @@ import numpy as np
 
 # weights(X, x_q) -> w: X (n, L, d), x_q (n, d) -> (n, L)
 Weights = Callable[[np.ndarray, np.ndarray], np.ndarray]
+# matrix_weights(X) -> W with w = W x_q: X (n, L, d) -> (n, L, d)
+QueryLinearWeights = Callable[[np.ndarray], np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,17 @@ def conditional_risk(w: np.ndarray, X: np.ndarray, x_q: np.ndarray, sigma2: floa
     d = X.shape[-1]
     residual = np.einsum("nld,nl->nd", X, w) - x_q  # X^T w - x_q, (n, d)
     return np.sum(residual**2, axis=-1) / d + sigma2 * np.sum(w**2, axis=-1) + sigma2
+
+
+def query_averaged_risk(W: np.ndarray, X: np.ndarray, sigma2: float) -> np.ndarray:
+    """Identity (*) averaged over x_q for weights w = W x_q; W, X (n, L, d) -> (n,).
+
+    ||X^T W - I||_F^2 / d + sigma2 ||W||_F^2 + sigma2, since E ||B x_q||^2 = ||B||_F^2
+    for x_q ~ N(0, I).
+    """
+    d = X.shape[-1]
+    residual = np.einsum("nld,nle->nde", X, W, optimize=True) - np.eye(d)  # X^T W - I, (n, d, d)
+    return np.sum(residual**2, axis=(-2, -1)) / d + sigma2 * np.sum(W**2, axis=(-2, -1)) + sigma2
 
 
 def _chunked_mean(per_prompt: Callable[[int], np.ndarray], n: int, chunk: int) -> Estimate:
@@ -74,12 +87,38 @@ def risk(
     rng: np.random.Generator,
     n: int,
     chunk: int = 20_000,
+    baseline: Weights | None = None,
 ) -> Estimate:
-    """Risk E(w^T y - y_q)^2 of a label-linear predictor: identity (*) averaged over n prompts."""
+    """Risk E(w^T y - y_q)^2 of a label-linear predictor: identity (*) averaged over n prompts.
+
+    With a `baseline` predictor, the paired difference risk(weights) - risk(baseline) on the
+    same prompts instead (its SE is small when the two predictors are close).
+    """
 
     def per_prompt(m: int) -> np.ndarray:
         X, x_q = sample_covariates(rng, m, d, L)
-        return conditional_risk(weights(X, x_q), X, x_q, sigma2)
+        value = conditional_risk(weights(X, x_q), X, x_q, sigma2)
+        if baseline is not None:
+            value = value - conditional_risk(baseline(X, x_q), X, x_q, sigma2)
+        return value
+
+    return _chunked_mean(per_prompt, n, chunk)
+
+
+def query_linear_risk(
+    matrix_weights: QueryLinearWeights,
+    d: int,
+    L: int,
+    sigma2: float,
+    rng: np.random.Generator,
+    n: int,
+    chunk: int = 20_000,
+) -> Estimate:
+    """Risk of a predictor also linear in x_q (w = W(X) x_q): `query_averaged_risk` over n X's."""
+
+    def per_prompt(m: int) -> np.ndarray:
+        X = rng.standard_normal((m, L, d))
+        return query_averaged_risk(matrix_weights(X), X, sigma2)
 
     return _chunked_mean(per_prompt, n, chunk)
 
@@ -120,22 +159,30 @@ def softmax_attention_weights(omega, mu) -> Weights:
     return weights
 
 
-def one_step_gd_weights(eta: float, debiased: bool) -> Weights:
-    """Weights of one-step GD, (eta / L) X x_q, or debiased GD (4.11), (eta / L) (X - xbar) x_q."""
+def one_step_gd_weights(eta: float, debiased: bool) -> QueryLinearWeights:
+    """W of one-step GD, (eta / L) X, or of debiased GD (4.11), (eta / L) (X - xbar); w = W x_q."""
 
-    def weights(X: np.ndarray, x_q: np.ndarray) -> np.ndarray:
+    def matrix_weights(X: np.ndarray) -> np.ndarray:
         centred = X - X.mean(axis=1, keepdims=True) if debiased else X
-        return eta / X.shape[1] * np.einsum("nld,nd->nl", centred, x_q)
+        return eta / X.shape[1] * centred
 
-    return weights
+    return matrix_weights
 
 
-def ridge_weights(sigma2: float) -> Weights:
-    """Weights X A^{-1} x_q of the posterior mean x_q^T A^{-1} X^T y, A = X^T X + sigma2 d I."""
+def ridge_weights(sigma2: float) -> QueryLinearWeights:
+    """W = X A^{-1} of the posterior mean x_q^T A^{-1} X^T y, A = X^T X + sigma2 d I; w = W x_q."""
 
-    def weights(X: np.ndarray, x_q: np.ndarray) -> np.ndarray:
+    def matrix_weights(X: np.ndarray) -> np.ndarray:
         d = X.shape[-1]
-        gram = np.einsum("nld,nle->nde", X, X) + sigma2 * d * np.eye(d)  # (n, d, d)
-        return np.einsum("nld,nd->nl", X, np.linalg.solve(gram, x_q[..., None])[..., 0])
+        gram = np.einsum("nld,nle->nde", X, X, optimize=True) + sigma2 * d * np.eye(
+            d
+        )  # A, (n, d, d)
+        # A is symmetric positive definite with eigenvalues >= sigma2 d: inv is accurate
+        return np.einsum("nld,nde->nle", X, np.linalg.inv(gram), optimize=True)
 
-    return weights
+    return matrix_weights
+
+
+def as_query_weights(matrix_weights: QueryLinearWeights) -> Weights:
+    """The weights w = W(X) x_q of a query-linear predictor, for `risk` and `plain_risk`."""
+    return lambda X, x_q: np.einsum("nld,nd->nl", matrix_weights(X), x_q)
