@@ -145,6 +145,15 @@ class MultiHeadAttention(nn.Module):
     inactive: all their weights are zero and W_O is masked, so they add nothing and get no
     gradient. Inputs are prompt matrices Z of shape (E, B, D, L+1) (`numerics.data.embed`, then
     ``.expand(E, ...)`` to share prompts across members).
+
+    >>> from numerics.data import embed, sample_linear_regression
+    >>> model = MultiHeadAttention(AttentionConfig(d=5, heads=(2, 4), ensemble=2), seeds=[0, 1])
+    >>> tuple(model.W_Q.shape), model.active.tolist()
+    ((2, 4, 6, 6), [[True, True, False, False], [True, True, True, True]])
+    >>> g = torch.Generator().manual_seed(0)
+    >>> prompts = sample_linear_regression(8, 5, 40, 0.1, generator=g)
+    >>> tuple(model(embed(prompts).expand(2, -1, -1, -1)).shape)
+    (2, 8)
     """
 
     def __init__(self, config: AttentionConfig, seeds: Sequence[int]) -> None:
@@ -238,6 +247,12 @@ class KernelSumModel(nn.Module):
     ``y_hat = sum_h mu_h sum_i y_i softmax_i(omega_h x_i^T x_q)``: multi-head softmax attention
     restricted to its trained pattern (KQ11 = omega_h I, OV last row (0, ..., 0, mu_h)).
     Evaluated by ``numerics.estimators.kernel_sum_prediction``.
+
+    >>> from numerics.data import sample_linear_regression
+    >>> model = KernelSumModel(torch.tensor([[0.13, -0.13]]), torch.tensor([[3.45, -3.45]]))
+    >>> g = torch.Generator().manual_seed(0)
+    >>> tuple(model(sample_linear_regression((1, 16), 5, 40, 0.1, generator=g)).shape)
+    (1, 16)
     """
 
     def __init__(self, omega: torch.Tensor, mu: torch.Tensor) -> None:
