@@ -86,7 +86,7 @@ def risk(
     sigma2: float,
     rng: np.random.Generator,
     n: int,
-    chunk: int = 20_000,
+    chunk: int = 4_096,
     baseline: Weights | None = None,
 ) -> Estimate:
     """Risk E(w^T y - y_q)^2 of a label-linear predictor: identity (*) averaged over n prompts.
@@ -112,7 +112,7 @@ def query_linear_risk(
     sigma2: float,
     rng: np.random.Generator,
     n: int,
-    chunk: int = 20_000,
+    chunk: int = 4_096,
 ) -> Estimate:
     """Risk of a predictor also linear in x_q (w = W(X) x_q): `query_averaged_risk` over n X's."""
 
@@ -130,7 +130,7 @@ def plain_risk(
     sigma2: float,
     rng: np.random.Generator,
     n: int,
-    chunk: int = 20_000,
+    chunk: int = 4_096,
 ) -> Estimate:
     """The same risk by plain Monte Carlo: beta, label noise and query noise sampled too."""
 
