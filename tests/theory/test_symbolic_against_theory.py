@@ -40,7 +40,7 @@ noises = st.floats(min_value=0.01, max_value=3.0)
 
 
 def close(actual: float, expected: float, scale: float | None = None) -> bool:
-    """|actual - expected| <= RTOL * scale, scale = |expected| unless given (quantities that cross 0)."""
+    """|actual - expected| <= RTOL * scale; scale = |expected| unless given."""
     scale = abs(expected) if scale is None else scale
     return abs(actual - expected) <= RTOL * max(scale, 1e-300)
 

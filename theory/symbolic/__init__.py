@@ -1,4 +1,4 @@
-"""Sympy derivations of the formulas of He et al. (2025) Sections 4.1-4.3 that `theory` evaluates numerically.
+"""Sympy derivations of the formulas of He et al. (2025), Sections 4.1-4.3, that `theory` evaluates.
 
 Each derivation is a function returning a `Derivation` (steps, results, dropped
 terms, verified identities; `plain()` and `latex()` renderings):
@@ -64,10 +64,10 @@ def derive(name: str) -> Derivation:
 
     >>> derive("single_head").results["omega_star"]
     1/sqrt(d)
-    >>> derive("nope")
+    >>> derive("nope")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: name must be one of approximate_loss, gradient, manifold, single_head, gd_risks, bayes_limit; got 'nope'
+    ValueError: name must be one of approximate_loss, gradient, ..., bayes_limit; got 'nope'
     """
     if name not in DERIVATIONS:
         raise ValueError(f"name must be one of {', '.join(DERIVATIONS)}; got {name!r}")

@@ -1,4 +1,4 @@
-"""Symbolic derivations of the solution manifold (4.6)-(4.8) and the single-head optimum (4.12), He et al. (2025).
+"""Sympy derivations of the manifold (4.6)-(4.8) and single-head optimum (4.12), He et al. (2025).
 
 `derive_manifold` puts the homogeneous ansatz (positive, negative and dummy heads;
 reference §HE-S2, §HE-MAN) into Ltilde of (4.1), minimises over ||mu||_1 and obtains
@@ -174,7 +174,7 @@ def derive_manifold() -> Derivation:
         },
         checks=tuple(checks),
         notes=(
-            "mu*(omega) = eta(omega)/(2 omega) is strictly decreasing: eta decreases and 1/omega does.",
+            "mu*(omega) = eta(omega)/(2 omega) is strictly decreasing: eta and 1/omega decrease.",
             "Dummy heads carry mu = 0 on S_omega (sign matching with omega_h = 0).",
         ),
     )

@@ -1,4 +1,4 @@
-"""Symbolic derivations of the one-step GD risks and the Bayes risk limit, He et al. (2025) Section 4.3, Thm 4.2(iii).
+"""Symbolic derivations of one-step GD risks and the Bayes risk limit, He et al. (2025) Sec. 4.3.
 
 `derive_gd_risks` computes the exact finite-(d, L) mean squared error of vanilla and
 debiased one-step GD from Gaussian and Wishart moments (reference §HE-4.3-RISK): the
@@ -58,8 +58,9 @@ def _one_step_risk(steps: list[Step]) -> sp.Basic:
     conditional = trace_a2 / d + scaled**2 * sigma2 * trace_w + sigma2
     steps.append(
         Step(
-            "Error y_hat - y_q = x_q^T A beta + (eta/L) x_q^T X^T P eps - eps_q, A = (eta/L) W - I; "
-            "average over x_q (E x_q x_q^T = I), beta (E beta beta^T = I/d), eps (variance sigma^2)",
+            "Error y_hat - y_q = x_q^T A beta + (eta/L) x_q^T X^T P eps - eps_q, A = (eta/L) W - I;"
+            " average over x_q (E x_q x_q^T = I), beta (E beta beta^T = I/d), eps (variance "
+            "sigma^2)",
             sp.Eq(sp.Symbol("risk"), conditional),
         )
     )
@@ -91,7 +92,8 @@ def derive_gd_risks() -> Derivation:
     steps: list[Step] = [
         Step(
             "Vanilla GD: y_hat = (eta/L) sum_i y_i x_i^T x_q = (eta/L) y^T X x_q; debiased (4.11): "
-            "(eta/L) y^T P X x_q, P = I - 11^T/L. Both are (eta/L) y^T P X x_q with P a projector of rank n",
+            "(eta/L) y^T P X x_q, P = I - 11^T/L. Both are (eta/L) y^T P X x_q with P a projector "
+            "of rank n",
             sp.Eq(sp.Symbol("n"), sp.Tuple(L, L - 1)),
         )
     ]
@@ -188,7 +190,7 @@ def derive_gd_risks() -> Derivation:
         results=results,
         checks=tuple(checks),
         notes=(
-            "The query label is noisy (risk includes sigma^2) and E||beta||^2 = 1 (beta ~ N(0, I/d)).",
+            "The query label is noisy (risk includes sigma^2); E||beta||^2 = 1 (beta ~ N(0, I/d)).",
         ),
     )
 

@@ -1,4 +1,4 @@
-"""`icl-verify derive`: print the symbolic derivations of `theory.symbolic` as terminal text or LaTeX.
+"""`icl-verify derive`: print the sympy derivations of `theory.symbolic` as terminal text or LaTeX.
 
     icl-verify derive --list                 names with a one-line description
     icl-verify derive manifold               one derivation, terminal text
