@@ -44,7 +44,15 @@ INITS = ("default", "small_identity", "symmetric")
 
 @dataclass(frozen=True)
 class AttentionConfig:
-    """Architecture and initialisation of an ensemble of one-layer multi-head attention models."""
+    """Architecture and initialisation of an ensemble of one-layer multi-head attention models.
+
+    Initialisations (per member, from its own seed): "default" draws every W as
+    ``nn.Linear(D, D, bias=False)`` does (kaiming uniform, U(-1/sqrt D, 1/sqrt D));
+    "small_identity" sets every W = s (I + 0.1 G) with G i.i.d. N(0, 1) and s = init_scale
+    (all heads start near the same positive head); "symmetric" is Def. B.1 for H = 2:
+    omega_1 = -omega_2 = mu_1 = -mu_2 = eps = init_scale, with KQ11 = ±eps I, OV last row
+    (0, ..., 0, ±eps) and all other circuit entries 0.
+    """
 
     d: int = 5  # covariate dimension (reference §0.5: d = 5)
     heads: int | tuple[int, ...] = 2  # H per member; a tuple gives each member its own H
