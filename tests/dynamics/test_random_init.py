@@ -46,3 +46,28 @@ def test_bad_inputs():
         random_init_stages(SETTING, 1)
     with pytest.raises(ValueError, match="scale must be a finite number > 0"):
         random_init_stages(SETTING, 2, scale=-1.0)
+
+
+def test_two_same_sign_heads_have_an_attracting_single_head_critical_point():
+    """Why some H = 2 random starts end off S_omega: at omega_1 = omega_2 = 1/sqrt(d) with
+    mu_1 + mu_2 = sqrt(d)/(1 + e kappa) (the single-head optimum (4.12)), Ltilde equals the
+    one-head minimum, the gradient vanishes and the Hessian is positive semi-definite (its
+    zero mode only moves mass between mu_1 and mu_2); a flow started near it returns."""
+    from dynamics import ODESolver, SaveAt, gradient_flow
+    from theory import (
+        approximate_loss,
+        approximate_loss_grad,
+        approximate_loss_hessian,
+        single_head_optimum,
+    )
+
+    one = single_head_optimum(SETTING)
+    omega, mu = np.full(2, one.omega), np.array([0.6, 0.4]) * one.mu
+    assert approximate_loss(omega, mu, SETTING) == pytest.approx(one.loss, rel=1e-12)
+    assert max(np.abs(g).max() for g in approximate_loss_grad(omega, mu, SETTING)) < 1e-12
+    eigenvalues = np.linalg.eigvalsh(approximate_loss_hessian(omega, mu, SETTING))
+    assert eigenvalues[0] > -1e-12 and eigenvalues[1] > 0.1
+    start = omega + np.array([0.01, -0.01])
+    path = gradient_flow(start, mu, SETTING, (0.0, 1e3), ODESolver(rtol=1e-8), SaveAt([0.0, 1e3]))
+    np.testing.assert_allclose(path.omega[-1], omega, atol=1e-6)
+    assert path.zero_sum_ratio[-1] == pytest.approx(1.0)
