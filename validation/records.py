@@ -83,6 +83,7 @@ class ClaimRecord:
     verdict: str
     seconds: float
     figures: tuple[str, ...]  # paths relative to the run folder
+    device: str  # where it ran (a resumed run may finish on another device)
 
     @classmethod
     def build(
@@ -94,6 +95,7 @@ class ClaimRecord:
         results: tuple[CheckResult, ...],
         seconds: float,
         figures: tuple[str, ...],
+        device: str,
     ) -> ClaimRecord:
         return cls(
             id=claim.id,
@@ -112,6 +114,7 @@ class ClaimRecord:
             verdict=worst_verdict(r.judgement.verdict for r in results),
             seconds=seconds,
             figures=figures,
+            device=device,
         )
 
     def restored_prediction(self) -> Prediction:
@@ -214,15 +217,23 @@ def environment() -> dict[str, str | None]:
 
 
 def _git_commit() -> str | None:
-    try:
-        result = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            cwd=Path(__file__).resolve().parent,
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+    """HEAD's hash, with " (modified)" when tracked files differ from it; None outside git."""
+
+    def git(*args: str) -> str | None:
+        try:
+            result = subprocess.run(
+                ["git", *args],
+                cwd=Path(__file__).resolve().parent,
+                capture_output=True,
+                text=True,
+                timeout=5,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return result.stdout.strip() if result.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    if not commit:
         return None
-    return result.stdout.strip() or None if result.returncode == 0 else None
+    return commit + (" (modified)" if git("status", "--porcelain", "--untracked-files=no") else "")

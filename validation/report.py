@@ -98,7 +98,7 @@ def render_report(record: RunRecord) -> str:
             f"*{claim.statement}*",
             "",
             f"Source: {claim.source}. Parameters: `{_params(claim.params)}`. "
-            f"Time: {claim.seconds:.1f} s.",
+            f"Time: {claim.seconds:.1f} s on `{claim.device}`.",
             "",
             _finding(claim),
             "",

@@ -35,13 +35,20 @@ def figure_path(claim_id: str) -> str:
     return f"{FIGURE_DIR}/{claim_id}.png"
 
 
+class RunMismatchError(ValueError):
+    """An existing run id was resumed with another preset or seed."""
+
+
 def open_run(run_dir: Path, preset: str, seed: int, device: str) -> RunRecord:
-    """The run's record: the stored one when resuming (same preset and seed), else a fresh one."""
+    """The run's record: the stored one when resuming (same preset and seed), else a fresh one.
+
+    The device may differ (it changes speed, not the experiment); each claim records its own.
+    """
     if not (run_dir / RESULTS_FILE).exists():
         return RunRecord.start(run_dir.name, preset, seed, device)
     stored = load_run(run_dir)
     if (stored.preset, stored.seed) != (preset, seed):
-        raise ValueError(
+        raise RunMismatchError(
             f"run-id {run_dir.name!r} exists with preset {stored.preset!r} and seed {stored.seed}; "
             f"resume it with those or choose another --run-id (got {preset!r}, {seed})"
         )
@@ -57,7 +64,9 @@ def run_claim(claim: Claim, params, runtime: Runtime, run_dir: Path) -> ClaimRec
     seconds = time.perf_counter() - start
     path = figure_path(claim.id)
     save_figure(claim.figure(params, prediction, measurement), run_dir / path)
-    return ClaimRecord.build(claim, params, prediction, measurement, results, seconds, (path,))
+    return ClaimRecord.build(
+        claim, params, prediction, measurement, results, seconds, (path,), runtime.device
+    )
 
 
 def run_claims(

@@ -13,7 +13,9 @@ stopped from the set of minimisers:
 where lambda_min^+ is the smallest nonzero eigenvalue (A is singular when heads
 share a KQ scale; Ltilde is then flat along the null space). ||g|| is enlarged by
 its own rounding floor 8 eps (||A|| ||mu|| + 2 ||omega||), and the loss bound by
-the rounding of its evaluation, 16 eps (1 + sigma2).
+the rounding of its evaluation, (H^2 + 8) eps times the sum of the magnitudes of
+the terms of (4.1), 1 + sigma2 + 2|p| + p^2 + c |mu|^T exp(d omega omega^T) |mu|
+(the classical bound for a float sum of about H^2 + 4 rounded products).
 """
 
 from __future__ import annotations
@@ -84,8 +86,16 @@ def minimise_over_mu(
         mu=mu,
         loss=loss(mu),
         mu_error=float(g_norm / smallest),
-        loss_error=float(g_norm**2 / (2 * smallest) + 16 * EPS * (1 + setting.sigma2)),
+        loss_error=float(g_norm**2 / (2 * smallest) + _rounding(omega, mu, setting)),
     )
+
+
+def _rounding(omega: np.ndarray, mu: np.ndarray, setting: Setting) -> float:
+    """(H^2 + 8) eps x the sum of the magnitudes of the terms of (4.1) (module docstring)."""
+    p = abs(float(mu @ omega))
+    kernel = np.exp(setting.d * np.outer(omega, omega))  # (H, H); d omega^2 stays small here
+    magnitude = 1 + setting.sigma2 + 2 * p + p * p + setting.c * np.abs(mu) @ kernel @ np.abs(mu)
+    return float((omega.size**2 + 8) * EPS * magnitude)
 
 
 def group_sums(mu: np.ndarray, signs: np.ndarray) -> np.ndarray:

@@ -238,7 +238,7 @@ def figure_t42ii(params, prediction: Prediction, measurement: Measurement):
         ms=12,
         mew=1.5,
         zorder=4,
-        label="optimiser's error bound (relative)",
+        label="error bound of the measured minimum",
     )
     residual_axis.plot(
         grid,
@@ -254,7 +254,7 @@ def figure_t42ii(params, prediction: Prediction, measurement: Measurement):
         xscale="log",
         yscale="log",
         xlabel=r"KQ scale $\omega$",
-        ylabel="relative size",
+        ylabel="relative size (zeros drawn at 1e-17)",
         title="(c) residuals against the tolerance",
     )
     residual_axis.set_ylim(floor / 3, 1e-1)

@@ -20,7 +20,7 @@ from validation.presets import DEFAULT_PRESET, PRESET_NAMES
 from validation.records import RunRecord
 from validation.registry import select_claims
 from validation.report import REPORT_FILE
-from validation.runner import RUN_ID_PATTERN, run_claims
+from validation.runner import RUN_ID_PATTERN, RunMismatchError, run_claims
 
 DEVICE_PATTERN = re.compile(r"auto|cpu|cuda(:\d+)?")
 MAX_SEED = 2**63 - 1
@@ -114,9 +114,7 @@ def run(args) -> int:
             device=device,
             show_progress=not args.no_progress,
         )
-    except ValueError as error:
-        if "run-id" not in str(error):
-            raise
+    except RunMismatchError as error:
         raise CommandLineError(str(error)) from None
     print(verdict_table(record, [claim.id for claim in claims]))
     print(f"report: {args.out / run_id / REPORT_FILE}")
