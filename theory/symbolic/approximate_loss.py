@@ -76,7 +76,10 @@ def derive_approximate_loss(head_count: int = 2) -> Derivation:
 
     Results: ``"loss"`` (Ltilde in d, L, sigma2, omega_h, mu_h), ``"head_mean"``
     (E of one head's output given x_q, beta), ``"head_covariance"`` (leading
-    per-sample covariance of two heads). The check asserts that ``"loss"`` equals
+    per-sample covariance of two heads); given x_q and beta, in the module symbols
+    q = ||x_q||^2, b = beta^T x_q, ||beta||^2, omega_h, omega_h': ``"per_sample_second_moment"``
+    (exact E[T_h T_h'], T_h = y exp(omega_h s - omega_h^2 q/2)) and ``"ratio_bias"``
+    (first-order bias of one head's softmax ratio). The check asserts that ``"loss"`` equals
     1 + sigma2 - 2 mu^T omega + mu^T (omega omega^T + c exp(d omega omega^T)) mu exactly.
 
     >>> derivation = derive_approximate_loss(1)
@@ -274,6 +277,8 @@ def derive_approximate_loss(head_count: int = 2) -> Derivation:
             "loss": loss,
             "head_mean": head_mean,
             "head_covariance": covariance_leading.subs(q, d),
+            "per_sample_second_moment": cross,
+            "ratio_bias": ratio_bias,
         },
         dropped=dropped,
         checks=tuple(checks),
