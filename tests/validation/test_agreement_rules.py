@@ -114,3 +114,12 @@ def test_claim_verdict_is_the_worst_check():
     assert verdicts == [AGREES, INCONCLUSIVE]
     assert worst_verdict(verdicts) == INCONCLUSIVE
     assert worst_verdict([AGREES, DISAGREES, INCONCLUSIVE]) == DISAGREES
+
+
+def test_estimates_refuse_negative_or_nan_errors():
+    with pytest.raises(ValueError, match="error must be >= 0"):
+        Estimate(1.0, -0.1)
+    with pytest.raises(ValueError, match="error must be >= 0"):
+        Estimate([1.0, 2.0], [0.1, np.nan])
+    with pytest.raises(ValueError, match="error_kind"):
+        Estimate(1.0, 0.1, "sd")

@@ -89,6 +89,23 @@ def test_a_partial_run_resumes_with_the_missing_claim(tmp_path, capsys):
     assert "run-id 'part' exists" in capsys.readouterr().err
 
 
+def test_a_run_killed_mid_way_keeps_the_finished_claims(tmp_path, monkeypatch, capsys):
+    def killed(params, runtime):
+        raise KeyboardInterrupt  # the process is stopped while measuring the second claim
+
+    first, second = registry.all_claims()[:2]
+    monkeypatch.setattr(registry, "all_claims", lambda: (first, replace(second, measure=killed)))
+    args = ["run", "--preset", "smoke", "--out", str(tmp_path), "--run-id", "k", "--device", "cpu",
+            "--no-progress"]  # fmt: skip
+    with pytest.raises(KeyboardInterrupt):
+        main(args)
+    kept = load_run(tmp_path / "k")
+    assert [c.id for c in kept.claims] == [first.id] and kept.finished is None
+    monkeypatch.setattr(registry, "all_claims", lambda: (first, second))
+    assert main(args) == 0  # resumes: only the second claim runs now
+    assert load_run(tmp_path / "k").claims[0] == kept.claims[0]
+
+
 def _patched(monkeypatch, **changes):
     claim = replace(CLAIM_MANIFOLD, **changes)
     monkeypatch.setattr(registry, "all_claims", lambda: (claim,))
