@@ -1,4 +1,4 @@
-"""Exact risks of one-step GD predictors and the Bayes risk, He et al. (2025) Section 4.3 and Theorem 4.2(iii).
+"""Exact risks of one-step GD predictors and the Bayes risk, He et al. (2025) §4.3 and Thm 4.2(iii).
 
 One step of gradient descent from zero with step eta gives the predictors
 
@@ -95,16 +95,22 @@ def bayes_risk_limit(xi: float, sigma2: float) -> float:
     the limit of sigma2 + sigma2 tr((X^T X + sigma2 d I)^{-1}) obtained from the
     Marchenko-Pastur Stieltjes transform (reference §HE-T4.2iii).
 
+    With a = sigma2 + (1 - xi)/xi the excess R_Bayes - sigma2 = (sqrt(a^2 + 4 sigma2) - a) / 2
+    is evaluated as 2 sigma2 / (sqrt(a^2 + 4 sigma2) + a) when a > 0, which avoids the
+    cancellation of two ~1/xi terms as xi -> 0.
+
     >>> round(bayes_risk_limit(0.125, 0.1), 5)
     0.11406
     """
     _check_limit_arguments(xi, sigma2)
-    shifted = sigma2 + (1.0 - xi) / xi
-    return 0.5 * (sigma2 + (xi - 1.0) / xi + math.sqrt(shifted * shifted + 4.0 * sigma2))
+    shifted = sigma2 + (1.0 - xi) / xi  # a
+    root = math.sqrt(shifted * shifted + 4.0 * sigma2)
+    excess = 2.0 * sigma2 / (root + shifted) if shifted > 0 else 0.5 * (root - shifted)
+    return sigma2 + excess
 
 
 def gd_risk_limit(xi: float, sigma2: float) -> float:
-    """Optimally tuned (debiased or vanilla) GD risk as d/L -> xi: sigma2 + xi(1+sigma2) / (1 + xi(1+sigma2)).
+    """Tuned (debiased or vanilla) GD risk as d/L -> xi: sigma2 + xi(1+sigma2) / (1 + xi(1+sigma2)).
 
     It equals inf Ltilde over the homogeneous set (Theorem 4.2(ii)) at kappa = xi (1 + sigma2).
 
