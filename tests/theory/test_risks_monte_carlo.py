@@ -6,6 +6,7 @@ and the posterior mean x_q^T (X^T X + sigma2 d I)^{-1} X^T y, averaging the exac
 given the covariates (identity (*) of that module). Agreement is judged within 4 SE.
 """
 
+import mpmath
 import numpy as np
 import pytest
 
@@ -132,3 +133,17 @@ def test_reference_table_of_limits():
     for xi, sigma2, gd, bayes in table:
         assert gd_risk_limit(xi, sigma2) == pytest.approx(gd, abs=6e-5)
         assert bayes_risk_limit(xi, sigma2) == pytest.approx(bayes, abs=6e-5)
+
+
+@pytest.mark.parametrize("xi", [1e-4, 1e-6, 1e-8, 1e-10])
+@pytest.mark.parametrize("sigma2", [0.1, 3.0])
+def test_bayes_limit_is_accurate_at_small_xi(xi, sigma2):
+    # As xi -> 0 the closed form subtracts two ~1/xi numbers to get an excess ~sigma2 xi; the
+    # reference is the same closed form in 50-digit arithmetic, where that cancellation is harmless.
+    with mpmath.workdps(50):
+        x, s = mpmath.mpf(xi), mpmath.mpf(sigma2)
+        shifted = s + (1 - x) / x
+        excess = (s + (x - 1) / x + mpmath.sqrt(shifted**2 + 4 * s)) / 2 - s
+    assert bayes_risk_limit(xi, sigma2) - sigma2 == pytest.approx(float(excess), rel=1e-10)
+    cmp = compare_with_bayes(xi, sigma2)
+    assert cmp.excess_ratio <= cmp.excess_ratio_bound
