@@ -246,8 +246,7 @@ def derive_bayes_limit() -> Derivation:
         "R_Bayes equals the closed form of theory.bayes_risk_limit (sympy)", risk, closed
     )
     checks.append(symbolic)
-    if not symbolic.passed:
-        checks += _bayes_fallback_checks(risk, closed)
+    checks += _bayes_independent_checks(risk, closed)
     steps.append(Step("Closed form (theory.bayes_risk_limit)", sp.Eq(sp.Symbol("R_Bayes"), closed)))
     small_xi = sp.series(closed, xi, 0, 2).removeO()
     steps.append(
@@ -267,24 +266,39 @@ def derive_bayes_limit() -> Derivation:
     )
 
 
-def _bayes_fallback_checks(risk: sp.Basic, closed: sp.Basic) -> list[Check]:
-    """Fallback when sympy cannot cancel the radicals: 20 random points to 1e-12, squared form."""
+def _bayes_independent_checks(risk: sp.Basic, closed: sp.Basic) -> list[Check]:
+    """Checks that do not rely on sympy cancelling radicals: 20 random points and the squared form.
+
+    Both forms R satisfy (2 xi (R - sigma^2) + 1 - xi + sigma^2 xi)^2 = (1 - xi + sigma^2 xi)^2
+    + 4 sigma^2 xi^2, and both take the root where the bracket is positive.
+    """
     evaluate = sp.lambdify((xi, sigma2), risk - closed, "numpy")
-    rng = np.random.default_rng(0)
-    points = rng.uniform([0.01, 0.01], [5.0, 5.0], size=(20, 2))
+    points = np.random.default_rng(0).uniform([0.01, 0.01], [5.0, 5.0], size=(20, 2))
     worst = float(np.max(np.abs(evaluate(points[:, 0], points[:, 1]))))
-    root_risk = 2 * (risk - sigma2) * xi + (1 - xi + sigma2 * xi)  # isolates the radical of R_Bayes
-    squared = residual_check(
-        "squared form: (2 xi (R - sigma^2) + 1 - xi + sigma^2 xi)^2 = "
-        "(1 - xi + sigma^2 xi)^2 + 4 sigma^2 xi^2",
-        sp.expand(root_risk**2),
-        sp.expand((1 - xi + sigma2 * xi) ** 2 + 4 * sigma2 * xi**2),
-    )
-    return [
+    checks = [
         Check(
-            "max |R_Bayes - closed form| at 20 random (xi, sigma^2) in (0, 5]^2",
+            "max |R_Bayes - closed form| at 20 random (xi, sigma^2) in (0, 5]^2 (< 1e-12)",
             sp.Float(worst, 3),
             worst < 1e-12,
-        ),
-        squared,
+        )
     ]
+    right = (1 - xi + sigma2 * xi) ** 2 + 4 * sigma2 * xi**2
+    for label, form in (("Marchenko-Pastur form", risk), ("closed form", closed)):
+        bracket = 2 * xi * (form - sigma2) + 1 - xi + sigma2 * xi
+        checks.append(
+            residual_check(
+                f"{label}: (2 xi (R - sigma^2) + 1 - xi + sigma^2 xi)^2 = "
+                "(1 - xi + sigma^2 xi)^2 + 4 sigma^2 xi^2",
+                sp.expand(bracket**2),
+                sp.expand(right),
+            )
+        )
+        positive = sp.lambdify((xi, sigma2), bracket, "numpy")(points[:, 0], points[:, 1])
+        checks.append(
+            Check(
+                f"{label}: the bracket is positive (the + root) at the 20 points",
+                sp.Float(float(np.min(positive)), 3),
+                bool(np.all(positive > 0)),
+            )
+        )
+    return checks
