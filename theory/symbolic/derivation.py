@@ -55,6 +55,16 @@ def residual_check(description: str, left: sp.Basic, right: sp.Basic) -> Check:
 _WIDTH = 100  # columns of terminal text
 
 
+def _latex_math(expression: sp.Basic) -> str:
+    """sp.latex, with a trailing * in a symbol's name drawn as a superscript (mu* -> \\mu^{*})."""
+    starred = {
+        symbol: sp.latex(sp.Symbol(symbol.name[:-1])) + "^{*}"
+        for symbol in getattr(expression, "free_symbols", ())
+        if isinstance(symbol, sp.Symbol) and symbol.name.endswith("*")
+    }
+    return sp.latex(expression, symbol_names=starred)
+
+
 def _pretty(expression: sp.Basic) -> str:
     return sp.pretty(expression, use_unicode=True, num_columns=_WIDTH)
 
@@ -140,7 +150,7 @@ class Derivation:
         """LaTeX source: a subsection with one display equation per step."""
 
         def item(step: Step) -> str:
-            return f"\\item {_latex_text(step.description)}\n\\[ {sp.latex(step.expression)} \\]"
+            return f"\\item {_latex_text(step.description)}\n\\[ {_latex_math(step.expression)} \\]"
 
         parts = [f"\\subsection*{{{_latex_text(self.title)} ({_latex_text(self.source)})}}"]
         parts.append(
@@ -155,7 +165,8 @@ class Derivation:
         if self.checks:
             marks = {True: r"\checkmark", False: r"$\times$"}
             rows = "\n".join(
-                f"\\item[{marks[c.passed]}] {_latex_text(c.description)}: ${sp.latex(c.evidence)}$"
+                rf"\item[{marks[c.passed]}] {_latex_text(c.description)}: "
+                f"${_latex_math(c.evidence)}$"
                 for c in self.checks
             )
             parts.append("Checks:\n\\begin{itemize}\n" + rows + "\n\\end{itemize}")
