@@ -190,6 +190,20 @@ def test_single_head_optimum_matches_derivation(dim, length, noise):
     assert close(optimum.loss, float(results["loss_star"].subs(values)))
 
 
+@FAST
+@given(dims, lengths, noises, st.floats(0.05, 2.0))
+def test_one_head_optimal_mu_matches_derivation(dim, length, noise, scaled_omega):
+    omega = scaled_omega / math.sqrt(dim)
+    results = derive_single_head().results
+    values = {w: omega, d: dim, L: length, sigma2: noise}
+    setting = theory.Setting(d=dim, L=length, sigma2=noise)
+    assert close(
+        float(theory.optimal_mu([omega], setting)[0]), float(results["mu_opt"].subs(values))
+    )
+    profile = float(results["profile_loss"].subs(values))
+    assert close(float(theory.optimal_mu_loss([omega], setting)), profile)
+
+
 @pytest.mark.parametrize("debiased, key", [(False, "gd"), (True, "debiased")])
 def test_risk_coefficients_equal_derivation_symbolically(debiased, key):
     # theory.risks writes (a, b) as plain arithmetic on setting.L and setting.D, so
