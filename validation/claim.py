@@ -170,8 +170,8 @@ class ZScore:
     wrong by that much.
 
     >>> rule = ZScore(max_z=4, rel_resolution=0.05, justification="MC error only")
-    >>> near, far = Estimate(1.01, 0.005), Estimate(1.01, 0.005)
-    >>> rule.judge(1.0, near).verdict, rule.judge(1.1, far).verdict
+    >>> estimate = Estimate(1.01, 0.005)
+    >>> rule.judge(1.0, estimate).verdict, rule.judge(1.1, estimate).verdict
     ('agrees', 'disagrees')
     >>> rule.judge(1.0, Estimate(1.01, 0.05)).verdict  # 4 SE = 0.2 > 5% of 1.0
     'inconclusive'
