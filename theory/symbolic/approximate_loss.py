@@ -268,6 +268,23 @@ def derive_approximate_loss(head_count: int = 2) -> Derivation:
             sp.Eq(sp.Symbol("bias_h"), ratio_bias),
         ),
     )
+    pair_gap, pair_gap_limit = _pair_gap(signal_display, ratio_bias)
+    pair_p = sp.Symbol("p", positive=True)
+    checks.append(
+        residual_check(
+            "pair: L x (dropped signal + bias terms) -> 2p - p^2 as omega -> 0",
+            pair_gap_limit,
+            2 * pair_p - pair_p**2,
+        )
+    )
+    dropped += (
+        Step(
+            "Together on the pair (omega, mu*), (-omega, -mu*), p = 2 omega mu*, E b^2 = 1, q = d: "
+            "L x [mu^T (signal part) mu + 2 (p - 1) E(b sum_h mu_h bias_h)]; -> 2p - p^2 as "
+            "omega -> 0, i.e. -> 1/L as p -> 1 (exact small-omega gap: 1/(L + D), §HE-P4.1)",
+            sp.Eq(sp.Symbol("L*gap"), pair_gap),
+        ),
+    )
     return Derivation(
         name="approximate_loss",
         title=f"approximate loss Ltilde (4.1) from the kernel-sum predictor (3.2), H={head_count}",
@@ -284,6 +301,20 @@ def derive_approximate_loss(head_count: int = 2) -> Derivation:
         checks=tuple(checks),
         notes=("Leading order in 1/L: valid for d max_h omega_h^2 = O(1), bounded mu, large L.",),
     )
+
+
+def _pair_gap(signal: sp.Basic, ratio_bias: sp.Basic) -> tuple[sp.Basic, sp.Basic]:
+    """L times the dropped O(1/L) terms on the two-head pair, and its omega -> 0 limit."""
+    w, p = sp.symbols("omega p", positive=True)
+    omega, mu = (w, -w), (p / (2 * w), -p / (2 * w))
+    pairs = [(i, j) for i in range(2) for j in range(2)]
+    signal_sum = sum(
+        mu[i] * mu[j] * signal.subs({omega_a: omega[i], omega_b: omega[j]}) for i, j in pairs
+    )
+    bias_sum = sum(mu[i] * ratio_bias.subs(omega_a, omega[i]) for i in range(2))
+    gap = (signal_sum + 2 * (p - 1) * L * b * bias_sum).subs(q, d).subs(b**2, 1)
+    gap = sp.factor(sp.expand(gap))
+    return gap, sp.factor(sp.limit(gap, w, 0))
 
 
 def _ratio_estimator_bias() -> sp.Basic:
