@@ -27,7 +27,13 @@ MAX_SEED = 2**63 - 1
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("run", help="run claims and compare theory with simulation")
+    parser = subparsers.add_parser(
+        "run",
+        help="run claims and compare theory with simulation",
+        description="Run claims; write OUT/RUN_ID/results.json, report.md and figures/.",
+        epilog="exit status: 0 no claim disagrees (inconclusive ones print a warning), "
+        "1 a claim disagrees (or, with --strict, is inconclusive), 2 bad input",
+    )
     parser.add_argument("ids", nargs="*", metavar="ID", help="claim ids (default: all; see `list`)")
     parser.add_argument(
         "--preset",
