@@ -246,7 +246,8 @@ def test_gd_risks_match_derivation(dim, length, noise, step):
 
 
 @FAST
-@given(st.floats(1e-3, 10.0), st.floats(1e-3, 10.0))
+# >= 0.01: the Marchenko-Pastur form loses ~eps/xi to cancellation, relative to R >= sigma2.
+@given(st.floats(0.01, 10.0), st.floats(0.01, 10.0))
 def test_bayes_and_gd_limits_match_derivation(ratio, noise):
     # The derived Bayes risk is the Marchenko-Pastur expression itself, not the closed form.
     bayes = sp.lambdify((xi, sigma2), derive_bayes_limit().results["bayes_risk"])
