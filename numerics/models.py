@@ -238,7 +238,9 @@ class MultiHeadAttention(nn.Module):
     def forward_sequence(self, Z: torch.Tensor) -> torch.Tensor:
         """TF(Z) of (2.2) at every position under the strict causal mask: (E, B, D, T) -> same.
 
-        Token t attends to tokens 0..t-1; token 0 sees none and keeps its residual only.
+        Token t attends to tokens 0..t-1; token 0 sees none and keeps its residual only. The
+        mask applies to every variant (the paper's (5.1) has none; at the query column the two
+        agree when the query's own value is zero, e.g. on the pattern OV last row (0, .., 0, 1)).
         """
         T = Z.shape[-1]
         kq_Z = torch.einsum("ehij,ebjs->ebhis", self.KQ, Z)  # (E, B, H, D, T)
