@@ -174,8 +174,11 @@ def optimal_mu(omega, setting: Setting) -> np.ndarray:
     (no inverse is formed) in the scaled form (a a^T + c K) z = a, a = S^-1 omega,
     mu = S^-1 z, with S = diag(exp(d omega^2 / 2)) and K the Gaussian kernel
     exp(-d (omega_i - omega_j)^2 / 2) of unit diagonal, so no entry overflows.
-    The system is singular when two heads share the same omega (the minimiser
-    is then not unique) and numpy raises LinAlgError.
+    Heads must have distinct omegas. When two heads share an omega the system is
+    singular: only the sum of their mu is determined, and numpy either raises
+    LinAlgError or returns one minimiser of the group with arbitrary, possibly large
+    opposite entries (nearly equal omegas give the same ill-conditioning). For
+    repeated scales, merge the heads and solve for the group sums.
 
     Args:
         omega: KQ scales, shape (..., H).
