@@ -1,6 +1,6 @@
 """Simulation side of icl-verify, in torch on CPU or GPU.
 
-- `data`: prompt samplers (isotropic, non-isotropic/KMS, multi-task, sparse) and the embedding (2.1);
+- `data`: prompt samplers (isotropic, KMS covariance, multi-task, sparse), the embedding (2.1);
 - `models`: the one-layer multi-head softmax attention of He et al. (2025) eq. (2.2) as a batched
   ensemble, linear attention (5.1), normalised activations (5.2), the kernel-sum predictor (3.2);
 - `train`: online training of an ensemble with checkpoints and resume;

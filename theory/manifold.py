@@ -1,4 +1,4 @@
-"""The solution manifold S_omega of He et al. (2025), eqs. (4.6)-(4.8), and the single-head optimum (4.12).
+"""The solution manifold S_omega of He et al. (2025), eqs. (4.6)-(4.8); the one-head optimum (4.12).
 
 On homogeneous, zero-sum, sign-matched points (|omega_h| = omega for active
 heads, sum of mu over positive heads = mu*, over negative heads = -mu*),
@@ -28,8 +28,8 @@ def effective_learning_rate(omega, setting: Setting) -> np.ndarray:
     At omega = 0 it returns the limit 1 / (1 + kappa).
 
     >>> s = Setting(d=5, L=40, sigma2=0.1)
-    >>> round(float(effective_learning_rate(0.0, s)), 5), round(float(effective_learning_rate(0.13, s)), 5)
-    (0.87912, 0.87899)
+    >>> [round(float(effective_learning_rate(w, s)), 5) for w in (0.0, 0.13)]
+    [0.87912, 0.87899]
     """
     omega = np.asarray(omega, dtype=float)
     return 1.0 / (1.0 + setting.kappa * sinhc(setting.d * omega * omega))
