@@ -2,7 +2,7 @@
 # environment on first use, so they work on a fresh machine.
 #
 #   make test     install (first time) and run the test suite
-#   make verify   install (first time) and run the main job
+#   make verify   install (first time) and run the main job (all claims, quick preset)
 #
 # TORCH_SPEC chooses the torch build. The default is the CPU wheel this
 # project's machines carry; with a GPU, e.g.
@@ -30,8 +30,14 @@ test: $(STAMP)
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
 
+# The main job: every claim at the quick preset on the CPU; the report lands in
+# results/<run-id>/report.md. A claim that disagrees is a finding, not a failure of
+# the job: exit status 1 from the run is reported and tolerated; anything else fails.
 verify: $(STAMP)
-	$(BIN)/icl-verify derive --all
+	$(BIN)/icl-verify run --preset quick --device cpu --out results; \
+	status=$$?; \
+	if [ $$status -eq 1 ]; then echo "verify: some claims disagree; see the report's findings"; \
+	elif [ $$status -ne 0 ]; then exit $$status; fi
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -103,13 +103,18 @@ def render_report(record: RunRecord) -> str:
             _finding(claim),
             "",
         ]
+        explained: set[str] = set()  # a justification shared by several checks is said once
         for check in claim.checks:
-            lines += [
+            lines.append(
                 f"- **{check.label}**: predicted {format_number(check.predicted)}; "
                 f"measured {format_measured(check)}; rule `{check.rule}`; "
-                f"{_MARK[check.verdict]} (score {check.score:.3g}).",
-                f"  Why this rule: {check.justification}",
-            ]
+                f"{_MARK[check.verdict]} (score {check.score:.3g})."
+            )
+            if check.justification in explained:
+                lines.append("  Why this rule: as above.")
+            else:
+                lines.append(f"  Why this rule: {check.justification}")
+                explained.add(check.justification)
         lines += [""] + [f"![{claim.id}]({path})" for path in claim.figures]
     return "\n".join(lines) + "\n"
 
