@@ -10,7 +10,6 @@ error bars) and its omega -> 0 limit 1/(L + D) (line).
 from __future__ import annotations
 
 import numpy as np
-
 from matplotlib.ticker import FuncFormatter
 
 from figures.style import MEASURED, REFERENCE, THEORY, log_ticks, new_figure, set_log_ticks
@@ -34,10 +33,15 @@ def figure_landscape(params, prediction, measurement):
         (axes[0, 0], loss, "(a) true loss, Monte Carlo"),
         (axes[0, 1], ltilde, r"(b) approximate loss $\tilde L$ (4.1)"),
     ):
-        mesh = axis.contourf(omega, mu, values.T, levels=levels, cmap="viridis",
-                             norm=LogNorm(low, high))  # fmt: skip
-        axis.plot(omega, theory["manifold_mu"], color="white", lw=1.2, label=r"manifold $\mu^*(\omega)$")
-        axis.set(xlabel=r"$\omega$ (heads $\pm\omega$)", ylabel=r"$\mu$ (heads $\pm\mu$)", title=title)
+        mesh = axis.contourf(
+            omega, mu, values.T, levels=levels, cmap="viridis", norm=LogNorm(low, high)
+        )
+        axis.plot(
+            omega, theory["manifold_mu"], color="white", lw=1.2, label=r"manifold $\mu^*(\omega)$"
+        )
+        axis.set(
+            xlabel=r"$\omega$ (heads $\pm\omega$)", ylabel=r"$\mu$ (heads $\pm\mu$)", title=title
+        )
         axis.set_ylim(mu.min(), mu.max())
         axis.legend(loc="upper right", fontsize=7)
     colorbar = figure.colorbar(mesh, ax=axes[0, :2], label="loss (log scale)", shrink=0.85)
@@ -54,19 +58,40 @@ def figure_landscape(params, prediction, measurement):
         title=f"(c) (MC − L̃)/MC; ★ worst: MC {loss[worst]:.3g}\nvs L̃ {ltilde[worst]:.3g} "
         f"at ω={omega[worst[0]]:.2g}, μ={mu[worst[1]]:.2g}",
     )
-    figure.colorbar(mesh, ax=axes[0, 2], label="relative gap (MC SE ≤ "
-                    f"{np.max(measured['loss_se'] / loss):.1%})", shrink=0.85)  # fmt: skip
+    figure.colorbar(
+        mesh,
+        ax=axes[0, 2],
+        label=f"relative gap (MC SE ≤ {np.max(measured['loss_se'] / loss):.1%})",
+        shrink=0.85,
+    )
 
     D = params["d"] * (1 + params["sigma2"])
     axis = axes[0, 3]
-    axis.plot(np.asarray(theory["L_fine"]) + D, theory["gap_limit_fine"], color=THEORY,
-              label=r"$\omega\to0$ limit $1/(L+D)$")  # fmt: skip
-    axis.errorbar(np.asarray(measured["L"]) + D, measured["gap"], yerr=measured["gap_se"], fmt="o",
-                  color=MEASURED, ms=4, capsize=2, label=f"MC − L̃ at ω={params['gap_omega']:g}")  # fmt: skip
+    axis.plot(
+        np.asarray(theory["L_fine"]) + D,
+        theory["gap_limit_fine"],
+        color=THEORY,
+        label=r"$\omega\to0$ limit $1/(L+D)$",
+    )
+    axis.errorbar(
+        np.asarray(measured["L"]) + D,
+        measured["gap"],
+        yerr=measured["gap_se"],
+        fmt="o",
+        color=MEASURED,
+        ms=4,
+        capsize=2,
+        label=f"MC − L̃ at ω={params['gap_omega']:g}",
+    )
     slope = measurement.values["gap_slope"]
     axis.plot([], [], " ", label=f"fitted slope {slope.value:.3f} ± {slope.error:.3f}")
-    axis.set(xscale="log", yscale="log", xlabel=r"$L + D$", ylabel="gap on the manifold",
-             title=f"(d) gap vs L (d={params['d']}, σ²={params['sigma2']})")  # fmt: skip
+    axis.set(
+        xscale="log",
+        yscale="log",
+        xlabel=r"$L + D$",
+        ylabel="gap on the manifold",
+        title=f"(d) gap vs L (d={params['d']}, σ²={params['sigma2']})",
+    )
     axis.grid(True, which="both", color=REFERENCE, alpha=0.2)
     set_log_ticks(axis, log_ticks(min(measured["L"]) + D, max(measured["L"]) + D))
     axis.legend(loc="lower left", fontsize=7)

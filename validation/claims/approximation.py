@@ -1,4 +1,4 @@
-"""The approximate loss of He et al. (2025), Section 4.1, eq. (4.1) (Prop. 4.1 / C.1), against Monte Carlo.
+"""HE-P4.1 of He et al. (2025), Section 4.1: the approximate loss (4.1) against Monte Carlo.
 
 HE-P4.1: the true population loss E(y_hat - y_q)^2 of the kernel-sum predictor (3.2) is
 approximated by Ltilde(omega, mu) = 1 + sigma2 - 2 mu^T omega + mu^T (omega omega^T
@@ -44,7 +44,6 @@ from theory import Setting, approximate_loss, debiased_gd_risk, manifold_mu
 from validation.claim import (
     Check,
     Claim,
-    Estimate,
     LogLogSlope,
     Measurement,
     Prediction,
