@@ -10,15 +10,6 @@ from numerics.train import LinearRegressionTask, TrainConfig, train
 D_COV, L = 3, 6
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    # tiny tensors: one thread avoids oversubscription on a shared 2-core machine
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 @pytest.mark.parametrize("optimizer", ["adam", "adamw", "sgd"])
 def test_ensemble_members_follow_their_solo_runs(optimizer):
     heads = (1, 2, 3)  # member 0 and 1 are padded with inactive heads

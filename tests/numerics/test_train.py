@@ -20,15 +20,6 @@ CONFIG = TrainConfig(
 )
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    # tiny tensors: one thread avoids oversubscription on a shared 2-core machine
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 class Killed(Exception):
     pass
 

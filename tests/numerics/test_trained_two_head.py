@@ -18,7 +18,6 @@ dGD 0.0026-0.0042 +- 0.0006 at 20k steps, omega = ±0.162, mu = ±2.7). Seed 0 f
 how often runs do.
 """
 
-import pytest
 import torch
 
 from numerics.circuits import summarize_circuits
@@ -28,14 +27,6 @@ from numerics.models import AttentionConfig
 from numerics.train import LinearRegressionTask, TrainConfig, train
 
 d, L, SIGMA2 = 5, 40, 0.1
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def test_two_head_model_forms_a_pair_and_tracks_debiased_gd():
