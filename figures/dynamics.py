@@ -1,0 +1,431 @@
+"""Figures of the gradient-flow claims: Stage I/II from random starts (He et al. 2025 §4.1-4.2,
+"Figure 8") and the two-head flow of Appendix B ("Figure 22" in spirit), with trained models.
+
+Each function takes a claim's (params, prediction, measurement) and returns a matplotlib
+Figure drawn only from their stored numbers (`icl-verify report` redraws it): theory and ODE
+solutions as lines, trained models / fractions of runs as markers with error bars.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from figures.style import MEASURED, PALETTE, REFERENCE, THEORY, new_figure
+
+
+def _a(value) -> np.ndarray:
+    return np.asarray(value, dtype=float)
+
+
+def _kappa(params) -> float:
+    """kappa = (1 + sigma2) d / L."""
+    return (1 + params["sigma2"]) * params["d"] / params["L"]
+
+
+def _setting_text(params) -> str:
+    return f"d={params['d']}, L={params['L']}, σ²={params['sigma2']}"
+
+
+def figure_stage_one(params, prediction, measurement):
+    """(a) mu^T omega(t) of every run per H against 1/(1+kappa); (b) fractions per H."""
+    figure, axes = new_figure(2, width=4.6)
+    paths, rates = axes[0]
+    data = measurement.figure_data
+    t = _a(data["t"])
+    limit = 1.0 / (1.0 + _kappa(params))
+    for index, heads in enumerate(params["heads"]):
+        p = _a(data[f"H{heads}_p"])  # (S, T)
+        color = PALETTE[index % len(PALETTE)]
+        for run, curve in enumerate(p):
+            paths.plot(
+                t[1:],
+                curve[1:],
+                color=color,
+                lw=0.7,
+                alpha=0.6,
+                label=f"H={heads} ({p.shape[0]} starts)" if run == 0 else None,
+            )
+    paths.axhline(limit, color=THEORY, lw=1.5, ls="--", label="(4.3): 1/(1+κ)")
+    paths.set(
+        xscale="log",
+        xlabel="flow time t",
+        ylabel=r"$\mu^\top\omega$",
+        title=f"(a) gradient flow on L̃ from N(0, {params['scale']}²), {_setting_text(params)}",
+    )
+    paths.legend(loc="upper left", fontsize=7)
+    heads = _a(params["heads"])
+    sign = measurement.values["sign_matched"]
+    rates.errorbar(
+        heads - 0.08,
+        _a(sign.value),
+        yerr=_a(sign.error),
+        fmt="o",
+        color=MEASURED,
+        capsize=3,
+        label="sign-matched at t_end (± SE)",
+    )
+    all_zero = np.array(
+        [np.mean(_a(data[f"H{h}_zero_sum"]) <= params["tolerance"]) for h in params["heads"]]
+    )
+    rates.plot(
+        heads + 0.08,
+        all_zero,
+        "s",
+        mfc="none",
+        color=PALETTE[2],
+        label=f"zero-sum at t_end (all H; checked for H ≥ {params['stage_one_min_heads']})",
+    )
+    rates.axhline(1.0, color=THEORY, lw=1.5, label="prediction: every run")
+    rates.set(
+        xlabel="heads H",
+        ylabel="fraction of runs",
+        ylim=(-0.05, 1.1),
+        xticks=heads,
+        title="(b) Stage I patterns at t_end",
+    )
+    rates.legend(loc="lower right", fontsize=7)
+    return figure
+
+
+def figure_stage_two(params, prediction, measurement):
+    """(a) Ltilde excess over S_omega per run; (b) fractions homogeneous / on S_omega per H."""
+    figure, axes = new_figure(2, width=4.6)
+    gaps, rates = axes[0]
+    data = measurement.figure_data
+    for index, heads in enumerate(params["heads"]):
+        gap = np.maximum(_a(data[f"H{heads}_loss_gap"]), 1e-12)
+        jitter = np.linspace(-0.15, 0.15, gap.size)
+        gaps.plot(heads + jitter, gap, "o", ms=4, color=PALETTE[index % len(PALETTE)])
+    gaps.axhline(
+        params["loss_gap_tolerance"], color=REFERENCE, ls="--", label="threshold: on S_ω below"
+    )
+    kappa = _kappa(params)
+    trap = 1 + params["sigma2"] - 1 / (1 + np.e * kappa)  # all heads at omega = 1/sqrt(d)
+    floor = params["sigma2"] + kappa / (1 + kappa)  # infimum of Ltilde on S_omega
+    gaps.axhline(
+        trap - floor,
+        color=THEORY,
+        ls=":",
+        label=f"same-sign single-head optimum ({trap:.3f} vs {floor:.3f})",
+    )
+    gaps.set(
+        yscale="log",
+        xlabel="heads H (runs jittered)",
+        xticks=_a(params["heads"]),
+        ylabel=r"$\tilde L(t_{end}) - \tilde L_{S_\omega}(\bar\omega)$ (clipped at $10^{-12}$)",
+        title=f"(a) end states of the runs, t_end = {params['t_end']:g}",
+    )
+    gaps.legend(loc="center right", fontsize=7)
+    heads = _a(params["heads"])
+    for offset, key, marker, label in (
+        (-0.08, "homogeneous", "o", "homogeneous |ω_h|"),
+        (0.08, "on_manifold", "s", "on S_ω"),
+    ):
+        estimate = measurement.values[key]
+        rates.errorbar(
+            heads + offset,
+            _a(estimate.value),
+            yerr=_a(estimate.error),
+            fmt=marker,
+            capsize=3,
+            label=f"{label} (± Agresti-Coull SE)",
+            color=MEASURED if key == "homogeneous" else PALETTE[2],
+        )
+    rates.axhline(1.0, color=THEORY, lw=1.5, label="claim: every run")
+    rates.set(
+        xlabel="heads H",
+        ylabel="fraction of runs",
+        ylim=(-0.05, 1.1),
+        xticks=heads,
+        title="(b) Stage II: homogeneous KQ and end on S_ω",
+    )
+    rates.legend(loc="lower right", fontsize=7)
+    return figure
+
+
+def figure_init(params, prediction, measurement):
+    """(a) asymmetry of the full flow; (b) full vs reduced; (c) perturbed starts' end states."""
+    figure, axes = new_figure(3, width=3.9)
+    asym, paths, ends = axes[0]
+    data = measurement.figure_data
+    t = _a(data["t"])[1:]
+    asym.plot(
+        t, np.maximum(np.abs(_a(data["omega_sum"])[1:]), 1e-20), color=MEASURED, label="|ω₁+ω₂|"
+    )
+    asym.plot(
+        t,
+        np.maximum(np.abs(_a(data["mu_sum"])[1:]), 1e-20),
+        color=PALETTE[2],
+        ls="--",
+        label="|μ₁+μ₂|",
+    )
+    asym.axhline(10 * params["rtol"], color=REFERENCE, ls="--", label="tolerance")
+    asym.set(
+        xscale="log",
+        yscale="log",
+        xlabel="flow time t",
+        ylabel="asymmetry (0 plotted at 1e-20)",
+        title="(a) full 4-D flow from Def. B.1",
+    )
+    asym.legend(fontsize=7)
+    paths.plot(t, _a(data["reduced_omega"])[1:], color=THEORY, label="ω, reduced (B.4)")
+    paths.plot(t, _a(data["reduced_mu"])[1:], color=THEORY, ls="--", label="μ, reduced (B.4)")
+    paths.plot(
+        t[::12], _a(data["omega"])[1:][::12], "o", ms=3, color=MEASURED, label="ω₁, full 4-D flow"
+    )
+    paths.plot(
+        t[::12],
+        _a(data["mu"])[1:][::12],
+        "s",
+        ms=3,
+        mfc="none",
+        color=MEASURED,
+        label="μ₁, full 4-D flow",
+    )
+    paths.set(
+        xscale="log",
+        yscale="log",
+        xlabel="flow time t",
+        ylabel="head 1",
+        title=f"(b) reduced vs full, {_setting_text(params)}",
+    )
+    paths.legend(fontsize=7)
+    start, end = _a(data["asym_start"]), _a(data["asym_end"])
+    ends.plot(end[:, 0], end[:, 2], "o", color=MEASURED, label="head 1 at t_end")
+    ends.plot(end[:, 1], end[:, 3], "s", color=PALETTE[2], label="head 2 at t_end")
+    ends.axhline(0, color=REFERENCE, lw=0.8)
+    ends.axvline(0, color=REFERENCE, lw=0.8)
+    ends.set(
+        xlabel="ω_h",
+        ylabel="μ_h",
+        title=f"(c) {start.shape[0]} starts perturbed ≤ {params['asymmetry']:.0%} "
+        f"(markers overlap), t = {params['asym_t_end']:g}",
+    )
+    ends.legend(fontsize=7)
+    return figure
+
+
+def figure_phase1(params, prediction, measurement):
+    """(a) ODE Phase I; (b) SGD vs the flows at t = lr k; (c) Adam vs steps; (d) orbits."""
+    figure, axes = new_figure(2, 2, width=4.6, height=3.4)
+    (early, sgd_axis), (adam_axis, orbit) = axes
+    data, fig_pred = measurement.figure_data, prediction.figure_data
+    t = _a(data["ode_t"])
+    eps = params["eps"]
+    early.plot(t[1:], _a(data["ode_omega"])[1:], color=THEORY, label="ω, ODE (B.4)")
+    early.plot(t[1:], _a(data["ode_mu"])[1:], color=THEORY, ls="--", label="μ, ODE (B.4)")
+    grid = t[(t > 0) & (t <= 1.3 * measurement.values["T1"].value)]
+    early.plot(
+        grid, eps * np.exp(2 * grid), color=REFERENCE, ls=":", label=r"$\varepsilon e^{2t}$ (B.5)"
+    )
+    early.axvline(measurement.values["T1"].value, color=MEASURED, lw=1, label="T1 measured")
+    early.axvline(prediction.values["T1"], color=THEORY, lw=1, ls="-.", label="T1 predicted")
+    early.set(
+        yscale="log",
+        xlabel="flow time t",
+        ylabel="head 1",
+        title=f"(a) Phase I of (B.4), ε={eps:g}, {_setting_text(params)}",
+    )
+    early.legend(fontsize=7)
+
+    flow_t = _a(fig_pred["flow_t"])
+    sgd_t, sgd_omega, sgd_mu = _a(data["sgd_t"]), _a(data["sgd_omega"]), _a(data["sgd_mu"])
+    members = sgd_omega.shape[1]
+    for values, name, marker in ((sgd_omega, "ω", "o"), (sgd_mu, "μ", "s")):
+        mean = values.mean(axis=1)
+        se = values.std(axis=1, ddof=1) / np.sqrt(members)
+        sgd_axis.errorbar(
+            sgd_t,
+            mean,
+            yerr=se,
+            fmt=marker,
+            ms=3,
+            mfc="none",
+            color=MEASURED,
+            label=f"{name}, SGD lr={params['sgd_lr']:g} (mean ± SE, {members} runs)",
+        )
+    sgd_axis.plot(
+        flow_t, _a(fig_pred["flow_omega"]), color=THEORY, label="weight-space flow of L̃ (checked)"
+    )
+    sgd_axis.plot(flow_t, _a(fig_pred["flow_mu"]), color=THEORY, ls="--")
+    sgd_axis.plot(
+        flow_t,
+        _a(fig_pred["b4_omega"]),
+        color=PALETTE[1],
+        label="(B.4) in (ω, μ), not the model's flow",
+    )
+    sgd_axis.plot(flow_t, _a(fig_pred["b4_mu"]), color=PALETTE[1], ls="--")
+    sgd_axis.set(
+        yscale="log",
+        xlabel="t = lr · step",
+        ylabel="ω (solid), μ (dashed)",
+        title=f"(b) SGD-trained model from Def. B.1, ε={params['train_eps']:g}",
+    )
+    sgd_axis.legend(fontsize=6.5, loc="lower right")
+
+    adam_steps = _a(data["adam_steps"])
+    adam_omega, adam_mu = _a(data["adam_omega"]), _a(data["adam_mu"])
+    adam_axis.plot(
+        adam_steps,
+        adam_omega.mean(axis=1),
+        "o",
+        ms=3,
+        color=PALETTE[2],
+        label=f"ω, Adam lr={params['adam_lr']:g}",
+    )
+    adam_axis.plot(
+        adam_steps, adam_mu.mean(axis=1), "s", ms=3, mfc="none", color=PALETTE[2], label="μ, Adam"
+    )
+    shown = flow_t <= adam_steps[-1] * params["adam_lr"]
+    adam_axis.plot(
+        flow_t[shown] / params["adam_lr"],
+        _a(fig_pred["flow_omega"])[shown],
+        color=THEORY,
+        label="weight-space flow at t = lr·step",
+    )
+    adam_axis.plot(
+        flow_t[shown] / params["adam_lr"], _a(fig_pred["flow_mu"])[shown], color=THEORY, ls="--"
+    )
+    adam_axis.set(
+        yscale="log",
+        xlabel="Adam step k",
+        ylabel="ω (solid), μ (dashed)",
+        title="(c) Adam: normalised (sign-like) steps, its clock is not lr·k",
+    )
+    adam_axis.legend(fontsize=7)
+
+    orbit.plot(
+        _a(fig_pred["flow_omega"]),
+        _a(fig_pred["flow_mu"]),
+        color=THEORY,
+        label="weight-space flow of L̃",
+    )
+    orbit.plot(
+        _a(data["ode_omega"]),
+        _a(data["ode_mu"]),
+        color=PALETTE[1],
+        label=f"(B.4) from ε={params['eps']:g}",
+    )
+    orbit.plot(
+        sgd_omega.mean(axis=1),
+        sgd_mu.mean(axis=1),
+        "o",
+        ms=3,
+        mfc="none",
+        color=MEASURED,
+        label="SGD",
+    )
+    orbit.plot(
+        adam_omega.mean(axis=1),
+        adam_mu.mean(axis=1),
+        "s",
+        ms=3,
+        mfc="none",
+        color=PALETTE[2],
+        label="Adam",
+    )
+    orbit.set(xlabel="ω (head 1)", ylabel="μ (head 1)", title="(d) orbits in the (ω, μ) plane")
+    orbit.legend(fontsize=7)
+    return figure
+
+
+def figure_phase2(params, prediction, measurement):
+    """(a) omega, mu around the peak at d=5; (b) omega_max vs its bounds over d."""
+    figure, axes = new_figure(2, width=4.6)
+    paths, bounds = axes[0]
+    data = measurement.figure_data
+    t = _a(data["t"])[1:]
+    paths.plot(t, _a(data["omega"])[1:], color=THEORY, label="ω (B.4)")
+    paths.plot(t, _a(data["mu"])[1:], color=THEORY, ls="--", label="μ (B.4)")
+    root, lambert = _a(prediction.figure_data["root"]), _a(prediction.figure_data["lambert"])
+    paths.axhline(root[0], color=REFERENCE, ls="--", label=f"equal-ratio root {root[0]:.4f}")
+    paths.axhline(lambert[0], color=REFERENCE, ls=":", label=f"Lambert bound {lambert[0]:.4f}")
+    paths.plot(
+        _a(data["peak_time"])[0],
+        _a(data["peak_omega"])[0],
+        "o",
+        color=MEASURED,
+        label="peak (event dω/dt = 0)",
+    )
+    paths.set(
+        xscale="log",
+        yscale="log",
+        xlabel="flow time t",
+        ylabel="head 1",
+        title=f"(a) the ω peak, ε={params['eps']:g}, {_setting_text(params)}",
+    )
+    paths.legend(fontsize=7)
+    d = _a(prediction.figure_data["d"])
+    bounds.plot(
+        d, lambert * np.sqrt(d), color=THEORY, label=r"Lambert bound $\sqrt{W(L/(1+\sigma^2))}$"
+    )
+    bounds.plot(d, root * np.sqrt(d), color=THEORY, ls="--", label="equal-ratio root × √d")
+    bounds.plot(
+        d, _a(data["peak_omega"]) * np.sqrt(d), "o", color=MEASURED, label="ω_max × √d (ODE)"
+    )
+    for x, w, b in zip(d, _a(data["peak_omega"]), lambert, strict=True):
+        bounds.annotate(
+            f"{w / b:.3f}",
+            (x, w * np.sqrt(x)),
+            textcoords="offset points",
+            xytext=(4, -12),
+            fontsize=7,
+            color=MEASURED,
+        )
+    bounds.set(
+        xscale="log",
+        xlabel="d (L = 8d)",
+        ylabel="√d · ω",
+        title="(b) ω_max vs bounds (labels: ω_max / Lambert bound)",
+    )
+    bounds.legend(fontsize=7)
+    return figure
+
+
+def figure_phase3(params, prediction, measurement):
+    """Figure 22 in spirit: omega, mu, mu/omega, loss, 2 omega mu vs log t with phase marks."""
+    figure, axes = new_figure(3, width=3.9)
+    paths, product, loss = axes[0]
+    data = measurement.figure_data
+    t, omega, mu = _a(data["t"]), _a(data["omega"]), _a(data["mu"])
+    fine = _a(prediction.figure_data["t"])
+    paths.plot(t, omega, color=THEORY, label="ω (B.4)")
+    paths.plot(t, mu, color=THEORY, ls="--", label="μ (B.4)")
+    paths.plot(t, mu / omega, color=PALETTE[3], lw=1, label="μ/ω")
+    paths.plot(
+        fine,
+        _a(prediction.figure_data["late_omega"]),
+        color=MEASURED,
+        ls=":",
+        lw=2,
+        label=r"$(8\kappa d^2 t)^{-1/6}$ (checked)",
+    )
+    paths.plot(
+        fine,
+        _a(prediction.figure_data["naive_omega"]),
+        color=PALETTE[1],
+        ls="-.",
+        label=r"naive (B.18) $\propto t^{-1/2}$: contradicted",
+    )
+    for axis in axes[0]:
+        for name, style in (("T1", ":"), ("t_peak", "--")):
+            axis.axvline(float(data[name]), color=REFERENCE, ls=style, lw=0.8)
+    paths.set(
+        xscale="log",
+        yscale="log",
+        xlabel="flow time t (dotted T1, dashed t_peak)",
+        ylabel="head 1",
+        title=f"(a) ε={params['eps']:g}, {_setting_text(params)}",
+    )
+    paths.legend(fontsize=6.5, loc="lower left")
+    product.plot(t, _a(data["product"]), color=THEORY, label="2ωμ (B.4)")
+    product.axhline(prediction.values["product_end"], color=MEASURED, ls=":", label="1/(1+κ)")
+    product.set(xscale="log", xlabel="flow time t", ylabel="2ωμ", title="(b) effective GD step")
+    product.legend(fontsize=7)
+    loss_values = _a(data["loss"])
+    loss.plot(t, loss_values, color=THEORY, label="L̃ along the flow")
+    floor = params["sigma2"] + 1.0 - prediction.values["product_end"]  # sigma2 + kappa/(1+kappa)
+    loss.axhline(floor, color=MEASURED, ls=":", label="σ² + κ/(1+κ)")
+    loss.set(xscale="log", yscale="log", xlabel="flow time t", ylabel="L̃", title="(c) loss")
+    loss.legend(fontsize=7)
+    return figure
