@@ -12,6 +12,36 @@ adding its entry to all three presets here.
 
 PRESETS = {
     "smoke": {
+        "HE-S1": {
+            "d": 5, "L": 40, "sigma2": 0.1, "heads": [2, 4],  # H values run
+            "n_seeds": 3, "scale": 0.01, "t_end": 300.0, "n_times": 120,  # N(0, scale^2) starts
+            "tolerance": 0.01,  # zero-sum ratio / KQ dispersion thresholds
+            "loss_gap_tolerance": 1e-3,  # Ltilde above Ltilde on S_omega counted as "on S_omega"
+            "stage_one_min_heads": 4, "design_seed": 8,  # starts are the setting: shared by S1/S2
+        },
+        "HE-S2": {
+            "d": 5, "L": 40, "sigma2": 0.1, "heads": [2, 4], "n_seeds": 3, "scale": 0.01,
+            "t_end": 300.0, "n_times": 120, "tolerance": 0.01, "loss_gap_tolerance": 1e-3,
+            "stage_one_min_heads": 4, "design_seed": 8,
+        },
+        "HE-B-INIT": {
+            "d": 5, "L": 40, "sigma2": 0.1, "eps": 1e-3, "rtol": 1e-10,
+            "init_t_end": 50.0,  # horizon of the symmetric full-vs-reduced comparison
+            "n_asymmetric": 2, "asymmetry": 0.1, "asym_t_end": 300.0,  # perturbed starts
+            "design_seed": 22,
+        },
+        "HE-B-PHASE1": {
+            "d": 5, "L": 40, "sigma2": 0.1, "eps": 1e-3, "rtol": 1e-10, "t_end": 1e6,
+            "train_eps": 0.02,  # Def. B.1 scale of the trained models (above SGD's batch noise)
+            "sgd_lr": 0.02, "sgd_steps": 150, "adam_lr": 1e-3, "adam_steps": 100,
+            "members": 2, "batch": 256, "train_records": 15,  # ensemble size, history points
+            "compare_t": [1.0, 2.0, 3.0],  # flow times t = lr k where SGD meets the flow
+        },
+        "HE-B-PHASE2": {
+            "d": 5, "L": 40, "sigma2": 0.1, "eps": 1e-3, "rtol": 1e-10, "t_end": 1e6,
+            "high_d": [[100, 800]],  # further (d, L) rows (the bound is tight at large d)
+        },
+        "HE-B-PHASE3": {"d": 5, "L": 40, "sigma2": 0.1, "eps": 1e-3, "rtol": 1e-10, "t_end": 1e6},
         "HE-T4.2ii": {
             "d": 5, "L": 40, "sigma2": 0.1, "H": 3,  # H=3 already holds one head of each kind
             "omega_min": 0.05, "omega_max": 0.6, "n_omega": 3,  # geometric omega grid
@@ -27,6 +57,32 @@ PRESETS = {
         },
     },
     "quick": {
+        "HE-S1": {
+            "d": 5, "L": 40, "sigma2": 0.1, "heads": [2, 3, 4, 8], "n_seeds": 40, "scale": 0.01,
+            "t_end": 1e4, "n_times": 200, "tolerance": 0.01, "loss_gap_tolerance": 1e-3,
+            "stage_one_min_heads": 4, "design_seed": 8,
+        },
+        "HE-S2": {
+            "d": 5, "L": 40, "sigma2": 0.1, "heads": [2, 3, 4, 8], "n_seeds": 40, "scale": 0.01,
+            "t_end": 1e4, "n_times": 200, "tolerance": 0.01, "loss_gap_tolerance": 1e-3,
+            "stage_one_min_heads": 4, "design_seed": 8,
+        },
+        "HE-B-INIT": {
+            "d": 5, "L": 40, "sigma2": 0.1, "eps": 1e-3, "rtol": 1e-10,
+            "init_t_end": 50.0, "n_asymmetric": 10, "asymmetry": 0.1, "asym_t_end": 1e3,
+            "design_seed": 22,
+        },
+        "HE-B-PHASE1": {
+            "d": 5, "L": 40, "sigma2": 0.1, "eps": 1e-3, "rtol": 1e-10, "t_end": 1e7,
+            "train_eps": 0.02, "sgd_lr": 0.02, "sgd_steps": 1000, "adam_lr": 1e-3,
+            "adam_steps": 1500, "members": 4, "batch": 256, "train_records": 50,
+            "compare_t": [2.0, 4.0, 6.0, 8.0, 12.0, 20.0],
+        },
+        "HE-B-PHASE2": {
+            "d": 5, "L": 40, "sigma2": 0.1, "eps": 1e-3, "rtol": 1e-10, "t_end": 1e7,
+            "high_d": [[20, 160], [100, 800], [400, 3200]],
+        },
+        "HE-B-PHASE3": {"d": 5, "L": 40, "sigma2": 0.1, "eps": 1e-3, "rtol": 1e-10, "t_end": 1e7},
         "HE-T4.2ii": {
             "d": 5, "L": 40, "sigma2": 0.1, "H": 3,
             "omega_min": 0.05, "omega_max": 1.0, "n_omega": 16, "gtol": 1e-13, "rtol": 1e-6,
@@ -38,6 +94,32 @@ PRESETS = {
         },
     },
     "paper": {
+        "HE-S1": {
+            "d": 5, "L": 40, "sigma2": 0.1, "heads": [2, 3, 4, 5, 6, 8], "n_seeds": 50,
+            "scale": 0.01, "t_end": 1e5, "n_times": 300, "tolerance": 0.01,
+            "loss_gap_tolerance": 1e-3, "stage_one_min_heads": 4, "design_seed": 8,
+        },
+        "HE-S2": {
+            "d": 5, "L": 40, "sigma2": 0.1, "heads": [2, 3, 4, 5, 6, 8], "n_seeds": 50,
+            "scale": 0.01, "t_end": 1e5, "n_times": 300, "tolerance": 0.01,
+            "loss_gap_tolerance": 1e-3, "stage_one_min_heads": 4, "design_seed": 8,
+        },
+        "HE-B-INIT": {
+            "d": 5, "L": 40, "sigma2": 0.1, "eps": 1e-3, "rtol": 1e-10,
+            "init_t_end": 50.0, "n_asymmetric": 50, "asymmetry": 0.1, "asym_t_end": 1e4,
+            "design_seed": 22,
+        },
+        "HE-B-PHASE1": {
+            "d": 5, "L": 40, "sigma2": 0.1, "eps": 1e-3, "rtol": 1e-10, "t_end": 1e8,
+            "train_eps": 0.02, "sgd_lr": 0.005, "sgd_steps": 8000, "adam_lr": 1e-3,
+            "adam_steps": 20000, "members": 16, "batch": 1024, "train_records": 200,
+            "compare_t": [2.0, 4.0, 6.0, 8.0, 12.0, 20.0, 40.0],
+        },
+        "HE-B-PHASE2": {
+            "d": 5, "L": 40, "sigma2": 0.1, "eps": 1e-3, "rtol": 1e-10, "t_end": 1e8,
+            "high_d": [[20, 160], [100, 800], [400, 3200], [1600, 12800]],
+        },
+        "HE-B-PHASE3": {"d": 5, "L": 40, "sigma2": 0.1, "eps": 1e-3, "rtol": 1e-10, "t_end": 1e8},
         "HE-T4.2ii": {
             "d": 5, "L": 40, "sigma2": 0.1, "H": 4,  # 81 head patterns per omega
             "omega_min": 0.03, "omega_max": 1.0, "n_omega": 40, "gtol": 1e-13, "rtol": 1e-6,
