@@ -12,6 +12,32 @@ adding its entry to all three presets here.
 
 PRESETS = {
     "smoke": {
+        "HE-P4.1": {
+            "d": 5, "L": 40, "sigma2": 0.1,
+            "omega_max": 0.6, "mu_max": 6.0, "n_omega": 6, "n_mu": 6,  # ± landscape grid
+            "landscape_prompts": 4096,
+            "gap_omega": 0.1, "gap_L": [20, 40, 80], "gap_prompts": 4096,  # gap on the manifold
+        },
+        "HE-4.9": {
+            "d": 5, "L": 40, "sigma2": 0.1, "n_trials": 6, "H_max": 5,
+            "omega_min": 0.02, "omega_max": 0.6, "design_seed": 2025, "n_prompts": 512,
+        },
+        "HE-4.12": {
+            "d": 5, "L": 40, "sigma2": 0.1, "omega_min": 0.3, "omega_max": 0.75, "n_omega": 8,
+            "n_prompts": 4096, "n_replicates": 3, "degree": 4,  # replicates give the SE
+        },
+        "HE-T4.2i": {
+            "d": 5, "L": 40, "sigma2": 0.1, "eta": 0.879,  # eta = 2 omega mu held fixed
+            "omega_min": 0.005, "omega_max": 0.05, "n_omega": 4, "n_prompts": 2048,
+            "fixed_omega": 0.05, "L_values": [80, 160, 320],
+        },
+        "HE-4.3-RISK": {
+            "sigma2": 0.1, "cases": [[5, 40], [2, 3]], "etas": [0.3],  # + both optimal steps
+            "n_prompts": 8192,
+        },
+        "HE-T4.2iii": {
+            "cases": [[0.125, 0.1]], "d_values": [8, 16], "n_prompts": 2048,  # (xi, sigma2)
+        },
         "HE-S1": {
             "d": 5, "L": 40, "sigma2": 0.1, "heads": [2, 4],  # H values run
             "n_seeds": 3, "scale": 0.01, "t_end": 300.0, "n_times": 120,  # N(0, scale^2) starts
@@ -57,6 +83,33 @@ PRESETS = {
         },
     },
     "quick": {
+        "HE-P4.1": {
+            "d": 5, "L": 40, "sigma2": 0.1,
+            "omega_max": 0.6, "mu_max": 6.0, "n_omega": 24, "n_mu": 24,
+            "landscape_prompts": 20_000,
+            "gap_omega": 0.1, "gap_L": [20, 40, 80, 160, 320], "gap_prompts": 20_000,
+        },
+        "HE-4.9": {
+            "d": 5, "L": 40, "sigma2": 0.1, "n_trials": 40, "H_max": 8,
+            "omega_min": 0.02, "omega_max": 0.6, "design_seed": 2025, "n_prompts": 4096,
+        },
+        "HE-4.12": {
+            "d": 5, "L": 40, "sigma2": 0.1, "omega_min": 0.3, "omega_max": 0.75, "n_omega": 10,
+            "n_prompts": 20_000, "n_replicates": 8, "degree": 4,
+        },
+        "HE-T4.2i": {
+            "d": 5, "L": 40, "sigma2": 0.1, "eta": 0.879,
+            "omega_min": 0.005, "omega_max": 0.05, "n_omega": 6, "n_prompts": 40_000,
+            "fixed_omega": 0.05, "L_values": [80, 160, 320, 640],
+        },
+        "HE-4.3-RISK": {
+            "sigma2": 0.1, "cases": [[5, 40], [2, 3], [20, 60]], "etas": [0.3, 0.8],
+            "n_prompts": 20_000,
+        },
+        "HE-T4.2iii": {
+            "cases": [[0.125, 0.1], [0.25, 0.5], [0.5, 3.0]], "d_values": [8, 16, 32],
+            "n_prompts": 10_000,
+        },
         "HE-S1": {
             "d": 5, "L": 40, "sigma2": 0.1, "heads": [2, 3, 4, 8], "n_seeds": 40, "scale": 0.01,
             "t_end": 1e4, "n_times": 200, "tolerance": 0.01, "loss_gap_tolerance": 1e-3,
@@ -94,6 +147,33 @@ PRESETS = {
         },
     },
     "paper": {
+        "HE-P4.1": {
+            "d": 5, "L": 40, "sigma2": 0.1,
+            "omega_max": 0.6, "mu_max": 6.0, "n_omega": 50, "n_mu": 50,
+            "landscape_prompts": 200_000,  # the reference's 2e5 prompts per point
+            "gap_omega": 0.1, "gap_L": [20, 40, 80, 160, 320, 640], "gap_prompts": 200_000,
+        },
+        "HE-4.9": {
+            "d": 5, "L": 40, "sigma2": 0.1, "n_trials": 200, "H_max": 8,
+            "omega_min": 0.02, "omega_max": 0.6, "design_seed": 2025, "n_prompts": 20_000,
+        },
+        "HE-4.12": {
+            "d": 5, "L": 40, "sigma2": 0.1, "omega_min": 0.3, "omega_max": 0.75, "n_omega": 19,
+            "n_prompts": 100_000, "n_replicates": 10, "degree": 4,  # 1e5 prompts as the reference
+        },
+        "HE-T4.2i": {
+            "d": 5, "L": 40, "sigma2": 0.1, "eta": 0.879,
+            "omega_min": 0.005, "omega_max": 0.05, "n_omega": 8, "n_prompts": 200_000,
+            "fixed_omega": 0.05, "L_values": [80, 160, 320, 640, 1280],
+        },
+        "HE-4.3-RISK": {
+            "sigma2": 0.1, "cases": [[5, 40], [2, 3], [20, 60], [50, 400]], "etas": [0.3, 0.8],
+            "n_prompts": 2_000_000,  # the reference's 2e6 prompts
+        },
+        "HE-T4.2iii": {
+            "cases": [[0.05, 0.1], [0.125, 0.1], [0.125, 1.0], [0.25, 0.5], [0.5, 3.0]],
+            "d_values": [20, 40, 80], "n_prompts": 40_000,
+        },
         "HE-S1": {
             "d": 5, "L": 40, "sigma2": 0.1, "heads": [2, 3, 4, 5, 6, 8], "n_seeds": 50,
             "scale": 0.01, "t_end": 1e5, "n_times": 300, "tolerance": 0.01,
