@@ -10,7 +10,9 @@ draws every member's independent prompts, about 1.5x faster on the CPU than one 
 The training is one cached artefact: its key is the hash of the full training configuration
 (plus the device, since float32 results differ across devices), so HE-OBS1..4 and HE-MAN (ii)
 share it, a rerun reuses it, and a killed run resumes from the trainer's checkpoint (written
-every ``checkpoint_every`` steps into `Runtime.checkpoint_dir`). The training seed is part of
+every ``checkpoint_every`` steps into `Runtime.checkpoint_dir`; the circuit history is saved
+beside it at the same steps, and a logged step whose circuits were lost in a kill right after a
+checkpoint holds NaN). The training seed is part of
 the configuration (like a claim's ``design_seed``): ``--seed`` changes only the measurements'
 Monte Carlo prompts, not which models are read.
 
@@ -21,8 +23,10 @@ slower than one.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -31,6 +35,7 @@ import torch
 from numerics.circuits import CircuitSummary, summarize_circuits
 from numerics.models import AttentionConfig, MultiHeadAttention
 from numerics.train import LinearRegressionTask, TrainConfig, resolve_device, train
+from validation.cache import write_atomic
 
 WEIGHT_NAMES = ("W_Q", "W_K", "W_V", "W_O")
 
@@ -51,6 +56,7 @@ class TrainedEnsemble:
         weights: name -> (E, H, D, D) final W_Q, W_K, W_V, W_O.
         steps: (n,) logged steps; test_loss: (n, E) validation loss;
         omega, mu: (n, E, H) effective head scales (`numerics.circuits.omega_mu`).
+        KQ_history, OV_history: (n, E, H, D, D) circuits at the logged steps (float32 stored).
     """
 
     d: int
@@ -62,6 +68,8 @@ class TrainedEnsemble:
     test_loss: np.ndarray
     omega: np.ndarray
     mu: np.ndarray
+    KQ_history: np.ndarray
+    OV_history: np.ndarray
 
     def model(self, members=None, device: str = "cpu") -> MultiHeadAttention:
         """The trained members (all, or the listed indices) as one float32 ensemble model."""
@@ -82,11 +90,15 @@ class TrainedEnsemble:
         with torch.no_grad():
             return model.KQ.numpy(), model.OV.numpy()
 
-    def summaries(self) -> tuple[CircuitSummary, ...]:
-        """`numerics.circuits.summarize_circuits` of every member at the end of training."""
-        model = self.model()
-        with torch.no_grad():
-            return summarize_circuits(model.KQ, model.OV, self.d, tuple(map(int, self.heads)))
+    def summaries(self, log: int = -1) -> tuple[CircuitSummary, ...]:
+        """`numerics.circuits.summarize_circuits` of every member at logged step ``log``."""
+        if log == -1:
+            KQ, OV = self.circuits()
+        else:
+            KQ, OV = self.KQ_history[log], self.OV_history[log]
+        return summarize_circuits(
+            torch.as_tensor(KQ), torch.as_tensor(OV), self.d, tuple(map(int, self.heads))
+        )
 
 
 def training_config(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -108,6 +120,44 @@ def training_config(params: Mapping[str, Any]) -> dict[str, Any]:
     return training
 
 
+class _CircuitRecorder:
+    """Keeps KQ and OV (float32) at the logged steps; saved beside the trainer's checkpoints."""
+
+    def __init__(self, path: Path, log_every: int, checkpoint_every: int, last: int) -> None:
+        self.path, self.log_every, self.checkpoint_every, self.last = (
+            path, log_every, checkpoint_every, last,
+        )  # fmt: skip
+        self.steps: list[int] = []
+        self.KQ: list[np.ndarray] = []
+        self.OV: list[np.ndarray] = []
+        if path.exists():  # resuming: the history up to the last checkpoint
+            with np.load(path) as stored:
+                self.steps = stored["steps"].tolist()
+                self.KQ, self.OV = list(stored["KQ"]), list(stored["OV"])
+
+    def __call__(self, step: int, model: MultiHeadAttention) -> None:
+        if step % self.log_every == 0 or step == self.last:
+            with torch.no_grad():
+                self.steps.append(step)
+                self.KQ.append(model.KQ.detach().float().cpu().numpy())
+                self.OV.append(model.OV.detach().float().cpu().numpy())
+        if self.checkpoint_every and step % self.checkpoint_every == 0:
+            buffer = io.BytesIO()
+            np.savez(buffer, **self.arrays(self.steps))
+            write_atomic(self.path, buffer.getvalue())
+
+    def arrays(self, steps) -> dict[str, np.ndarray]:
+        """The history at ``steps`` (NaN where a step was not recorded)."""
+        where = {s: k for k, s in enumerate(self.steps)}
+        shape = self.KQ[0].shape
+        blank = np.full(shape, np.nan, dtype=np.float32)
+        return {
+            "steps": np.asarray(steps, dtype=np.int64),
+            "KQ": np.stack([self.KQ[where[s]] if s in where else blank for s in steps]),
+            "OV": np.stack([self.OV[where[s]] if s in where else blank for s in steps]),
+        }
+
+
 def _train(training: Mapping[str, Any], device: str, checkpoint_path) -> dict[str, np.ndarray]:
     heads = tuple(int(h) for h in training["heads"])
     model_config = AttentionConfig(d=training["d"], heads=heads, ensemble=len(heads))
@@ -127,10 +177,14 @@ def _train(training: Mapping[str, Any], device: str, checkpoint_path) -> dict[st
     threads = torch.get_num_threads()
     if on_cpu:
         torch.set_num_threads(1)  # see the module docstring
+    recorder = _CircuitRecorder(
+        Path(checkpoint_path).with_name("circuits.npz"), config.log_every,
+        config.checkpoint_every, config.steps,
+    )  # fmt: skip
     try:
         result = train(
             model_config, task, config, checkpoint_path=checkpoint_path, resume=True,
-            progress=False,
+            callback=recorder, progress=False,
         )  # fmt: skip
     finally:
         torch.set_num_threads(threads)
@@ -145,6 +199,8 @@ def _train(training: Mapping[str, Any], device: str, checkpoint_path) -> dict[st
         omega=history.omega,
         mu=history.mu,
     )
+    circuits = recorder.arrays(history.steps)
+    arrays.update(KQ_history=circuits["KQ"], OV_history=circuits["OV"])
     return arrays
 
 
@@ -183,4 +239,6 @@ def trained_ensemble(params: Mapping[str, Any], runtime) -> TrainedEnsemble:
         test_loss=np.asarray(arrays["test_loss"]),
         omega=np.asarray(arrays["omega"]),
         mu=np.asarray(arrays["mu"]),
+        KQ_history=np.asarray(arrays["KQ_history"]),
+        OV_history=np.asarray(arrays["OV_history"]),
     )
