@@ -429,7 +429,8 @@ def rms_slope(x, samples) -> tuple[Estimate, np.ndarray, np.ndarray]:
     the slope (delta method with the covariance of the shared-prompt means).
 
     >>> rng = np.random.default_rng(0)
-    >>> slope, rms, se = rms_slope([1.0, 2.0, 4.0], np.outer([1.0, 4.0, 16.0], rng.exponential(size=500)))
+    >>> samples = np.outer([1.0, 4.0, 16.0], rng.exponential(size=500))  # RMS 1, 2, 4 (x scale)
+    >>> slope, rms, se = rms_slope([1.0, 2.0, 4.0], samples)
     >>> round(slope.value, 6), bool(slope.error < 1e-9)
     (1.0, True)
     """
