@@ -372,6 +372,7 @@ def figure_phase2(params, prediction, measurement):
             fontsize=7,
             color=MEASURED,
         )
+    bounds.margins(y=0.12)
     bounds.set(
         xscale="log",
         xlabel="d (L = 8d)",
