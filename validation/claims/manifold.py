@@ -6,8 +6,8 @@ that minimise Ltilde (4.1) have group sums +mu*(omega), -mu*(omega) and 0, with
 mu*(omega) = omega / (2 [omega^2 + c sinh(d omega^2)]) (eq. (4.6); reference §HE-MAN).
 Only the group sums are determined: heads sharing a scale are interchangeable.
 
-Part (ii), trained models read against the manifold, needs `numerics` and comes
-with the training claims.
+Part (ii), trained models read against the manifold, is the "manifold_eta" check
+of HE-OBS2 (`validation.claims.observations`), which reads the shared trained ensemble.
 """
 
 from __future__ import annotations
