@@ -452,10 +452,15 @@ def measure_phase3(params, runtime) -> Measurement:
 
 
 def checks_phase3(params) -> tuple[Check, ...]:
+    setting, t_end = _setting(params), params["t_end"]
     slope_why = (
         "valley-floor law (reference §HE-B-PHASE3): slopes ∓1/6 on the last two decades; "
-        "tolerance 0.01 (reference acceptance test) covers the O(t0/t) transient. The naive "
-        "reduction (B.18) predicts ∓1/2 and is contradicted (see the figure)."
+        "tolerance 0.01 (reference acceptance test) covers the O(t0/t) transient. FINDING: the "
+        "naive reduction (B.18), d omega/dt = -A omega^3, predicts slopes ∓1/2 and "
+        f"omega(t_end) = {float(naive_late_omega(setting, t_end)):.2g} (valley law "
+        f"{float(late_omega(setting, t_end)):.3g}); the integrated ODE contradicts it (figure) "
+        "because mu lags mu*(omega) by a relative 1/(24 t omega^2 (1+kappa)), which cancels "
+        "most of the drift that (B.18) keeps."
     )
     return (
         Check("slope_omega", Tolerance(slope_why, atol=0.01), "late log-log slope of ω"),
