@@ -88,9 +88,9 @@ def figure_stage_one(params, prediction, measurement):
 
 
 def figure_stage_two(params, prediction, measurement):
-    """(a) Ltilde excess over S_omega per run; (b) fractions homogeneous / on S_omega per H."""
-    figure, axes = new_figure(2, width=4.6)
-    gaps, rates = axes[0]
+    """(a) Ltilde excess over S_omega per run; (b) fractions per H; (c) when the patterns appear."""
+    figure, axes = new_figure(3, width=4.2)
+    gaps, rates, times = axes[0]
     data = measurement.figure_data
     for index, heads in enumerate(params["heads"]):
         gap = np.maximum(_a(data[f"H{heads}_loss_gap"]), 1e-12)
@@ -140,6 +140,30 @@ def figure_stage_two(params, prediction, measurement):
         title="(b) Stage II: homogeneous KQ and end on S_ω",
     )
     rates.legend(loc="lower right", fontsize=7)
+    for offset, key, marker, label in (
+        (-0.1, "stage_one", "o", "Stage I: sign-matched and zero-sum"),
+        (0.1, "homogeneous", "s", "Stage II: KQ dispersion ≤ tol"),
+    ):
+        for index, count in enumerate(params["heads"]):
+            when = _a(data[f"H{count}_{key}"])
+            when = when[np.isfinite(when)]  # runs where the pattern never appears are left out
+            times.plot(
+                count + offset + np.linspace(-0.05, 0.05, when.size),
+                when,
+                marker,
+                ms=3,
+                mfc="none",
+                color=MEASURED if key == "stage_one" else PALETTE[2],
+                label=label if index == 0 else None,
+            )
+    times.set(
+        yscale="log",
+        xlabel="heads H",
+        xticks=heads,
+        ylabel="first time it holds to t_end",
+        title=f"(c) when the patterns appear (tol {params['tolerance']:g})",
+    )
+    times.legend(loc="upper left", fontsize=7)
     return figure
 
 
