@@ -68,7 +68,7 @@ PRESETS = {
         },
         "HE-4.3-RISK": {
             "sigma2": 0.1, "cases": [[5, 40], [2, 3]], "etas": [0.3],  # + both optimal steps
-            "n_prompts": 8192,
+            "n_prompts": [8192, 16_384],  # per case
         },
         "HE-T4.2iii": {
             "cases": [[0.125, 0.1]], "d_values": [8, 16], "n_prompts": 2048,  # (xi, sigma2)
@@ -140,7 +140,7 @@ PRESETS = {
         },
         "HE-4.3-RISK": {
             "sigma2": 0.1, "cases": [[5, 40], [2, 3], [20, 60]], "etas": [0.3, 0.8],
-            "n_prompts": 20_000,
+            "n_prompts": [20_000, 200_000, 20_000],  # tiny L: heavy tails, cheap prompts
         },
         "HE-T4.2iii": {
             "cases": [[0.125, 0.1], [0.25, 0.5], [0.5, 3.0]], "d_values": [8, 16, 32],
@@ -205,7 +205,7 @@ PRESETS = {
         },
         "HE-4.3-RISK": {
             "sigma2": 0.1, "cases": [[5, 40], [2, 3], [20, 60], [50, 400]], "etas": [0.3, 0.8],
-            "n_prompts": 2_000_000,  # the reference's 2e6 prompts
+            "n_prompts": [2_000_000] * 4,  # the reference's 2e6 prompts
         },
         "HE-T4.2iii": {
             "cases": [[0.05, 0.1], [0.125, 0.1], [0.125, 1.0], [0.25, 0.5], [0.5, 3.0]],
