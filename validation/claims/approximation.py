@@ -50,6 +50,7 @@ from validation.claim import (
     Source,
     fit_loglog_slope,
 )
+from validation.claims._single_thread import on_one_thread
 
 
 def _setting(params, L: int | None = None) -> Setting:
@@ -137,6 +138,7 @@ def _gap_on_manifold(params, L: int, seed: int, device: str) -> tuple[float, flo
     return paired.mean + float(debiased_gd_risk(eta, setting)) - ltilde, paired.stderr
 
 
+@on_one_thread
 def measure_p41(params, runtime) -> Measurement:
     """Monte Carlo landscape of the true loss, and the gap's log-log slope against L + D."""
     setting = _setting(params)

@@ -45,6 +45,7 @@ from validation.claim import (
     ZScore,
     fit_loglog_slope,
 )
+from validation.claims._single_thread import on_one_thread
 
 FLOAT64_EPS = float(np.finfo(np.float64).eps)
 
@@ -126,6 +127,7 @@ def predict_49(params) -> Prediction:
     return Prediction(values={"prediction_gap": np.zeros(params["n_trials"])})
 
 
+@on_one_thread
 def measure_49(params, runtime) -> Measurement:
     """Per trial the largest relative gap between the H-head and the two-head predictions."""
     prompts = sample_linear_regression(
@@ -273,6 +275,7 @@ def predict_412(params) -> Prediction:
     )
 
 
+@on_one_thread
 def measure_412(params, runtime) -> Measurement:
     """Replicated Monte Carlo profiles; the fitted minimum's SE from the replicates' spread."""
     omega = np.linspace(params["omega_min"], params["omega_max"], params["n_omega"])
@@ -467,6 +470,7 @@ def predict_t42i(params) -> Prediction:
     )
 
 
+@on_one_thread
 def measure_t42i(params, runtime) -> Measurement:
     """RMS |y_TF - y_dGD| on an omega grid at L, and at fixed omega over the L grid."""
     omegas = np.geomspace(params["omega_min"], params["omega_max"], params["n_omega"])

@@ -34,6 +34,7 @@ from theory import (
     optimal_gd,
 )
 from validation.claim import Check, Claim, Estimate, Measurement, Prediction, Source, ZScore
+from validation.claims._single_thread import on_one_thread
 
 # ---------------------------------------------------------------------------------------------
 # HE-4.3-RISK: exact finite-(d, L) risks of one-step GD and debiased GD
@@ -80,15 +81,21 @@ def _gd_predictors(steps) -> dict:
     return predictors
 
 
+@on_one_thread
 def measure_43(params, runtime) -> Measurement:
-    """Monte Carlo risks of the GD predictors, all steps of a case on the same prompts."""
+    """Monte Carlo risks of the GD predictors, all steps of a case on the same prompts.
+
+    `n_prompts` is a list, one count per case: tiny L (e.g. d=2, L=3) has heavy-tailed losses
+    (Wishart moments of low degree of freedom) and needs more prompts, which are cheap there.
+    """
     values = {"gd": ([], []), "dgd": ([], [])}
-    for k, (d, L) in enumerate(runtime.progress(params["cases"], "(d, L) cases")):
+    cases = zip(params["cases"], params["n_prompts"], strict=True)
+    for k, ((d, L), n_prompts) in enumerate(runtime.progress(cases, "(d, L) cases")):
         steps = risk_steps(params, d, L)
         joint = monte_carlo_losses(
             _gd_predictors(steps),
             Setting(d, L, params["sigma2"]),
-            params["n_prompts"],
+            n_prompts,
             seed=(runtime.seed + k) % 2**31,
             device=runtime.device,
             dtype=torch.float64,
@@ -109,9 +116,10 @@ def measure_43(params, runtime) -> Measurement:
 def checks_43(params) -> tuple[Check, ...]:
     why = (
         "Exact finite-(d, L) risks (Wishart moments), so only Monte Carlo error remains "
-        f"({params['n_prompts']} prompts, exact conditional risk given X); 4 SE."
+        f"({params['n_prompts']} prompts per case, exact conditional risk given X); 4 SE, "
+        "resolving 3% of the risk."
     )
-    rule = ZScore(why, rel_resolution=0.02)
+    rule = ZScore(why, rel_resolution=0.03)
     return (
         Check("gd_risk", rule, "one-step GD risk at each (d, L, η)"),
         Check("dgd_risk", rule, "debiased GD risk at each (d, L, η)"),
@@ -230,6 +238,7 @@ def predict_t42iii(params) -> Prediction:
     )
 
 
+@on_one_thread
 def measure_t42iii(params, runtime) -> Measurement:
     """Monte Carlo at each d (L = d/xi), extrapolated to d -> inf; ratios by the delta method.
 
@@ -289,14 +298,19 @@ def checks_t42iii(params) -> tuple[Check, ...]:
         "~ 0.002, so the neglected O(1/d^2) is far below the SE). Only Monte Carlo error "
         "remains; 4 SE (ratios: conservative delta method)."
     )
-    return tuple(
-        Check(name, ZScore(why, rel_resolution=0.03), label)
-        for name, label in (
-            ("bayes_risk", "Bayes risk limit R_Bayes(ξ, σ²)"),
-            ("gd_risk", "tuned GD risk limit"),
-            ("risk_ratio", "R_GD / R_Bayes"),
-            ("excess_ratio", "(R_GD − σ²) / (R_Bayes − σ²)"),
-        )
+    excess = (
+        why + " The excess ratio divides by the small Bayes excess (0.014 at xi = 0.125, "
+        "sigma2 = 0.1), so it is resolved to 5% rather than 3%."
+    )
+    return (
+        Check("bayes_risk", ZScore(why, rel_resolution=0.03), "Bayes risk limit R_Bayes(ξ, σ²)"),
+        Check("gd_risk", ZScore(why, rel_resolution=0.03), "tuned GD risk limit"),
+        Check("risk_ratio", ZScore(why, rel_resolution=0.03), "R_GD / R_Bayes"),
+        Check(
+            "excess_ratio",
+            ZScore(excess, rel_resolution=0.05),
+            "(R_GD − σ²) / (R_Bayes − σ²)",
+        ),
     )
 
 
