@@ -15,7 +15,8 @@ import numpy as np
 
 from figures.style import PALETTE, REFERENCE, THEORY, new_figure
 
-_MARKERS = ("o", "s", "^", "D", "v", "P")
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+_COLOURS = (*PALETTE, "#6a4c93", "#3d3d3d", "#8c564b")  # one per measured series
 
 
 def length_generalisation_figure(
@@ -47,7 +48,7 @@ def length_generalisation_figure(
     lengths = np.asarray(lengths, dtype=float)
     if reference not in theory:
         raise ValueError(f"reference must be one of {tuple(theory)}, got {reference!r}")
-    figure, axes = new_figure(2, width=4.6, height=3.6)
+    figure, axes = new_figure(2, width=4.6, height=4.0)
     curve_axis, ratio_axis = axes[0]
     line_styles = ("-", "--", "-.", ":")
     for k, (label, curve) in enumerate(theory.items()):
@@ -56,7 +57,7 @@ def length_generalisation_figure(
     base = np.asarray(theory[reference], dtype=float)
     for k, (label, (mean, error)) in enumerate(measured.items()):
         style = dict(ls="none", marker=_MARKERS[k % len(_MARKERS)], ms=3.5,
-                     color=PALETTE[k % len(PALETTE)], capsize=1.5, elinewidth=0.8)  # fmt: skip
+                     color=_COLOURS[k % len(_COLOURS)], capsize=1.5, elinewidth=0.8)  # fmt: skip
         mean, error = np.asarray(mean, dtype=float), np.asarray(error, dtype=float)
         curve_axis.errorbar(lengths, mean, 2 * error, label=label, **style)
         ratio_axis.errorbar(lengths, mean / base, 2 * error / base, label=label, **style)
@@ -67,9 +68,9 @@ def length_generalisation_figure(
     curve_axis.set(ylabel="test MSE (true; includes the noise σ²)", title=title)
     curve_axis.text(train_length, curve_axis.get_ylim()[1], " training L", va="top", fontsize=7,
                     color=REFERENCE)  # fmt: skip
-    curve_axis.legend(fontsize=6.5, loc="upper right")
+    handles, names = curve_axis.get_legend_handles_labels()
+    figure.legend(handles, names, loc="outside lower center", ncols=4, fontsize=7)
     ratio_axis.axhline(1.0, color=THEORY, lw=1.2)
     ratio_axis.set(ylabel=f"MSE / {reference} (theory)",
                    title=f"relative to {reference} (theory); bars: 2 SE")  # fmt: skip
-    ratio_axis.legend(fontsize=6.5, loc="best")
     return figure

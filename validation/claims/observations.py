@@ -645,7 +645,9 @@ def checks_obs3(params) -> tuple[Check, ...]:
         Check(
             "dgd_mc",
             ZScore("Exact finite-L risk (§HE-4.3-RISK) against its Monte Carlo estimate on "
-                   "the same prompts: only MC error.", max_z=4.0, rel_resolution=0.02),  # fmt: skip
+                   "the same prompts: only MC error. Resolution 10%: 4 SE of the quick preset's "
+                   "16k prompts are about 6% of the risk at L' = 10.", max_z=4.0,
+                   rel_resolution=0.1),  # fmt: skip
             "debiased GD (η*) Monte Carlo vs exact risk",
         ),
         Check("single_minus_multi", Tolerance(qualitative, rtol=1.0),
