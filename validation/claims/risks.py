@@ -315,70 +315,62 @@ def checks_t42iii(params) -> tuple[Check, ...]:
 
 
 def figure_t42iii(params, prediction: Prediction, measurement: Measurement):
-    """(a) excess risks vs xi (lines: limits; markers: extrapolated MC); (b) ratios and bounds."""
-    figure, axes = new_figure(2, width=4.6)
-    left, right = axes[0]
+    """(a) excess risks vs xi; (b) risk ratio and (c) excess-risk ratio with their bounds.
+
+    Lines: the limits (theory); markers: Monte Carlo extrapolated to d -> inf, with 4 SE bars.
+    """
+    figure, axes = new_figure(3, width=4.0)
     theory = prediction.figure_data
     fine = theory["xi_fine"]
+    panels = (  # (axis, theory curve, bound curve or constant, measured quantity)
+        (axes[0, 1], "ratio", "risk_ratio"),
+        (axes[0, 2], "excess_ratio", "excess_ratio"),
+    )
     for k, (xi, sigma2) in enumerate(params["cases"]):
         color = PALETTE[k % len(PALETTE)]
-        left.plot(
-            fine,
-            theory[f"bayes_{k}"] - sigma2,
-            color=color,
-            ls="-",
-            label=f"σ²={sigma2:g}: Bayes" if k == 0 else f"σ²={sigma2:g}",
-        )
-        left.plot(
-            fine,
-            theory[f"gd_{k}"] - sigma2,
-            color=color,
-            ls="--",
-            label="tuned GD (dashed)" if k == 0 else None,
-        )
+        marker_style = dict(color=color, mec="black", ms=5, capsize=2)
+        axes[0, 0].plot(fine, theory[f"bayes_{k}"] - sigma2, color=color, label=f"σ²={sigma2:g}")
+        axes[0, 0].plot(fine, theory[f"gd_{k}"] - sigma2, color=color, ls="--")
         for name, marker in (("bayes_risk", "o"), ("gd_risk", "s")):
             estimate = measurement.values[name]
-            left.errorbar(
+            axes[0, 0].errorbar(
                 xi,
                 estimate.value[k] - sigma2,
                 yerr=4 * estimate.error[k],
                 fmt=marker,
-                color=color,
-                mec="black",
-                ms=5,
-                capsize=2,
+                **marker_style,
             )
-        right.plot(fine, theory[f"ratio_{k}"], color=color, label=f"σ²={sigma2:g}: R_GD/R_Bayes")
-        right.plot(fine, theory[f"ratio_bound_{k}"], color=color, ls=":", lw=1)
-        ratio = measurement.values["risk_ratio"]
-        right.errorbar(
-            xi,
-            ratio.value[k],
-            yerr=4 * ratio.error[k],
-            fmt="o",
-            color=color,
-            mec="black",
-            ms=5,
-            capsize=2,
-        )
-    left.plot([], [], "o", color=REFERENCE, mec="black", label="MC Bayes, d→∞ (±4 SE)")
-    left.plot([], [], "s", color=REFERENCE, mec="black", label="MC tuned GD, d→∞")
-    left.set(
+        bounds = (theory[f"ratio_bound_{k}"], np.full_like(fine, 1 + 1 / sigma2))
+        for (axis, curve, quantity), bound in zip(panels, bounds, strict=True):
+            axis.plot(fine, theory[f"{curve}_{k}"], color=color, label=f"σ²={sigma2:g}")
+            axis.plot(fine, bound, color=color, ls=":", lw=1)
+            estimate = measurement.values[quantity]
+            axis.errorbar(
+                xi, estimate.value[k], yerr=4 * estimate.error[k], fmt="o", **marker_style
+            )
+    axes[0, 0].plot([], [], color=REFERENCE, label="Bayes (solid), tuned GD (dashed)")
+    axes[0, 0].plot([], [], "o", color=REFERENCE, mec="black", label="MC Bayes, d→∞ (±4 SE)")
+    axes[0, 0].plot([], [], "s", color=REFERENCE, mec="black", label="MC tuned GD, d→∞")
+    axes[0, 0].set(
         xscale="log",
         yscale="log",
         xlabel=r"$\xi = d/L$",
         ylabel=r"excess risk $R - \sigma^2$",
-        title="(a) proportional limits: lines theory, markers Monte Carlo",
+        title="(a) limiting excess risks",
     )
-    left.legend(fontsize=7)
-    right.plot([], [], ":", color=REFERENCE, label="bound 1 + κ/(σ²(1+κ)), κ = ξ(1+σ²)")
-    right.set(
-        xscale="log",
-        xlabel=r"$\xi = d/L$",
-        ylabel="risk ratio",
-        title="(b) R_GD / R_Bayes with its bound (dotted)",
-    )
-    right.legend(fontsize=7)
+    for (axis, _, _), title, bound in zip(
+        panels,
+        ("(b) risk ratio R_GD / R_Bayes", "(c) excess ratio (R_GD−σ²)/(R_Bayes−σ²)"),
+        ("bound 1 + κ/(σ²(1+κ)), κ = ξ(1+σ²)", "bound 1 + 1/σ²"),
+        strict=True,
+    ):
+        axis.plot([], [], ":", color=REFERENCE, label=bound)
+        axis.plot([], [], "o", color=REFERENCE, mec="black", label="Monte Carlo, d→∞ (±4 SE)")
+        axis.set(xscale="log", xlabel=r"$\xi = d/L$", ylabel="ratio", title=title)
+    axes[0, 0].set_ylim(2e-4, 1.5)  # room for the legend below the curves
+    axes[0, 0].legend(fontsize=6.5, loc="lower right")
+    for axis, _, _ in panels:
+        axis.legend(fontsize=6.5)
     return figure
 
 
