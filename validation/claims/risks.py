@@ -127,12 +127,13 @@ def checks_43(params) -> tuple[Check, ...]:
 
 
 def figure_43(params, prediction: Prediction, measurement: Measurement):
-    """One panel per (d, L): risk vs eta, theory lines and Monte Carlo markers (eta* marked)."""
+    """One panel per (d, L): risk vs eta (theory lines, Monte Carlo markers, eta* dotted); last
+    panel: every point's z-score (MC - exact)/SE against the +-4 band of the rule."""
     cases = params["cases"]
-    figure, axes = new_figure(len(cases), width=3.6)
+    figure, axes = new_figure(len(cases) + 1, width=3.4)
     per_case = len(measurement.figure_data["steps"]) // len(cases)
     fine = prediction.figure_data["eta_fine"]
-    for k, ((d, L), axis) in enumerate(zip(cases, axes[0], strict=True)):
+    for k, ((d, L), axis) in enumerate(zip(cases, axes[0, :-1], strict=True)):
         part = slice(k * per_case, (k + 1) * per_case)
         steps = measurement.figure_data["steps"][part]
         for name, color, label in (("gd", THEORY, "GD"), ("dgd", PALETTE[2], "debiased GD")):
@@ -166,6 +167,31 @@ def figure_43(params, prediction: Prediction, measurement: Measurement):
         )
         axis.set_ylim(low * 0.8, 1.6)
         axis.legend(fontsize=6.5, loc="upper center")
+    z_axis = axes[0, -1]
+    for offset, (name, marker) in enumerate((("gd", "o"), ("dgd", "s"))):
+        estimate = measurement.values[f"{name}_risk"]
+        z = (estimate.value - prediction.values[f"{name}_risk"]) / estimate.error
+        position = np.arange(z.size) + 0.2 * offset
+        z_axis.plot(
+            position,
+            z,
+            marker,
+            color=MEASURED,
+            mfc="none" if offset else MEASURED,
+            ls="none",
+            ms=4,
+            label="GD" if name == "gd" else "debiased GD",
+        )
+    for bound in (-4, 4):
+        z_axis.axhline(bound, color=REFERENCE, ls="--", lw=1)
+    z_axis.axhline(0, color=THEORY, lw=1.5, label="exact risk")
+    z_axis.set(
+        xlabel="point: case-major, steps as in the panels",
+        ylabel="(MC − exact) / SE",
+        title="z-scores (dashed: rule |z| ≤ 4)",
+        ylim=(-6, 6),
+    )
+    z_axis.legend(fontsize=6.5)
     return figure
 
 
