@@ -65,7 +65,7 @@ def test_p41_gap_matches_the_small_omega_limit_and_wrong_order_fails(runs):
     D = d * (1 + sigma2)
     # Limit derived from the exact dGD risk at eta* = L/(L+D), sigma2 + (D+1)/(L+D), minus the
     # omega -> 0 value of Ltilde on the manifold, sigma2 + D/(L+D): gap -> 1/(L+D). The finite
-    # omega allowance (1 + delta), 0 <= delta <= 2 d omega^2 e^{d omega^2}, is slope_tolerance's.
+    # omega allowance (1 + delta), |delta| <= 2 d omega^2 e^{d omega^2}, is slope_tolerance's.
     limit = 1.0 / (data["L"] + D)
     allowance = 2 * d * omega**2 * math.exp(d * omega**2) * limit
     assert np.all(np.abs(data["gap"] - limit) <= allowance + 4 * data["gap_se"])
