@@ -148,12 +148,13 @@ def logging_noise(series: np.ndarray) -> float:
 def settled_value(series: np.ndarray, toward: float | None = None) -> tuple[float, float]:
     """An end-of-training value and its error: ``(x[-1], error)``, from the logged series.
 
-    ``drift = mean(third quarter) - mean(last quarter)``, ``noise = SD(last quarter)``. A
-    settled value (|drift| <= noise) gets ``error = |drift| + noise``: it is judged to within
-    its Adam noise. A value still drifting gets the same error, except when it drifts toward
-    ``toward`` (the claimed limit, a structural constant such as 0 or 1): then it may still
-    reach it, so ``error = |x[-1] - toward|`` and the claim reads inconclusive, never
-    contradicted, until the value settles. NaN logs (lost at a resume) are skipped.
+    ``drift = mean(last quarter) - mean(third quarter)``, ``noise = SD(last quarter)``, q logs
+    per quarter. The error is ``|drift| + noise``: a settled value is judged to within its Adam
+    noise. A value still drifting (``|drift| > 2 noise sqrt(2/q)``, two naive SEs of the
+    difference of the quarter means) toward ``toward`` (the claimed limit, a structural
+    constant such as 0 or 1) may still reach it: its error is ``|x[-1] - toward|``, so the claim
+    reads inconclusive, never contradicted, until the value settles. NaN logs (lost at a
+    resume) are skipped.
     series: (n,), n >= 4.
 
     >>> settled_value(np.r_[np.linspace(1, 0.5, 50), np.full(50, 0.5)], toward=0.0)
@@ -170,7 +171,8 @@ def settled_value(series: np.ndarray, toward: float | None = None) -> tuple[floa
     drift = np.nanmean(last) - np.nanmean(third)
     noise = np.nanstd(last)
     value = float(x[-1])
-    approaching = toward is not None and abs(drift) > noise and drift * (toward - value) > 0
+    moving = abs(drift) > 2 * noise * np.sqrt(2 / quarter)
+    approaching = toward is not None and moving and drift * (toward - value) > 0
     return value, float(abs(value - toward) if approaching else abs(drift) + noise)
 
 
@@ -196,6 +198,7 @@ def predict_obs1(params) -> Prediction:
     )
 
 
+_NOISE_FLOORED = ("diagonal_spread", "kq_off_pattern")  # RMS statistics that noise alone lifts
 _OBS1_LIMITS = {"diagonality": 1.0, "diagonal_spread": 0.0, "kq_off_pattern": 0.0,
                 "ov_off_pattern": 0.0}  # fmt: skip
 
@@ -205,7 +208,11 @@ def measure_obs1(params, runtime) -> Measurement:
 
     Each measure is read at the end of training with its `settled_value` error (toward the
     pattern's value), from the circuits logged over the second half of the run; the sign
-    product is exact.
+    product is exact. The RMS-type measures (diagonal spread, KQ off-pattern) are lifted by
+    Adam's stationary noise even on an exact mean pattern: a head whose d diagonal entries
+    fluctuate independently has entry-wise SD sqrt(d) SD(omega_h), so that relative floor,
+    sqrt(d) `logging_noise`(omega_h) / |omega_h|, is added to their error (it matches the
+    off-pattern size of settled one- and two-head models at the quick preset, 2-4%).
     """
     ensemble = trained_ensemble(params, runtime)
     kinds = member_kinds(ensemble)
@@ -217,12 +224,17 @@ def measure_obs1(params, runtime) -> Measurement:
     errors = {name: [] for name in fields}
     for e in np.flatnonzero(kinds.pattern):
         live = ~final[e].dummy
+        H = ensemble.heads[e]
+        omega = ensemble.omega[:, e, :H]
+        # Adam noise floor of a spread/off-pattern RMS: entry-wise fluctuation sqrt(d) SD(omega_h)
+        floor = [np.sqrt(ensemble.d) * logging_noise(omega[:, h]) / abs(omega[-1, h])
+                 for h in range(H)]  # fmt: skip
         for name in fields:
             series = np.array([getattr(summaries[e], name) for summaries in history])  # (n, H)
             for h in np.flatnonzero(live):
                 value, error = settled_value(series[:, h], toward=_OBS1_LIMITS[name])
                 collected[name].append(value)
-                errors[name].append(error)
+                errors[name].append(error + (floor[h] if name in _NOISE_FLOORED else 0.0))
         signs = np.sign(final[e].omega[live]) * np.sign(final[e].mu[live])
         collected["sign_product"].extend(signs)
         collected["member"].extend([e] * int(live.sum()))
@@ -256,7 +268,8 @@ def checks_obs1(params) -> tuple[Check, ...]:
         f"trains {params['training']['steps']} steps at lr {params['training']['lr']:g} and "
         f"holds every non-dummy head to {atol:g} (the paper preset: 0.01). Error bar "
         f"(settled_value): the drift plus noise over the last quarter of the logs; a head "
-        f"still converging toward the pattern reads inconclusive, not contradicted."
+        f"still converging toward the pattern reads inconclusive, not contradicted. The "
+        f"spread and off-pattern RMS also carry Adam's noise floor √d·SD(ω_h)/|ω_h|."
     )
     rule = Tolerance(why, atol=atol)
     return (
@@ -404,9 +417,10 @@ def checks_obs2(params) -> tuple[Check, ...]:
                 "The paper says two-head runs converge to opposite heads and shows the pattern for "
                 "every H: a single trapped run (same-sign heads acting as one head) contradicts "
                 f"it, so the allowance is half a run of the largest group (1/{2 * largest_group}). "
-                "How often it happens is the finding: from random init the gradient flow on L̃ "
-                "(dynamics side) also ends trapped for about half the two-head seeds and none "
-                "with H >= 4.",
+                "How often it happens is the finding (figure (a): fraction ± binomial SE): from "
+                "random init the gradient flow on L̃ (dynamics side) ends trapped for 10 of 20 "
+                "two-head seeds and none with H >= 4; Adam at lr 3e-3 left two-head seeds 3, 4 "
+                "and 7 of 0..7 trapped after 20k steps (numerics side).",
                 atol=0.5 / largest_group,
             ),
             "fraction of members reaching opposite heads (per H >= 2)",
@@ -695,18 +709,26 @@ CLAIM_OBS3 = Claim(
 # HE-OBS4: training dynamics (Figures 5 and 13)
 
 
-def _rise_and_fall(series: np.ndarray) -> bool:
-    """|omega|(t) peaks inside the run, above both ends by NOISE_MARGIN x `logging_noise`."""
+def _rise_and_fall(series: np.ndarray) -> tuple[float, float]:
+    """(1, 0) when |omega|(t) peaks inside the run above both ends by NOISE_MARGIN x
+    `logging_noise`; (0, 1) when the peak lies in the last quarter (it may still be rising:
+    undecided, error 1); (0, 0) otherwise."""
     x = np.abs(series)
     margin, peak = NOISE_MARGIN * logging_noise(x), int(np.argmax(x))
-    return bool(0 < peak < x.size - 1 and x[peak] - x[-1] > margin and x[peak] - x[0] > margin)
+    if peak >= x.size - max(1, x.size // 4) and x[peak] - x[0] > margin:
+        return 0.0, 1.0
+    rises_and_falls = 0 < peak and x[peak] - x[-1] > margin and x[peak] - x[0] > margin
+    return float(rises_and_falls), 0.0
 
 
-def _largest_drop(series: np.ndarray) -> float:
-    """The largest fall of |mu|(t) below its running maximum, in units of `logging_noise`."""
-    x = np.abs(series)
-    drop = np.max(np.maximum.accumulate(x) - x)
-    return float(drop / max(logging_noise(x), 1e-12))
+def _largest_drop(series: np.ndarray, start: int) -> float:
+    """Largest fall of the smoothed |mu|(t) below its running maximum from log ``start`` on,
+    relative to the final |mu| (moving average over 1/20 of the logs removes the Adam noise)."""
+    x = np.abs(series[start:])
+    width = max(1, series.size // 20)
+    if x.size > width:
+        x = np.convolve(x, np.ones(width) / width, mode="valid")
+    return float(np.max(np.maximum.accumulate(x) - x) / abs(series[-1]))
 
 
 def _pattern_held(omega: np.ndarray, mu: np.ndarray, multi: bool) -> np.ndarray:
@@ -724,7 +746,7 @@ def predict_obs4(params) -> Prediction:
     setting = _setting(params)
     fine = np.geomspace(0.02, 2.0, 400)
     return Prediction(
-        values={"omega_rise_fall": 1.0, "mu_largest_drop": 0.0, "persistence": 1.0},
+        values={"omega_rise_fall": 1.0, "mu_largest_drop": 0.0, "persistence": 1.0},  # ideal
         figure_data={"omega_fine": fine, "mu_star_fine": manifold_mu(fine, setting),
                      "single_omega": single_head_optimum(setting).omega,
                      "single_mu": single_head_optimum(setting).mu},  # fmt: skip
@@ -736,21 +758,24 @@ def measure_obs4(params, runtime) -> Measurement:
     per paired member: the share of logs after the pattern first forms on which it holds."""
     ensemble = trained_ensemble(params, runtime)
     kinds = member_kinds(ensemble)
-    rise, drop, persistence, formed = [], [], [], []
+    rise, rise_error, drop, persistence, formed = [], [], [], [], []
     for e in np.flatnonzero(kinds.paired):
         H = ensemble.heads[e]
         omega, mu = ensemble.omega[:, e, :H], ensemble.mu[:, e, :H]
         live = ~_dummy(omega[-1], mu[-1])
-        rise.extend(float(_rise_and_fall(omega[:, h])) for h in np.flatnonzero(live))
-        drop.extend(_largest_drop(mu[:, h]) for h in np.flatnonzero(live))
         held = _pattern_held(omega, mu, multi=True)
         first = int(np.argmax(held)) if held.any() else held.size - 1
+        for h in np.flatnonzero(live):
+            value, error = _rise_and_fall(omega[:, h])
+            rise.append(value)
+            rise_error.append(error)
+            drop.append(_largest_drop(mu[:, h], first))
         persistence.append(held[first:].mean() if held.any() else 0.0)
         formed.append(float(ensemble.steps[first]))
     shown = [representative(ensemble, h) for h in params["show_heads"]]
     return Measurement(
         values={
-            "omega_rise_fall": Estimate(np.array(rise), 0.0, "bound"),
+            "omega_rise_fall": Estimate(np.array(rise), np.array(rise_error), "bound"),
             "mu_largest_drop": Estimate(np.array(drop), 0.0, "bound"),
             "persistence": Estimate(np.array(persistence), 0.0, "bound"),
         },
@@ -771,17 +796,18 @@ def checks_obs4(params) -> tuple[Check, ...]:
             Tolerance(f"1 when |ω_h(t)| peaks strictly inside the run and the peak exceeds both "
                       f"ends by {NOISE_MARGIN:g} SDs of the Adam noise (residual SD about a line "
                       f"over the last quarter of the logs), else 0; one head without the peak "
-                      f"contradicts the claim.",
+                      f"contradicts the claim. A head peaking in the last quarter may still be "
+                      f"rising: undecided (error 1, inconclusive).",
                       atol=0.5),  # fmt: skip
             "|ω_h| rises then falls (per non-dummy head of paired members; 1 = yes)",
         ),
         Check(
             "mu_largest_drop",
-            Tolerance(f"'Nearly monotone': the largest fall of |μ_h(t)| below its running "
-                      f"maximum, in SDs of the Adam noise (residual SD about a line over the last "
-                      f"quarter); a fall beyond {NOISE_MARGIN:g} SDs is more than that noise "
-                      f"produces.", atol=NOISE_MARGIN),  # fmt: skip
-            "largest drop of |μ_h| (noise SDs; per head)",
+            Tolerance("'Nearly monotone' after the pattern forms: the largest fall of |μ_h(t)| "
+                      "(moving average over 1/20 of the logs, which removes the Adam noise) below "
+                      "its running maximum, relative to the final |μ_h|; 5% allowed for "
+                      "'nearly'.", atol=0.05),  # fmt: skip
+            "largest drop of smoothed |μ_h| / final |μ_h| after formation (per head)",
         ),
         Check(
             "persistence",
