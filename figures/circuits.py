@@ -68,8 +68,8 @@ def circuit_heatmaps(KQ, OV, heads, labels, title: str = ""):
             kq_axis.set_title(f"KQ head {h + 1}\nω={omega:+.3f}", fontsize=7)
             ov_axis.set_title(f"OV row\nμ={OV[m, h, -1, -1]:+.2f}", fontsize=7)
         axes[m, 0].set_ylabel(labels[m], fontsize=8)
-    figure.colorbar(kq_image, ax=axes[:, -2], shrink=0.8, label="KQ entry")
-    figure.colorbar(ov_image, ax=axes[:, -1], shrink=0.8, label="OV last-row entry")
+    figure.colorbar(kq_image, ax=axes, shrink=0.8, label="KQ entry")
+    figure.colorbar(ov_image, ax=axes, shrink=0.8, label="OV last-row entry")
     if title:
         figure.suptitle(title, fontsize=9)
     return figure
