@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from validation.cache import write_atomic
+from validation.claim import VERDICTS
 from validation.records import CheckRecord, ClaimRecord, RunRecord
 
 REPORT_FILE = "report.md"
@@ -64,6 +65,24 @@ def _finding(claim: ClaimRecord) -> str:
     return "All checks agree."
 
 
+def _summary(record: RunRecord) -> list[str]:
+    """Verdict counts, then one line per claim that did not agree, naming its failing checks."""
+    counts = {verdict: 0 for verdict in VERDICTS}
+    for claim in record.claims:
+        counts[claim.verdict] += 1
+    lines = [
+        f"**{len(record.claims)} claims: {counts['agrees']} agree, "
+        f"{counts['inconclusive']} inconclusive, {counts['disagrees']} disagree.**",
+        "",
+    ]
+    for claim in record.claims:
+        if claim.verdict == "agrees":
+            continue
+        checks = ", ".join(c.label for c in claim.checks if c.verdict == claim.verdict)
+        lines.append(f"- {claim.id} {_MARK[claim.verdict]}: {checks}")
+    return lines + ([""] if len(lines) > 2 else [])
+
+
 def render_report(record: RunRecord) -> str:
     """The markdown text of report.md for `record`."""
     env = record.environment
@@ -76,6 +95,7 @@ def render_report(record: RunRecord) -> str:
         f"python {env.get('python')}, numpy {env.get('numpy')}, torch {env.get('torch')}",
         f"- schema version {record.schema_version}; overall verdict: {_MARK[record.verdict()]}",
         "",
+        *_summary(record),
         "| claim | quantity | prediction | measurement | rule | verdict |",
         "|---|---|---|---|---|---|",
     ]

@@ -23,6 +23,7 @@ slower than one.
 
 from __future__ import annotations
 
+import contextlib
 import io
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from numerics.circuits import CircuitSummary, summarize_circuits
 from numerics.models import AttentionConfig, MultiHeadAttention
 from numerics.train import LinearRegressionTask, TrainConfig, resolve_device, train
 from validation.cache import write_atomic
+from validation.claims._single_thread import single_thread
 
 WEIGHT_NAMES = ("W_Q", "W_K", "W_V", "W_O")
 
@@ -174,20 +176,15 @@ def _train(training: Mapping[str, Any], device: str, checkpoint_path) -> dict[st
     )
     task = LinearRegressionTask(training["d"], training["L"], training["sigma2"])
     on_cpu = resolve_device(device).type == "cpu"
-    threads = torch.get_num_threads()
-    if on_cpu:
-        torch.set_num_threads(1)  # see the module docstring
     recorder = _CircuitRecorder(
         Path(checkpoint_path).with_name("circuits.npz"), config.log_every,
         config.checkpoint_every, config.steps,
     )  # fmt: skip
-    try:
+    with single_thread() if on_cpu else contextlib.nullcontext():  # see the module docstring
         result = train(
             model_config, task, config, checkpoint_path=checkpoint_path, resume=True,
             callback=recorder, progress=False,
         )  # fmt: skip
-    finally:
-        torch.set_num_threads(threads)
     history = result.history
     arrays = {
         name: getattr(result.model, name).detach().double().cpu().numpy() for name in WEIGHT_NAMES

@@ -38,9 +38,9 @@ Measured at the quick preset (12 members, Adam lr 3e-3, 10k steps, seed 0; CPU):
 - Heads that carry a small share of their group's OV sum in H >= 4 members settle slowly:
   after 10k steps they still have 6-18% off-pattern KQ energy (falling: inconclusive), a
   diagonal spread of 12-14% that no longer falls (disagrees), |omega| spread max/min 1.17
-  (H = 8; still falling, so inconclusive), and they hand part of their mu to a same-sign head (|mu_h| falls by up
-  to 27% while the group sums grow monotonically, within 2%). Heads carrying most of a group
-  sum sit at Adam's noise floor (off-pattern 2-4%).
+  (H = 8; still falling, so inconclusive), and they hand part of their mu to a same-sign head
+  (|mu_h| falls by up to 27% while the group sums grow monotonically, within 2%). Heads
+  carrying most of a group sum sit at Adam's noise floor (off-pattern 2-4%).
 """
 
 from __future__ import annotations

@@ -60,6 +60,7 @@ from validation.claim import (
     Source,
     Tolerance,
 )
+from validation.claims._single_thread import single_thread
 
 SOURCE = "He et al. 2025"
 
@@ -211,15 +212,12 @@ def trained_two_head(config: dict, runtime) -> dict:
     Checkpointed under `runtime.checkpoint_dir` (a rerun resumes), cached by configuration.
     Returns arrays t = lr * step (R,), omega and mu of head 1 (R, E), test loss (R, E).
     """
-    import torch
 
     from numerics.models import AttentionConfig
     from numerics.train import LinearRegressionTask, TrainConfig, train
 
     def compute():
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)  # one thread is faster for these small models under load
-        try:
+        with single_thread():  # one thread is faster for these small models under load
             result = train(
                 AttentionConfig(d=config["d"], heads=2, ensemble=config["members"],
                                 init="symmetric", init_scale=config["eps"]),
@@ -231,8 +229,6 @@ def trained_two_head(config: dict, runtime) -> dict:
                 checkpoint_path=runtime.checkpoint_dir("two-head-train", config) / "train.pt",
                 resume=True, progress=False,
             )  # fmt: skip
-        finally:
-            torch.set_num_threads(threads)
         history = result.history
         return {
             "t": np.concatenate([[0.0], history.steps * config["lr"]]),
