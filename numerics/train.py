@@ -254,12 +254,15 @@ def train(
     resume: bool = False,
     callback: Callable[[int, MultiHeadAttention], None] | None = None,
     progress: bool = True,
+    progress_position: int = 0,
 ) -> TrainResult:
     """Train E = ``model_config.ensemble`` members online on fresh prompts; see the module doc.
 
     ``task`` is one task for every member or a sequence of E tasks (they must share the token
     length D = d + n_labels and L; sigma2 may differ). ``callback(step, model)`` runs after every
-    optimizer step (after the checkpoint of that step, if any).
+    optimizer step (after the checkpoint of that step, if any). ``progress`` shows a tqdm bar on
+    line ``progress_position``: 0 for a top-level bar, >= 1 for a bar nested under an outer one
+    (cleared when training ends).
 
     >>> result = train(AttentionConfig(d=2, heads=2, ensemble=3), LinearRegressionTask(2, 8, 0.1),
     ...                TrainConfig(steps=20, batch=16, log_every=10, validation_batch=64),
@@ -352,7 +355,10 @@ def train(
             )
             raise TrainingDivergedError(f"training loss became NaN or inf at step {bad}; {kept}")
 
-    bar = tqdm(total=config.steps, initial=start, disable=not progress, desc="train")
+    bar = tqdm(
+        total=config.steps, initial=start, disable=not progress, desc="train",
+        position=progress_position, leave=progress_position == 0,
+    )  # fmt: skip
     for step in range(start + 1, config.steps + 1):
         Z, target = draw(config.batch, generators)  # (E, B, D, T), (E, B)
         losses = loss_fn(Z, target)  # (E,)

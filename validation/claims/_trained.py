@@ -160,7 +160,9 @@ class _CircuitRecorder:
         }
 
 
-def _train(training: Mapping[str, Any], device: str, checkpoint_path) -> dict[str, np.ndarray]:
+def _train(
+    training: Mapping[str, Any], device: str, checkpoint_path, show_progress: bool = False
+) -> dict[str, np.ndarray]:
     heads = tuple(int(h) for h in training["heads"])
     model_config = AttentionConfig(d=training["d"], heads=heads, ensemble=len(heads))
     config = TrainConfig(
@@ -183,7 +185,7 @@ def _train(training: Mapping[str, Any], device: str, checkpoint_path) -> dict[st
     with single_thread() if on_cpu else contextlib.nullcontext():  # see the module docstring
         result = train(
             model_config, task, config, checkpoint_path=checkpoint_path, resume=True,
-            callback=recorder, progress=False,
+            callback=recorder, progress=show_progress, progress_position=1,
         )  # fmt: skip
     history = result.history
     arrays = {
@@ -224,7 +226,9 @@ def trained_ensemble(params: Mapping[str, Any], runtime) -> TrainedEnsemble:
     key = {**training, "device": runtime.device}
     checkpoint = runtime.checkpoint_dir("trained-ensemble", key) / "checkpoint.pt"
     arrays = runtime.cached(
-        "trained-ensemble", key, lambda: _train(training, runtime.device, checkpoint)
+        "trained-ensemble",
+        key,
+        lambda: _train(training, runtime.device, checkpoint, runtime.show_progress),
     )
     return TrainedEnsemble(
         d=training["d"],
