@@ -389,3 +389,21 @@ def to_json(value):
     if isinstance(value, np.generic):
         return value.item()
     return value
+
+
+def lazy_figure(module: str, name: str) -> Callable:
+    """A claim's `figure` function that imports `module.name` only when first drawn.
+
+    Keeps matplotlib and the figure modules out of `icl-verify list` and registry loading.
+
+    >>> draw = lazy_figure("figures.dynamics", "figure_phase3")
+    >>> callable(draw)
+    True
+    """
+
+    def draw(params, prediction, measurement):
+        import importlib
+
+        return getattr(importlib.import_module(module), name)(params, prediction, measurement)
+
+    return draw

@@ -36,8 +36,8 @@ from validation.claim import (
     Source,
     Tolerance,
     ZScore,
+    lazy_figure,
 )
-from validation.claims.two_head import _figure
 
 
 def _setting(params) -> Setting:
@@ -266,7 +266,7 @@ CLAIM_STAGE_ONE = Claim(
     "optimality condition (4.3) μᵀω = 1/(1+κ). (For H = 2, 3 a fraction of starts never becomes "
     "zero-sum: the same-sign trap, see HE-S2.)",
     predict=predict_stage_one, measure=measure_stage_one, checks=checks_stage_one,
-    figure=_figure("figure_stage_one"),
+    figure=lazy_figure("figures.dynamics", "figure_stage_one"),
 )  # fmt: skip
 
 CLAIM_STAGE_TWO = Claim(
@@ -277,7 +277,7 @@ CLAIM_STAGE_TWO = Claim(
     "Finding: a fraction of H = 2 (and H = 3) starts ends at the same-sign single-head optimum "
     "(ω_h = 1/√d, L̃ = 0.372 vs 0.221 on S_ω), a local minimum, not on S_ω.",
     predict=predict_stage_two, measure=measure_stage_two, checks=checks_stage_two,
-    figure=_figure("figure_stage_two"),
+    figure=lazy_figure("figures.dynamics", "figure_stage_two"),
 )  # fmt: skip
 
 CLAIMS = (CLAIM_STAGE_ONE, CLAIM_STAGE_TWO)

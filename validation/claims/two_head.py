@@ -59,6 +59,7 @@ from validation.claim import (
     Prediction,
     Source,
     Tolerance,
+    lazy_figure,
 )
 from validation.claims._single_thread import single_thread
 
@@ -471,13 +472,9 @@ def checks_phase3(params) -> tuple[Check, ...]:
     )  # fmt: skip
 
 
-def _figure(name):
-    def draw(params, prediction, measurement):
-        from figures import dynamics as figures_dynamics
-
-        return getattr(figures_dynamics, name)(params, prediction, measurement)
-
-    return draw
+def _figure(name: str):
+    """The figure of a claim here: `figures.dynamics.<name>`, imported when drawn."""
+    return lazy_figure("figures.dynamics", name)
 
 
 CLAIM_INIT = Claim(
