@@ -14,7 +14,7 @@ TORCH_SPEC ?= torch==2.13.0
 BIN        := $(VENV)/bin
 STAMP      := $(VENV)/.installed
 
-.PHONY: install test test-slow verify lint clean
+.PHONY: install test verify lint clean
 
 install: $(STAMP)
 
@@ -25,10 +25,7 @@ $(STAMP): pyproject.toml Makefile
 	touch $(STAMP)
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slow"
-
-test-slow: $(STAMP)
-	$(BIN)/python -m pytest -q -m slow
+	$(BIN)/python -m pytest -q
 
 # The main job: every claim at the quick preset on the CPU; the report lands in
 # results/<run-id>/report.md. A claim that disagrees is a finding, not a failure of
