@@ -18,8 +18,7 @@ import time
 from types import SimpleNamespace
 
 import torch
-
-from numerics.montecarlo import kernel_sum_loss_grid
+from icl_verify.numerics.montecarlo import kernel_sum_loss_grid
 
 
 def main() -> None:

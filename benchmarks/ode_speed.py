@@ -19,15 +19,14 @@ import statistics
 import time
 
 import numpy as np
-
-from dynamics import (
+from icl_verify.dynamics import (
     GradientDescent,
     ODESolver,
     SaveAt,
     gradient_flow,
     two_head_flow,
 )
-from theory import Setting
+from icl_verify.theory import Setting
 
 SETTING = Setting(d=5, L=40, sigma2=0.1)
 

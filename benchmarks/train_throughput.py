@@ -24,8 +24,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from numerics.models import AttentionConfig  # noqa: E402
-from numerics.train import LinearRegressionTask, TrainConfig, train  # noqa: E402
+from icl_verify.numerics.models import AttentionConfig  # noqa: E402
+from icl_verify.numerics.train import LinearRegressionTask, TrainConfig, train  # noqa: E402
 
 
 def seconds_for(E: int, steps: int, device: str, data_streams: str, compile_: bool) -> float:

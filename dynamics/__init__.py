@@ -28,20 +28,20 @@ two-timescale reduction (B.18), which the integrated ODE contradicts).
 Time is the flow time of d theta/dt = -grad Ltilde with Ltilde the plain MSE; the
 authors' code descends Ltilde/2, so t_code = 2 t.
 
->>> from theory import Setting
+>>> from icl_verify.theory import Setting
 >>> phases = two_head_phases(Setting(d=5, L=40, sigma2=0.1), t_end=1e5)
 >>> round(phases.phase_one_end, 3), round(phases.peak_time, 3), round(phases.peak_omega, 4)
 (2.885, 3.843, 0.5763)
 """
 
-from dynamics.events import Event
-from dynamics.portrait import PhasePortrait, omega_nullcline, phase_portrait
-from dynamics.random_init import RandomInitStages, random_init_stages
-from dynamics.saveat import SaveAt
-from dynamics.solve import gradient_flow, solve
-from dynamics.solver import GradientDescent, ODESolver
-from dynamics.trajectory import DUMMY, NEGATIVE, POSITIVE, EventRecord, Trajectory
-from dynamics.two_head import (
+from icl_verify.dynamics.events import Event
+from icl_verify.dynamics.portrait import PhasePortrait, omega_nullcline, phase_portrait
+from icl_verify.dynamics.random_init import RandomInitStages, random_init_stages
+from icl_verify.dynamics.saveat import SaveAt
+from icl_verify.dynamics.solve import gradient_flow, solve
+from icl_verify.dynamics.solver import GradientDescent, ODESolver
+from icl_verify.dynamics.trajectory import DUMMY, NEGATIVE, POSITIVE, EventRecord, Trajectory
+from icl_verify.dynamics.two_head import (
     PhaseCheck,
     TwoHeadField,
     TwoHeadPhases,
@@ -54,7 +54,7 @@ from dynamics.two_head import (
     two_head_flow,
     two_head_phases,
 )
-from dynamics.vector_field import GradientFlowField
+from icl_verify.dynamics.vector_field import GradientFlowField
 
 __all__ = [
     "DUMMY",

@@ -15,13 +15,12 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-
-from dynamics.saveat import SaveAt
-from dynamics.solve import solve
-from dynamics.solver import ODESolver
-from dynamics.trajectory import Trajectory
-from dynamics.two_head import TwoHeadField
-from theory import Setting, manifold_mu
+from icl_verify.dynamics.saveat import SaveAt
+from icl_verify.dynamics.solve import solve
+from icl_verify.dynamics.solver import ODESolver
+from icl_verify.dynamics.trajectory import Trajectory
+from icl_verify.dynamics.two_head import TwoHeadField
+from icl_verify.theory import Setting, manifold_mu
 
 
 def omega_nullcline(omega, setting: Setting) -> np.ndarray:

@@ -27,12 +27,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-
-from dynamics.saveat import SaveAt
-from dynamics.solve import gradient_flow
-from dynamics.solver import ODESolver
-from dynamics.trajectory import DUMMY, DUMMY_THRESHOLD
-from theory import Setting
+from icl_verify.dynamics.saveat import SaveAt
+from icl_verify.dynamics.solve import gradient_flow
+from icl_verify.dynamics.solver import ODESolver
+from icl_verify.dynamics.trajectory import DUMMY, DUMMY_THRESHOLD
+from icl_verify.theory import Setting
 
 
 @dataclass(frozen=True)
@@ -99,7 +98,7 @@ def random_init_stages(
         tolerance: threshold for zero-sum ratio and KQ dispersion.
         solver: default LSODA with rtol 1e-8, atol 1e-10 (times are read on a grid).
 
-    >>> from theory import Setting
+    >>> from icl_verify.theory import Setting
     >>> result = random_init_stages(Setting(d=5, L=40, sigma2=0.1), 3, seeds=(0,), t_end=1e3)
     >>> bool(result.stage_one_time[0] < result.homogeneous_time[0] < 1e3), result.dummy_fraction
     (True, 0.0)

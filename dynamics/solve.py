@@ -12,14 +12,13 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+from icl_verify.dynamics.events import Event
+from icl_verify.dynamics.saveat import SaveAt
+from icl_verify.dynamics.solver import GradientDescent, ODESolver
+from icl_verify.dynamics.trajectory import EventRecord, Trajectory
+from icl_verify.dynamics.vector_field import GradientFlowField
+from icl_verify.theory import Setting
 from scipy.integrate import solve_ivp
-
-from dynamics.events import Event
-from dynamics.saveat import SaveAt
-from dynamics.solver import GradientDescent, ODESolver
-from dynamics.trajectory import EventRecord, Trajectory
-from dynamics.vector_field import GradientFlowField
-from theory import Setting
 
 
 def _check_t_span(t_span) -> tuple[float, float]:
@@ -63,7 +62,7 @@ def solve(
         saveat: the output grid inside [t0, t1]; default `SaveAt.log_spaced(t_span)`.
         events: zero crossings to locate (ODE solver only).
 
-    >>> from theory import Setting
+    >>> from icl_verify.theory import Setting
     >>> field = GradientFlowField(Setting(d=5, L=40, sigma2=0.1))
     >>> y0 = field.state(np.array([1e-3, -1e-3]), np.array([1e-3, -1e-3]))
     >>> path = solve(field, y0, (0.0, 1.0), saveat=SaveAt([0.0, 1.0]))
@@ -146,7 +145,7 @@ def gradient_flow(
         solver, saveat, events: see `solve` (default: LSODA, rtol 1e-10, atol 1e-12,
             log-spaced grid of 400 times).
 
-    >>> from theory import Setting, manifold_loss
+    >>> from icl_verify.theory import Setting, manifold_loss
     >>> s = Setting(d=5, L=40, sigma2=0.1)
     >>> path = gradient_flow([0.01, -0.02, 0.015], [0.02, -0.01, -0.01], s, (0.0, 1e3))
     >>> path.omega.shape, bool(path.sign_matched()[-1]), bool(path.zero_sum_ratio[-1] < 1e-3)

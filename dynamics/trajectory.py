@@ -21,8 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
-
-from theory import Setting, manifold_mu
+from icl_verify.theory import Setting, manifold_mu
 
 POSITIVE, NEGATIVE, DUMMY = 1, -1, 0  # values of Trajectory.head_types
 DUMMY_THRESHOLD = 0.1  # a head is dummy when |mu_h| <= 0.1 max_k |mu_k|
@@ -49,7 +48,7 @@ class Trajectory:
         setting: the problem setting the loss was evaluated in.
         events: for each named event of the solve, where it fired.
 
-    >>> from theory import Setting
+    >>> from icl_verify.theory import Setting
     >>> s = Setting(d=5, L=40, sigma2=0.1)
     >>> path = Trajectory(t=np.array([0.0]), omega=np.array([[0.1, -0.1, 0.07]]),
     ...                   mu=np.array([[4.3954, -4.3954, 0.0]]), loss=np.array([0.22]), setting=s)

@@ -21,15 +21,14 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from icl_verify.dynamics.events import Event
+from icl_verify.dynamics.saveat import SaveAt
+from icl_verify.dynamics.solve import solve
+from icl_verify.dynamics.solver import GradientDescent, ODESolver
+from icl_verify.dynamics.trajectory import Trajectory
+from icl_verify.theory import Setting, approximate_loss
 from scipy.optimize import brentq
 from scipy.special import lambertw
-
-from dynamics.events import Event
-from dynamics.saveat import SaveAt
-from dynamics.solve import solve
-from dynamics.solver import GradientDescent, ODESolver
-from dynamics.trajectory import Trajectory
-from theory import Setting, approximate_loss
 
 PHASE_ONE_DEVIATION = (
     0.1  # Phase I ends when omega falls 10% below eps e^{2t} (reference §HE-B-PHASE1)
@@ -54,7 +53,7 @@ class TwoHeadField:
     It is the H = 2 field -grad Ltilde restricted to {omega_2 = -omega_1, mu_2 = -mu_1};
     `heads` maps a state back to both heads, (omega, -omega) and (mu, -mu).
 
-    >>> from theory import Setting
+    >>> from icl_verify.theory import Setting
     >>> field = TwoHeadField(Setting(d=5, L=40, sigma2=0.1))
     >>> field.rhs(0.0, np.array([1e-3, 1e-3])).round(6).tolist()  # Phase I: (2 mu, 2 omega)
     [0.002, 0.002]
@@ -119,7 +118,7 @@ def two_head_flow(
 
     Returns a Trajectory of both heads (H = 2). See `solve` for solver, saveat, events.
 
-    >>> from theory import Setting
+    >>> from icl_verify.theory import Setting
     >>> path = two_head_flow(1e-3, Setting(d=5, L=40, sigma2=0.1), (0.0, 1e4))
     >>> round(float(path.mu_dot_omega[-1]), 3)  # 2 omega mu -> 1 / (1 + kappa) = 0.879
     0.879
@@ -281,7 +280,7 @@ def two_head_phases(
         t_end: end time, >= 1e4 so that the last two decades lie in Phase III.
         rtol: relative tolerance of the LSODA solve (atol = rtol * 1e-2).
 
-    >>> from theory import Setting
+    >>> from icl_verify.theory import Setting
     >>> result = two_head_phases(Setting(d=5, L=40, sigma2=0.1), t_end=1e6)
     >>> round(result.peak_omega, 4), round(result.late_slope_omega, 3)
     (0.5763, -0.167)

@@ -15,8 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-from theory import Setting, approximate_loss, approximate_loss_grad, approximate_loss_hessian
+from icl_verify.theory import (
+    Setting,
+    approximate_loss,
+    approximate_loss_grad,
+    approximate_loss_hessian,
+)
 
 
 @dataclass(frozen=True)
@@ -26,7 +30,7 @@ class GradientFlowField:
     Its zeros are the critical points of Ltilde; along a solution
     dLtilde/dt = -|grad Ltilde|^2 <= 0.
 
-    >>> from theory import Setting
+    >>> from icl_verify.theory import Setting
     >>> field = GradientFlowField(Setting(d=5, L=40, sigma2=0.1))
     >>> field.rhs(0.0, np.array([0.0, 0.0, 0.0, 0.0])).tolist()  # the origin is critical
     [-0.0, -0.0, -0.0, -0.0]

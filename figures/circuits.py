@@ -11,8 +11,7 @@ diagonal / last-entry patterns of §HE-OBS1 stand out.
 from __future__ import annotations
 
 import numpy as np
-
-from figures.style import new_figure
+from icl_verify.figures.style import new_figure
 
 
 def circuit_heatmaps(KQ, OV, heads, labels, title: str = ""):

@@ -9,8 +9,7 @@ solutions as lines, trained models / fractions of runs as markers with error bar
 from __future__ import annotations
 
 import numpy as np
-
-from figures.style import MEASURED, PALETTE, REFERENCE, THEORY, new_figure
+from icl_verify.figures.style import MEASURED, PALETTE, REFERENCE, THEORY, new_figure
 
 
 def _a(value) -> np.ndarray:

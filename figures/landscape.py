@@ -10,9 +10,15 @@ error bars) and its omega -> 0 limit 1/(L + D) (line).
 from __future__ import annotations
 
 import numpy as np
+from icl_verify.figures.style import (
+    MEASURED,
+    REFERENCE,
+    THEORY,
+    log_ticks,
+    new_figure,
+    set_log_ticks,
+)
 from matplotlib.ticker import FuncFormatter
-
-from figures.style import MEASURED, REFERENCE, THEORY, log_ticks, new_figure, set_log_ticks
 
 
 def figure_landscape(params, prediction, measurement):

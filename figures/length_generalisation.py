@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-
-from figures.style import PALETTE, REFERENCE, THEORY, new_figure
+from icl_verify.figures.style import PALETTE, REFERENCE, THEORY, new_figure
 
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 _COLOURS = (*PALETTE, "#6a4c93", "#3d3d3d", "#8c564b")  # one per measured series

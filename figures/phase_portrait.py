@@ -16,9 +16,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-
-from dynamics import PhasePortrait, TwoHeadPhases, late_omega, naive_late_omega  # noqa: E402
-from theory import manifold_mu  # noqa: E402
+from icl_verify.dynamics import PhasePortrait, TwoHeadPhases, late_omega, naive_late_omega  # noqa: E402
+from icl_verify.theory import manifold_mu  # noqa: E402
 
 
 def _save(figure, path) -> Path:

@@ -13,8 +13,8 @@ Never imports `theory` or `dynamics`: a measurement must not use the formula it 
 The everyday names are re-exported here flat.
 """
 
-from numerics.circuits import CircuitSummary, omega_mu, summarize_circuits
-from numerics.data import (
+from icl_verify.numerics.circuits import CircuitSummary, omega_mu, summarize_circuits
+from icl_verify.numerics.data import (
     MultiTaskPrompts,
     Prompts,
     embed,
@@ -23,7 +23,7 @@ from numerics.data import (
     sample_multitask_regression,
     sample_sparse_regression,
 )
-from numerics.estimators import (
+from icl_verify.numerics.estimators import (
     bayes_prediction,
     gd_prediction,
     kernel_regression_prediction,
@@ -35,8 +35,8 @@ from numerics.estimators import (
     preprocessed_gd_prediction,
     ridge_prediction,
 )
-from numerics.models import AttentionConfig, KernelSumModel, MultiHeadAttention
-from numerics.montecarlo import (
+from icl_verify.numerics.models import AttentionConfig, KernelSumModel, MultiHeadAttention
+from icl_verify.numerics.montecarlo import (
     LinearInLabels,
     LossLandscape,
     MonteCarloEstimate,
@@ -44,7 +44,7 @@ from numerics.montecarlo import (
     monte_carlo_loss,
     monte_carlo_losses,
 )
-from numerics.train import TrainConfig, TrainingDivergedError, TrainResult, train
+from icl_verify.numerics.train import TrainConfig, TrainingDivergedError, TrainResult, train
 
 __all__ = [
     "AttentionConfig",

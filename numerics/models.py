@@ -31,11 +31,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
+from icl_verify.numerics.circuits import kq_circuit, ov_circuit
+from icl_verify.numerics.data import Prompts
+from icl_verify.numerics.estimators import kernel_sum_prediction
 from torch import nn
-
-from numerics.circuits import kq_circuit, ov_circuit
-from numerics.data import Prompts
-from numerics.estimators import kernel_sum_prediction
 
 __all__ = ["AttentionConfig", "MultiHeadAttention", "KernelSumModel"]
 
@@ -154,7 +153,7 @@ class MultiHeadAttention(nn.Module):
     gradient. Inputs are prompt matrices Z of shape (E, B, D, L+1) (`numerics.data.embed`, then
     ``.expand(E, ...)`` to share prompts across members).
 
-    >>> from numerics.data import embed, sample_linear_regression
+    >>> from icl_verify.numerics.data import embed, sample_linear_regression
     >>> model = MultiHeadAttention(AttentionConfig(d=5, heads=(2, 4), ensemble=2), seeds=[0, 1])
     >>> tuple(model.W_Q.shape), model.active.tolist()
     ((2, 4, 6, 6), [[True, True, False, False], [True, True, True, True]])
@@ -258,7 +257,7 @@ class KernelSumModel(nn.Module):
     restricted to its trained pattern (KQ11 = omega_h I, OV last row (0, ..., 0, mu_h)).
     Evaluated by ``numerics.estimators.kernel_sum_prediction``.
 
-    >>> from numerics.data import sample_linear_regression
+    >>> from icl_verify.numerics.data import sample_linear_regression
     >>> model = KernelSumModel(torch.tensor([[0.13, -0.13]]), torch.tensor([[3.45, -3.45]]))
     >>> g = torch.Generator().manual_seed(0)
     >>> tuple(model(sample_linear_regression((1, 16), 5, 40, 0.1, generator=g)).shape)

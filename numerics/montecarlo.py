@@ -30,10 +30,9 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 import torch
+from icl_verify.numerics.data import Prompts, sample_linear_regression
+from icl_verify.numerics.estimators import kernel_head_averages
 from tqdm.auto import tqdm
-
-from numerics.data import Prompts, sample_linear_regression
-from numerics.estimators import kernel_head_averages
 
 __all__ = [
     "RANDOMNESS_BLOCK",
@@ -324,7 +323,7 @@ def monte_carlo_losses(
     predictor's `MonteCarloEstimate`, ``result.difference(a, b)`` the paired difference.
 
     >>> from types import SimpleNamespace
-    >>> from numerics.estimators import gd_prediction
+    >>> from icl_verify.numerics.estimators import gd_prediction
     >>> setting = SimpleNamespace(d=5, L=40, sigma2=0.1)
     >>> gd = lambda p: gd_prediction(p.X, p.y, p.x_query, 0.8)
     >>> dgd = lambda p: gd_prediction(p.X, p.y, p.x_query, 0.8, debiased=True)
@@ -365,7 +364,7 @@ def monte_carlo_loss(
     """Population loss E(y_hat - y_q)^2 (2.5) of one predictor; arguments as `monte_carlo_losses`.
 
     >>> from types import SimpleNamespace
-    >>> from numerics.estimators import gd_prediction
+    >>> from icl_verify.numerics.estimators import gd_prediction
     >>> setting = SimpleNamespace(d=5, L=40, sigma2=0.1)
     >>> gd = lambda p: gd_prediction(p.X, p.y, p.x_query, 0.8)
     >>> plain = monte_carlo_loss(gd, setting, 20_000, seed=2)

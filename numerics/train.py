@@ -28,11 +28,10 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from icl_verify.numerics.circuits import omega_mu
+from icl_verify.numerics.data import embed, sample_linear_regression, sample_multitask_regression
+from icl_verify.numerics.models import AttentionConfig, MultiHeadAttention
 from tqdm.auto import tqdm
-
-from numerics.circuits import omega_mu
-from numerics.data import embed, sample_linear_regression, sample_multitask_regression
-from numerics.models import AttentionConfig, MultiHeadAttention
 
 __all__ = [
     "LinearRegressionTask",

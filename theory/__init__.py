@@ -12,21 +12,21 @@ The closed forms a researcher needs every day are re-exported here flat:
 `theory.symbolic` derives these formulas with sympy. Nothing here imports torch.
 """
 
-from theory.approximate_loss import (
+from icl_verify.theory.approximate_loss import (
     approximate_loss,
     approximate_loss_grad,
     approximate_loss_hessian,
     optimal_mu,
     optimal_mu_loss,
 )
-from theory.manifold import (
+from icl_verify.theory.manifold import (
     SingleHeadOptimum,
     effective_learning_rate,
     manifold_loss,
     manifold_mu,
     single_head_optimum,
 )
-from theory.risks import (
+from icl_verify.theory.risks import (
     BayesComparison,
     TunedRisk,
     bayes_risk_limit,
@@ -36,7 +36,7 @@ from theory.risks import (
     gd_risk_limit,
     optimal_gd,
 )
-from theory.setting import Setting
+from icl_verify.theory.setting import Setting
 
 __all__ = [
     "BayesComparison",

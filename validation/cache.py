@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from validation.claim import to_json
+from icl_verify.validation.claim import to_json
 
 
 def canonical_json(value: Any) -> str:

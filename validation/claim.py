@@ -396,7 +396,7 @@ def lazy_figure(module: str, name: str) -> Callable:
 
     Keeps matplotlib and the figure modules out of `icl-verify list` and registry loading.
 
-    >>> draw = lazy_figure("figures.dynamics", "figure_phase3")
+    >>> draw = lazy_figure("icl_verify.figures.dynamics", "figure_phase3")
     >>> callable(draw)
     True
     """

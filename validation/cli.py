@@ -14,7 +14,7 @@ import argparse
 import importlib
 import sys
 
-from validation.errors import CommandLineError
+from icl_verify.validation.errors import CommandLineError
 
 # Subcommand modules under validation.commands, in the order `--help` lists them.
 COMMANDS = ("derive", "list", "run", "report", "flow")
@@ -36,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     subparsers.required = True
     for name in COMMANDS:
-        importlib.import_module(f"validation.commands.{name}").register(subparsers)
+        importlib.import_module(f"icl_verify.validation.commands.{name}").register(subparsers)
     return parser
 
 

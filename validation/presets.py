@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from validation.preset_sizes import PRESETS
+from icl_verify.validation.preset_sizes import PRESETS
 
 PRESET_NAMES = tuple(PRESETS)  # ("smoke", "quick", "paper")
 DEFAULT_PRESET = "quick"

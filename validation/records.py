@@ -22,9 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from validation.cache import write_atomic
-from validation.claim import (
+from icl_verify.validation.cache import write_atomic
+from icl_verify.validation.claim import (
     CheckResult,
     Claim,
     Estimate,

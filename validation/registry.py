@@ -1,7 +1,8 @@
-"""The registry of claims: every `CLAIMS` tuple of the modules in `validation.claims`.
+"""The registry of claims: every `CLAIMS` tuple of the modules under `validation.claims`.
 
-Modules are discovered (one module per claim family, see `validation.claims`), so
-adding a claim never edits this file. Claims are listed in the reference
+Modules are discovered, subpackages included (one subpackage per paper, one module
+per claim family; see `validation.claims`), so adding a claim never edits this file.
+Modules and packages whose name starts with "_" are helpers and are not scanned. Claims are listed in the reference
 catalogue's order (`CATALOGUE_ORDER`); ids not in it follow, sorted.
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from validation.claim import Claim
+from icl_verify.validation.claim import Claim
 
 # The He et al. (2025) catalogue order (reference/he2025.md, sections 2-5).
 CATALOGUE_ORDER = (
@@ -34,13 +35,13 @@ def all_claims() -> tuple[Claim, ...]:
     >>> ids.index("HE-MAN") < ids.index("HE-T4.2ii")  # §3 before §4
     True
     """
-    import validation.claims as package
+    import icl_verify.validation.claims as package
 
     claims: dict[str, Claim] = {}
-    for module_info in pkgutil.iter_modules(package.__path__):
-        if module_info.name.startswith("_"):
+    for module_info in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
+        if any(part.startswith("_") for part in module_info.name.split(".")):
             continue
-        module = importlib.import_module(f"{package.__name__}.{module_info.name}")
+        module = importlib.import_module(module_info.name)
         for claim in getattr(module, "CLAIMS", ()):
             if claim.id in claims:
                 raise ValueError(f"claim id {claim.id!r} is registered twice")

@@ -10,10 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-
-from validation.cache import write_atomic
-from validation.claim import VERDICTS
-from validation.records import CheckRecord, ClaimRecord, RunRecord
+from icl_verify.validation.cache import write_atomic
+from icl_verify.validation.claim import VERDICTS
+from icl_verify.validation.records import CheckRecord, ClaimRecord, RunRecord
 
 REPORT_FILE = "report.md"
 _MARK = {"agrees": "agrees", "inconclusive": "**inconclusive**", "disagrees": "**DISAGREES**"}
@@ -34,7 +33,7 @@ def format_number(value) -> str:
 def format_measured(check: CheckRecord) -> str:
     """Measured value ± error; for arrays, the largest |measured − predicted| and largest error.
 
-    >>> from validation.records import CheckRecord
+    >>> from icl_verify.validation.records import CheckRecord
     >>> c = CheckRecord("q", "q", [1.0, 2.0], [1.1, 2.0], [0.01, 0.02], "se", "r", "j",
     ...                 "agrees", 0.5)
     >>> format_measured(c)
@@ -152,8 +151,8 @@ def write_report(record: RunRecord, run_dir: Path) -> Path:
 
 def redraw_figures(record: RunRecord, run_dir: Path) -> list[str]:
     """Redraw each claim's figure from its stored data; ids no longer registered are skipped."""
-    from figures.style import save_figure
-    from validation.registry import all_claims
+    from icl_verify.figures.style import save_figure
+    from icl_verify.validation.registry import all_claims
 
     claims = {claim.id: claim for claim in all_claims()}
     redrawn = []

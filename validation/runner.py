@@ -14,13 +14,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from figures.style import save_figure
-from validation.cache import ArtefactCache
-from validation.claim import Claim, evaluate
-from validation.presets import claim_params
-from validation.records import RESULTS_FILE, ClaimRecord, RunRecord, load_run, now
-from validation.report import write_report
-from validation.runtime import Runtime, claim_seed
+from icl_verify.figures.style import save_figure
+from icl_verify.validation.cache import ArtefactCache
+from icl_verify.validation.claim import Claim, evaluate
+from icl_verify.validation.presets import claim_params
+from icl_verify.validation.records import RESULTS_FILE, ClaimRecord, RunRecord, load_run, now
+from icl_verify.validation.report import write_report
+from icl_verify.validation.runtime import Runtime, claim_seed
 
 RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 FIGURE_DIR = "figures"

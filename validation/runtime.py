@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from validation.cache import ArtefactCache
+from icl_verify.validation.cache import ArtefactCache
 
 
 def claim_seed(run_seed: int, claim_id: str) -> int:

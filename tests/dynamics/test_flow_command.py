@@ -1,8 +1,7 @@
 """`icl-verify flow two-head` end to end: figure written, exit codes, one-line errors."""
 
 import pytest
-
-from validation.cli import main
+from icl_verify.validation.cli import main
 
 
 @pytest.mark.parametrize("series", [False, True])

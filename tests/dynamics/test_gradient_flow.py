@@ -2,8 +2,7 @@
 
 import numpy as np
 import pytest
-
-from dynamics import (
+from icl_verify.dynamics import (
     GradientDescent,
     GradientFlowField,
     ODESolver,
@@ -12,7 +11,7 @@ from dynamics import (
     TwoHeadField,
     gradient_flow,
 )
-from theory import Setting, manifold_mu
+from icl_verify.theory import Setting, manifold_mu
 
 SETTING = Setting(d=5, L=40, sigma2=0.1)
 

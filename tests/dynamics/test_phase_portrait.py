@@ -2,9 +2,8 @@
 
 import numpy as np
 import pytest
-
-from dynamics import TwoHeadField, phase_portrait
-from theory import Setting, manifold_mu
+from icl_verify.dynamics import TwoHeadField, phase_portrait
+from icl_verify.theory import Setting, manifold_mu
 
 SETTING = Setting(d=5, L=40, sigma2=0.1)
 

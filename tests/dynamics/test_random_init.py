@@ -4,10 +4,9 @@ import math
 
 import numpy as np
 import pytest
-
-from dynamics import random_init_stages
-from dynamics.random_init import _appearance_time
-from theory import Setting
+from icl_verify.dynamics import random_init_stages
+from icl_verify.dynamics.random_init import _appearance_time
+from icl_verify.theory import Setting
 
 SETTING = Setting(d=5, L=40, sigma2=0.1)
 
@@ -53,8 +52,8 @@ def test_two_same_sign_heads_have_an_attracting_single_head_critical_point():
     mu_1 + mu_2 = sqrt(d)/(1 + e kappa) (the single-head optimum (4.12)), Ltilde equals the
     one-head minimum, the gradient vanishes and the Hessian is positive semi-definite (its
     zero mode only moves mass between mu_1 and mu_2); a flow started near it returns."""
-    from dynamics import ODESolver, SaveAt, gradient_flow
-    from theory import (
+    from icl_verify.dynamics import ODESolver, SaveAt, gradient_flow
+    from icl_verify.theory import (
         approximate_loss,
         approximate_loss_grad,
         approximate_loss_hessian,

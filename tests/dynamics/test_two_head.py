@@ -4,9 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy.optimize import brentq
-
-from dynamics import (
+from icl_verify.dynamics import (
     Event,
     ODESolver,
     SaveAt,
@@ -18,7 +16,8 @@ from dynamics import (
     two_head_flow,
     two_head_phases,
 )
-from theory import Setting, approximate_loss_grad, manifold_mu
+from icl_verify.theory import Setting, approximate_loss_grad, manifold_mu
+from scipy.optimize import brentq
 
 SETTING = Setting(d=5, L=40, sigma2=0.1)
 TIGHT = ODESolver(rtol=1e-12, atol=1e-14)

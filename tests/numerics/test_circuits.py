@@ -5,9 +5,14 @@ import math
 import numpy as np
 import pytest
 import torch
-
-from numerics.circuits import DUMMY_THRESHOLD, kq_circuit, omega_mu, ov_circuit, summarize_circuits
-from numerics.models import AttentionConfig, MultiHeadAttention
+from icl_verify.numerics.circuits import (
+    DUMMY_THRESHOLD,
+    kq_circuit,
+    omega_mu,
+    ov_circuit,
+    summarize_circuits,
+)
+from icl_verify.numerics.models import AttentionConfig, MultiHeadAttention
 
 d = 3
 

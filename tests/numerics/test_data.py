@@ -4,8 +4,7 @@ import math
 
 import pytest
 import torch
-
-from numerics.data import (
+from icl_verify.numerics.data import (
     MultiTaskPrompts,
     embed,
     kms_covariance,

@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-
-from numerics.estimators import (
+from icl_verify.numerics.estimators import (
     bayes_prediction,
     gd_coefficients,
     gd_prediction,

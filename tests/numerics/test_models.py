@@ -4,11 +4,10 @@ import math
 
 import pytest
 import torch
+from icl_verify.numerics.circuits import omega_mu
+from icl_verify.numerics.data import embed, sample_linear_regression
+from icl_verify.numerics.models import AttentionConfig, KernelSumModel, MultiHeadAttention
 from torch import nn
-
-from numerics.circuits import omega_mu
-from numerics.data import embed, sample_linear_regression
-from numerics.models import AttentionConfig, KernelSumModel, MultiHeadAttention
 
 D_COV, L = 4, 9
 

@@ -8,9 +8,8 @@ import numpy as np
 import pytest
 import scipy.stats
 import torch
-
-from numerics.data import Prompts, kms_covariance, sample_linear_regression
-from numerics.estimators import (
+from icl_verify.numerics.data import Prompts, kms_covariance, sample_linear_regression
+from icl_verify.numerics.estimators import (
     bayes_prediction,
     gd_prediction,
     kernel_sum_prediction,
@@ -18,7 +17,7 @@ from numerics.estimators import (
     ols_prediction,
     ridge_prediction,
 )
-from numerics.montecarlo import (
+from icl_verify.numerics.montecarlo import (
     RANDOMNESS_BLOCK,
     LinearInLabels,
     kernel_sum_loss_grid,

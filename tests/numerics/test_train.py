@@ -2,9 +2,8 @@
 
 import pytest
 import torch
-
-from numerics.models import AttentionConfig
-from numerics.train import (
+from icl_verify.numerics.models import AttentionConfig
+from icl_verify.numerics.train import (
     LinearRegressionTask,
     MultiTaskRegressionTask,
     TrainConfig,

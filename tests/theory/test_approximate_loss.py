@@ -9,8 +9,7 @@ defining properties of the optimum (stationarity, nothing nearby is lower).
 import mpmath
 import numpy as np
 import pytest
-
-from theory import (
+from icl_verify.theory import (
     Setting,
     approximate_loss,
     approximate_loss_grad,

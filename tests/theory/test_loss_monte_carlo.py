@@ -13,9 +13,9 @@ against plain sampling of beta and the noise.
 
 import numpy as np
 import pytest
+from icl_verify.theory import Setting, approximate_loss, manifold_mu
 
 from tests.theory import montecarlo_numpy as mc
-from theory import Setting, approximate_loss, manifold_mu
 
 D_DIM, SIGMA2, OMEGA = 5, 0.1, 0.1
 PROMPTS = {40: 200_000, 160: 100_000}  # SE of the gap ~1.4% at L=40, ~2% at L=160

@@ -8,9 +8,7 @@ scipy.optimize.minimize_scalar on the one-head profile.
 
 import numpy as np
 import pytest
-from scipy.optimize import minimize, minimize_scalar
-
-from theory import (
+from icl_verify.theory import (
     Setting,
     approximate_loss,
     approximate_loss_grad,
@@ -20,6 +18,7 @@ from theory import (
     optimal_mu,
     single_head_optimum,
 )
+from scipy.optimize import minimize, minimize_scalar
 
 SETTINGS = [Setting(5, 40, 0.1), Setting(20, 160, 1.0), Setting(2, 3, 0.0)]
 

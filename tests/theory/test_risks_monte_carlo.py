@@ -9,9 +9,7 @@ given the covariates (identity (*) of that module). Agreement is judged within 4
 import mpmath
 import numpy as np
 import pytest
-
-from tests.theory import montecarlo_numpy as mc
-from theory import (
+from icl_verify.theory import (
     Setting,
     bayes_risk_limit,
     compare_with_bayes,
@@ -20,6 +18,8 @@ from theory import (
     gd_risk_limit,
     optimal_gd,
 )
+
+from tests.theory import montecarlo_numpy as mc
 
 SIGMA2 = 0.1
 GD_POINTS = [(2, 3, 0.7, 200_000), (5, 40, 0.897, 100_000)]  # (d, L, eta, prompts)

@@ -6,8 +6,7 @@ import re
 
 import numpy as np
 import pytest
-
-from theory import Setting
+from icl_verify.theory import Setting
 
 VALID = {"d": 5, "L": 40, "sigma2": 0.1}
 

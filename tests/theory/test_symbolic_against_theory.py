@@ -16,10 +16,8 @@ import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import theory
-from theory.risks import _risk_coefficients
-from theory.symbolic import (
+from icl_verify.theory.risks import _risk_coefficients
+from icl_verify.theory.symbolic import (
     DERIVATIONS,
     derive,
     derive_approximate_loss,
@@ -29,7 +27,9 @@ from theory.symbolic import (
     derive_manifold,
     derive_single_head,
 )
-from theory.symbolic.symbols import L, d, eta, heads, sigma2, w, xi
+from icl_verify.theory.symbolic.symbols import L, d, eta, heads, sigma2, w, xi
+
+from icl_verify import theory
 
 RTOL = 1e-10
 FAST = settings(max_examples=40, deadline=None)

@@ -11,9 +11,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy import integrate
-
-from theory.symbolic.approximate_loss import (
+from icl_verify.theory.symbolic.approximate_loss import (
     a,
     b,
     beta_norm2,
@@ -23,7 +21,8 @@ from theory.symbolic.approximate_loss import (
     omega_b,
     q,
 )
-from theory.symbolic.symbols import L, sigma2
+from icl_verify.theory.symbolic.symbols import L, sigma2
+from scipy import integrate
 
 
 def gaussian_quad(power: int, rate: float, quadratic: float, variance: float) -> float:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 import sympy as sp
-
-from theory.symbolic import Check, Derivation, Step, derive_approximate_loss
-from theory.symbolic.derivation import residual_check
-from theory.symbolic.symbols import heads
+from icl_verify.theory.symbolic import Check, Derivation, Step, derive_approximate_loss
+from icl_verify.theory.symbolic.derivation import residual_check
+from icl_verify.theory.symbolic.symbols import heads
 
 x = sp.Symbol("x")
 EXAMPLE = Derivation(

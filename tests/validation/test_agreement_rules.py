@@ -3,8 +3,7 @@ inconclusive exactly when the measurement's uncertainty exceeds the rule's resol
 
 import numpy as np
 import pytest
-
-from validation.claim import (
+from icl_verify.validation.claim import (
     AGREES,
     DISAGREES,
     INCONCLUSIVE,

@@ -4,10 +4,9 @@ import json
 
 import numpy as np
 import pytest
-
-from validation.cache import ArtefactCache, canonical_json, config_key, write_atomic
-from validation.records import SCHEMA_VERSION, RunRecord, load_run
-from validation.runtime import Runtime, claim_seed
+from icl_verify.validation.cache import ArtefactCache, canonical_json, config_key, write_atomic
+from icl_verify.validation.records import SCHEMA_VERSION, RunRecord, load_run
+from icl_verify.validation.runtime import Runtime, claim_seed
 
 
 def test_config_key_ignores_key_order_and_sees_every_value():

@@ -11,21 +11,20 @@ import math
 import numpy as np
 import pytest
 import torch
-
-from numerics.data import sample_linear_regression
-from validation.cache import ArtefactCache
-from validation.claim import DISAGREES, Estimate, Measurement, Prediction, evaluate
-from validation.claims.approximation import CLAIM_P41
-from validation.claims.predictors import (
+from icl_verify.numerics.data import sample_linear_regression
+from icl_verify.validation.cache import ArtefactCache
+from icl_verify.validation.claim import DISAGREES, Estimate, Measurement, Prediction, evaluate
+from icl_verify.validation.claims.he2025.approximation import CLAIM_P41
+from icl_verify.validation.claims.he2025.predictors import (
     CLAIM_49,
     CLAIM_412,
     CLAIM_T42I,
     _manifold_trials,
     relative_prediction_gap,
 )
-from validation.claims.risks import CLAIM_43, CLAIM_T42III
-from validation.presets import claim_params
-from validation.runtime import Runtime
+from icl_verify.validation.claims.he2025.risks import CLAIM_43, CLAIM_T42III
+from icl_verify.validation.presets import claim_params
+from icl_verify.validation.runtime import Runtime
 
 CLAIMS = {c.id: c for c in (CLAIM_P41, CLAIM_49, CLAIM_412, CLAIM_T42I, CLAIM_43, CLAIM_T42III)}
 

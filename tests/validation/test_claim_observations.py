@@ -8,12 +8,11 @@ far outside what any run can produce, so the check must catch it whatever the tr
 
 import numpy as np
 import pytest
-
-from theory import Setting, gd_risk, single_head_optimum
-from validation.cache import ArtefactCache
-from validation.claim import DISAGREES, VERDICTS, Prediction, evaluate
-from validation.claims._trained import _train, trained_ensemble
-from validation.claims.observations import (
+from icl_verify.theory import Setting, gd_risk, single_head_optimum
+from icl_verify.validation.cache import ArtefactCache
+from icl_verify.validation.claim import DISAGREES, VERDICTS, Prediction, evaluate
+from icl_verify.validation.claims._trained import _train, trained_ensemble
+from icl_verify.validation.claims.he2025.observations import (
     CLAIM_OBS1,
     CLAIM_OBS2,
     CLAIM_OBS3,
@@ -21,8 +20,8 @@ from validation.claims.observations import (
     member_kinds,
     settled_value,
 )
-from validation.presets import claim_params
-from validation.runtime import Runtime
+from icl_verify.validation.presets import claim_params
+from icl_verify.validation.runtime import Runtime
 
 CLAIMS = (CLAIM_OBS1, CLAIM_OBS2, CLAIM_OBS3, CLAIM_OBS4)
 

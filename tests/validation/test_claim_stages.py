@@ -11,13 +11,16 @@ import math
 
 import numpy as np
 import pytest
-
-from theory import Setting, manifold_loss
-from validation.cache import ArtefactCache
-from validation.claim import DISAGREES, Prediction, evaluate
-from validation.claims.stages import CLAIM_STAGE_ONE, CLAIM_STAGE_TWO, random_init_flows
-from validation.presets import claim_params
-from validation.runtime import Runtime
+from icl_verify.theory import Setting, manifold_loss
+from icl_verify.validation.cache import ArtefactCache
+from icl_verify.validation.claim import DISAGREES, Prediction, evaluate
+from icl_verify.validation.claims.he2025.stages import (
+    CLAIM_STAGE_ONE,
+    CLAIM_STAGE_TWO,
+    random_init_flows,
+)
+from icl_verify.validation.presets import claim_params
+from icl_verify.validation.runtime import Runtime
 
 
 @pytest.fixture(scope="module")

@@ -12,21 +12,20 @@ import math
 
 import numpy as np
 import pytest
-from scipy.integrate import solve_ivp
-
-from dynamics import SaveAt, two_head_flow
-from theory import Setting, approximate_loss_grad
-from validation.cache import ArtefactCache
-from validation.claim import AGREES, DISAGREES, Prediction, evaluate
-from validation.claims.two_head import (
+from icl_verify.dynamics import SaveAt, two_head_flow
+from icl_verify.theory import Setting, approximate_loss_grad
+from icl_verify.validation.cache import ArtefactCache
+from icl_verify.validation.claim import AGREES, DISAGREES, Prediction, evaluate
+from icl_verify.validation.claims.he2025.two_head import (
     CLAIM_INIT,
     CLAIM_PHASE1,
     CLAIM_PHASE2,
     CLAIM_PHASE3,
     weight_space_flow,
 )
-from validation.presets import claim_params
-from validation.runtime import Runtime
+from icl_verify.validation.presets import claim_params
+from icl_verify.validation.runtime import Runtime
+from scipy.integrate import solve_ivp
 
 
 def _run(claim, tmp_path):

@@ -6,14 +6,13 @@ Ltilde, measured by an optimiser; a wrong closed form must therefore be caught.
 
 import numpy as np
 import pytest
-
-from theory import Setting
-from validation.cache import ArtefactCache
-from validation.claim import AGREES, DISAGREES, Prediction, evaluate, worst_verdict
-from validation.claims.manifold import CLAIM_MANIFOLD, draw_trials
-from validation.claims.optimality import CLAIM_T42II, omega_grid
-from validation.presets import claim_params
-from validation.runtime import Runtime
+from icl_verify.theory import Setting
+from icl_verify.validation.cache import ArtefactCache
+from icl_verify.validation.claim import AGREES, DISAGREES, Prediction, evaluate, worst_verdict
+from icl_verify.validation.claims.he2025.manifold import CLAIM_MANIFOLD, draw_trials
+from icl_verify.validation.claims.he2025.optimality import CLAIM_T42II, omega_grid
+from icl_verify.validation.presets import claim_params
+from icl_verify.validation.runtime import Runtime
 
 
 def _run(claim, tmp_path):
@@ -119,7 +118,7 @@ def test_manifold_measurement_depends_on_the_seed_only_through_the_starts(tmp_pa
 
 
 def test_figures_draw_from_the_stored_numbers(t42ii, manifold, tmp_path):
-    from figures.style import save_figure
+    from icl_verify.figures.style import save_figure
 
     for claim, (params, prediction, measurement) in (
         (CLAIM_T42II, t42ii),

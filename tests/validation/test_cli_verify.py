@@ -3,14 +3,13 @@
 import json
 from dataclasses import replace
 
+import icl_verify.validation.registry as registry
 import numpy as np
 import pytest
-
-import validation.registry as registry
-from validation.claim import Prediction, Tolerance
-from validation.claims.manifold import CLAIM_MANIFOLD
-from validation.cli import main
-from validation.records import SCHEMA_VERSION, load_run
+from icl_verify.validation.claim import Prediction, Tolerance
+from icl_verify.validation.claims.he2025.manifold import CLAIM_MANIFOLD
+from icl_verify.validation.cli import main
+from icl_verify.validation.records import SCHEMA_VERSION, load_run
 
 PILOTS = ["HE-T4.2ii", "HE-MAN"]
 

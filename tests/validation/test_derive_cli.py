@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import icl_verify.validation.commands.derive as derive_command
 import pytest
-
-import validation.commands.derive as derive_command
-from theory.symbolic import (
+from icl_verify.theory.symbolic import (
     DERIVATIONS,
     Check,
     Derivation,
@@ -13,7 +12,7 @@ from theory.symbolic import (
     Step,
     derive_single_head,
 )
-from validation.cli import main
+from icl_verify.validation.cli import main
 
 
 def run(capsys, *argv):

@@ -1,11 +1,10 @@
 """The registry finds every claim; every preset sizes every claim; ids follow the catalogue."""
 
 import pytest
-
-from validation.claim import Claim
-from validation.preset_sizes import PRESETS
-from validation.presets import PRESET_NAMES, claim_params
-from validation.registry import CATALOGUE_ORDER, all_claims, select_claims
+from icl_verify.validation.claim import Claim
+from icl_verify.validation.preset_sizes import PRESETS
+from icl_verify.validation.presets import PRESET_NAMES, claim_params
+from icl_verify.validation.registry import CATALOGUE_ORDER, all_claims, select_claims
 
 
 def test_presets_are_smoke_quick_paper():

@@ -22,10 +22,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from theory.symbolic.approximate_loss import derive_approximate_loss, derive_gradient
-from theory.symbolic.derivation import Check, Derivation, Step
-from theory.symbolic.manifold import derive_manifold, derive_single_head
-from theory.symbolic.risks import derive_bayes_limit, derive_gd_risks
+from icl_verify.theory.symbolic.approximate_loss import derive_approximate_loss, derive_gradient
+from icl_verify.theory.symbolic.derivation import Check, Derivation, Step
+from icl_verify.theory.symbolic.manifold import derive_manifold, derive_single_head
+from icl_verify.theory.symbolic.risks import derive_bayes_limit, derive_gd_risks
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,8 @@ from __future__ import annotations
 from functools import cache
 
 import sympy as sp
-
-from theory.symbolic.derivation import Check, Derivation, Step, residual_check
-from theory.symbolic.symbols import (
+from icl_verify.theory.symbolic.derivation import Check, Derivation, Step, residual_check
+from icl_verify.theory.symbolic.symbols import (
     L,
     c,
     closed_form_loss,

@@ -12,9 +12,16 @@ from __future__ import annotations
 from functools import cache
 
 import sympy as sp
-
-from theory.symbolic.derivation import Check, Derivation, Step, residual_check
-from theory.symbolic.symbols import c, closed_form_loss, d, in_base_symbols, kappa, sigma2, w
+from icl_verify.theory.symbolic.derivation import Check, Derivation, Step, residual_check
+from icl_verify.theory.symbolic.symbols import (
+    c,
+    closed_form_loss,
+    d,
+    in_base_symbols,
+    kappa,
+    sigma2,
+    w,
+)
 
 m = sp.Symbol("m", positive=True)  # ||mu||_1
 u = sp.Symbol("u", positive=True)  # d omega^2

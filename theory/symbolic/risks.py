@@ -14,10 +14,9 @@ from functools import cache
 
 import numpy as np
 import sympy as sp
-
-from theory.symbolic.approximate_loss import gaussian_moments
-from theory.symbolic.derivation import Check, Derivation, Step, residual_check
-from theory.symbolic.symbols import D, L, d, eta, in_base_symbols, sigma2, xi
+from icl_verify.theory.symbolic.approximate_loss import gaussian_moments
+from icl_verify.theory.symbolic.derivation import Check, Derivation, Step, residual_check
+from icl_verify.theory.symbolic.symbols import D, L, d, eta, in_base_symbols, sigma2, xi
 
 n = sp.Symbol("n", positive=True)  # degrees of freedom of the Wishart matrix (L or L - 1)
 _X = sp.MatrixSymbol("X", L, d)  # context covariates, one row per example

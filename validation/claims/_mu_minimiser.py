@@ -27,9 +27,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from icl_verify.theory import (
+    Setting,
+    approximate_loss,
+    approximate_loss_grad,
+    approximate_loss_hessian,
+)
 from scipy.optimize import minimize
-
-from theory import Setting, approximate_loss, approximate_loss_grad, approximate_loss_hessian
 
 EPS = np.finfo(float).eps
 

@@ -32,12 +32,11 @@ from typing import Any
 
 import numpy as np
 import torch
-
-from numerics.circuits import CircuitSummary, summarize_circuits
-from numerics.models import AttentionConfig, MultiHeadAttention
-from numerics.train import LinearRegressionTask, TrainConfig, resolve_device, train
-from validation.cache import write_atomic
-from validation.claims._single_thread import single_thread
+from icl_verify.numerics.circuits import CircuitSummary, summarize_circuits
+from icl_verify.numerics.models import AttentionConfig, MultiHeadAttention
+from icl_verify.numerics.train import LinearRegressionTask, TrainConfig, resolve_device, train
+from icl_verify.validation.cache import write_atomic
+from icl_verify.validation.claims._single_thread import single_thread
 
 WEIGHT_NAMES = ("W_Q", "W_K", "W_V", "W_O")
 
@@ -210,8 +209,8 @@ def trained_ensemble(params: Mapping[str, Any], runtime) -> TrainedEnsemble:
     ``runtime.checkpoint_dir`` under the same key.
 
     >>> import tempfile
-    >>> from validation.cache import ArtefactCache
-    >>> from validation.runtime import Runtime
+    >>> from icl_verify.validation.cache import ArtefactCache
+    >>> from icl_verify.validation.runtime import Runtime
     >>> runtime = Runtime("cpu", 0, ArtefactCache(tempfile.mkdtemp()))
     >>> params = {"training": {"d": 2, "L": 8, "sigma2": 0.1, "heads": [1, 2], "lr": 3e-3,
     ...     "steps": 20, "batch": 16, "seed": 0, "log_every": 10, "checkpoint_every": 10,

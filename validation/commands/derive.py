@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import argparse
 
-from theory.symbolic import DERIVATIONS, derive
-from validation.errors import CommandLineError
+from icl_verify.theory.symbolic import DERIVATIONS, derive
+from icl_verify.validation.errors import CommandLineError
 
 _HEADER = (
     "Sympy derivations behind the closed forms of He et al. (2025), Sections 4.1-4.3.\n"

@@ -15,7 +15,7 @@ import argparse
 import math
 from pathlib import Path
 
-from validation.errors import CommandLineError
+from icl_verify.validation.errors import CommandLineError
 
 SYSTEMS = ("two-head",)
 
@@ -65,9 +65,9 @@ def _number(name: str, text: str, low: float, high: float, low_open: bool = Fals
 
 def run(args: argparse.Namespace) -> int:
     """Integrate, print the phase checks, draw the figure; 0 when it was written."""
-    from dynamics import phase_portrait, two_head_phases
-    from figures.phase_portrait import draw_phase_portrait, draw_time_series
-    from theory import Setting
+    from icl_verify.dynamics import phase_portrait, two_head_phases
+    from icl_verify.figures.phase_portrait import draw_phase_portrait, draw_time_series
+    from icl_verify.theory import Setting
 
     setting = Setting(
         d=_integer("d", args.d), L=_integer("L", args.L),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from validation.registry import all_claims
+from icl_verify.validation.registry import all_claims
 
 
 def register(subparsers) -> None:

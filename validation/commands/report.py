@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from validation.errors import CommandLineError
-from validation.records import load_run
-from validation.report import redraw_figures, write_report
+from icl_verify.validation.errors import CommandLineError
+from icl_verify.validation.records import load_run
+from icl_verify.validation.report import redraw_figures, write_report
 
 
 def register(subparsers) -> None:

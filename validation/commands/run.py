@@ -14,13 +14,13 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from validation.claim import DISAGREES, INCONCLUSIVE
-from validation.errors import CommandLineError
-from validation.presets import DEFAULT_PRESET, PRESET_NAMES
-from validation.records import RunRecord
-from validation.registry import select_claims
-from validation.report import REPORT_FILE
-from validation.runner import RUN_ID_PATTERN, RunMismatchError, run_claims
+from icl_verify.validation.claim import DISAGREES, INCONCLUSIVE
+from icl_verify.validation.errors import CommandLineError
+from icl_verify.validation.presets import DEFAULT_PRESET, PRESET_NAMES
+from icl_verify.validation.records import RunRecord
+from icl_verify.validation.registry import select_claims
+from icl_verify.validation.report import REPORT_FILE
+from icl_verify.validation.runner import RUN_ID_PATTERN, RunMismatchError, run_claims
 
 DEVICE_PATTERN = re.compile(r"auto|cpu|cuda(:\d+)?")
 MAX_SEED = 2**63 - 1

@@ -49,14 +49,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-
-from figures.circuits import circuit_heatmaps
-from figures.length_generalisation import length_generalisation_figure
-from figures.style import MEASURED, PALETTE, REFERENCE, THEORY, new_figure
-from numerics.data import Prompts, embed, sample_linear_regression
-from numerics.estimators import bayes_prediction, gd_prediction
-from numerics.montecarlo import monte_carlo_losses
-from theory import (
+from icl_verify.figures.circuits import circuit_heatmaps
+from icl_verify.figures.length_generalisation import length_generalisation_figure
+from icl_verify.figures.style import MEASURED, PALETTE, REFERENCE, THEORY, new_figure
+from icl_verify.numerics.data import Prompts, embed, sample_linear_regression
+from icl_verify.numerics.estimators import bayes_prediction, gd_prediction
+from icl_verify.numerics.montecarlo import monte_carlo_losses
+from icl_verify.theory import (
     Setting,
     approximate_loss,
     debiased_gd_risk,
@@ -65,7 +64,7 @@ from theory import (
     optimal_gd,
     single_head_optimum,
 )
-from validation.claim import (
+from icl_verify.validation.claim import (
     Check,
     Claim,
     Estimate,
@@ -75,8 +74,8 @@ from validation.claim import (
     Tolerance,
     ZScore,
 )
-from validation.claims._trained import TrainedEnsemble, trained_ensemble
-from validation.claims.optimality import limit_error_term
+from icl_verify.validation.claims._trained import TrainedEnsemble, trained_ensemble
+from icl_verify.validation.claims.he2025.optimality import limit_error_term
 
 PAPER = "He et al. 2025"
 NOISE_MARGIN = 4.0  # a logged change counts only when it exceeds this many logging-noise SDs
@@ -124,7 +123,7 @@ def member_kinds(ensemble: TrainedEnsemble) -> MemberKinds:
 
 def _dummy(omega: np.ndarray, mu: np.ndarray) -> np.ndarray:
     """Dummy heads by `numerics.circuits.DUMMY_THRESHOLD` (the same rule as summarize_circuits)."""
-    from numerics.circuits import DUMMY_THRESHOLD
+    from icl_verify.numerics.circuits import DUMMY_THRESHOLD
 
     product = np.abs(omega * mu)
     return product < DUMMY_THRESHOLD * product.max()

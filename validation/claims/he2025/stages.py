@@ -24,10 +24,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
-from dynamics import ODESolver, SaveAt, gradient_flow, late_omega
-from theory import Setting, manifold_loss
-from validation.claim import (
+from icl_verify.dynamics import ODESolver, SaveAt, gradient_flow, late_omega
+from icl_verify.theory import Setting, manifold_loss
+from icl_verify.validation.claim import (
     Check,
     Claim,
     Estimate,
@@ -266,7 +265,7 @@ CLAIM_STAGE_ONE = Claim(
     "optimality condition (4.3) μᵀω = 1/(1+κ). (For H = 2, 3 a fraction of starts never becomes "
     "zero-sum: the same-sign trap, see HE-S2.)",
     predict=predict_stage_one, measure=measure_stage_one, checks=checks_stage_one,
-    figure=lazy_figure("figures.dynamics", "figure_stage_one"),
+    figure=lazy_figure("icl_verify.figures.dynamics", "figure_stage_one"),
 )  # fmt: skip
 
 CLAIM_STAGE_TWO = Claim(
@@ -277,7 +276,7 @@ CLAIM_STAGE_TWO = Claim(
     "Finding: a fraction of H = 2 (and H = 3) starts ends at the same-sign single-head optimum "
     "(ω_h = 1/√d, L̃ = 0.372 vs 0.221 on S_ω), a local minimum, not on S_ω.",
     predict=predict_stage_two, measure=measure_stage_two, checks=checks_stage_two,
-    figure=lazy_figure("figures.dynamics", "figure_stage_two"),
+    figure=lazy_figure("icl_verify.figures.dynamics", "figure_stage_two"),
 )  # fmt: skip
 
 CLAIMS = (CLAIM_STAGE_ONE, CLAIM_STAGE_TWO)

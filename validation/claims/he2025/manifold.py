@@ -7,7 +7,7 @@ mu*(omega) = omega / (2 [omega^2 + c sinh(d omega^2)]) (eq. (4.6); reference §H
 Only the group sums are determined: heads sharing a scale are interchangeable.
 
 Part (ii), trained models read against the manifold, is the "manifold_eta" check
-of HE-OBS2 (`validation.claims.observations`), which reads the shared trained ensemble.
+of HE-OBS2 (`validation.claims.he2025.observations`), which reads the shared trained ensemble.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-from figures.style import (
+from icl_verify.figures.style import (
     MEASURED,
     PALETTE,
     REFERENCE,
@@ -25,9 +24,17 @@ from figures.style import (
     new_figure,
     set_log_ticks,
 )
-from theory import Setting, manifold_mu
-from validation.claim import Check, Claim, Estimate, Measurement, Prediction, Source, Tolerance
-from validation.claims._mu_minimiser import (
+from icl_verify.theory import Setting, manifold_mu
+from icl_verify.validation.claim import (
+    Check,
+    Claim,
+    Estimate,
+    Measurement,
+    Prediction,
+    Source,
+    Tolerance,
+)
+from icl_verify.validation.claims._mu_minimiser import (
     group_sum_errors,
     group_sums,
     minimise_over_mu,

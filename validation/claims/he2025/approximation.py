@@ -37,12 +37,16 @@ import math
 
 import numpy as np
 import torch
-
-from figures.landscape import figure_landscape
-from numerics import LinearInLabels, gd_prediction, kernel_sum_loss_grid, kernel_sum_prediction
-from numerics.montecarlo import monte_carlo_losses
-from theory import Setting, approximate_loss, debiased_gd_risk, manifold_mu
-from validation.claim import (
+from icl_verify.figures.landscape import figure_landscape
+from icl_verify.numerics import (
+    LinearInLabels,
+    gd_prediction,
+    kernel_sum_loss_grid,
+    kernel_sum_prediction,
+)
+from icl_verify.numerics.montecarlo import monte_carlo_losses
+from icl_verify.theory import Setting, approximate_loss, debiased_gd_risk, manifold_mu
+from icl_verify.validation.claim import (
     Check,
     Claim,
     LogLogSlope,
@@ -51,7 +55,7 @@ from validation.claim import (
     Source,
     fit_loglog_slope,
 )
-from validation.claims._single_thread import on_one_thread
+from icl_verify.validation.claims._single_thread import on_one_thread
 
 
 def _setting(params, L: int | None = None) -> Setting:

@@ -23,18 +23,25 @@ import math
 
 import numpy as np
 import torch
-
-from figures.style import MEASURED, PALETTE, REFERENCE, THEORY, new_figure
-from numerics import LinearInLabels, bayes_prediction, gd_prediction, monte_carlo_losses
-from theory import (
+from icl_verify.figures.style import MEASURED, PALETTE, REFERENCE, THEORY, new_figure
+from icl_verify.numerics import LinearInLabels, bayes_prediction, gd_prediction, monte_carlo_losses
+from icl_verify.theory import (
     Setting,
     compare_with_bayes,
     debiased_gd_risk,
     gd_risk,
     optimal_gd,
 )
-from validation.claim import Check, Claim, Estimate, Measurement, Prediction, Source, ZScore
-from validation.claims._single_thread import on_one_thread
+from icl_verify.validation.claim import (
+    Check,
+    Claim,
+    Estimate,
+    Measurement,
+    Prediction,
+    Source,
+    ZScore,
+)
+from icl_verify.validation.claims._single_thread import on_one_thread
 
 # ---------------------------------------------------------------------------------------------
 # HE-4.3-RISK: exact finite-(d, L) risks of one-step GD and debiased GD

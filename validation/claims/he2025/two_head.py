@@ -34,9 +34,7 @@ import math
 from functools import lru_cache
 
 import numpy as np
-from scipy.integrate import solve_ivp
-
-from dynamics import (
+from icl_verify.dynamics import (
     ODESolver,
     SaveAt,
     TwoHeadField,
@@ -50,8 +48,8 @@ from dynamics import (
     two_head_flow,
     two_head_phases,
 )
-from theory import Setting
-from validation.claim import (
+from icl_verify.theory import Setting
+from icl_verify.validation.claim import (
     Check,
     Claim,
     Estimate,
@@ -61,7 +59,8 @@ from validation.claim import (
     Tolerance,
     lazy_figure,
 )
-from validation.claims._single_thread import single_thread
+from icl_verify.validation.claims._single_thread import single_thread
+from scipy.integrate import solve_ivp
 
 SOURCE = "He et al. 2025"
 
@@ -214,8 +213,8 @@ def trained_two_head(config: dict, runtime) -> dict:
     Returns arrays t = lr * step (R,), omega and mu of head 1 (R, E), test loss (R, E).
     """
 
-    from numerics.models import AttentionConfig
-    from numerics.train import LinearRegressionTask, TrainConfig, train
+    from icl_verify.numerics.models import AttentionConfig
+    from icl_verify.numerics.train import LinearRegressionTask, TrainConfig, train
 
     def compute():
         with single_thread():  # one thread is faster for these small models under load
@@ -474,7 +473,7 @@ def checks_phase3(params) -> tuple[Check, ...]:
 
 def _figure(name: str):
     """The figure of a claim here: `figures.dynamics.<name>`, imported when drawn."""
-    return lazy_figure("figures.dynamics", name)
+    return lazy_figure("icl_verify.figures.dynamics", name)
 
 
 CLAIM_INIT = Claim(

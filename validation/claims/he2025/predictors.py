@@ -31,13 +31,20 @@ import math
 
 import numpy as np
 import torch
-
-from figures.style import MEASURED, PALETTE, REFERENCE, THEORY, log_ticks, new_figure, set_log_ticks
-from numerics import gd_prediction, kernel_sum_loss_grid, kernel_sum_prediction
-from numerics.data import sample_linear_regression
-from numerics.estimators import kernel_head_averages
-from theory import Setting, approximate_loss, manifold_mu, single_head_optimum
-from validation.claim import (
+from icl_verify.figures.style import (
+    MEASURED,
+    PALETTE,
+    REFERENCE,
+    THEORY,
+    log_ticks,
+    new_figure,
+    set_log_ticks,
+)
+from icl_verify.numerics import gd_prediction, kernel_sum_loss_grid, kernel_sum_prediction
+from icl_verify.numerics.data import sample_linear_regression
+from icl_verify.numerics.estimators import kernel_head_averages
+from icl_verify.theory import Setting, approximate_loss, manifold_mu, single_head_optimum
+from icl_verify.validation.claim import (
     Check,
     Claim,
     Estimate,
@@ -49,7 +56,7 @@ from validation.claim import (
     ZScore,
     fit_loglog_slope,
 )
-from validation.claims._single_thread import on_one_thread
+from icl_verify.validation.claims._single_thread import on_one_thread
 
 FLOAT64_EPS = float(np.finfo(np.float64).eps)
 

@@ -16,11 +16,25 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-
-from figures.style import MEASURED, REFERENCE, THEORY, log_ticks, new_figure, set_log_ticks
-from theory import Setting, manifold_loss
-from validation.claim import Check, Claim, Estimate, Measurement, Prediction, Source, Tolerance
-from validation.claims._mu_minimiser import (
+from icl_verify.figures.style import (
+    MEASURED,
+    REFERENCE,
+    THEORY,
+    log_ticks,
+    new_figure,
+    set_log_ticks,
+)
+from icl_verify.theory import Setting, manifold_loss
+from icl_verify.validation.claim import (
+    Check,
+    Claim,
+    Estimate,
+    Measurement,
+    Prediction,
+    Source,
+    Tolerance,
+)
+from icl_verify.validation.claims._mu_minimiser import (
     group_sum_errors,
     group_sums,
     minimise_over_mu,

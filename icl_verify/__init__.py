@@ -1,0 +1,30 @@
+"""icl-verify: the theory of attention for in-context regression, checked against simulation.
+
+The import package of the distribution. Its subpackages live in the repository's
+top-level folders (pyproject.toml maps ``icl_verify.theory`` to ``theory/`` and so on),
+so installed there is one top-level module, ``icl_verify``, and no generic names:
+
+- `icl_verify.theory`: exact and symbolic mathematics (sympy, float64 numpy); no torch.
+- `icl_verify.dynamics`: gradient-flow ODEs and minimisers of theory's losses (scipy).
+- `icl_verify.numerics`: torch models, trainer, estimators, Monte Carlo; CPU or GPU.
+- `icl_verify.validation`: the claims, the `icl-verify` command line, records, reports.
+- `icl_verify.figures`: matplotlib figures drawn from stored numbers.
+
+Imports point one way (DESIGN.md, "Layers"): numerics uses neither theory nor
+dynamics, figures uses neither validation nor numerics, and nothing below
+validation imports it.
+
+>>> import icl_verify
+>>> icl_verify.SUBPACKAGES
+('theory', 'dynamics', 'numerics', 'validation', 'figures')
+"""
+
+from importlib import metadata as _metadata
+
+#: The subpackages, lowest layer first.
+SUBPACKAGES = ("theory", "dynamics", "numerics", "validation", "figures")
+
+try:
+    __version__ = _metadata.version("icl-verify")
+except _metadata.PackageNotFoundError:  # imported from a source tree that is not installed
+    __version__ = "0+unknown"
