@@ -27,6 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from icl_verify.numerics.models import AttentionConfig  # noqa: E402
 from icl_verify.numerics.train import LinearRegressionTask, TrainConfig, train  # noqa: E402
 
+from icl_verify._files import write_atomic  # noqa: E402
+
 
 def seconds_for(E: int, steps: int, device: str, data_streams: str, compile_: bool) -> float:
     config = TrainConfig(
@@ -115,9 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         "cuda": torch.cuda.get_device_name() if torch.cuda.is_available() else None,
         "setting": {"d": 5, "L": 40, "batch": 256, "heads": 4, "optimizer": "adam"},
     }
-    temporary = out.with_name(out.name + ".tmp")
-    temporary.write_text(json.dumps({"meta": meta, "rows": rows}, indent=2))
-    os.replace(temporary, out)
+    write_atomic(out, json.dumps({"meta": meta, "rows": rows}, indent=2))
     print(f"wrote {out}")
     return 0
 

@@ -54,7 +54,7 @@ def new_figure(ncols: int = 1, nrows: int = 1, width: float = 4.2, height: float
 
 def save_figure(figure, path: Path | str) -> None:
     """Render `figure` as PNG to `path` atomically (temporary file, then rename) and close it."""
-    from icl_verify.validation.cache import write_atomic
+    from icl_verify._files import write_atomic
 
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png")

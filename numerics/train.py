@@ -19,6 +19,7 @@ naming the step; the last good checkpoint is kept.
 from __future__ import annotations
 
 import dataclasses
+import io
 import math
 import numbers
 import os
@@ -32,6 +33,8 @@ from icl_verify.numerics.circuits import omega_mu
 from icl_verify.numerics.data import embed, sample_linear_regression, sample_multitask_regression
 from icl_verify.numerics.models import AttentionConfig, MultiHeadAttention
 from tqdm.auto import tqdm
+
+from icl_verify._files import write_atomic
 
 __all__ = [
     "LinearRegressionTask",
@@ -239,9 +242,9 @@ def _fingerprint(model_config: AttentionConfig, tasks, config: TrainConfig) -> s
 
 
 def _save_atomically(state: dict, path: Path) -> None:
-    temporary = path.with_name(path.name + ".tmp")
-    torch.save(state, temporary)
-    os.replace(temporary, path)
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    write_atomic(path, buffer.getvalue())
 
 
 def train(

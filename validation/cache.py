@@ -13,14 +13,14 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
-import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from icl_verify.validation.claim import to_json
+
+from icl_verify._files import write_atomic
 
 
 def canonical_json(value: Any) -> str:
@@ -42,23 +42,6 @@ def config_key(name: str, config: Mapping[str, Any]) -> str:
     """
     text = canonical_json({"name": name, "config": config})
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-def write_atomic(path: Path, data: bytes | str) -> None:
-    """Write `data` to `path` through a temporary file in the same folder and `os.replace`."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    payload = data.encode() if isinstance(data, str) else data
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as file:
-            file.write(payload)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 class ArtefactCache:

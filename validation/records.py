@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from icl_verify.validation.cache import write_atomic
 from icl_verify.validation.claim import (
     CheckResult,
     Claim,
@@ -32,6 +31,8 @@ from icl_verify.validation.claim import (
     to_json,
     worst_verdict,
 )
+
+from icl_verify._files import write_atomic
 
 SCHEMA_VERSION = 1
 RESULTS_FILE = "results.json"

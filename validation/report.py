@@ -10,9 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from icl_verify.validation.cache import write_atomic
 from icl_verify.validation.claim import VERDICTS
 from icl_verify.validation.records import CheckRecord, ClaimRecord, RunRecord
+
+from icl_verify._files import write_atomic
 
 REPORT_FILE = "report.md"
 _MARK = {"agrees": "agrees", "inconclusive": "**inconclusive**", "disagrees": "**DISAGREES**"}

@@ -35,8 +35,9 @@ import torch
 from icl_verify.numerics.circuits import CircuitSummary, summarize_circuits
 from icl_verify.numerics.models import AttentionConfig, MultiHeadAttention
 from icl_verify.numerics.train import LinearRegressionTask, TrainConfig, resolve_device, train
-from icl_verify.validation.cache import write_atomic
 from icl_verify.validation.claims._single_thread import single_thread
+
+from icl_verify._files import write_atomic
 
 WEIGHT_NAMES = ("W_Q", "W_K", "W_V", "W_O")
 
