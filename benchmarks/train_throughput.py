@@ -1,7 +1,7 @@
 """Training throughput of batched attention ensembles: model-steps per second (E * steps / s).
 
 Setting of He et al. (2025) §0.5: d = 5, L = 40, batch 256, H = 4 heads, Adam. Each ensemble size
-E trains with `numerics.train.train` for two run lengths; the rate is taken from the difference,
+E trains with `numerics.trainer.train` for two run lengths; the rate is taken from the difference,
 so set-up (initialisation, validation prompts, first-call overheads) cancels out.
 
     python benchmarks/train_throughput.py                      # CPU (and CUDA when present)
@@ -25,7 +25,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from icl_verify.numerics.models import AttentionConfig  # noqa: E402
-from icl_verify.numerics.train import LinearRegressionTask, TrainConfig, train  # noqa: E402
+from icl_verify.numerics.trainer import LinearRegressionTask, TrainConfig, train  # noqa: E402
 
 from icl_verify._files import write_atomic  # noqa: E402
 

@@ -35,6 +35,13 @@ authors' code descends Ltilde/2, so t_code = 2 t.
 """
 
 from icl_verify.dynamics.events import Event
+from icl_verify.dynamics.minimise import (
+    MuMinimum,
+    bound_justification,
+    group_sum_errors,
+    group_sums,
+    minimise_over_mu,
+)
 from icl_verify.dynamics.portrait import PhasePortrait, omega_nullcline, phase_portrait
 from icl_verify.dynamics.random_init import RandomInitStages, random_init_stages
 from icl_verify.dynamics.saveat import SaveAt
@@ -57,6 +64,11 @@ from icl_verify.dynamics.two_head import (
 from icl_verify.dynamics.vector_field import GradientFlowField
 
 __all__ = [
+    "MuMinimum",
+    "bound_justification",
+    "group_sum_errors",
+    "group_sums",
+    "minimise_over_mu",
     "DUMMY",
     "NEGATIVE",
     "POSITIVE",

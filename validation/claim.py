@@ -2,14 +2,18 @@
 
 A `Claim` (DESIGN.md, "The claim") knows its `Source`, a one-sentence statement,
 
+- `params`: its parameters, a frozen `validation.params.Params` subclass, with the
+  `presets` smoke/quick/paper declared beside the claim as instances;
 - `predict(params) -> Prediction`: the theory's numbers (from `theory` / `dynamics`);
 - `measure(params, runtime) -> Measurement`: the simulation's numbers, each an
   `Estimate` (value with its standard error or error bound);
 - `checks(params) -> tuple[Check, ...]`: which quantity is compared by which
   agreement rule (`ZScore`, `LogLogSlope`, `Tolerance`), each with its justification;
-- `figure(params, prediction, measurement) -> matplotlib Figure`: theory and
-  measurement side by side, drawn only from the stored numbers, so that
-  `icl-verify report` can redraw it without re-running.
+- `figure`: a function of `icl_verify.figures` drawing theory and measurement side
+  by side from the stored numbers only, so that `icl-verify report` can redraw it
+  without re-running;
+- `wrong(params, prediction)`: a deliberately wrong prediction, which its rules
+  must call `disagrees` (the registry test feeds it to every claim).
 
 Every rule reduces a comparison to three numbers per element (all >= 0):
 the discrepancy |measured - predicted|, the discrepancy it *allows* (a tolerance
@@ -28,12 +32,14 @@ An array-valued quantity is judged element by element and takes its worst verdic
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from icl_verify.validation.params import ParameterError, Params
 
 AGREES = "agrees"
 INCONCLUSIVE = "inconclusive"
@@ -320,30 +326,94 @@ class Check:
         return self.label or self.quantity
 
 
-Params = Mapping[str, Any]
+PRESET_NAMES = ("smoke", "quick", "paper")  # seconds (tests) / minutes on a CPU / the papers'
+DEFAULT_PRESET = "quick"
 
 
 @dataclass(frozen=True)
 class Claim:
     """One checkable statement of a paper (see the module docstring for the parts).
 
-    `id` follows the reference catalogues (e.g. "HE-T4.2ii"). The callables take the
-    claim's parameters from the preset (a JSON object; see `validation.presets`).
+    Attributes:
+        id: as in the reference catalogues (e.g. "HE-T4.2ii").
+        source, statement: where the paper says it, and what it says, in one sentence.
+        params: the claim's parameter class (a `validation.params.Params` subclass).
+        presets: "smoke", "quick" and "paper" instances of `params`.
+        predict, measure, checks: the theory's numbers, the simulation's, and the rules
+            comparing them; each takes the parameters (and `measure` a `Runtime`).
+        figure: "module:function" of `icl_verify.figures` drawing (params, prediction,
+            measurement), imported only when drawn (no matplotlib for `icl-verify list`).
+        wrong: a deliberately wrong prediction made from the right one
+            (`wrong(params, prediction)`); the claim's rules must call it `disagrees`.
     """
 
     id: str
     source: Source
     statement: str
-    predict: Callable[[Params], Prediction]
-    measure: Callable[[Params, Any], Measurement]
-    checks: Callable[[Params], tuple[Check, ...]]
-    figure: Callable[[Params, Prediction, Measurement], Any]
+    params: type[Params]
+    presets: Mapping[str, Params]
+    predict: Callable[[Any], Prediction]
+    measure: Callable[[Any, Any], Measurement]
+    checks: Callable[[Any], tuple[Check, ...]]
+    figure: str
+    wrong: Callable[[Any, Prediction], Prediction]
 
     def __post_init__(self) -> None:
         if not self.id or any(ch.isspace() for ch in self.id):
             raise ValueError(f"claim id must be non-empty without spaces, got {self.id!r}")
         if not self.statement.strip():
             raise ValueError(f"claim {self.id}: statement must not be empty")
+        if tuple(self.presets) != PRESET_NAMES:
+            raise ValueError(
+                f"claim {self.id}: presets must be {PRESET_NAMES}, got {tuple(self.presets)}"
+            )
+        for name, preset in self.presets.items():
+            if type(preset) is not self.params:
+                raise ValueError(
+                    f"claim {self.id}: preset {name!r} is not a {self.params.__name__}"
+                )
+        if self.figure.count(":") != 1:
+            raise ValueError(
+                f"claim {self.id}: figure must be 'module:function', got {self.figure!r}"
+            )
+
+    def parameters(self, preset: str = DEFAULT_PRESET, overrides: Mapping[str, Any] = {}) -> Params:
+        """The preset's parameters with `overrides` applied (strings parsed by field type).
+
+        Raises `validation.params.ParameterError` (one line) for an unknown preset, key or
+        a value out of range.
+        """
+        if preset not in self.presets:
+            raise ParameterError(f"preset must be one of {', '.join(PRESET_NAMES)}, got {preset!r}")
+        return self.presets[preset].with_overrides(overrides) if overrides else self.presets[preset]
+
+    def draw(self, params, prediction: Prediction, measurement: Measurement):
+        """The claim's figure (a matplotlib Figure), drawn from the stored numbers alone."""
+        module, name = self.figure.split(":")
+        function = getattr(importlib.import_module(f"icl_verify.figures.{module}"), name)
+        return function(params, prediction, measurement)
+
+
+def scaled(quantity: str, factor: float) -> Callable[[Any, Prediction], Prediction]:
+    """A `Claim.wrong`: the prediction with `quantity` multiplied by `factor`.
+
+    >>> wrong = scaled("loss", 1.5)
+    >>> wrong(None, Prediction({"loss": 2.0, "slope": 1.0})).values
+    {'loss': 3.0, 'slope': 1.0}
+    """
+    return shifted(quantity, lambda value: factor * np.asarray(value, dtype=float))
+
+
+def shifted(quantity: str, change: Callable[[Any], Any]) -> Callable[[Any, Prediction], Prediction]:
+    """A `Claim.wrong`: the prediction with `change` applied to `quantity` (others kept)."""
+
+    def wrong(params, prediction: Prediction) -> Prediction:
+        values = dict(prediction.values)
+        values[quantity] = change(values[quantity])
+        values = {k: (float(v) if np.ndim(v) == 0 else v) for k, v in values.items()}
+        return Prediction(values, prediction.figure_data)
+
+    return wrong
 
 
 @dataclass(frozen=True)
@@ -389,21 +459,3 @@ def to_json(value):
     if isinstance(value, np.generic):
         return value.item()
     return value
-
-
-def lazy_figure(module: str, name: str) -> Callable:
-    """A claim's `figure` function that imports `module.name` only when first drawn.
-
-    Keeps matplotlib and the figure modules out of `icl-verify list` and registry loading.
-
-    >>> draw = lazy_figure("icl_verify.figures.dynamics", "figure_phase3")
-    >>> callable(draw)
-    True
-    """
-
-    def draw(params, prediction, measurement):
-        import importlib
-
-        return getattr(importlib.import_module(module), name)(params, prediction, measurement)
-
-    return draw

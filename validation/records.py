@@ -7,7 +7,9 @@ measured values with errors, every check with its rule, justification and verdic
 seconds, figure paths, and the figure data, so figures can be redrawn from the
 file alone). The runner rewrites the file atomically after each claim.
 
-Schema history: 1 - first version.
+Schema history: 1 - first version; 2 - typed claim parameters: `params` holds every
+field of the claim's parameter class as used, `overrides` the fields set by the user
+(--set, --config) that differ from the preset.
 """
 
 from __future__ import annotations
@@ -31,10 +33,11 @@ from icl_verify.validation.claim import (
     to_json,
     worst_verdict,
 )
+from icl_verify.validation.params import Params
 
 from icl_verify._files import write_atomic
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 RESULTS_FILE = "results.json"
 
 
@@ -76,7 +79,7 @@ class ClaimRecord:
     id: str
     source: str
     statement: str
-    params: dict
+    params: dict  # every parameter as used (`Params.as_json`)
     prediction: dict  # {"values": {...}, "figure_data": {...}}
     measurement: dict  # {"values": {name: {"value", "error", "error_kind"}}, "figure_data": {...}}
     checks: tuple[CheckRecord, ...]
@@ -84,24 +87,27 @@ class ClaimRecord:
     seconds: float
     figures: tuple[str, ...]  # paths relative to the run folder
     device: str  # where it ran (a resumed run may finish on another device)
+    overrides: dict = field(default_factory=dict)  # parameters the user changed from the preset
 
     @classmethod
     def build(
         cls,
         claim: Claim,
-        params,
+        params: Params,
         prediction: Prediction,
         measurement: Measurement,
         results: tuple[CheckResult, ...],
         seconds: float,
         figures: tuple[str, ...],
         device: str,
+        preset: Params,
     ) -> ClaimRecord:
+        used, base = params.as_json(), preset.as_json()
         return cls(
             id=claim.id,
             source=str(claim.source),
             statement=claim.statement,
-            params=to_json(dict(params)),
+            params=used,
             prediction={
                 "values": to_json(dict(prediction.values)),
                 "figure_data": to_json(dict(prediction.figure_data)),
@@ -115,7 +121,12 @@ class ClaimRecord:
             seconds=seconds,
             figures=figures,
             device=device,
+            overrides={k: v for k, v in used.items() if base.get(k) != v},
         )
+
+    def restored_params(self, claim: Claim) -> Params:
+        """The stored parameters as the claim's parameter class (for redrawing figures)."""
+        return claim.params.from_json(self.params)
 
     def restored_prediction(self) -> Prediction:
         """The stored prediction with lists back as float arrays (for redrawing figures)."""

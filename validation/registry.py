@@ -2,7 +2,8 @@
 
 Modules are discovered, subpackages included (one subpackage per paper, one module
 per claim family; see `validation.claims`), so adding a claim never edits this file.
-Modules and packages whose name starts with "_" are helpers and are not scanned. Claims are listed in the reference
+Modules and packages whose name starts with "_" are helpers and are not scanned.
+Claims are listed in the reference
 catalogue's order (`CATALOGUE_ORDER`); ids not in it follow, sorted.
 """
 

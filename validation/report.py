@@ -117,8 +117,13 @@ def render_report(record: RunRecord) -> str:
             "",
             f"*{claim.statement}*",
             "",
-            f"Source: {claim.source}. Parameters: `{_params(claim.params)}`. "
-            f"Time: {claim.seconds:.1f} s on `{claim.device}`.",
+            f"Source: {claim.source}. Parameters: `{_params(claim.params)}`"
+            + (
+                f" (changed from the preset: `{_params(claim.overrides)}`)"
+                if claim.overrides
+                else ""
+            )
+            + f". Time: {claim.seconds:.1f} s on `{claim.device}`.",
             "",
             _finding(claim),
             "",
@@ -161,8 +166,10 @@ def redraw_figures(record: RunRecord, run_dir: Path) -> list[str]:
         claim = claims.get(stored.id)
         if claim is None:
             continue
-        figure = claim.figure(
-            stored.params, stored.restored_prediction(), stored.restored_measurement()
+        figure = claim.draw(
+            stored.restored_params(claim),
+            stored.restored_prediction(),
+            stored.restored_measurement(),
         )
         save_figure(figure, Path(run_dir) / stored.figures[0])
         redrawn.append(stored.id)

@@ -3,21 +3,23 @@
 `run_claims` writes `<out>/<run-id>/results.json` atomically after every claim,
 so a killed run loses at most the claim in progress; running the same run id
 again skips the finished claims (resume) and the artefact cache `<out>/cache`
-hands trainers their checkpoints back.
+hands trainers their checkpoints back. `claim_parameters` turns a preset and the
+user's overrides (`--set`, `--config`) into each claim's typed parameters.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from icl_verify.figures.style import save_figure
 from icl_verify.validation.cache import ArtefactCache
 from icl_verify.validation.claim import Claim, evaluate
-from icl_verify.validation.presets import claim_params
+from icl_verify.validation.params import ParameterError, Params
 from icl_verify.validation.records import RESULTS_FILE, ClaimRecord, RunRecord, load_run, now
 from icl_verify.validation.report import write_report
 from icl_verify.validation.runtime import Runtime, claim_seed
@@ -36,7 +38,45 @@ def figure_path(claim_id: str) -> str:
 
 
 class RunMismatchError(ValueError):
-    """An existing run id was resumed with another preset or seed."""
+    """An existing run id was resumed with another preset, seed or parameters."""
+
+
+def claim_parameters(
+    claims: Sequence[Claim],
+    preset: str,
+    sets: Mapping[str, Any] = {},
+    tables: Mapping[str, Mapping[str, Any]] = {},
+) -> dict[str, Params]:
+    """Each claim's parameters: the preset, then its table of `tables`, then `sets`.
+
+    `sets` (from `--set k=v`) applies to every claim that has the key; a key that none
+    of `claims` has is an error. `tables` (from `--config FILE.toml`) maps claim ids to
+    their own overrides. Raises `ParameterError`, one line naming the claim and key.
+
+    >>> from icl_verify.validation.registry import select_claims
+    >>> claims = select_claims(["HE-MAN"])
+    >>> claim_parameters(claims, "smoke", {"d": "10"})["HE-MAN"].d
+    10
+    >>> claim_parameters(claims, "smoke", {"H_max": "1"})
+    Traceback (most recent call last):
+    ...
+    icl_verify.validation.params.ParameterError: HE-MAN: H_max must be an integer >= 2, got 1
+    """
+    for key in sets:
+        if not any(key in claim.params.__dataclass_fields__ for claim in claims):
+            known = sorted({name for claim in claims for name in claim.params.__dataclass_fields__})
+            raise ParameterError(
+                f"--set {key}: no claim run has a parameter {key!r} (they have: {', '.join(known)};"
+                " see `icl-verify show ID`)"
+            )
+    parameters = {}
+    for claim in claims:
+        own = {k: v for k, v in sets.items() if k in claim.params.__dataclass_fields__}
+        try:
+            parameters[claim.id] = claim.parameters(preset, {**tables.get(claim.id, {}), **own})
+        except ParameterError as error:
+            raise ParameterError(f"{claim.id}: {error}") from None
+    return parameters
 
 
 def open_run(run_dir: Path, preset: str, seed: int, device: str) -> RunRecord:
@@ -55,17 +95,30 @@ def open_run(run_dir: Path, preset: str, seed: int, device: str) -> RunRecord:
     return stored
 
 
-def run_claim(claim: Claim, params, runtime: Runtime, run_dir: Path) -> ClaimRecord:
-    """Predict, measure and judge one claim, draw its figure into `run_dir`; its record."""
+def run_claim(
+    claim: Claim, params: Params, runtime: Runtime, run_dir: Path, preset: str = "quick"
+) -> ClaimRecord:
+    """Predict, measure and judge one claim, draw its figure into `run_dir`; its record.
+
+    `preset` names the preset `params` started from (the record lists what was changed).
+    """
     start = time.perf_counter()
     prediction = claim.predict(params)
     measurement = claim.measure(params, runtime)
     results = evaluate(claim.checks(params), prediction, measurement)
     seconds = time.perf_counter() - start
     path = figure_path(claim.id)
-    save_figure(claim.figure(params, prediction, measurement), run_dir / path)
+    save_figure(claim.draw(params, prediction, measurement), run_dir / path)
     return ClaimRecord.build(
-        claim, params, prediction, measurement, results, seconds, (path,), runtime.device
+        claim,
+        params,
+        prediction,
+        measurement,
+        results,
+        seconds,
+        (path,),
+        runtime.device,
+        claim.presets[preset],
     )
 
 
@@ -77,17 +130,27 @@ def run_claims(
     run_id: str,
     seed: int,
     device: str,
+    parameters: Mapping[str, Params] | None = None,
     show_progress: bool = False,
 ) -> RunRecord:
     """Run `claims` under `preset` into `<out>/<run_id>/`; finished claims of that run are skipped.
 
-    Returns the run's record with every claim of `claims` finished; writes
-    results.json after each claim and report.md at the end.
+    `parameters` maps claim ids to the parameters to use (`claim_parameters`; default:
+    the preset's). A finished claim of a resumed run must have been run with the same
+    parameters (`RunMismatchError` otherwise). Returns the run's record with every
+    claim of `claims` finished; writes results.json after each claim and report.md at
+    the end.
     """
     run_dir = Path(out) / run_id
+    sizes = dict(parameters or claim_parameters(claims, preset))  # fail before any work
     record = open_run(run_dir, preset, seed, device)
+    for stored in record.claims:
+        if stored.id in sizes and stored.params != sizes[stored.id].as_json():
+            raise RunMismatchError(
+                f"run-id {run_id!r} finished {stored.id} with other parameters; resume it with "
+                "the same --set/--config or choose another --run-id"
+            )
     cache = ArtefactCache(Path(out) / "cache")
-    sizes = {claim.id: claim_params(preset, claim.id) for claim in claims}  # fail before any work
     record.save(run_dir)
     bar = _claim_bar(claims, show_progress)
     for claim in bar:
@@ -96,7 +159,7 @@ def run_claims(
         if show_progress:
             bar.set_postfix_str(claim.id)
         runtime = Runtime(device, claim_seed(seed, claim.id), cache, show_progress)
-        record = record.with_claim(run_claim(claim, sizes[claim.id], runtime, run_dir))
+        record = record.with_claim(run_claim(claim, sizes[claim.id], runtime, run_dir, preset))
         record.save(run_dir)
     record = replace(record, finished=now())
     record.save(run_dir)

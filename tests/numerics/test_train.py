@@ -3,7 +3,7 @@
 import pytest
 import torch
 from icl_verify.numerics.models import AttentionConfig
-from icl_verify.numerics.train import (
+from icl_verify.numerics.trainer import (
     LinearRegressionTask,
     MultiTaskRegressionTask,
     TrainConfig,

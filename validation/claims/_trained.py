@@ -1,7 +1,7 @@
 """The trained ensemble that every trained-model claim reads (He et al. 2025 §3, reference §0.5).
 
 One online training of E one-layer softmax-attention models (`numerics.models.MultiHeadAttention`
-via `numerics.train.train`): d = 5, L = 40, sigma2 = 0.1, PyTorch's default ``nn.Linear`` init,
+via `numerics.trainer.train`): d = 5, L = 40, sigma2 = 0.1, PyTorch's default ``nn.Linear`` init,
 Adam, fresh prompts every step. Member e has ``heads[e]`` heads (all members padded to the
 largest H) and init seed ``seed + e``; the history logs omega_h and mu_h of every member every
 ``log_every`` steps. The members share one data stream (``data_streams="shared"``: one generator
@@ -34,7 +34,7 @@ import numpy as np
 import torch
 from icl_verify.numerics.circuits import CircuitSummary, summarize_circuits
 from icl_verify.numerics.models import AttentionConfig, MultiHeadAttention
-from icl_verify.numerics.train import LinearRegressionTask, TrainConfig, resolve_device, train
+from icl_verify.numerics.trainer import LinearRegressionTask, TrainConfig, resolve_device, train
 from icl_verify.validation.claims._single_thread import single_thread
 
 from icl_verify._files import write_atomic

@@ -13,7 +13,7 @@
   t^{-1/2} mismatch as a finding (figure and `figure_data`).
 
 Predictions are closed forms (theory, and the closed-form predictors of `dynamics.two_head`);
-measurements are the integrated ODE (`dynamics`) and, for the trained model, `numerics.train`.
+measurements are the integrated ODE (`dynamics`) and, for the trained model, `numerics.trainer`.
 Time is the paper convention (flow of Ltilde as a plain MSE; the authors' code runs at 2t).
 
 Trained model vs the flow (derived here). The model's omega_h = mean diag(W_K^T W_Q)/sqrt(D)
@@ -214,7 +214,7 @@ def trained_two_head(config: dict, runtime) -> dict:
     """
 
     from icl_verify.numerics.models import AttentionConfig
-    from icl_verify.numerics.train import LinearRegressionTask, TrainConfig, train
+    from icl_verify.numerics.trainer import LinearRegressionTask, TrainConfig, train
 
     def compute():
         with single_thread():  # one thread is faster for these small models under load

@@ -1,8 +1,9 @@
 """Minimise Ltilde (4.1) over the OV weights mu with the KQ scales fixed, with an error bound.
 
-The measurement side of the manifold and optimality claims (HE-MAN, HE-T4.2ii):
-a general-purpose optimiser (scipy's trust-region Newton method,
-`trust-ncg`, with Ltilde's gradient and Hessian) finds the minimum, never a closed form.
+Where the gradient flow of Ltilde in mu ends, found directly: the measurement side of
+the manifold and optimality claims (HE-MAN, HE-T4.2ii). A general-purpose optimiser
+(scipy's trust-region Newton method, `trust-ncg`, with Ltilde's gradient and Hessian)
+finds the minimum, never a closed form.
 Ltilde is a convex quadratic in mu with constant Hessian A = 2 (omega omega^T +
 c exp(d omega omega^T)), so the optimiser's final gradient g bounds how far it
 stopped from the set of minimisers:
@@ -51,7 +52,8 @@ class MuMinimum:
 def minimise_over_mu(
     omega: np.ndarray, setting: Setting, start: np.ndarray, gtol: float
 ) -> MuMinimum:
-    """Trust-region Newton on mu -> Ltilde(omega, mu) from `start`; bounds as in the module doc.
+    """Trust-region Newton on mu -> Ltilde(omega, mu) of (4.1) from `start`; bounds as in the
+    module docstring.
 
     Args:
         omega: fixed KQ scales, shape (H,).
@@ -119,7 +121,7 @@ def group_sum_errors(mu_error: float, signs: np.ndarray) -> np.ndarray:
     return np.array([np.sqrt(np.sum(signs == sign)) * mu_error for sign in (1, -1, 0)])
 
 
-def solver_justification(rtol: float) -> str:
+def bound_justification(rtol: float) -> str:
     """Why a `Tolerance(rtol)` fits an optimiser's minimum of Ltilde over mu (HE-T4.2ii, HE-MAN)."""
     return (
         "The closed form is exact for Ltilde, so only the optimiser's error may separate the "

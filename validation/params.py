@@ -1,0 +1,329 @@
+"""Claim parameters: frozen dataclasses, validated on construction; presets are instances.
+
+Every claim declares its parameters as a subclass of `Params` (shared physics from
+`SettingParams`: d, L, sigma2), each field made with `param`, which records what the
+field means and which values it allows. Its presets (`smoke`, `quick`, `paper`) are
+instances of that class declared beside the claim. A user's `--set k=v` and
+`--config FILE.toml` become `Params.with_overrides`, so the value is parsed by the
+field's type and checked against its range before any work starts; a bad value is
+one line that names the field, the value and what is allowed:
+
+>>> @dataclass(frozen=True, kw_only=True)
+... class Demo(SettingParams):
+...     n_prompts: int = param(help="Monte Carlo prompts", low=1)
+...     gap_L: tuple[int, ...] = param(help="prompt lengths of the gap fit", low=1)
+>>> demo = Demo(n_prompts=100, gap_L=(20, 40))
+>>> demo.with_overrides({"d": "10", "gap_L": "40,80,160"}).gap_L
+(40, 80, 160)
+>>> demo.with_overrides({"sigma2": "-1"})
+Traceback (most recent call last):
+...
+icl_verify.validation.params.ParameterError: sigma2 must be a number >= 0, got -1.0
+>>> demo.with_overrides({"dd": "3"})
+Traceback (most recent call last):
+...
+icl_verify.validation.params.ParameterError: unknown parameter 'dd'; known: L, d, gap_L, ..., sigma2
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from icl_verify.theory import Setting
+
+
+class ParameterError(ValueError):
+    """A parameter's value is not allowed; the message is one line naming the field."""
+
+
+@dataclass(frozen=True)
+class Allowed:
+    """The values a field allows: a closed or open interval (for every number in a tuple),
+    or a list of choices.
+
+    >>> Allowed(low=0, low_open=True).describe("a number")
+    'a number > 0'
+    >>> Allowed(low=1, high=8).describe("an integer")
+    'an integer in [1, 8]'
+    """
+
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    choices: tuple[Any, ...] = ()
+
+    def admits(self, value: Any) -> bool:
+        if self.choices:
+            return value in self.choices
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if not math.isfinite(value):
+                return False
+            if self.low is not None and (value < self.low or (self.low_open and value == self.low)):
+                return False
+            if self.high is not None and (
+                value > self.high or (self.high_open and value == self.high)
+            ):
+                return False
+        return True
+
+    def describe(self, kind: str) -> str:
+        if self.choices:
+            return "one of " + ", ".join(str(c) for c in self.choices)
+        low, high = self.low, self.high
+        if low is not None and high is not None:
+            left, right = "(" if self.low_open else "[", ")" if self.high_open else "]"
+            return f"{kind} in {left}{low:g}, {high:g}{right}"
+        if low is not None:
+            return f"{kind} {'>' if self.low_open else '>='} {low:g}"
+        if high is not None:
+            return f"{kind} {'<' if self.high_open else '<='} {high:g}"
+        return kind
+
+
+def param(
+    default: Any = dataclasses.MISSING,
+    *,
+    help: str,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+    choices: tuple[Any, ...] = (),
+) -> Any:
+    """A field of a `Params` class: its meaning (`help`) and its allowed values.
+
+    `low`/`high` bound a number, or every number of a tuple (open with `low_open`,
+    `high_open`); `choices` lists the allowed values. Without `default` the field
+    must be given (every preset states it).
+    """
+    allowed = Allowed(low, high, low_open, high_open, tuple(choices))
+    return dataclasses.field(default=default, metadata={"help": help, "allowed": allowed})
+
+
+@dataclass(frozen=True)
+class FieldInfo:
+    """What `icl-verify show` prints of one parameter."""
+
+    name: str
+    type: str
+    help: str
+    allowed: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Params:
+    """Base of every claim's parameters: typed, frozen, validated on construction.
+
+    Subclasses declare fields with `param` and may override `validate` for
+    conditions that join several fields (e.g. omega_min < omega_max).
+    """
+
+    def __post_init__(self) -> None:
+        for field in dataclasses.fields(self):
+            hint, raw = _hints(type(self))[field.name], getattr(self, field.name)
+            allowed: Allowed = field.metadata.get("allowed", Allowed())
+            wrong = ParameterError(
+                f"{field.name} must be {allowed.describe(_kind(hint))}, got {_show_raw(raw)}"
+            )
+            try:
+                value = _coerce(field.name, raw, hint)
+            except ParameterError:
+                raise wrong from None
+            if not all(allowed.admits(v) for v in _leaves(value)):
+                raise wrong
+            object.__setattr__(self, field.name, value)
+        self.validate()
+
+    def validate(self) -> None:
+        """Conditions joining several fields; raise `ParameterError` naming them."""
+
+    @classmethod
+    def describe(cls) -> tuple[FieldInfo, ...]:
+        """Each field's name, type, meaning and allowed values, in declaration order."""
+        rows = []
+        for field in dataclasses.fields(cls):
+            hint = _hints(cls)[field.name]
+            allowed: Allowed = field.metadata.get("allowed", Allowed())
+            rows.append(
+                FieldInfo(
+                    field.name,
+                    _type_name(hint),
+                    field.metadata.get("help", ""),
+                    allowed.describe(_kind(hint)),
+                )
+            )
+        return tuple(rows)
+
+    def with_overrides(self, values: Mapping[str, Any]) -> Params:
+        """A copy with `values` replacing fields; strings are parsed by the field's type.
+
+        Strings come from the command line: numbers as written (``1e-3``), tuples as
+        comma-separated numbers (``20,40,80``) or JSON (``[[5,40],[2,3]]``), booleans
+        as true/false. Values from a TOML file arrive typed.
+        """
+        names = [field.name for field in dataclasses.fields(self)]
+        unknown = sorted(set(values) - set(names))
+        if unknown:
+            raise ParameterError(
+                f"unknown parameter {unknown[0]!r}; known: {', '.join(sorted(names))}"
+            )
+        hints = _hints(type(self))
+        parsed = {
+            key: _parse(key, value, hints[key]) if isinstance(value, str) else value
+            for key, value in values.items()
+        }
+        return dataclasses.replace(self, **parsed)
+
+    def as_json(self) -> dict[str, Any]:
+        """The fields as JSON-ready values (tuples as lists); `from_json` inverts it."""
+        return json.loads(json.dumps(dataclasses.asdict(self)))
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Params:
+        """The parameters stored by `as_json` (lists become tuples again)."""
+        return cls(**data)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SettingParams(Params):
+    """Parameters of the He et al. (2025) data model (Section 2): d, L, sigma2."""
+
+    d: int = param(5, help="covariate dimension d", low=1)
+    L: int = param(40, help="prompt length L: in-context examples per prompt", low=1)
+    sigma2: float = param(0.1, help="label-noise variance sigma^2", low=0)
+
+    @property
+    def setting(self) -> Setting:
+        """The `theory.Setting` of these parameters."""
+        return Setting(d=self.d, L=self.L, sigma2=self.sigma2)
+
+
+def check_order(params: Params, low: str, high: str) -> None:
+    """ParameterError unless params.low < params.high (e.g. omega_min < omega_max)."""
+    a, b = getattr(params, low), getattr(params, high)
+    if not a < b:
+        raise ParameterError(f"{low} must be < {high}, got {low}={a:g}, {high}={b:g}")
+
+
+# -- types: int, float, bool, str and (nested) tuples of them ---------------------------------
+
+
+@cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _scalar_and_depth(hint: Any) -> tuple[type, int]:
+    depth = 0
+    while typing.get_origin(hint) is tuple:
+        hint = typing.get_args(hint)[0]
+        depth += 1
+    return hint, depth
+
+
+def _kind(hint: Any) -> str:
+    scalar, depth = _scalar_and_depth(hint)
+    word = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}[scalar]
+    if depth == 0:
+        return word
+    plural = {int: "integers", float: "numbers", bool: "booleans", str: "strings"}[scalar]
+    return f"a non-empty list of {plural}" if depth == 1 else f"a list of lists of {plural}"
+
+
+def _type_name(hint: Any) -> str:
+    scalar, depth = _scalar_and_depth(hint)
+    return "list of " * depth + scalar.__name__
+
+
+def _leaves(value: Any):
+    if isinstance(value, tuple):
+        for item in value:
+            yield from _leaves(item)
+    else:
+        yield value
+
+
+def _listify(value: Any) -> Any:
+    return [_listify(v) for v in value] if isinstance(value, (tuple, list)) else value
+
+
+def _coerce(name: str, value: Any, hint: Any) -> Any:
+    """`value` as the field's type (lists as tuples, integral floats as int); or ParameterError."""
+    scalar, depth = _scalar_and_depth(hint)
+    return _coerce_level(name, value, scalar, depth, hint)
+
+
+def _coerce_level(name: str, value: Any, scalar: type, depth: int, hint: Any) -> Any:
+    fail = ParameterError(f"{name} must be {_kind(hint)}, got {_show_raw(value)}")
+    if depth:
+        if not isinstance(value, (tuple, list)) or len(value) == 0:
+            raise fail
+        return tuple(_coerce_level(name, v, scalar, depth - 1, hint) for v in value)
+    if scalar is bool:
+        if isinstance(value, bool):
+            return value
+        raise fail
+    if scalar is str:
+        if isinstance(value, str):
+            return value
+        raise fail
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise fail
+    if scalar is int:
+        if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+            raise fail
+        return int(value)
+    value = float(value)
+    if math.isnan(value):
+        raise fail
+    return value
+
+
+def _show_raw(value: Any) -> str:
+    try:
+        return json.dumps(_listify(value))
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _parse(name: str, text: str, hint: Any) -> Any:
+    """A command-line string as the field's type (checked again by `_coerce`)."""
+    scalar, depth = _scalar_and_depth(hint)
+    text = text.strip()
+    if depth and text.startswith("["):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            raise ParameterError(f"{name} must be {_kind(hint)} (JSON), got {text!r}") from None
+    if depth == 1:
+        return [_parse_scalar(name, item, scalar, hint) for item in text.split(",")]
+    if depth:
+        raise ParameterError(f"{name} must be {_kind(hint)}, written as JSON, got {text!r}")
+    return _parse_scalar(name, text, scalar, hint)
+
+
+def _parse_scalar(name: str, text: str, scalar: type, hint: Any) -> Any:
+    text = text.strip()
+    if scalar is str:
+        return text
+    if scalar is bool:
+        words = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
+        if text.lower() in words:
+            return words[text.lower()]
+        raise ParameterError(f"{name} must be true or false, got {text!r}")
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        raise ParameterError(f"{name} must be {_kind(hint)}, got {text!r}") from None
