@@ -1,0 +1,43 @@
+"""Head vocabulary shared by every layer: positive, negative and dummy heads.
+
+He et al. (2025), §4.2 (reference §HE-MAN, §HE-4.10): at the optimum each head has KQ
+scale omega_h in {+omega, -omega, 0}; to first order in omega a head adds
+``mu_h sum_i y_i (1 + omega_h u_i) / L`` to the prediction, so its share of the
+GD-like term is omega_h mu_h (the pair (omega, mu), (-omega, -mu) gives eta = 2 omega mu).
+A head is *dummy* when that share is negligible,
+
+    |omega_h mu_h| < DUMMY_THRESHOLD * max_k |omega_k mu_k|,
+
+(it may still add ``mu_h ybar``, which the zero-sum ratio counts), and otherwise
+*positive* or *negative* by the sign of omega_h. This module is the one definition:
+`numerics.circuits` (trained models), `dynamics.trajectory` (ODE solutions) and the
+claims all classify heads with `head_types`. Plain numpy, so every layer may import it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+POSITIVE, NEGATIVE, DUMMY = 1, -1, 0  # values returned by head_types
+
+#: A dummy head carries under 5% of the largest head's share omega_h mu_h of the GD-like term.
+DUMMY_THRESHOLD = 0.05
+
+
+def head_types(omega, mu, threshold: float = DUMMY_THRESHOLD) -> np.ndarray:
+    """POSITIVE (1), NEGATIVE (-1) or DUMMY (0) per head, over the last axis (heads).
+
+    Args:
+        omega, mu: effective KQ scales and OV weights, shape (..., H).
+        threshold: the dummy threshold relative to the largest |omega_h mu_h|.
+
+    All heads are dummy where every product is zero.
+
+    >>> head_types([0.4, -0.4, 0.3], [1.0, -1.0, 0.01]).tolist()
+    [1, -1, 0]
+    """
+    omega, mu = np.asarray(omega, dtype=float), np.asarray(mu, dtype=float)
+    share = np.abs(omega * mu)  # (..., H)
+    active = share > threshold * share.max(axis=-1, keepdims=True)
+    active &= share > 0
+    return np.where(active, np.sign(omega), DUMMY).astype(int)
