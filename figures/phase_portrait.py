@@ -3,31 +3,42 @@
 `draw_phase_portrait` draws a `dynamics.PhasePortrait` (direction field, both
 nullclines, trajectories) in the log-log (omega, mu) plane; `draw_time_series`
 draws omega, mu, mu/omega, Ltilde and 2 omega mu of a `dynamics.TwoHeadPhases`
-against log t with the Phase I/II/III boundaries and the predicted laws.
+against log t with the Phase I/II/III boundaries and the predicted laws, which the
+caller evaluates (`TimeSeriesLaws`): a figure draws numbers, it computes none.
 Times are in units of the flow's t (paper convention: Ltilde the plain MSE).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+from icl_verify.figures.style import plt, save_figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from icl_verify.dynamics import PhasePortrait, TwoHeadPhases, late_omega, naive_late_omega  # noqa: E402
-from icl_verify.theory import manifold_mu  # noqa: E402
+
+@dataclass(frozen=True)
+class TimeSeriesLaws:
+    """The predicted laws drawn over a two-head flow, evaluated by the caller.
+
+    Attributes:
+        t_late: (n,) late times (t >= 10) of the trajectory;
+        late_omega: (n,) valley-floor law (8 kappa d^2 t)^{-1/6} at t_late;
+        naive_late_omega: (n,) the t^{-1/2} law of (B.18) at t_late;
+        valley_excess: (n,) kappa d^2 omega^4 / (6 (1 + kappa)^2) on the valley law;
+        mu_star: (T,) mu*(omega(t)) of (4.6) along the whole trajectory (t > 0).
+    """
+
+    t_late: np.ndarray
+    late_omega: np.ndarray
+    naive_late_omega: np.ndarray
+    valley_excess: np.ndarray
+    mu_star: np.ndarray
 
 
 def _save(figure, path) -> Path:
-    """Write atomically: to a temporary file beside path, then rename."""
-    path = Path(path)
-    temporary = path.with_name(f".{path.stem}.tmp{path.suffix}")
-    figure.savefig(temporary, dpi=130)
-    plt.close(figure)
-    temporary.replace(path)
-    return path
+    save_figure(figure, path, dpi=130)
+    return Path(path)
 
 
 def _title(setting) -> str:
@@ -35,8 +46,9 @@ def _title(setting) -> str:
     return f"d={setting.d}, L={setting.L}, $\\sigma^2$={sigma2}, $\\kappa$={kappa}"
 
 
-def draw_phase_portrait(portrait: PhasePortrait, path, phases: TwoHeadPhases | None = None) -> Path:
-    """Draw the portrait to path (PNG); with phases, mark T1 and the peak on the symmetric flow."""
+def draw_phase_portrait(portrait, path, phases=None) -> Path:
+    """Draw a `dynamics.PhasePortrait` to path (PNG); with a `dynamics.TwoHeadPhases`, mark T1
+    and the peak on the symmetric flow."""
     s = portrait.setting
     figure, axis = plt.subplots(figsize=(8.2, 6.6))
     # direction field in log coordinates: arrows along (d ln omega, d ln mu), unit length
@@ -87,20 +99,20 @@ def draw_phase_portrait(portrait: PhasePortrait, path, phases: TwoHeadPhases | N
     return _save(figure, path)
 
 
-def draw_time_series(phases: TwoHeadPhases, path) -> Path:
-    """Draw omega, mu, mu/omega, Ltilde and 2 omega mu against log t with the phase boundaries."""
+def draw_time_series(phases, laws: TimeSeriesLaws, path) -> Path:
+    """Draw omega, mu, mu/omega, Ltilde and 2 omega mu of a `dynamics.TwoHeadPhases` against
+    log t with the phase boundaries and the predicted `laws`."""
     s, path_ = phases.setting, phases.trajectory
     keep = path_.t > 0
     t, omega, mu = path_.t[keep], path_.omega[keep, 0], path_.mu[keep, 0]
     loss, product = path_.loss[keep], path_.mu_dot_omega[keep]
     figure, axes = plt.subplots(2, 2, figsize=(12, 8.5), sharex=True)
-    late = t >= 10.0
     panels = axes.ravel()
     panels[0].loglog(t, omega, color="tab:blue", lw=2, label=r"$\omega(t)$")
     panels[0].loglog(t, mu, color="tab:red", lw=2, label=r"$\mu(t)$")
-    panels[0].loglog(t[late], late_omega(s, t[late]), "k--", lw=1,
+    panels[0].loglog(laws.t_late, laws.late_omega, "k--", lw=1,
                      label=r"$(8\kappa d^2 t)^{-1/6}$ (valley floor)")  # fmt: skip
-    panels[0].loglog(t[late], naive_late_omega(s, t[late]), color="gray", ls=":", lw=1.5,
+    panels[0].loglog(laws.t_late, laws.naive_late_omega, color="gray", ls=":", lw=1.5,
                      label=r"naive (B.18): $\propto t^{-1/2}$")  # fmt: skip
     panels[0].loglog(t[t < 4], phases.eps * np.exp(2 * t[t < 4]), color="tab:green", ls="--",
                      lw=1, label=r"Phase I: $\varepsilon e^{2t}$")  # fmt: skip
@@ -111,7 +123,7 @@ def draw_time_series(phases: TwoHeadPhases, path) -> Path:
         " (valley law $\\mp 1/6$)", fontsize=10,
     )  # fmt: skip
     panels[1].semilogx(t, mu / omega, color="tab:purple", lw=2, label=r"$\mu/\omega$")
-    panels[1].semilogx(t, mu / manifold_mu(omega, s), color="tab:olive", lw=1.5,
+    panels[1].semilogx(t, mu / laws.mu_star, color="tab:olive", lw=1.5,
                        label=r"$\mu/\mu^*(\omega)$")  # fmt: skip
     panels[1].set_yscale("log")
     panels[1].set_ylabel("ratio")
@@ -119,9 +131,8 @@ def draw_time_series(phases: TwoHeadPhases, path) -> Path:
     excess = loss - floor
     panels[2].loglog(t[excess > 0], excess[excess > 0], color="black", lw=2,
                      label=r"$\tilde L(t) - [\sigma^2 + \kappa/(1+\kappa)]$")  # fmt: skip
-    profile = s.kappa * s.d**2 * late_omega(s, t[late]) ** 4 / (6 * (1 + s.kappa) ** 2)
     valley = r"valley $\kappa d^2\omega^4/(6(1+\kappa)^2)$ at the $t^{-1/6}$ law"
-    panels[2].loglog(t[late], profile, "k--", lw=1, label=valley)
+    panels[2].loglog(laws.t_late, laws.valley_excess, "k--", lw=1, label=valley)
     panels[2].set_ylabel(r"excess loss $\tilde L$ (4.1) over its limit")
     panels[3].semilogx(t, product, color="tab:brown", lw=2, label=r"$2\omega\mu$")
     panels[3].axhline(1 / (1 + s.kappa), color="gray", ls="--", lw=1,

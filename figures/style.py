@@ -52,12 +52,12 @@ def new_figure(ncols: int = 1, nrows: int = 1, width: float = 4.2, height: float
     return figure, axes
 
 
-def save_figure(figure, path: Path | str) -> None:
+def save_figure(figure, path: Path | str, dpi: float | None = None) -> None:
     """Render `figure` as PNG to `path` atomically (temporary file, then rename) and close it."""
     from icl_verify._files import write_atomic
 
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png")
+    figure.savefig(buffer, format="png", dpi=dpi)
     plt.close(figure)
     write_atomic(Path(path), buffer.getvalue())
 

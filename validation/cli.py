@@ -17,7 +17,7 @@ import sys
 from icl_verify.validation.errors import CommandLineError
 
 # Subcommand modules under validation.commands, in the order `--help` lists them.
-COMMANDS = ("derive", "list", "run", "report", "flow")
+COMMANDS = ("list", "show", "run", "report", "derive", "flow")
 
 
 class _Parser(argparse.ArgumentParser):

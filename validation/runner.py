@@ -16,7 +16,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from icl_verify.figures.style import save_figure
 from icl_verify.validation.cache import ArtefactCache
 from icl_verify.validation.claim import Claim, evaluate
 from icl_verify.validation.params import ParameterError, Params
@@ -107,6 +106,8 @@ def run_claim(
     measurement = claim.measure(params, runtime)
     results = evaluate(claim.checks(params), prediction, measurement)
     seconds = time.perf_counter() - start
+    from icl_verify.figures.style import save_figure  # matplotlib only when drawing
+
     path = figure_path(claim.id)
     save_figure(claim.draw(params, prediction, measurement), run_dir / path)
     return ClaimRecord.build(

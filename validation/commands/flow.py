@@ -88,8 +88,27 @@ def run(args: argparse.Namespace) -> int:
         numbers = f"{check.predicted:>12.6g}  {check.measured:>12.6g}"
         print(f"{check.quantity:<{width}}  {numbers}  {verdict}")
     if args.series:
-        draw_time_series(phases, out)
+        draw_time_series(phases, time_series_laws(phases), out)
     else:
         draw_phase_portrait(phase_portrait(setting), out, phases)
     print(f"wrote {out}")
     return 0
+
+
+def time_series_laws(phases):
+    """The predicted laws over a two-head flow (theory and dynamics), for `draw_time_series`."""
+    from icl_verify.dynamics import late_omega, naive_late_omega
+    from icl_verify.figures.phase_portrait import TimeSeriesLaws
+    from icl_verify.theory import manifold_mu
+
+    s, trajectory = phases.setting, phases.trajectory
+    t = trajectory.t[trajectory.t > 0]
+    t_late = t[t >= 10.0]
+    late = late_omega(s, t_late)
+    return TimeSeriesLaws(
+        t_late=t_late,
+        late_omega=late,
+        naive_late_omega=naive_late_omega(s, t_late),
+        valley_excess=s.kappa * s.d**2 * late**4 / (6 * (1 + s.kappa) ** 2),
+        mu_star=manifold_mu(trajectory.omega[trajectory.t > 0, 0], s),
+    )

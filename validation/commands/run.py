@@ -1,5 +1,10 @@
 """`icl-verify run [IDS...]`: run claims under a preset, print the verdict table, exit 0/1/2.
 
+The preset sizes every claim; `--set KEY=VALUE` (repeatable) and `--config FILE.toml`
+(one table per claim id, e.g. ``["HE-P4.1"]`` then ``d = 10``) change any parameter
+(`icl-verify show ID` lists them with their allowed values). `--set` applies to every
+claim run that has the key, and wins over the file.
+
 Exit status: 0 when no claim run disagrees, 1 when any disagrees, 2 on bad input.
 An *inconclusive* claim (the measurement too coarse to decide, e.g. the smoke
 preset's few samples) prints a warning and exits 0: it says the run was too small,
@@ -14,13 +19,18 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from icl_verify.validation.claim import DISAGREES, INCONCLUSIVE
+from icl_verify.validation.claim import DEFAULT_PRESET, DISAGREES, INCONCLUSIVE, PRESET_NAMES
 from icl_verify.validation.errors import CommandLineError
-from icl_verify.validation.presets import DEFAULT_PRESET, PRESET_NAMES
+from icl_verify.validation.params import ParameterError
 from icl_verify.validation.records import RunRecord
-from icl_verify.validation.registry import select_claims
+from icl_verify.validation.registry import all_claims, select_claims
 from icl_verify.validation.report import REPORT_FILE
-from icl_verify.validation.runner import RUN_ID_PATTERN, RunMismatchError, run_claims
+from icl_verify.validation.runner import (
+    RUN_ID_PATTERN,
+    RunMismatchError,
+    claim_parameters,
+    run_claims,
+)
 
 DEVICE_PATTERN = re.compile(r"auto|cpu|cuda(:\d+)?")
 MAX_SEED = 2**63 - 1
@@ -39,6 +49,21 @@ def register(subparsers) -> None:
         "--preset",
         default=DEFAULT_PRESET,
         help=f"sizes: one of {', '.join(PRESET_NAMES)} (default {DEFAULT_PRESET})",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="change a parameter of every claim run that has it, e.g. --set d=10 "
+        "--set gap_L=40,80,160 (repeatable; see `icl-verify show ID`)",
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        metavar="FILE.toml",
+        help='parameters per claim: one TOML table per claim id, e.g. ["HE-P4.1"] d = 10',
     )
     parser.add_argument(
         "--device", default="auto", help="auto (CUDA when present), cpu, cuda, cuda:N"
@@ -94,6 +119,49 @@ def parse_seed(text: str) -> int:
     return seed
 
 
+def parse_sets(items: list[str]) -> dict[str, str]:
+    """--set KEY=VALUE items as a dict (a later KEY wins); CommandLineError when malformed.
+
+    >>> parse_sets(["d=10", "gap_L=40,80"])
+    {'d': '10', 'gap_L': '40,80'}
+    """
+    values = {}
+    for item in items:
+        key, equals, value = item.partition("=")
+        if not equals or not key.strip() or not value.strip():
+            raise CommandLineError(f"--set must be KEY=VALUE, e.g. --set d=10, got {item!r}")
+        values[key.strip()] = value.strip()
+    return values
+
+
+def load_config(path: Path | None) -> dict[str, dict]:
+    """--config FILE.toml: claim id -> its parameter table; CommandLineError when malformed."""
+    if path is None:
+        return {}
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    try:
+        data = tomllib.loads(path.read_text())
+    except OSError as error:
+        raise CommandLineError(f"--config {path}: cannot be read ({error.strerror})") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise CommandLineError(f"--config {path}: not valid TOML ({error})") from None
+    known = {claim.id for claim in all_claims()}
+    for key, table in data.items():
+        if not isinstance(table, dict):
+            raise CommandLineError(
+                f"--config {path}: top-level key {key!r} must be a table named by a claim id, "
+                f'e.g. ["HE-P4.1"] then d = 10'
+            )
+        if key not in known:
+            raise CommandLineError(
+                f"--config {path}: unknown claim id {key!r} (see `icl-verify list`)"
+            )
+    return data
+
+
 def run(args) -> int:
     if args.preset not in PRESET_NAMES:
         raise CommandLineError(
@@ -103,6 +171,11 @@ def run(args) -> int:
     try:
         claims = select_claims(args.ids)
     except ValueError as error:
+        raise CommandLineError(str(error)) from None
+    tables = load_config(args.config)
+    try:
+        parameters = claim_parameters(claims, args.preset, parse_sets(args.set), tables)
+    except ParameterError as error:
         raise CommandLineError(str(error)) from None
     run_id = args.run_id or f"{args.preset}-{datetime.now():%Y%m%d-%H%M%S}"
     if not RUN_ID_PATTERN.fullmatch(run_id):
@@ -118,6 +191,7 @@ def run(args) -> int:
             run_id=run_id,
             seed=seed,
             device=device,
+            parameters=parameters,
             show_progress=not args.no_progress,
         )
     except RunMismatchError as error:

@@ -1,0 +1,84 @@
+"""Imports point one way (DESIGN.md, "Layers"), and the light commands stay light.
+
+Read from the source with `ast`, every import statement counts, including those inside
+functions: numerics uses neither theory nor dynamics (a measurement never uses the
+formula it checks); theory uses no other layer; dynamics only theory; figures neither
+validation nor numerics; and nothing below validation imports it.
+"""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import icl_verify
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYERS = icl_verify.SUBPACKAGES  # theory, dynamics, numerics, validation, figures
+FORBIDDEN = {
+    "theory": {"dynamics", "numerics", "validation", "figures"},
+    "dynamics": {"numerics", "validation", "figures"},
+    "numerics": {"theory", "dynamics", "validation", "figures"},
+    "figures": {"numerics", "validation", "theory", "dynamics"},
+    "validation": set(),
+}
+
+
+def imported_layers(path: Path) -> set[str]:
+    """The layers a source file imports (icl_verify.<layer> or the bare layer name)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "icl_verify" and len(parts) > 1:
+                parts = parts[1:]
+            if parts[0] in LAYERS:
+                found.add(parts[0])
+    return found
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_layer_imports_point_downward(layer):
+    upward = {
+        str(path.relative_to(ROOT)): sorted(imported_layers(path) & FORBIDDEN[layer])
+        for path in sorted((ROOT / layer).rglob("*.py"))
+    }
+    assert {k: v for k, v in upward.items() if v} == {}
+
+
+def test_shared_modules_of_the_root_package_import_no_layer():
+    for path in (ROOT / "icl_verify").glob("*.py"):
+        assert imported_layers(path) == set(), path
+
+
+def test_the_check_sees_a_function_level_upward_import(tmp_path):
+    source = tmp_path / "x.py"
+    source.write_text("def f():\n    from icl_verify.theory import manifold_mu\n")
+    assert imported_layers(source) == {"theory"}
+
+
+@pytest.mark.parametrize(
+    "argv", [["list"], ["show", "HE-MAN"], ["--help"], ["run", "--help"]], ids=" ".join
+)
+def test_light_commands_import_neither_torch_nor_matplotlib(argv):
+    program = (
+        "import sys\n"
+        "from icl_verify.validation.cli import main\n"
+        "try:\n"
+        f"    main({argv!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'matplotlib'})\n"
+        "print('HEAVY', heavy, file=sys.stderr)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert "HEAVY []" in result.stderr, result.stderr[-2000:]

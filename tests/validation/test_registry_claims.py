@@ -1,0 +1,58 @@
+"""Every registered claim at smoke size, from one run of the whole registry.
+
+For each claim (found by the registry, so a new claim is covered without editing
+this file): it runs; its record survives the round trip through results.json (the
+parameters come back as the claim's parameter class, equal to the smoke preset); the
+stored verdict is what its rules give on the stored numbers; its figure is redrawn
+from the stored record alone; and its declared wrong prediction comes out `disagrees`.
+"""
+
+import dataclasses
+import json
+
+import pytest
+
+from icl_verify.validation.claim import DISAGREES, evaluate, worst_verdict
+from icl_verify.validation.records import ClaimRecord, load_run
+from icl_verify.validation.registry import all_claims
+from icl_verify.validation.runner import run_claims
+
+CLAIMS = all_claims()
+
+
+@pytest.fixture(scope="module")
+def stored_run(tmp_path_factory):
+    """All claims at smoke size, then read back from results.json: (run folder, stored ids)."""
+    out = tmp_path_factory.mktemp("registry")
+    run_claims(CLAIMS, preset="smoke", out=out, run_id="smoke", seed=0, device="cpu")
+    run_dir = out / "smoke"
+    return run_dir, {claim.id: claim for claim in load_run(run_dir).claims}
+
+
+@pytest.mark.parametrize("claim", CLAIMS, ids=[claim.id for claim in CLAIMS])
+def test_claim_runs_round_trips_redraws_and_rejects_its_wrong_prediction(claim, stored_run):
+    run_dir, stored = stored_run
+    record = stored[claim.id]
+    assert ClaimRecord.from_json(json.loads(json.dumps(dataclasses.asdict(record)))) == record
+
+    params = record.restored_params(claim)
+    assert params == claim.presets["smoke"] and record.overrides == {}
+    prediction, measurement = record.restored_prediction(), record.restored_measurement()
+    results = evaluate(claim.checks(params), prediction, measurement)
+    assert worst_verdict(r.judgement.verdict for r in results) == record.verdict
+    assert {r.check.quantity for r in results} == {c.quantity for c in record.checks}
+
+    figure = claim.draw(params, prediction, measurement)
+    path = run_dir / "redrawn" / f"{claim.id}.png"
+    path.parent.mkdir(exist_ok=True)
+    figure.savefig(path)
+    assert path.stat().st_size > 10_000  # a drawn figure, not an empty canvas
+
+    wrong = evaluate(claim.checks(params), claim.wrong(params, prediction), measurement)
+    assert worst_verdict(r.judgement.verdict for r in wrong) == DISAGREES
+
+
+def test_every_claim_has_three_presets_of_its_own_parameter_class():
+    for claim in CLAIMS:
+        assert tuple(claim.presets) == ("smoke", "quick", "paper")
+        assert all(type(p) is claim.params for p in claim.presets.values())
