@@ -18,8 +18,8 @@ one line that names the field, the value and what is allowed:
 >>> demo.with_overrides({"sigma2": "-1"})
 Traceback (most recent call last):
 ...
-icl_verify.validation.params.ParameterError: sigma2 must be a number >= 0, got -1.0
->>> demo.with_overrides({"dd": "3"})
+icl_verify.validation.params.ParameterError: sigma2 must be a number >= 0, got -1
+>>> demo.with_overrides({"dd": "3"})  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
 icl_verify.validation.params.ParameterError: unknown parameter 'dd'; known: L, d, gap_L, ..., sigma2
@@ -288,10 +288,13 @@ def _coerce_level(name: str, value: Any, scalar: type, depth: int, hint: Any) ->
 
 
 def _show_raw(value: Any) -> str:
-    try:
-        return json.dumps(_listify(value))
-    except (TypeError, ValueError):
-        return repr(value)
+    """A value as the user wrote it: lists as JSON, scalars by repr."""
+    if isinstance(value, (tuple, list)):
+        try:
+            return json.dumps(_listify(value))
+        except (TypeError, ValueError):
+            pass
+    return repr(value)
 
 
 def _parse(name: str, text: str, hint: Any) -> Any:

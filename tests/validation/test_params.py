@@ -1,0 +1,87 @@
+"""Typed claim parameters: parsed by field type, validated with one line naming the field."""
+
+import math
+from dataclasses import FrozenInstanceError, dataclass
+
+import pytest
+from icl_verify.validation.params import (
+    ParameterError,
+    Params,
+    SettingParams,
+    check_order,
+    param,
+)
+from icl_verify.validation.registry import all_claims
+
+
+@dataclass(frozen=True, kw_only=True)
+class Example(SettingParams):
+    n_prompts: int = param(help="prompts", low=1)
+    omega_min: float = param(0.1, help="smallest omega", low=0, low_open=True)
+    omega_max: float = param(0.6, help="largest omega", low=0, low_open=True)
+    lengths: tuple[int, ...] = param((10, 40), help="test lengths", low=1)
+    cases: tuple[tuple[float, float], ...] = param(((0.1, 0.5),), help="(xi, sigma2)", low=0)
+    optimizer: str = param("adam", help="optimiser", choices=("adam", "sgd"))
+    symmetric: bool = param(False, help="symmetric start")
+
+    def validate(self):
+        check_order(self, "omega_min", "omega_max")
+
+
+BASE = Example(n_prompts=100)
+
+
+def test_strings_are_parsed_by_the_field_type():
+    changed = BASE.with_overrides(
+        {"d": "10", "sigma2": "1e-3", "lengths": "20, 40,80", "cases": "[[0.2, 1]]",
+         "optimizer": "sgd", "symmetric": "true", "n_prompts": "2e4"}
+    )  # fmt: skip
+    assert (changed.d, changed.sigma2, changed.lengths) == (10, 1e-3, (20, 40, 80))
+    assert changed.cases == ((0.2, 1.0),) and changed.optimizer == "sgd" and changed.symmetric
+    assert changed.n_prompts == 20_000 and isinstance(changed.n_prompts, int)
+    assert BASE.with_overrides({"lengths": [5, 6]}).lengths == (5, 6)  # typed values (TOML)
+
+
+@pytest.mark.parametrize(
+    "key, value, message",
+    [
+        ("sigma2", "-1", "sigma2 must be a number >= 0, got -1"),
+        ("sigma2", "nan", "sigma2 must be a number >= 0, got nan"),
+        ("d", "0", "d must be an integer >= 1, got 0"),
+        ("d", "2.5", "d must be an integer >= 1, got 2.5"),
+        ("L", "many", "L must be an integer, got 'many'"),
+        ("n_prompts", "inf", "n_prompts must be an integer >= 1, got inf"),
+        ("lengths", "10,0", "lengths must be a non-empty list of integers >= 1, got [10, 0]"),
+        ("cases", "1,2", "cases must be a list of lists of numbers, written as JSON, got '1,2'"),
+        ("optimizer", "lbfgs", "optimizer must be one of adam, sgd, got 'lbfgs'"),
+        ("symmetric", "maybe", "symmetric must be true or false, got 'maybe'"),
+        ("omega_min", "0.7", "omega_min must be < omega_max, got omega_min=0.7, omega_max=0.6"),
+        ("dd", "3", "unknown parameter 'dd'; known: L, cases, d, lengths, n_prompts, omega_max"),
+    ],
+)
+def test_a_bad_value_is_one_line_naming_the_field_the_value_and_what_is_allowed(
+    key, value, message
+):
+    with pytest.raises(ParameterError) as error:
+        BASE.with_overrides({key: value})
+    assert str(error.value).startswith(message) and "\n" not in str(error.value)
+
+
+def test_construction_validates_and_the_result_is_frozen():
+    with pytest.raises(ParameterError, match="n_prompts must be an integer >= 1, got True"):
+        Example(n_prompts=True)
+    with pytest.raises(ParameterError, match="sigma2 must be a number >= 0"):
+        Example(n_prompts=1, sigma2=-math.inf)
+    with pytest.raises(FrozenInstanceError):
+        BASE.d = 3  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        Example()  # n_prompts has no default: every preset states it
+
+
+def test_every_claim_preset_round_trips_through_json_and_is_described():
+    for claim in all_claims():
+        assert issubclass(claim.params, Params)
+        for preset in claim.presets.values():
+            assert claim.params.from_json(preset.as_json()) == preset
+        for info in claim.params.describe():
+            assert info.help, f"{claim.id}.{info.name} has no meaning"
