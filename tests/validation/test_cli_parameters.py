@@ -25,8 +25,9 @@ def changed_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("set")
     config = out / "setting.toml"
     config.write_text('["HE-B-PHASE3"]\nd = 6\nL = 60\n\n["HE-OBS3"]\nsteps = 120\n')
-    status = main(["run", "HE-P4.1", "HE-B-PHASE3", "HE-OBS3", "--set", "gap_L=20,40,80,160",
-                   "--config", str(config), "--out", str(out), "--run-id", "r", *COMMON])  # fmt: skip
+    ids = ["HE-P4.1", "HE-B-PHASE3", "HE-OBS3"]
+    status = main(["run", *ids, "--set", "gap_L=20,40,80,160", "--config", str(config),
+                   "--out", str(out), "--run-id", "r", *COMMON])  # fmt: skip
     return status, out
 
 

@@ -1,41 +1,47 @@
-"""The claims, one module per claim family; `validation.registry` finds them by itself.
+"""The claims, one subpackage per paper and one module per claim family.
 
-How to add a claim (a small module; see `optimality.py` for a complete example):
+`validation.registry` finds every `CLAIMS` tuple below this package by itself
+(subpackages included; modules whose name starts with "_" are not scanned), so
+adding a claim edits no list. `he2025/manifold.py` is a complete, short example.
 
-1. Pick the family module (or create `validation/claims/<family>.py`; modules whose
-   name starts with "_" are helpers and are not scanned). Its docstring names the
-   paper sections it covers.
-2. Write four functions of the claim's parameters `params` (a dict from the preset):
+How to add a claim:
 
-   - `predict(params) -> Prediction`: the theory's numbers, from `theory` or
-     `dynamics` only. `values` holds what is compared; `figure_data` holds curves
-     that are only drawn (e.g. the closed form on a fine grid).
-   - `measure(params, runtime) -> Measurement`: the simulation's numbers as
-     `Estimate(value, error, error_kind)` with error "se" (Monte Carlo / fit
-     standard error) or "bound" (a guaranteed solver bound). Use `numerics` for
-     anything stochastic, `runtime.rng(stream)` or `runtime.seed` for randomness,
-     `runtime.device` for torch, `runtime.cached(name, config, fn)` for expensive
-     arrays, `runtime.checkpoint_dir(name, config)` for a trainer's checkpoints,
-     `runtime.progress(iterable, description)` for a nested progress bar. Never
-     compute the measurement from the formula being checked.
-   - `checks(params) -> tuple[Check, ...]`: one `Check(quantity, rule, label)` per
-     compared quantity, with a rule from `validation.claim`: `ZScore` (Monte Carlo
-     error), `LogLogSlope` (a rate; measure the slope with `fit_loglog_slope`) or
-     `Tolerance` (deterministic, tolerance argued from an error term or a solver's
-     accuracy). The `justification` says why that rule and that tolerance.
-   - `figure(params, prediction, measurement) -> matplotlib Figure`: theory as lines,
-     measurement as markers with error bars (`figures.style`), drawn only from the
-     prediction and measurement, so `icl-verify report` can redraw it.
+1. Put the mathematics where it belongs first: the formula in `theory` (derived in
+   `theory.symbolic` where the algebra is the point), an ODE or optimiser of a
+   theory loss in `dynamics`, the simulation (Monte Carlo, training, estimators and
+   their standard errors) in `numerics`, the figure in `figures/<family>.py` as
+   `figure_x(params, prediction, measurement)` drawing stored numbers only. The
+   claim module then reads as a short declaration of what is compared with what.
+2. In the paper's subpackage (`he2025/`, or a new one per paper), in the family's
+   module (its docstring names the paper sections), declare:
 
-3. Collect them: `CLAIM_X = Claim(id=..., source=Source(...), statement="one sentence",
-   predict=..., measure=..., checks=..., figure=...)` and list it in the module's
-   `CLAIMS` tuple.
-4. Add the claim's sizes to all three presets in `validation/preset_sizes.py`
-   (smoke: seconds, quick: about a minute or less, paper: the reference's sizes).
-5. Test it at smoke size in `tests/validation/test_claim_<family>.py`: it agrees,
-   and it disagrees when the prediction is deliberately wrong.
+   - the parameters: a frozen `@dataclass(frozen=True, kw_only=True)` subclass of
+     `validation.params.SettingParams` (d, L, sigma2) or `Params`, every field made
+     with `param(default?, help=..., low=/high=/choices=)`, and `validate()` for
+     conditions joining fields (`check_order`);
+   - `PRESETS`: "smoke" (seconds; the tests), "quick" (the whole registry in minutes
+     on a 2-core CPU) and "paper" (the paper's sizes) instances of that class;
+   - `predict(params) -> Prediction` from `theory`/`dynamics`;
+     `measure(params, runtime) -> Measurement` from `numerics`/`dynamics`, never
+     from the formula under test, each value an `Estimate(value, error, "se"|"bound")`;
+     randomness from `runtime.rng(stream)` / `runtime.seed`, expensive artefacts
+     through `runtime.cached(name, config, fn)` with every parameter they depend on
+     in `config`; `checks(params)`: one `Check(quantity, rule, label)` per compared
+     quantity with `ZScore`, `LogLogSlope` or `Tolerance` and a justification that
+     says where its tolerance comes from;
+   - `CLAIM_X = Claim(id, source, statement, params=..., presets=PRESETS, predict=...,
+     measure=..., checks=..., figure="family:figure_x", wrong=scaled("q", 1.5))`
+     and list it in the module's `CLAIMS`. `wrong` is a deliberately wrong
+     prediction that the rules must call `disagrees`.
 
-Put randomness that defines the *setting* (a random design shared by prediction
-and measurement) under a `design_seed` in the preset; `--seed` changes only the
-measurement's randomness.
+   Import `numerics` as the module (`from icl_verify import numerics`) and use it
+   inside functions: it loads torch lazily, and `icl-verify list` and `show` must
+   load neither torch nor matplotlib (tests/test_layers.py).
+3. `tests/validation/test_registry_claims.py` then runs it at smoke size, round-trips
+   its record, redraws its figure and feeds it the wrong prediction; hand-written
+   tests are for mathematics (of the formula, the estimator, the flow).
+
+Randomness that defines the *setting* (a random design shared by prediction and
+measurement, `validation.designs`) comes from a `design_seed` parameter; `--seed`
+changes only the measurement's randomness.
 """
