@@ -19,21 +19,15 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from icl_verify.heads import DUMMY, head_types
+
 __all__ = [
-    "DUMMY_THRESHOLD",
     "CircuitSummary",
     "kq_circuit",
     "ov_circuit",
     "omega_mu",
     "summarize_circuits",
 ]
-
-#: A head is dummy when |omega_h mu_h| < DUMMY_THRESHOLD * max_h |omega_h mu_h|. To first order in
-#: omega a head adds ``mu_h sum_i y_i (1 + omega_h u_i)/L``, whose x-dependent part has weight
-#: omega_h mu_h (reference §HE-4.10: the pair gives eta = 2 omega mu); so a dummy head carries
-#: under 5% of the largest head's share of the GD-like term (it may still add ``mu_h ybar``,
-#: which the zero-sum ratio counts).
-DUMMY_THRESHOLD = 0.05
 
 
 def kq_circuit(W_K: torch.Tensor, W_Q: torch.Tensor) -> torch.Tensor:
@@ -81,7 +75,9 @@ class CircuitSummary:
         kq_off_pattern: RMS of the off-pattern KQ entries (off-diagonal KQ11 and kq21) over the
             RMS of the diagonal of KQ11.
         ov_off_pattern: RMS of ov21 over ``|ov22|``.
-        dummy: ``|omega_h mu_h| < DUMMY_THRESHOLD * max_h |omega_h mu_h|``.
+        dummy: ``|omega_h mu_h| < DUMMY_THRESHOLD * max_h |omega_h mu_h|``, the one definition
+            `icl_verify.heads.head_types` (a dummy head carries under 5% of the largest head's
+            share of the GD-like term).
         sign_matching: ``sign(omega_h) == sign(mu_h)`` on every non-dummy head.
         zero_sum_ratio: ``|sum_h mu_h| / sum_h |mu_h|`` over all active heads (0 = zero-sum OV).
         kq_homogeneity: ``max / min |omega_h|`` over non-dummy heads (1 = homogeneous).
@@ -129,8 +125,7 @@ def summarize_circuits(
     summaries = []
     for e, H in enumerate(heads):
         w, m = omega[e, :H], mu[e, :H]
-        product = (w * m).abs()
-        dummy = product < DUMMY_THRESHOLD * product.max()
+        dummy = torch.from_numpy(head_types(w.numpy(), m.numpy()) == DUMMY)
         live = ~dummy
         live_abs_omega = w[live].abs()
         summaries.append(

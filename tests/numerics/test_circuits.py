@@ -5,14 +5,10 @@ import math
 import numpy as np
 import pytest
 import torch
-from icl_verify.numerics.circuits import (
-    DUMMY_THRESHOLD,
-    kq_circuit,
-    omega_mu,
-    ov_circuit,
-    summarize_circuits,
-)
+from icl_verify.numerics.circuits import kq_circuit, omega_mu, ov_circuit, summarize_circuits
 from icl_verify.numerics.models import AttentionConfig, MultiHeadAttention
+
+from icl_verify.heads import DUMMY_THRESHOLD
 
 d = 3
 
