@@ -7,7 +7,10 @@ The closed forms a researcher needs every day are re-exported here flat:
   the optimal OV weights for fixed KQ scales (`approximate_loss`);
 - the solution manifold (4.6)-(4.8) and the single-head optimum (`manifold`);
 - exact finite-(d, L) risks of one-step GD and debiased GD, and the Bayes
-  risk in the proportional limit, Theorem 4.2(iii) (`risks`).
+  risk in the proportional limit, Theorem 4.2(iii) (`risks`);
+- the error terms of the approximations: the gap of Ltilde on the manifold and the
+  ± pair's distance to debiased GD, with the biases of their log-log slopes
+  (`approximation_error`).
 
 `theory.symbolic` derives these formulas with sympy. Nothing here imports torch.
 """
@@ -18,6 +21,13 @@ from icl_verify.theory.approximate_loss import (
     approximate_loss_hessian,
     optimal_mu,
     optimal_mu_loss,
+)
+from icl_verify.theory.approximation_error import (
+    dgd_gap_length_slope_bias,
+    dgd_gap_omega_slope_bias,
+    dgd_gap_rms_large_d,
+    manifold_gap_limit,
+    manifold_gap_slope_bias,
 )
 from icl_verify.theory.manifold import (
     SingleHeadOptimum,
@@ -49,9 +59,14 @@ __all__ = [
     "bayes_risk_limit",
     "compare_with_bayes",
     "debiased_gd_risk",
+    "dgd_gap_length_slope_bias",
+    "dgd_gap_omega_slope_bias",
+    "dgd_gap_rms_large_d",
     "effective_learning_rate",
     "gd_risk",
     "gd_risk_limit",
+    "manifold_gap_limit",
+    "manifold_gap_slope_bias",
     "manifold_loss",
     "manifold_mu",
     "optimal_gd",
