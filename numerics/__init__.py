@@ -7,7 +7,9 @@
 - `circuits`: KQ/OV circuits, effective (omega_h, mu_h) and pattern measures;
 - `estimators`: in-context estimators (OLS, ridge, Bayes, one-step and t-step GD, debiased GD,
   kernel regressors, Lasso, preprocess-then-GD);
-- `montecarlo`: streamed Monte Carlo of population losses with standard errors.
+- `montecarlo`: streamed Monte Carlo of population losses with standard errors;
+- `kernel_sum`: Monte Carlo measurements of the kernel-sum predictor (3.2): the ± pair's
+  loss and its distance to debiased GD, H heads on the manifold, the single-head optimum.
 
 Never imports `theory` or `dynamics`: a measurement must not use the formula it checks.
 The everyday names are exported here flat, and loaded lazily (`icl_verify._lazy`):
@@ -40,6 +42,19 @@ __getattr__, __dir__, __all__ = attach(
             "preconditioned_gd_prediction",
             "preprocessed_gd_prediction",
             "ridge_prediction",
+        ),
+        "kernel_sum": (
+            "ProfileMinimum",
+            "SingleHeadMinimum",
+            "SquareGaps",
+            "fitted_minimum",
+            "loss_difference_to_debiased_gd",
+            "pair_loss_landscape",
+            "relative_prediction_gap",
+            "relative_prediction_gaps",
+            "single_head_minimum",
+            "single_head_profile",
+            "square_gaps_to_debiased_gd",
         ),
         "models": ("AttentionConfig", "KernelSumModel", "MultiHeadAttention"),
         "montecarlo": (
