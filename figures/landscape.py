@@ -25,7 +25,8 @@ def figure_landscape(params, prediction, measurement):
     """The four panels described in the module docstring; returns the matplotlib Figure.
 
     Expects prediction.figure_data with omega (G,), mu (M,), ltilde (G, M), manifold_mu (G,),
-    L_fine, gap_limit_fine, and measurement.figure_data with loss, loss_se (G, M), L, gap, gap_se.
+    L_fine, gap_limit_fine, D = d (1 + sigma2), and measurement.figure_data with loss, loss_se
+    (G, M), L, gap, gap_se.
     """
     theory, measured = prediction.figure_data, measurement.figure_data
     omega, mu = np.asarray(theory["omega"]), np.asarray(theory["mu"])
@@ -71,7 +72,7 @@ def figure_landscape(params, prediction, measurement):
         shrink=0.85,
     )
 
-    D = params["d"] * (1 + params["sigma2"])
+    D = theory["D"]
     axis = axes[0, 3]
     axis.plot(
         np.asarray(theory["L_fine"]) + D,
@@ -87,7 +88,7 @@ def figure_landscape(params, prediction, measurement):
         color=MEASURED,
         ms=4,
         capsize=2,
-        label=f"MC − L̃ at ω={params['gap_omega']:g}",
+        label=f"MC − L̃ at ω={params.gap_omega:g}",
     )
     slope = measurement.values["gap_slope"]
     axis.plot([], [], " ", label=f"fitted slope {slope.value:.3f} ± {slope.error:.3f}")
@@ -96,7 +97,7 @@ def figure_landscape(params, prediction, measurement):
         yscale="log",
         xlabel=r"$L + D$",
         ylabel="gap on the manifold",
-        title=f"(d) gap vs L (d={params['d']}, σ²={params['sigma2']})",
+        title=f"(d) gap vs L (d={params.d}, σ²={params.sigma2})",
     )
     axis.grid(True, which="both", color=REFERENCE, alpha=0.2)
     set_log_ticks(axis, log_ticks(min(measured["L"]) + D, max(measured["L"]) + D))

@@ -8,17 +8,17 @@ when d omega^2 = O(1) and mu is bounded (reference `he2025.md` §HE-P4.1).
 Two measurements, both of the true loss by Monte Carlo (`numerics`), never of (4.1):
 
 - the landscape over the two-head ± family (omega, -omega), (mu, -mu) (the paper's Fig. 6):
-  `numerics.kernel_sum_loss_grid` (all mu from one pass per omega), next to Ltilde and their
+  `numerics.pair_loss_landscape` (all mu from one pass per omega), next to Ltilde and their
   difference;
 - the decay of the gap MC - Ltilde with L at a small-omega point on the manifold
   (omega, mu*(omega)). The reference derives the exact omega -> 0 limit of the gap,
-  1/(L + D) with D = d(1 + sigma2), for every L; so the log-log slope is fitted against
-  L + D, where it is -1 up to the finite-omega correction bounded in `slope_tolerance`.
-  Variance reduction: the predictor is linear in the labels (exact conditional risk,
-  `numerics.LinearInLabels`) and the debiased-GD predictor with the same step
-  eta = 2 omega mu* is a control variate on the same prompts; its mean, the exact finite-L
-  risk R_dGD(eta) of §HE-4.3-RISK (checked by Monte Carlo in claim HE-4.3-RISK), is added
-  back. So gap = [MC(TF) - MC(dGD)]_paired + R_dGD(eta) - Ltilde.
+  1/(L + D) with D = d(1 + sigma2), for every L (`theory.manifold_gap_limit`); so the log-log
+  slope is fitted against L + D, where it is -1 up to the finite-omega correction bounded by
+  `theory.manifold_gap_slope_bias`. Variance reduction: the predictor is linear in the labels
+  (exact conditional risk) and the debiased-GD predictor with the same step eta = 2 omega mu*
+  is a control variate on the same prompts (`numerics.loss_difference_to_debiased_gd`); its
+  mean, the exact finite-L risk R_dGD(eta) of §HE-4.3-RISK (checked by Monte Carlo in claim
+  HE-4.3-RISK), is added back. So gap = [MC(TF) - MC(dGD)]_paired + R_dGD(eta) - Ltilde.
 
 Finding (d=5, L=40, sigma2=0.1, omega <= 0.6, mu <= 6; 2e4 prompts): on the manifold at small
 omega the gap is 1/(L + D) to within 1% (0.0220 +- 0.0001 at L=40, omega=0.1), and its slope
@@ -28,24 +28,14 @@ loss; e.g. 0.2675 vs 0.2377 at omega=0.4, mu=1.0; 0.401 vs 0.350 at omega=0.575,
 and at large omega with large |mu| it OVERestimates it, because c e^{d omega^2} grows without
 bound while the variance of a softmax average saturates (the weights concentrate on one
 example): at omega = 0.6, mu = 1.5 the true loss is 0.95 against Ltilde = 1.47 (relative gap
--0.55). Panel (c) of the figure maps the relative gap.
+-0.55). Panel (c) of the figure (`figures.landscape`) maps the relative gap.
 """
 
 from __future__ import annotations
 
-import math
+from dataclasses import dataclass
 
 import numpy as np
-import torch
-from icl_verify.figures.landscape import figure_landscape
-from icl_verify.numerics import (
-    LinearInLabels,
-    gd_prediction,
-    kernel_sum_loss_grid,
-    kernel_sum_prediction,
-)
-from icl_verify.numerics.montecarlo import monte_carlo_losses
-from icl_verify.theory import Setting, approximate_loss, debiased_gd_risk, manifold_mu
 from icl_verify.validation.claim import (
     Check,
     Claim,
@@ -54,26 +44,69 @@ from icl_verify.validation.claim import (
     Prediction,
     Source,
     fit_loglog_slope,
+    shifted,
 )
-from icl_verify.validation.claims._single_thread import on_one_thread
+from icl_verify.validation.params import ParameterError, SettingParams, param
+
+from icl_verify import numerics, theory
 
 
-def _setting(params, L: int | None = None) -> Setting:
-    return Setting(d=params["d"], L=params["L"] if L is None else L, sigma2=params["sigma2"])
+@dataclass(frozen=True, kw_only=True)
+class ApproximationParams(SettingParams):
+    """HE-P4.1: the ± landscape at prompt length L, and the gap on the manifold over gap_L."""
+
+    omega_max: float = param(
+        0.6, help="largest KQ scale omega of the landscape", low=0, low_open=True
+    )
+    mu_max: float = param(6.0, help="largest OV weight mu of the landscape", low=0, low_open=True)
+    n_omega: int = param(help="landscape points in omega (evenly spaced up to omega_max)", low=2)
+    n_mu: int = param(help="landscape points in mu (evenly spaced up to mu_max)", low=2)
+    landscape_prompts: int = param(help="Monte Carlo prompts of the landscape", low=2)
+    gap_omega: float = param(
+        0.1,
+        help="KQ scale of the manifold point (omega, mu*(omega)) of the gap",
+        low=0,
+        low_open=True,
+    )
+    gap_L: tuple[int, ...] = param(help="prompt lengths of the gap's log-log fit", low=1)
+    gap_prompts: int = param(help="Monte Carlo prompts per prompt length of the gap", low=2)
+
+    def validate(self) -> None:
+        if len(set(self.gap_L)) < 3:
+            raise ParameterError(f"gap_L must hold at least 3 distinct lengths, got {self.gap_L}")
 
 
-def landscape_axes(params) -> tuple[np.ndarray, np.ndarray]:
-    """The landscape's KQ scales omega (G,) and OV weights mu (M,), evenly spaced.
+PRESETS = {
+    "smoke": ApproximationParams(
+        n_omega=6, n_mu=6, landscape_prompts=4096, gap_L=(20, 40, 80), gap_prompts=4096
+    ),
+    "quick": ApproximationParams(
+        n_omega=24,
+        n_mu=24,
+        landscape_prompts=20_000,
+        gap_L=(20, 40, 80, 160, 320),
+        gap_prompts=20_000,
+    ),
+    "paper": ApproximationParams(  # the reference's 2e5 prompts per landscape point
+        n_omega=50,
+        n_mu=50,
+        landscape_prompts=200_000,
+        gap_L=(20, 40, 80, 160, 320, 640),
+        gap_prompts=200_000,
+    ),
+}
 
-    >>> w, m = landscape_axes({"omega_max": 0.8, "mu_max": 8.0, "n_omega": 5, "n_mu": 3})
+
+def landscape_axes(params: ApproximationParams) -> tuple[np.ndarray, np.ndarray]:
+    """The landscape's KQ scales omega (G,) and OV weights mu (M,), evenly spaced from a step.
+
+    >>> w, m = landscape_axes(ApproximationParams(omega_max=0.8, mu_max=8.0, n_omega=5, n_mu=3,
+    ...                       landscape_prompts=2, gap_L=(20, 40, 80), gap_prompts=2))
     >>> w.round(3).tolist(), m.round(3).tolist()
     ([0.16, 0.32, 0.48, 0.64, 0.8], [2.667, 5.333, 8.0])
     """
-    if not (params["omega_max"] > 0 and params["mu_max"] > 0):
-        raise ValueError(f"need omega_max > 0 and mu_max > 0, got {params}")
-    count_omega, count_mu = params["n_omega"], params["n_mu"]
-    omega = np.linspace(params["omega_max"] / count_omega, params["omega_max"], count_omega)
-    return omega, np.linspace(params["mu_max"] / count_mu, params["mu_max"], count_mu)
+    omega = np.linspace(params.omega_max / params.n_omega, params.omega_max, params.n_omega)
+    return omega, np.linspace(params.mu_max / params.n_mu, params.mu_max, params.n_mu)
 
 
 def _pairs(values: np.ndarray) -> np.ndarray:
@@ -81,92 +114,60 @@ def _pairs(values: np.ndarray) -> np.ndarray:
     return np.stack([values, -values], axis=1)
 
 
-def slope_tolerance(params) -> float:
-    """Bound on the bias of the log-log slope of the gap against L + D from finite omega.
-
-    Model: gap(L) = (1 + delta_L) / (L + D), where the finite-omega correction delta_L stays
-    within a band of width Delta := 2 d omega^2 e^{d omega^2} as L varies (relative size
-    O(d omega^2) of the omega-dependent dropped terms; Delta is the kernel factor
-    2p(e^{d omega^2} - 1) of the heuristic L gap ~ 2p e^{d omega^2} - p^2, p = 2 omega mu* < 1,
-    which itself overstates the omega dependence: measured (L + D) gap is 0.989-1.006 at
-    omega = 0.1 over L = 20..320, and 1.04 (L=40) to 1.09 (L=160) at omega = 0.2). The
-    least-squares slope of log(1 + delta) on x = log(L + D) is then at most
-    Delta * sum|x - xbar| / (2 sum (x - xbar)^2) in absolute value (worst case: delta at the
-    top of the band on one side of xbar, at the bottom on the other).
-
-    >>> round(slope_tolerance({"d": 5, "sigma2": 0.1, "gap_omega": 0.1,
-    ...                        "gap_L": [20, 40, 80, 160, 320]}), 3)
-    0.05
-    """
-    d, omega = params["d"], params["gap_omega"]
-    x = np.log(np.asarray(params["gap_L"], float) + d * (1 + params["sigma2"]))
-    spread = x - x.mean()
-    delta = 2 * d * omega**2 * math.exp(d * omega**2)
-    return float(delta * np.abs(spread).sum() / (2 * (spread**2).sum()))
+def _slope_bias(params: ApproximationParams) -> float:
+    return theory.manifold_gap_slope_bias(params.gap_omega, params.gap_L, params.d, params.sigma2)
 
 
-def predict_p41(params) -> Prediction:
+def predict_p41(params: ApproximationParams) -> Prediction:
     """Ltilde on the landscape; the gap's order -1 in L + D and its omega -> 0 limit 1/(L + D)."""
-    setting = _setting(params)
+    setting = params.setting
     omega, mu = landscape_axes(params)
-    ltilde = approximate_loss(_pairs(omega)[:, None, :], _pairs(mu)[None, :, :], setting)
-    lengths = np.geomspace(min(params["gap_L"]), max(params["gap_L"]), 60)
+    ltilde = theory.approximate_loss(_pairs(omega)[:, None, :], _pairs(mu)[None, :, :], setting)
+    lengths = np.geomspace(min(params.gap_L), max(params.gap_L), 60)
     return Prediction(
         values={"gap_slope": -1.0},
         figure_data={
             "omega": omega,
             "mu": mu,
             "ltilde": ltilde,  # (G, M)
-            "manifold_mu": manifold_mu(omega, setting),
+            "manifold_mu": theory.manifold_mu(omega, setting),
             "L_fine": lengths,
-            "gap_limit_fine": 1.0 / (lengths + setting.D),
+            "gap_limit_fine": theory.manifold_gap_limit(lengths, params.d, params.sigma2),
+            "D": setting.D,
         },
     )
 
 
-def _gap_on_manifold(params, L: int, seed: int, device: str) -> tuple[float, float]:
+def _gap_on_manifold(params: ApproximationParams, L: int, seed: int, device: str):
     """MC - Ltilde at (omega, mu*(omega)) for prompt length L, with its standard error."""
-    setting = _setting(params, L)
-    omega = params["gap_omega"]
-    mu = float(manifold_mu(omega, setting))
+    setting = theory.Setting(d=params.d, L=L, sigma2=params.sigma2)
+    omega = params.gap_omega
+    mu = float(theory.manifold_mu(omega, setting))
     eta = 2 * omega * mu
-    heads = torch.tensor([omega, -omega], dtype=torch.float64)
-    weights = torch.tensor([mu, -mu], dtype=torch.float64)
-    predictors = {
-        "attention": LinearInLabels(
-            lambda p: kernel_sum_prediction(heads.to(p.X), weights.to(p.X), p.X, p.y, p.x_query)
-        ),
-        "dgd": LinearInLabels(lambda p: gd_prediction(p.X, p.y, p.x_query, eta, debiased=True)),
-    }
-    joint = monte_carlo_losses(
-        predictors, setting, params["gap_prompts"], seed=seed, device=device, dtype=torch.float64
+    paired = numerics.loss_difference_to_debiased_gd(
+        omega, mu, eta, setting, params.gap_prompts, seed=seed, device=device
     )
-    paired = joint.difference("attention", "dgd")
-    ltilde = float(approximate_loss([omega, -omega], [mu, -mu], setting))
-    return paired.mean + float(debiased_gd_risk(eta, setting)) - ltilde, paired.stderr
+    ltilde = float(theory.approximate_loss([omega, -omega], [mu, -mu], setting))
+    return paired.mean + float(theory.debiased_gd_risk(eta, setting)) - ltilde, paired.stderr
 
 
-@on_one_thread
-def measure_p41(params, runtime) -> Measurement:
+def measure_p41(params: ApproximationParams, runtime) -> Measurement:
     """Monte Carlo landscape of the true loss, and the gap's log-log slope against L + D."""
-    setting = _setting(params)
-    omega, mu = landscape_axes(params)
-    landscape = kernel_sum_loss_grid(
-        _pairs(omega),
-        _pairs(mu),
-        setting,
-        params["landscape_prompts"],
-        seed=runtime.seed % 2**31,
-        device=runtime.device,
-        dtype=torch.float64,
-    )
-    lengths = params["gap_L"]
-    gaps = [
-        _gap_on_manifold(params, L, (runtime.seed + k + 1) % 2**31, runtime.device)
-        for k, L in enumerate(runtime.progress(lengths, "prompt lengths"))
-    ]
+    from icl_verify.validation.claims._single_thread import single_thread  # TODO numerics
+
+    with single_thread():
+        omega, mu = landscape_axes(params)
+        landscape = numerics.pair_loss_landscape(
+            omega, mu, params.setting, params.landscape_prompts, seed=runtime.seed % 2**31,
+            device=runtime.device,
+        )  # fmt: skip
+        lengths = params.gap_L
+        gaps = [
+            _gap_on_manifold(params, L, (runtime.seed + k + 1) % 2**31, runtime.device)
+            for k, L in enumerate(runtime.progress(lengths, "prompt lengths"))
+        ]
     gap, gap_se = (np.array(column) for column in zip(*gaps, strict=True))
-    fit = fit_loglog_slope(np.asarray(lengths, float) + setting.D, gap)
+    fit = fit_loglog_slope(np.asarray(lengths, float) + params.setting.D, gap)
     return Measurement(
         values={"gap_slope": fit.slope},
         figure_data={
@@ -180,20 +181,21 @@ def measure_p41(params, runtime) -> Measurement:
     )
 
 
-def checks_p41(params) -> tuple[Check, ...]:
-    atol = slope_tolerance(params)
+def checks_p41(params: ApproximationParams) -> tuple[Check, ...]:
+    atol = _slope_bias(params)
     why = (
         "The reference derives the exact omega -> 0 gap 1/(L + D) on the manifold, so the slope "
-        "against L + D is -1 there; at omega = {w:g} the gap is (1 + delta_L)/(L + D) with "
-        "delta_L in a band of width 2 d omega^2 e^(d omega^2) (finite-omega terms of relative "
-        "size O(d omega^2)), whose worst-case effect on the least-squares slope over L = {Ls} is "
-        "{atol:.3f} (`slope_tolerance`); plus 4 fit SEs."
-    ).format(w=params["gap_omega"], Ls=params["gap_L"], atol=atol)
+        f"against L + D is -1 there; at omega = {params.gap_omega:g} the gap is "
+        "(1 + delta_L)/(L + D) with delta_L in a band of width 2 d omega^2 e^(d omega^2) "
+        "(finite-omega terms of relative size O(d omega^2)), whose worst-case effect on the "
+        f"least-squares slope over L = {list(params.gap_L)} is {atol:.3f} "
+        "(`theory.manifold_gap_slope_bias`); plus 4 fit SEs."
+    )
     return (
         Check(
             "gap_slope",
             LogLogSlope(why, atol=atol),
-            f"slope of log(MC − L̃) vs log(L + D) at ω={params['gap_omega']:g}, μ = μ*(ω)",
+            f"slope of log(MC − L̃) vs log(L + D) at ω={params.gap_omega:g}, μ = μ*(ω)",
         ),
     )
 
@@ -204,10 +206,14 @@ CLAIM_P41 = Claim(
     statement="The true loss of the kernel-sum predictor (3.2) is approximated by L̃ (4.1), with "
     "an error that decays like 1/L for d ω² = O(1) and bounded μ (on the manifold at small ω "
     "the gap is 1/(L + D)).",
+    params=ApproximationParams,
+    presets=PRESETS,
     predict=predict_p41,
     measure=measure_p41,
     checks=checks_p41,
-    figure=figure_landscape,
+    figure="landscape:figure_landscape",
+    # a gap of order L^{-1/2} (slope -1/2) instead of 1/L: 0.5 off, ten times the allowed bias
+    wrong=shifted("gap_slope", lambda slope: slope + 0.5),
 )
 
 CLAIMS = (CLAIM_P41,)
