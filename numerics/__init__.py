@@ -9,7 +9,10 @@
   kernel regressors, Lasso, preprocess-then-GD);
 - `montecarlo`: streamed Monte Carlo of population losses with standard errors;
 - `kernel_sum`: Monte Carlo measurements of the kernel-sum predictor (3.2): the ± pair's
-  loss and its distance to debiased GD, H heads on the manifold, the single-head optimum.
+  loss and its distance to debiased GD, H heads on the manifold, the single-head optimum;
+- `ensemble`: the trained ensemble of He et al. §3 (training, resuming, its members, their
+  test MSE at other prompt lengths);
+- `patterns`: the head patterns of Observations 1, 2, 4 read off its logged history.
 
 Never imports `theory` or `dynamics`: a measurement must not use the formula it checks.
 The everyday names are exported here flat, and loaded lazily (`icl_verify._lazy`):
@@ -43,6 +46,15 @@ __getattr__, __dir__, __all__ = attach(
             "preprocessed_gd_prediction",
             "ridge_prediction",
         ),
+        "ensemble": (
+            "EnsembleTraining",
+            "MemberKinds",
+            "TrainedEnsemble",
+            "member_kinds",
+            "mse_by_test_length",
+            "representative",
+            "train_ensemble",
+        ),
         "kernel_sum": (
             "ProfileMinimum",
             "SingleHeadMinimum",
@@ -64,6 +76,16 @@ __getattr__, __dir__, __all__ = attach(
             "kernel_sum_loss_grid",
             "monte_carlo_loss",
             "monte_carlo_losses",
+        ),
+        "patterns": (
+            "GroupPatterns",
+            "HeadPatterns",
+            "PatternDynamics",
+            "group_patterns",
+            "head_patterns",
+            "logging_noise",
+            "pattern_dynamics",
+            "settled_value",
         ),
         "trainer": ("TrainConfig", "TrainingDivergedError", "TrainResult", "train"),
     },

@@ -1,0 +1,437 @@
+"""The trained ensemble of He et al. (2025) §3 (reference §0.5) that the trained-model claims read.
+
+One online training of E one-layer softmax-attention models (`numerics.models.MultiHeadAttention`
+via `numerics.trainer.train`) on the prompts of §0.2 (d, L, sigma2), from PyTorch's default
+``nn.Linear`` init, with Adam on fresh prompts every step. Member e has ``heads[e]`` heads (all
+members padded to the largest H) and init seed ``seed + e``. The members share one data stream
+(``data_streams="shared"``: one generator draws every member's independent prompts, about 1.5x
+faster on the CPU than one per member). The history logs omega_h, mu_h and the validation loss
+of every member every ``log_every`` steps, and (`_CircuitRecorder`) the full KQ and OV circuits
+at the same steps.
+
+A training is resumable: given a checkpoint folder, the trainer writes its checkpoint there every
+``checkpoint_every`` steps and the circuit history beside it at the same steps; a killed run
+resumes from both (a logged step whose circuits were lost in a kill right after a checkpoint
+holds NaN). `TrainedEnsemble.arrays` / `TrainedEnsemble.from_arrays` turn the result into plain
+numpy arrays and back, so a caller can store it.
+
+Read-outs of the trained members: `member_kinds` (single-head, paired, trapped), `representative`
+(the member shown for one H), and `mse_by_test_length`, the Monte Carlo test MSE of trained
+members and of the GD and Bayes baselines at test lengths L' other than the training L
+(Figure 4), all on the same nested prompts.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from icl_verify.numerics.circuits import CircuitSummary, summarize_circuits
+from icl_verify.numerics.data import Prompts, embed, sample_linear_regression
+from icl_verify.numerics.estimators import bayes_prediction, gd_prediction
+from icl_verify.numerics.models import AttentionConfig, MultiHeadAttention
+from icl_verify.numerics.montecarlo import JointMonteCarloEstimate, monte_carlo_losses
+from icl_verify.numerics.trainer import LinearRegressionTask, TrainConfig, train
+
+from icl_verify._files import write_atomic
+from icl_verify.heads import head_types
+
+__all__ = [
+    "EnsembleTraining",
+    "MemberKinds",
+    "TrainedEnsemble",
+    "member_kinds",
+    "representative",
+    "mse_by_test_length",
+    "train_ensemble",
+]
+
+WEIGHT_NAMES = ("W_Q", "W_K", "W_V", "W_O")
+
+
+@dataclass(frozen=True, kw_only=True)
+class EnsembleTraining:
+    """What is trained, and how: the data model, the members' heads, Adam and the bookkeeping.
+
+    Its fields are the whole configuration of a training (`dataclasses.asdict` is a complete
+    cache key, with the device). The reference's sizes (§0.5): d = 5, L = 40, sigma2 = 0.1,
+    H in {1, 2, 3, 4, 8}, lr 1e-3, 500k steps, batch 256.
+    """
+
+    d: int  # covariate dimension
+    L: int  # training prompt length (in-context examples per prompt)
+    sigma2: float  # label-noise variance
+    heads: tuple[int, ...]  # heads[e]: active heads of member e (its init seed: seed + e)
+    lr: float  # Adam learning rate
+    steps: int  # Adam steps
+    batch: int  # fresh prompts per member per step
+    seed: int  # init seed of member 0, and of the shared data stream
+    log_every: int  # omega, mu, validation loss and circuits logged every this many steps
+    checkpoint_every: int  # checkpoint every this many steps (0: only at the end)
+    validation_batch: int  # fixed validation prompts per member
+
+
+@dataclass(frozen=True)
+class TrainedEnsemble:
+    """E trained models and their histories (float64 numpy; n logged steps, H = max heads).
+
+    Attributes:
+        d, L, sigma2: the training data model (§0.2).
+        heads: (E,) active heads per member; member e's heads are the first ``heads[e]``.
+        weights: name -> (E, H, D, D) final W_Q, W_K, W_V, W_O.
+        steps: (n,) logged steps; test_loss: (n, E) validation loss;
+        omega, mu: (n, E, H) effective head scales (`numerics.circuits.omega_mu`).
+        KQ_history, OV_history: (n, E, H, D, D) circuits at the logged steps (float32 stored).
+    """
+
+    d: int
+    L: int
+    sigma2: float
+    heads: np.ndarray
+    weights: Mapping[str, np.ndarray]
+    steps: np.ndarray
+    test_loss: np.ndarray
+    omega: np.ndarray
+    mu: np.ndarray
+    KQ_history: np.ndarray
+    OV_history: np.ndarray
+
+    def model(self, members=None, device: str = "cpu") -> MultiHeadAttention:
+        """The trained members (all, or the listed indices) as one float32 ensemble model."""
+        members = list(range(self.heads.size)) if members is None else list(members)
+        heads = tuple(int(self.heads[e]) for e in members)
+        config = AttentionConfig(d=self.d, heads=heads, ensemble=len(members))
+        model = MultiHeadAttention(config, seeds=[0] * len(members))
+        with torch.no_grad():
+            for name in WEIGHT_NAMES:
+                stored = torch.as_tensor(self.weights[name][members][:, : max(heads)])
+                getattr(model, name).copy_(stored.to(torch.float32))
+        return model.to(device)
+
+    def circuits(self) -> tuple[np.ndarray, np.ndarray]:
+        """Final KQ and OV circuits, each (E, H, D, D) float64 (inactive heads' OV is 0)."""
+        model = self.model()
+        model.double()
+        with torch.no_grad():
+            return model.KQ.numpy(), model.OV.numpy()
+
+    def summaries(self, log: int = -1) -> tuple[CircuitSummary, ...]:
+        """`numerics.circuits.summarize_circuits` of every member at logged step ``log``."""
+        if log == -1:
+            KQ, OV = self.circuits()
+        else:
+            KQ, OV = self.KQ_history[log], self.OV_history[log]
+        return summarize_circuits(
+            torch.as_tensor(KQ), torch.as_tensor(OV), self.d, tuple(map(int, self.heads))
+        )
+
+    def first_order_steps(self, members: Sequence[int]) -> np.ndarray:
+        """Each listed member's final ``eta_eff = sum_h omega_h mu_h``, the step of the GD-like
+        term of its prediction to first order in omega (4.10); shape (len(members),)."""
+        members = list(members)
+        return (self.omega[-1, members] * self.mu[-1, members]).sum(axis=-1)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Everything but the data model, as named numpy arrays (`from_arrays` inverts it)."""
+        return {
+            **self.weights,
+            "heads": self.heads,
+            "steps": self.steps,
+            "test_loss": self.test_loss,
+            "omega": self.omega,
+            "mu": self.mu,
+            "KQ_history": self.KQ_history,
+            "OV_history": self.OV_history,
+        }
+
+    @classmethod
+    def from_arrays(
+        cls, training: EnsembleTraining, arrays: Mapping[str, np.ndarray]
+    ) -> TrainedEnsemble:
+        """The ensemble of `training` from the arrays of `arrays` (e.g. loaded from a file)."""
+        return cls(
+            d=training.d,
+            L=training.L,
+            sigma2=float(training.sigma2),
+            heads=np.asarray(arrays["heads"]),
+            weights={name: np.asarray(arrays[name]) for name in WEIGHT_NAMES},
+            steps=np.asarray(arrays["steps"]),
+            test_loss=np.asarray(arrays["test_loss"]),
+            omega=np.asarray(arrays["omega"]),
+            mu=np.asarray(arrays["mu"]),
+            KQ_history=np.asarray(arrays["KQ_history"]),
+            OV_history=np.asarray(arrays["OV_history"]),
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# training
+
+
+class _CircuitRecorder:
+    """Keeps KQ and OV (float32) at the logged steps; saved to ``path`` at every checkpoint."""
+
+    def __init__(self, path: Path | None, log_every: int, checkpoint_every: int, last: int) -> None:
+        self.path, self.log_every = path, log_every
+        self.checkpoint_every, self.last = checkpoint_every, last
+        self.steps: list[int] = []
+        self.KQ: list[np.ndarray] = []
+        self.OV: list[np.ndarray] = []
+        if path is not None and path.exists():  # resuming: the history up to the last checkpoint
+            with np.load(path) as stored:
+                self.steps = stored["steps"].tolist()
+                self.KQ, self.OV = list(stored["KQ"]), list(stored["OV"])
+
+    def __call__(self, step: int, model: MultiHeadAttention) -> None:
+        if step % self.log_every == 0 or step == self.last:
+            with torch.no_grad():
+                self.steps.append(step)
+                self.KQ.append(model.KQ.detach().float().cpu().numpy())
+                self.OV.append(model.OV.detach().float().cpu().numpy())
+        if self.path is not None and self.checkpoint_every and step % self.checkpoint_every == 0:
+            buffer = io.BytesIO()
+            np.savez(buffer, **self.arrays(self.steps))
+            write_atomic(self.path, buffer.getvalue())
+
+    def arrays(self, steps) -> dict[str, np.ndarray]:
+        """The history at ``steps`` (NaN where a step was not recorded)."""
+        where = {s: k for k, s in enumerate(self.steps)}
+        shape = self.KQ[0].shape
+        blank = np.full(shape, np.nan, dtype=np.float32)
+        return {
+            "steps": np.asarray(steps, dtype=np.int64),
+            "KQ": np.stack([self.KQ[where[s]] if s in where else blank for s in steps]),
+            "OV": np.stack([self.OV[where[s]] if s in where else blank for s in steps]),
+        }
+
+
+def train_ensemble(
+    training: EnsembleTraining,
+    device: str = "cpu",
+    checkpoint_dir: str | Path | None = None,
+    progress: bool = False,
+) -> TrainedEnsemble:
+    """Train the ensemble of ``training`` (or resume it from ``checkpoint_dir``).
+
+    With ``checkpoint_dir`` the trainer's checkpoint (``checkpoint.pt``) and the circuit
+    history (``circuits.npz``) are written there every ``checkpoint_every`` steps, and a
+    later call with the same folder resumes from them: the result equals an uninterrupted
+    run's, bit for bit on the CPU. ``progress`` shows a nested progress bar (line 1).
+
+    >>> training = EnsembleTraining(d=2, L=8, sigma2=0.1, heads=(1, 2), lr=3e-3, steps=20,
+    ...     batch=16, seed=0, log_every=10, checkpoint_every=10, validation_batch=64)
+    >>> ensemble = train_ensemble(training)
+    >>> ensemble.omega.shape, ensemble.heads.tolist(), ensemble.KQ_history.shape
+    ((2, 2, 2), [1, 2], (2, 2, 2, 3, 3))
+    """
+    heads = tuple(int(h) for h in training.heads)
+    model_config = AttentionConfig(d=training.d, heads=heads, ensemble=len(heads))
+    config = TrainConfig(
+        lr=training.lr,
+        batch=training.batch,
+        steps=training.steps,
+        seed=training.seed,
+        validation_batch=training.validation_batch,
+        device=device,
+        log_every=training.log_every,
+        checkpoint_every=training.checkpoint_every,
+        data_streams="shared",
+    )
+    task = LinearRegressionTask(training.d, training.L, training.sigma2)
+    folder = Path(checkpoint_dir) if checkpoint_dir is not None else None
+    recorder = _CircuitRecorder(
+        folder / "circuits.npz" if folder else None,
+        config.log_every,
+        config.checkpoint_every,
+        config.steps,
+    )
+    result = train(
+        model_config,
+        task,
+        config,
+        checkpoint_path=folder / "checkpoint.pt" if folder else None,
+        resume=folder is not None,
+        callback=recorder,
+        progress=progress,
+        progress_position=1,
+    )
+    history = result.history
+    circuits = recorder.arrays(history.steps)
+    return TrainedEnsemble(
+        d=training.d,
+        L=training.L,
+        sigma2=float(training.sigma2),
+        heads=np.asarray(heads, dtype=np.int64),
+        weights={
+            name: getattr(result.model, name).detach().double().cpu().numpy()
+            for name in WEIGHT_NAMES
+        },
+        steps=history.steps,
+        test_loss=history.test_loss,
+        omega=history.omega,
+        mu=history.mu,
+        KQ_history=circuits["KQ"],
+        OV_history=circuits["OV"],
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# members: which reached the pattern, which one is shown
+
+
+@dataclass(frozen=True)
+class MemberKinds:
+    """Each member's kind at the end of training, as boolean arrays of shape (E,)."""
+
+    single: np.ndarray  # H = 1
+    paired: np.ndarray  # H >= 2 with a positive and a negative non-dummy head
+    trapped: np.ndarray  # H >= 2, all non-dummy heads of one sign
+
+    @property
+    def pattern(self) -> np.ndarray:
+        """Members whose heads the pattern claims read: single-head and paired."""
+        return self.single | self.paired
+
+
+def member_kinds(ensemble: TrainedEnsemble) -> MemberKinds:
+    """Classify the members by the signs of their non-dummy heads' final KQ scales.
+
+    A member with H >= 2 is *paired* when its non-dummy heads (`icl_verify.heads`) include a
+    positive and a negative one (the multi-head pattern (4.7)), else *trapped* (its heads share
+    one sign and act as one head).
+
+    >>> from types import SimpleNamespace
+    >>> omega = np.array([[[0.4, 0.0], [0.2, -0.2], [0.5, 0.4]]])  # (n=1, E=3, H=2)
+    >>> mu = np.array([[[1.6, 0.0], [2.0, -2.0], [1.0, 0.6]]])
+    >>> kinds = member_kinds(SimpleNamespace(heads=np.array([1, 2, 2]), omega=omega, mu=mu))
+    >>> kinds.single.tolist(), kinds.paired.tolist(), kinds.trapped.tolist()
+    ([True, False, False], [False, True, False], [False, False, True])
+    """
+    omega, mu = ensemble.omega[-1], ensemble.mu[-1]  # (E, H)
+    heads = ensemble.heads
+    paired = np.zeros(heads.size, dtype=bool)
+    for e, H in enumerate(heads):
+        types = head_types(omega[e, :H], mu[e, :H])
+        paired[e] = H >= 2 and (types > 0).any() and (types < 0).any()
+    single = heads == 1
+    return MemberKinds(single=single, paired=paired, trapped=~single & ~paired)
+
+
+def representative(ensemble: TrainedEnsemble, heads: int) -> int:
+    """The member with ``heads`` heads and the lowest final validation loss (as one run is shown).
+
+    >>> from types import SimpleNamespace
+    >>> e = SimpleNamespace(heads=np.array([1, 2, 2]), test_loss=np.array([[0.4, 0.41, 0.24]]))
+    >>> representative(e, 2)
+    2
+    """
+    candidates = np.flatnonzero(ensemble.heads == heads)
+    if candidates.size == 0:
+        raise ValueError(
+            f"heads must be one of {sorted(set(ensemble.heads.tolist()))}, got {heads}"
+        )
+    return int(candidates[np.argmin(ensemble.test_loss[-1, candidates])])
+
+
+# ---------------------------------------------------------------------------------------------
+# the trained members at other prompt lengths (Figure 4)
+
+
+def _truncated(prompts: Prompts, length: int) -> Prompts:
+    """The first ``length`` context examples of each prompt (query kept): nested prompts."""
+    return Prompts(
+        prompts.X[..., :length, :],
+        prompts.y[..., :length],
+        prompts.x_query,
+        prompts.y_query,
+        prompts.beta,
+    )
+
+
+class _EnsembleAtLength:
+    """All selected members' predictions at one test length, computed once per prompt batch."""
+
+    def __init__(self, model: MultiHeadAttention, length: int) -> None:
+        self.model, self.length = model, length
+        self._prompts, self._predictions = None, None
+
+    def member(self, index: int):
+        def predict(prompts: Prompts) -> torch.Tensor:
+            if prompts is not self._prompts:
+                Z = embed(_truncated(prompts, self.length))  # (n, D, length + 1)
+                members = self.model.config.ensemble
+                self._predictions = self.model(Z.expand(members, *Z.shape))  # (M, n)
+                self._prompts = prompts
+            return self._predictions[index]
+
+        return predict
+
+
+def mse_by_test_length(
+    ensemble: TrainedEnsemble,
+    members: Sequence[int],
+    lengths: Sequence[int],
+    *,
+    dgd_eta: float,
+    gd_eta: float,
+    n_prompts: int,
+    seed: int = 0,
+    device: str = "cpu",
+    progress: bool = False,
+) -> JointMonteCarloEstimate:
+    """Monte Carlo test MSE (2.5) of trained members and baselines at each test length L'.
+
+    One draw of ``n_prompts`` prompts at the largest L' (`monte_carlo_losses`, seeded by
+    ``seed``), truncated to every L' (nested prompts): every predictor sees the same prompts at
+    every length, so differences between predictors and between lengths are paired. Predictors,
+    named ``"<name>@<L'>"``:
+
+    - ``member<k>``: trained member ``members[k]``;
+    - ``dGDeff<k>``: debiased one-step GD (4.11) at member k's ``first_order_steps`` eta_eff;
+    - ``dGD``, ``GD``: debiased and vanilla one-step GD at the given steps;
+    - ``Bayes``: the posterior mean, ridge with lambda = sigma2 d.
+
+    >>> training = EnsembleTraining(d=2, L=8, sigma2=0.1, heads=(1, 2), lr=3e-3, steps=20,
+    ...     batch=16, seed=0, log_every=10, checkpoint_every=0, validation_batch=64)
+    >>> losses = mse_by_test_length(train_ensemble(training), [0, 1], [4, 8],
+    ...                                dgd_eta=0.8, gd_eta=0.7, n_prompts=256)
+    >>> losses.names[:5]
+    ('member0@4', 'dGDeff0@4', 'member1@4', 'dGDeff1@4', 'dGD@4')
+    >>> bool(losses["dGD@8"].mean < losses["dGD@4"].mean)  # longer prompts, better estimate
+    True
+    """
+    d, sigma2 = ensemble.d, ensemble.sigma2
+    model = ensemble.model(members, device)
+    eta_eff = ensemble.first_order_steps(members)  # (M,)
+    predictors = {}
+    for n in lengths:
+        at = _EnsembleAtLength(model, n)
+        for k in range(len(members)):
+            predictors[f"member{k}@{n}"] = at.member(k)
+            predictors[f"dGDeff{k}@{n}"] = lambda p, n=n, eta=float(eta_eff[k]): gd_prediction(
+                p.X[:, :n], p.y[:, :n], p.x_query, eta, debiased=True
+            )
+        predictors[f"dGD@{n}"] = lambda p, n=n: gd_prediction(
+            p.X[:, :n], p.y[:, :n], p.x_query, dgd_eta, debiased=True
+        )
+        predictors[f"GD@{n}"] = lambda p, n=n: gd_prediction(
+            p.X[:, :n], p.y[:, :n], p.x_query, gd_eta
+        )
+        predictors[f"Bayes@{n}"] = lambda p, n=n: bayes_prediction(
+            p.X[:, :n], p.y[:, :n], p.x_query, sigma2
+        )
+    longest = max(lengths)
+
+    def sampler(count: int, generator: torch.Generator) -> Prompts:
+        return sample_linear_regression(
+            count, d, longest, sigma2, generator=generator, device=device
+        )
+
+    with torch.no_grad():
+        return monte_carlo_losses(
+            predictors, sampler, n_prompts, seed=seed, device=device, progress=progress
+        )

@@ -1,0 +1,339 @@
+"""The head patterns of He et al. (2025) §3 read off a trained ensemble's logged history.
+
+Observations 1, 2 and 4 describe trained heads: the circuit pattern (3.1) of each head, the
+opposite-head pattern (4.4)-(4.7) of a member, and how omega_h(t), mu_h(t) get there. A trained
+model is read at the end of its training, and its error bar comes from the logged history
+(`numerics.ensemble.TrainedEnsemble`: omega, mu and the circuits every ``log_every`` steps):
+
+- `logging_noise`: the Adam noise of a logged series about its trend;
+- `settled_value`: an end value with the error of a value that may still drift;
+- `head_patterns` (Obs. 1): every circuit measure of `numerics.circuits.summarize_circuits`, per
+  non-dummy head, settled, with Adam's noise floor on the RMS-type measures;
+- `group_patterns` (Obs. 2): per member, KQ homogeneity, the zero-sum ratio of the OV weights
+  and the group sums ``2 omega sum_{+/-} mu``, settled;
+- `pattern_dynamics` (Obs. 4): whether |omega_h| rises then falls, the largest drops of |mu_h|
+  and of the group sums after the pattern forms, and how long the pattern persists.
+
+Dummy, positive and negative heads are those of `icl_verify.heads.head_types`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from icl_verify.numerics.ensemble import TrainedEnsemble
+
+from icl_verify.heads import DUMMY, head_types
+
+__all__ = [
+    "CIRCUIT_MEASURES",
+    "GROUP_QUANTITIES",
+    "GroupPatterns",
+    "HeadPatterns",
+    "PatternDynamics",
+    "group_patterns",
+    "head_patterns",
+    "logging_noise",
+    "pattern_dynamics",
+    "settled_value",
+]
+
+#: The per-head measures of `numerics.circuits.CircuitSummary` that `head_patterns` reads.
+CIRCUIT_MEASURES = ("diagonality", "diagonal_spread", "kq_off_pattern", "ov_off_pattern")
+#: The RMS-type measures that Adam's stationary noise alone lifts above zero.
+_NOISE_FLOORED = ("diagonal_spread", "kq_off_pattern")
+
+
+def _live(omega: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """Non-dummy heads as a boolean mask, (..., H) -> (..., H)."""
+    return head_types(omega, mu) != DUMMY
+
+
+# ---------------------------------------------------------------------------------------------
+# a logged series: its noise, its settled end value
+
+
+def logging_noise(series: np.ndarray) -> float:
+    """SD of the fluctuation of a logged series about its trend over the last quarter of logs.
+
+    The residual SD of a straight-line fit to the last quarter: it contains the Adam noise,
+    including its slow (correlated over many logs) part, but not the trend. series: (n,), n >= 12.
+
+    >>> rng = np.random.default_rng(0)
+    >>> x = np.linspace(0, 1, 4000) + 0.01 * rng.normal(size=4000)
+    >>> round(logging_noise(x), 3)
+    0.01
+    """
+    x = np.asarray(series, dtype=float)
+    last = x[-max(3, x.size // 4) :]
+    t = np.arange(last.size)
+    residual = last - np.polyval(np.polyfit(t, last, 1), t)
+    return float(residual.std(ddof=2))
+
+
+def settled_value(series: np.ndarray, toward: float | None = None) -> tuple[float, float]:
+    """An end-of-training value and its error: ``(x[-1], error)``, from the logged series.
+
+    ``drift = mean(last quarter) - mean(third quarter)``, ``noise = SD(last quarter)``, q logs
+    per quarter. The error is ``|drift| + noise``: a settled value is judged to within its Adam
+    noise. A value still drifting (``|drift| > 2 noise sqrt(2/q)``, two naive SEs of the
+    difference of the quarter means) toward ``toward`` (the claimed limit, a structural
+    constant such as 0 or 1) may still reach it: its error is ``|x[-1] - toward|``, so the claim
+    reads inconclusive, never contradicted, until the value settles. NaN logs (lost at a
+    resume) are skipped.
+    series: (n,), n >= 4.
+
+    >>> settled_value(np.r_[np.linspace(1, 0.5, 50), np.full(50, 0.5)], toward=0.0)
+    (0.5, 0.0)
+    >>> value, error = settled_value(np.linspace(1, 0.5, 100), toward=0.0)  # still falling
+    >>> value, error
+    (0.5, 0.5)
+    >>> round(settled_value(np.linspace(1, 0.5, 100), toward=2.0)[1], 3)  # falling away
+    0.163
+    """
+    x = np.asarray(series, dtype=float)
+    quarter = max(1, x.size // 4)
+    third, last = x[-2 * quarter : -quarter], x[-quarter:]
+    drift = np.nanmean(last) - np.nanmean(third)
+    noise = np.nanstd(last)
+    value = float(x[-1])
+    moving = abs(drift) > 2 * noise * np.sqrt(2 / quarter)
+    approaching = toward is not None and moving and drift * (toward - value) > 0
+    return value, float(abs(value - toward) if approaching else abs(drift) + noise)
+
+
+# ---------------------------------------------------------------------------------------------
+# Observation 1: the circuit pattern of each head
+
+
+@dataclass(frozen=True)
+class HeadPatterns:
+    """The non-dummy heads of the read members, n in all (arrays of shape (n,)).
+
+    Attributes:
+        value, error: measure (`CIRCUIT_MEASURES`) -> settled end value and its error bound.
+        sign_product: ``sign(omega_h) sign(mu_h)`` at the end (exact).
+        member: the member each head belongs to.
+    """
+
+    value: Mapping[str, np.ndarray]
+    error: Mapping[str, np.ndarray]
+    sign_product: np.ndarray
+    member: np.ndarray
+
+
+def head_patterns(
+    ensemble: TrainedEnsemble, members: Sequence[int], toward: Mapping[str, float]
+) -> HeadPatterns:
+    """The circuit measures of every non-dummy head of ``members``, settled, with errors.
+
+    Each measure (`numerics.circuits.summarize_circuits`) is read at the end of training with
+    its `settled_value` error toward ``toward[measure]`` (the pattern's value), from the circuits
+    logged over the second half of the run. The RMS-type measures (diagonal spread, KQ
+    off-pattern) are lifted by Adam's stationary noise even on an exact mean pattern: a head
+    whose d diagonal entries fluctuate independently has entry-wise SD sqrt(d) SD(omega_h), so
+    that relative floor, sqrt(d) `logging_noise`(omega_h) / |omega_h|, is added to their error.
+    """
+    final = ensemble.summaries()
+    logs = range(ensemble.steps.size // 2, ensemble.steps.size)
+    history = [ensemble.summaries(log) for log in logs]  # second half, per log
+    value = {name: [] for name in CIRCUIT_MEASURES}
+    error = {name: [] for name in CIRCUIT_MEASURES}
+    sign_product, member = [], []
+    for e in members:
+        live = ~final[e].dummy
+        H = ensemble.heads[e]
+        omega = ensemble.omega[:, e, :H]
+        # Adam noise floor of a spread/off-pattern RMS: entry-wise fluctuation sqrt(d) SD(omega_h)
+        floor = [
+            np.sqrt(ensemble.d) * logging_noise(omega[:, h]) / abs(omega[-1, h]) for h in range(H)
+        ]
+        for name in CIRCUIT_MEASURES:
+            series = np.array([getattr(summaries[e], name) for summaries in history])  # (n, H)
+            for h in np.flatnonzero(live):
+                settled, bound = settled_value(series[:, h], toward=toward[name])
+                value[name].append(settled)
+                error[name].append(bound + (floor[h] if name in _NOISE_FLOORED else 0.0))
+        sign_product.extend(np.sign(final[e].omega[live]) * np.sign(final[e].mu[live]))
+        member.extend([e] * int(live.sum()))
+    return HeadPatterns(
+        value={name: np.array(v) for name, v in value.items()},
+        error={name: np.array(v) for name, v in error.items()},
+        sign_product=np.array(sign_product),
+        member=np.array(member, dtype=int),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Observation 2: the opposite-head pattern of a member
+
+#: The quantities `group_patterns` reads per member (see `_group_quantities`).
+GROUP_QUANTITIES = (
+    "homogeneity",
+    "zero_sum",
+    "eta_plus",
+    "eta_minus",
+    "omega",
+    "sum_plus",
+    "sum_minus",
+)
+
+
+def _group_quantities(omega: np.ndarray, mu: np.ndarray, live: np.ndarray) -> dict[str, np.ndarray]:
+    """Homogeneity, zero-sum ratio and 2 omega |group sums| along logs; omega, mu (n, H)."""
+    abs_omega = np.abs(omega[:, live])
+    positive, negative = live & (omega[-1] > 0), live & (omega[-1] < 0)
+    scale = abs_omega.mean(axis=1)  # (n,): the common |omega| of the pattern
+    return {
+        "homogeneity": abs_omega.max(axis=1) / abs_omega.min(axis=1) - 1.0,
+        "zero_sum": np.abs(mu.sum(axis=1)) / np.abs(mu).sum(axis=1),
+        "eta_plus": 2 * scale * mu[:, positive].sum(axis=1),
+        "eta_minus": -2 * scale * mu[:, negative].sum(axis=1),
+        "omega": scale,
+        "sum_plus": mu[:, positive].sum(axis=1),
+        "sum_minus": mu[:, negative].sum(axis=1),
+    }
+
+
+@dataclass(frozen=True)
+class GroupPatterns:
+    """The read members, m in all (arrays of shape (m,)).
+
+    Attributes:
+        value, error: quantity -> settled end value and error (`settled_value`):
+            ``homogeneity`` = max/min |omega_h| - 1 over non-dummy heads; ``zero_sum`` =
+            |sum_h mu_h| / sum_h |mu_h|; ``omega`` = mean |omega_h| over non-dummy heads (the
+            common scale); ``sum_plus``, ``sum_minus`` = OV group sums of the positive and
+            negative heads; ``eta_plus``, ``eta_minus`` = 2 omega sum_+ mu and -2 omega sum_- mu.
+        dummy_heads: number of dummy heads of each member.
+    """
+
+    value: Mapping[str, np.ndarray]
+    error: Mapping[str, np.ndarray]
+    dummy_heads: np.ndarray
+
+
+def group_patterns(
+    ensemble: TrainedEnsemble, members: Sequence[int], toward: Mapping[str, float]
+) -> GroupPatterns:
+    """Per member: the `GROUP_QUANTITIES` settled at the end of training, with their errors.
+
+    The heads are grouped by their final signs (non-dummy heads); each quantity's series over
+    all logs gives its `settled_value` error, toward ``toward[quantity]`` where given (a
+    structural limit such as a zero-sum ratio of 0).
+    """
+    value = {key: [] for key in GROUP_QUANTITIES}
+    error = {key: [] for key in GROUP_QUANTITIES}
+    dummies = []
+    for e in members:
+        H = ensemble.heads[e]
+        omega, mu = ensemble.omega[:, e, :H], ensemble.mu[:, e, :H]
+        live = _live(omega[-1], mu[-1])
+        dummies.append(int((~live).sum()))
+        series = _group_quantities(omega, mu, live)
+        for key in GROUP_QUANTITIES:
+            settled, bound = settled_value(series[key], toward=toward.get(key))
+            value[key].append(settled)
+            error[key].append(bound)
+    return GroupPatterns(
+        value={k: np.array(v) for k, v in value.items()},
+        error={k: np.array(v) for k, v in error.items()},
+        dummy_heads=np.array(dummies, dtype=int),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Observation 4: the trajectories
+
+
+def _rise_and_fall(series: np.ndarray, margin: float) -> tuple[float, float]:
+    """(1, 0) when |omega|(t) peaks inside the run above both ends by ``margin`` x
+    `logging_noise`; (0, 1) when the peak lies in the last quarter (it may still be rising:
+    undecided, error 1); (0, 0) otherwise."""
+    x = np.abs(series)
+    margin, peak = margin * logging_noise(x), int(np.argmax(x))
+    if peak >= x.size - max(1, x.size // 4) and x[peak] - x[0] > margin:
+        return 0.0, 1.0
+    rises_and_falls = 0 < peak and x[peak] - x[-1] > margin and x[peak] - x[0] > margin
+    return float(rises_and_falls), 0.0
+
+
+def _largest_drop(series: np.ndarray, start: int) -> float:
+    """Largest fall of the smoothed |mu|(t) below its running maximum from log ``start`` on,
+    relative to the final |mu| (moving average over 1/20 of the logs removes the Adam noise)."""
+    x = np.abs(series[start:])
+    width = max(1, series.size // 20)
+    if x.size > width:
+        x = np.convolve(x, np.ones(width) / width, mode="valid")
+    return float(np.max(np.maximum.accumulate(x) - x) / abs(series[-1]))
+
+
+def _pattern_held(omega: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """Per log: sign-matched non-dummy heads of both signs. (n, H) -> (n,)."""
+    held = np.empty(omega.shape[0], dtype=bool)
+    for t in range(omega.shape[0]):
+        live = _live(omega[t], mu[t])
+        signs = np.sign(omega[t, live])
+        held[t] = bool(np.all(signs == np.sign(mu[t, live]))) and (
+            (signs > 0).any() and (signs < 0).any()
+        )
+    return held
+
+
+@dataclass(frozen=True)
+class PatternDynamics:
+    """How the read members' heads got to the pattern.
+
+    Attributes:
+        rise_and_fall, rise_and_fall_error: per non-dummy head, 1 when |omega_h(t)| peaks
+            strictly inside the run above both ends by the noise margin, else 0; error 1 when
+            the peak lies in the last quarter (undecided), else 0.
+        mu_drop: per non-dummy head, the largest drop of the smoothed |mu_h(t)| below its running
+            maximum after the pattern forms, relative to the final |mu_h|.
+        group_sum_drop: the same for the OV group sums, per group (positive, negative) and member.
+        persistence: per member, the share of logs after the pattern first forms (sign-matched
+            non-dummy heads of both signs) on which it holds.
+        formed_at: per member, the step at which the pattern first forms.
+    """
+
+    rise_and_fall: np.ndarray
+    rise_and_fall_error: np.ndarray
+    mu_drop: np.ndarray
+    group_sum_drop: np.ndarray
+    persistence: np.ndarray
+    formed_at: np.ndarray
+
+
+def pattern_dynamics(
+    ensemble: TrainedEnsemble, members: Sequence[int], noise_margin: float
+) -> PatternDynamics:
+    """Rise and fall of |omega_h|, drops of |mu_h| and group sums, persistence (see the fields).
+
+    ``noise_margin``: a logged change counts only when it exceeds this many `logging_noise` SDs.
+    """
+    rise, rise_error, drop, group_drop, persistence, formed = [], [], [], [], [], []
+    for e in members:
+        H = ensemble.heads[e]
+        omega, mu = ensemble.omega[:, e, :H], ensemble.mu[:, e, :H]
+        live = _live(omega[-1], mu[-1])
+        held = _pattern_held(omega, mu)
+        first = int(np.argmax(held)) if held.any() else held.size - 1
+        for h in np.flatnonzero(live):
+            value, error = _rise_and_fall(omega[:, h], noise_margin)
+            rise.append(value)
+            rise_error.append(error)
+            drop.append(_largest_drop(mu[:, h], first))
+        for group in (live & (omega[-1] > 0), live & (omega[-1] < 0)):
+            group_drop.append(_largest_drop(mu[:, group].sum(axis=1), first))
+        persistence.append(held[first:].mean() if held.any() else 0.0)
+        formed.append(float(ensemble.steps[first]))
+    return PatternDynamics(
+        rise_and_fall=np.array(rise),
+        rise_and_fall_error=np.array(rise_error),
+        mu_drop=np.array(drop),
+        group_sum_drop=np.array(group_drop),
+        persistence=np.array(persistence),
+        formed_at=np.array(formed),
+    )

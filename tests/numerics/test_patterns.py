@@ -1,0 +1,55 @@
+"""numerics.patterns: the end-of-training error bars and the trajectory measures of He et al. §3,
+on series whose answer is known."""
+
+from types import SimpleNamespace
+
+import numpy as np
+from icl_verify.numerics.patterns import logging_noise, pattern_dynamics, settled_value
+
+
+def test_settled_value_error_covers_a_converging_series():
+    # x_t = exp(-t / tau): the error must exceed the remaining distance to the limit 0 when
+    # the last quarter still falls by more than it (tau comparable with the run).
+    t = np.arange(100.0)
+    value, error = settled_value(np.exp(-t / 40))
+    assert error > 0.1 * value
+    # A settled series plus noise of SD 0.01: the error is about that SD (drift averages out).
+    rng = np.random.default_rng(0)
+    value, error = settled_value(0.5 + 0.01 * rng.normal(size=400))
+    assert 0.005 < error < 0.02
+
+
+def test_logging_noise_ignores_the_trend():
+    rng = np.random.default_rng(1)
+    t = np.linspace(0, 1, 2000)
+    assert abs(logging_noise(3 * t + 0.02 * rng.normal(size=t.size)) - 0.02) < 0.002
+
+
+def _two_head_member(omega_path, mu_path):
+    """An ensemble of one paired two-head member with heads (+omega, +mu) and (-omega, -mu)."""
+    omega = np.stack([omega_path, -omega_path], axis=-1)[:, None]  # (n, E=1, H=2)
+    mu = np.stack([mu_path, -mu_path], axis=-1)[:, None]
+    steps = np.arange(1, omega.shape[0] + 1)
+    return SimpleNamespace(heads=np.array([2]), omega=omega, mu=mu, steps=steps)
+
+
+def test_pattern_dynamics_of_a_rise_and_fall_with_growing_mu():
+    t = np.linspace(0, 1, 400)
+    omega = 0.2 + 0.3 * t * np.exp(-8 * t)  # peaks at t = 1/8, ends near 0.2
+    mu = 0.1 + 2 * (1 - np.exp(-5 * t))  # grows monotonically
+    dynamics = pattern_dynamics(_two_head_member(omega, mu), [0], noise_margin=4.0)
+    assert dynamics.rise_and_fall.tolist() == [1.0, 1.0]
+    assert dynamics.rise_and_fall_error.tolist() == [0.0, 0.0]
+    assert np.all(dynamics.mu_drop == 0) and np.all(dynamics.group_sum_drop == 0)
+    assert dynamics.persistence.tolist() == [1.0] and dynamics.formed_at.tolist() == [1.0]
+
+
+def test_pattern_dynamics_sees_a_falling_mu_and_an_omega_still_rising():
+    t = np.linspace(0, 1, 400)
+    omega = 0.1 + 0.2 * t  # still rising at the end: undecided (error 1)
+    mu = 2.0 - 0.5 * t  # falls by 0.5, a third of its final value 1.5
+    dynamics = pattern_dynamics(_two_head_member(omega, mu), [0], noise_margin=4.0)
+    assert dynamics.rise_and_fall.tolist() == [0.0, 0.0]
+    assert dynamics.rise_and_fall_error.tolist() == [1.0, 1.0]
+    # the moving average over 400 // 20 = 20 logs spans 19 of the 399 steps of the line
+    np.testing.assert_allclose(dynamics.mu_drop, 0.5 * (1 - 19 / 399) / 1.5, rtol=1e-12)
