@@ -1,0 +1,198 @@
+"""Figures of the trained-model claims HE-OBS1..4 (He et al. 2025 §3, Figures 1, 3, 4, 5, 13).
+
+Each function draws one claim's stored prediction and measurement (`figure_data` of both):
+
+- `figure_obs1`: the circuits of one trained member per H (`figures.circuits`);
+- `figure_obs2`: the fraction of runs reaching opposite heads per H, and the paired members'
+  OV group sums on the manifold mu*(omega) (4.6);
+- `figure_obs3`: test MSE against the test length L' (`figures.length_generalisation`);
+- `figure_obs4`: omega_h(t) and mu_h(t) of one member per H with the manifold guides.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from icl_verify.figures.circuits import circuit_heatmaps
+from icl_verify.figures.length_generalisation import length_generalisation_figure
+from icl_verify.figures.style import MEASURED, PALETTE, REFERENCE, THEORY, new_figure
+
+from icl_verify.heads import DUMMY, head_types
+
+
+def figure_obs1(params, prediction, measurement):
+    """KQ and OV circuits of the member with the lowest validation loss per shown H."""
+    data = measurement.figure_data
+    heads = data["shown_heads"].astype(int)
+    labels = [f"H={h} (member {int(m)})" for h, m in zip(heads, data["shown_members"], strict=True)]
+    trapped = int(np.sum(data["excluded_trapped"]))
+    title = (
+        f"Trained circuits after {int(data['steps'])} Adam steps (lowest validation loss per H); "
+        f"{trapped} trapped member(s) not read, see HE-OBS2"
+    )
+    return circuit_heatmaps(data["KQ"], data["OV"], heads, labels, title)
+
+
+def figure_obs2(params, prediction, measurement):
+    """(a) paired fraction per H with binomial SE; (b) group sums on the mu*(omega) curve."""
+    data = measurement.figure_data
+    figure, axes = new_figure(2, width=4.4)
+    fraction_axis, manifold_axis = axes[0]
+    heads = data["multi_heads"]
+    fraction = data["paired_counts"] / data["counts"]
+    positions = np.arange(heads.size)
+    fraction_axis.errorbar(
+        positions,
+        fraction,
+        data["binomial_se"],
+        ls="none",
+        marker="o",
+        color=MEASURED,
+        capsize=3,
+        label="measured (± binomial SE)",
+    )
+    fraction_axis.axhline(1.0, color=THEORY, label="claim: every run")
+    for x, (p, n) in enumerate(zip(data["paired_counts"], data["counts"], strict=True)):
+        fraction_axis.annotate(
+            f"{int(p)}/{int(n)}",
+            (x, fraction[x]),
+            textcoords="offset points",
+            xytext=(6, -10),
+            fontsize=7,
+        )
+    fraction_axis.set_xticks(positions, [f"H={int(h)}" for h in heads])
+    fraction_axis.set(
+        ylim=(-0.05, 1.15),
+        ylabel="fraction of runs with opposite heads",
+        title=f"(a) runs with a ± pair after {int(data['steps'])} steps",
+    )
+    fraction_axis.legend(loc="lower left")
+
+    omega_fine = prediction.figure_data["omega_fine"]
+    mu_star_fine = prediction.figure_data["mu_star_fine"]
+    manifold_axis.plot(omega_fine, mu_star_fine, color=THEORY, label=r"$\mu^*(\omega)$ (4.6)")
+    for k, H in enumerate(np.unique(data["paired_heads"])):
+        at = data["paired_heads"] == H
+        color = PALETTE[k % len(PALETTE)]
+        manifold_axis.errorbar(
+            data["omega"][at],
+            data["sum_plus"][at],
+            data["sum_plus_error"][at],
+            ls="none",
+            marker="o",
+            color=color,
+            ms=4,
+            label=rf"H={int(H)}: $\Sigma_+\mu$",
+        )
+        manifold_axis.errorbar(
+            data["omega"][at],
+            -data["sum_minus"][at],
+            data["sum_minus_error"][at],
+            ls="none",
+            marker="x",
+            color=color,
+            ms=5,
+            label=rf"H={int(H)}: $-\Sigma_-\mu$",
+        )
+    if data["omega"].size:
+        low, high = data["omega"].min(), data["omega"].max()
+        manifold_axis.set_xlim(0.7 * low, 1.4 * high)
+        manifold_axis.set_ylim(
+            0.6 * np.interp(1.4 * high, omega_fine, mu_star_fine),
+            1.5 * np.interp(0.7 * low, omega_fine, mu_star_fine),
+        )
+    manifold_axis.set(
+        xlabel=r"common KQ scale $\omega$ = mean $|\omega_h|$ (non-dummy)",
+        ylabel="OV group sum",
+        title="(b) HE-MAN (ii): paired members' group sums",
+    )
+    manifold_axis.legend(fontsize=6.5, ncols=2, loc="upper right")
+    return figure
+
+
+def figure_obs3(params, prediction, measurement):
+    """Test MSE of the trained members and the baselines against L', beside the exact risks."""
+    data, curves = measurement.figure_data, prediction.figure_data
+    theory = {
+        "dGD η*": curves["dgd"],
+        "GD η*": curves["gd"],
+        "1 head, L̃ at its optimum": curves["single"],
+    }
+    measured = {}
+    for h in params.compare_heads:
+        measured[f"trained H={h}"] = (data[f"H{h}_mean"], data[f"H{h}_se"])
+    two = [h for h in params.compare_heads if h >= 2][0]
+    eta_two = data["eta_eff"][list(params.compare_heads).index(two)]
+    measured[f"dGD at η_eff={eta_two:.3f} of H={two} (MC)"] = (
+        data[f"dGDeff{two}_mean"],
+        data[f"dGDeff{two}_se"],
+    )
+    measured["dGD η* (MC)"] = (data["dGD_mean"], data["dGD_se"])
+    measured["Bayes: ridge λ=σ²d (MC)"] = (data["Bayes_mean"], data["Bayes_se"])
+    return length_generalisation_figure(
+        data["lengths"],
+        theory,
+        measured,
+        params.L,
+        "dGD η*",
+        title=f"Test MSE vs L' (trained at L={params.L}; {params.n_prompts} shared prompts)",
+    )
+
+
+def figure_obs4(params, prediction, measurement):
+    """omega_h(t), mu_h(t) of one member per H with the +-omega(T) and +-mu*(omega) guides."""
+    data, guide = measurement.figure_data, prediction.figure_data
+    heads = data["shown_heads"].astype(int)
+    figure, axes = new_figure(len(heads), 2, width=3.2, height=2.6)
+    steps = data["steps"]
+    for k, H in enumerate(heads):
+        omega, mu = data["omega"][:, k, :H], data["mu"][:, k, :H]
+        omega_axis, mu_axis = axes[0, k], axes[1, k]
+        for h in range(H):
+            color = PALETTE[h % len(PALETTE)] if h < len(PALETTE) else MEASURED
+            omega_axis.plot(steps, omega[:, h], color=color, lw=1, label=f"head {h + 1}")
+            mu_axis.plot(steps, mu[:, h], color=color, lw=1)
+        if H == 1:
+            levels = (guide["single_omega"], guide["single_mu"])
+            label = r"one-head optimum of $\tilde L$: $\omega=1/\sqrt{d}$, $\mu$"
+            for axis, level in zip((omega_axis, mu_axis), levels, strict=True):
+                axis.axhline(
+                    np.sign(omega[-1, 0]) * level, color=THEORY, ls="--", lw=1, label=label
+                )
+        else:
+            live = head_types(omega[-1], mu[-1]) != DUMMY
+            scale = np.abs(omega[:, live]).mean(axis=1)  # (n,)
+            mu_star = np.interp(scale, guide["omega_fine"], guide["mu_star_fine"])
+            for sign in (1, -1):
+                omega_axis.axhline(
+                    sign * scale[-1],
+                    color=REFERENCE,
+                    ls=":",
+                    lw=1,
+                    label=r"$\pm\omega(T)$" if sign > 0 else None,
+                )
+                mu_axis.plot(
+                    steps,
+                    sign * mu_star,
+                    color=THEORY,
+                    ls="--",
+                    lw=1,
+                    label=r"$\pm\mu^*(\bar\omega(t))$: group-sum guide" if sign > 0 else None,
+                )
+            positive = live & (omega[-1] > 0)
+            negative = live & (omega[-1] < 0)
+            mu_axis.plot(
+                steps,
+                mu[:, positive].sum(axis=1),
+                color="black",
+                lw=1.3,
+                label=r"$\Sigma_+\mu$, $\Sigma_-\mu$",
+            )
+            mu_axis.plot(steps, mu[:, negative].sum(axis=1), color="black", lw=1.3)
+        omega_axis.set(xscale="log", title=f"H = {H}", ylabel=r"$\omega_h(t)$")
+        mu_axis.set(xscale="log", xlabel="Adam step", ylabel=r"$\mu_h(t)$")
+        omega_axis.legend(fontsize=6, loc="best")
+        mu_axis.legend(fontsize=6, loc="best")
+        if H > 1:
+            bound = 2.5 * np.abs(mu[-1, live]).sum()
+            mu_axis.set_ylim(-bound, bound)
+    return figure
