@@ -23,6 +23,7 @@ import io
 import math
 import numbers
 import os
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -241,6 +242,35 @@ def _fingerprint(model_config: AttentionConfig, tasks, config: TrainConfig) -> s
     return repr((model_part, tasks, train_part))
 
 
+_CHECKPOINT_KEYS = frozenset(
+    ("fingerprint", "step", "model", "optimizer", "generators", "records", "train_loss_sum")
+)
+
+
+def _load_checkpoint(path: Path, device: torch.device) -> dict | None:
+    """The checkpoint at `path`; None when there is none, or when it cannot be read whole.
+
+    A damaged checkpoint (truncated, garbage, not a checkpoint of this trainer) is reported
+    in one line on stderr, and training starts over from step 0 (it overwrites the file at
+    its first checkpoint).
+    """
+    try:
+        state = torch.load(path, map_location=device, weights_only=False)
+        if not isinstance(state, dict) or not _CHECKPOINT_KEYS <= state.keys():
+            raise ValueError("not a checkpoint of this trainer")
+    except FileNotFoundError:
+        return None
+    except Exception as error:  # any failure to load it: the file is damaged
+        reason = " ".join(f"{type(error).__name__}: {error}".split())[:200]
+        print(
+            f"icl-verify: warning: checkpoint {str(path)!r} is damaged ({reason}); "
+            "training from step 0",
+            file=sys.stderr,
+        )
+        return None
+    return state
+
+
 def _save_atomically(state: dict, path: Path) -> None:
     buffer = io.BytesIO()
     torch.save(state, buffer)
@@ -318,8 +348,8 @@ def train(
     fingerprint = _fingerprint(model_config, tasks, config)
     records: dict[str, list] = {k: [] for k in ("steps", "train", "test", "omega", "mu")}
     start, train_loss_sum, last_good = 0, torch.zeros(E, dtype=torch.float64, device=device), None
-    if resume and checkpoint_path.exists():
-        state = torch.load(checkpoint_path, map_location=device, weights_only=False)
+    state = _load_checkpoint(checkpoint_path, device) if resume else None
+    if state is not None:
         if state["fingerprint"] != fingerprint:
             raise ValueError(
                 f"checkpoint_path {str(checkpoint_path)!r} holds a different run; not resuming"

@@ -5,7 +5,14 @@ JSON of its name and full configuration (keys sorted, no whitespace). Any change
 of configuration gives a new directory, so a cached result is never stale; the
 same configuration finds the finished result (rerun) or the trainer's checkpoint
 (a killed training resumes). Files are written atomically (temporary file, then
-`os.replace`), so a killed process leaves either the old file or the new one.
+`os.replace`), so a killed process leaves either the old file or the new one, and a
+reader (which reads a file whole through one open handle) sees one or the other.
+
+Damage and concurrency. A stored result that cannot be loaded (truncated, garbage, a
+file of another program) is reported on stderr in one line, deleted and recomputed.
+Two processes sharing a cache may compute the same entry at the same time: each gets
+its own result and the last atomic write wins (the results are equal: the key is the
+full configuration), so nothing is torn; at worst the work is done twice.
 """
 
 from __future__ import annotations
@@ -13,6 +20,8 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -70,8 +79,13 @@ class ArtefactCache:
         """
         folder = self.root / config_key(name, config)
         record = folder / "config.json"
-        if not record.exists():
-            write_atomic(record, json.dumps({"name": name, "config": to_json(config)}, indent=1))
+        text = json.dumps({"name": name, "config": to_json(config)}, indent=1)
+        try:
+            current = record.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):  # missing, unreadable or garbage: write it anew
+            current = None
+        if current != text:  # concurrent writers write the same text, each atomically
+            write_atomic(record, text)
         return folder
 
     def cached(self, name: str, config: Mapping[str, Any], compute: Callable[[], Any]) -> Any:
@@ -79,15 +93,23 @@ class ArtefactCache:
 
         A result that is a mapping of names to numpy arrays is stored as `result.npz`
         (loaded back as a dict of arrays); anything else must be JSON-serialisable
-        and is stored as `result.json`.
+        and is stored as `result.json`. A stored result that fails to load is reported
+        (one line on stderr), deleted and computed again.
         """
         folder = self.directory(name, config)
         arrays, document = folder / "result.npz", folder / "result.json"
-        if arrays.exists():
-            with np.load(arrays) as stored:
-                return {key: stored[key] for key in stored.files}
-        if document.exists():
-            return json.loads(document.read_text())
+        for path, parse in ((arrays, _parse_arrays), (document, _parse_document)):
+            try:
+                data, identity = _read_whole(path)
+            except FileNotFoundError:
+                continue
+            except OSError as error:  # e.g. a folder in its place, or unreadable
+                _discard_damaged(path, None, name, error)
+                continue
+            try:
+                return parse(data)
+            except Exception as error:  # any failure to load means a damaged entry
+                _discard_damaged(path, identity, name, error)
         result = compute()
         if isinstance(result, Mapping) and all(isinstance(v, np.ndarray) for v in result.values()):
             write_atomic(arrays, _npz_bytes(result))
@@ -100,3 +122,44 @@ def _npz_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
     return buffer.getvalue()
+
+
+def _read_whole(path: Path) -> tuple[bytes, tuple[int, int]]:
+    """The file's bytes, read through one handle, and its identity (device, inode).
+
+    One handle sees one version of the file even when another process replaces it meanwhile.
+    """
+    with open(path, "rb") as file:
+        status = os.fstat(file.fileno())
+        return file.read(), (status.st_dev, status.st_ino)
+
+
+def _parse_arrays(data: bytes) -> dict[str, np.ndarray]:
+    with np.load(io.BytesIO(data), allow_pickle=False) as stored:
+        return {key: stored[key] for key in stored.files}  # every array read: CRCs checked
+
+
+def _parse_document(data: bytes) -> Any:
+    return json.loads(data.decode("utf-8"))
+
+
+def _discard_damaged(
+    path: Path, identity: tuple[int, int] | None, name: str, error: Exception
+) -> None:
+    """Report a damaged stored result in one line on stderr and delete it.
+
+    It is deleted only if it is still the file that was read (`identity`; None when it could
+    not be read): another process may have replaced it by a good one in the meantime.
+    """
+    reason = " ".join(f"{type(error).__name__}: {error}".split())[:200]
+    print(
+        f"icl-verify: warning: cache entry {path.parent.name} ({name}) is damaged "
+        f"({path.name}: {reason}); recomputing",
+        file=sys.stderr,
+    )
+    try:
+        status = os.stat(path)
+        if identity is None or (status.st_dev, status.st_ino) == identity:
+            path.unlink()
+    except OSError:  # gone already, or not a plain file: the atomic write replaces or fails
+        pass
