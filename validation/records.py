@@ -20,11 +20,12 @@ import subprocess
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from importlib import metadata
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import numpy as np
 from icl_verify.validation.claim import (
+    VERDICTS,
     CheckResult,
     Claim,
     Estimate,
@@ -39,6 +40,12 @@ from icl_verify._files import write_atomic
 
 SCHEMA_VERSION = 2
 RESULTS_FILE = "results.json"
+
+
+class DamagedRunError(ValueError):
+    """results.json exists but is no run record this version reads: truncated, not JSON, of
+    another schema version or another program's file. The message is one line: the file,
+    what is wrong with it and (from `load_run`) what to do."""
 
 
 @dataclass(frozen=True)
@@ -183,10 +190,32 @@ class RunRecord:
 
     @classmethod
     def from_json(cls, text: str, where: str = RESULTS_FILE) -> RunRecord:
-        data = json.loads(text)
-        version = data.get("schema_version")
+        """The record in `text`; `DamagedRunError` (one line, naming `where`) when it is none.
+
+        Every field is checked for presence and JSON type before use, so a foreign or
+        damaged file fails here and not later with a traceback.
+        """
+        try:
+            data = json.loads(text)
+        except ValueError as error:
+            raise DamagedRunError(f"{where}: not valid JSON ({error})") from None
+        except RecursionError:
+            raise DamagedRunError(f"{where}: not valid JSON (nested too deeply)") from None
+        if not isinstance(data, dict) or "schema_version" not in data:
+            raise DamagedRunError(
+                f"{where}: not an icl-verify results file (a JSON object with a schema_version)"
+            )
+        version = data["schema_version"]
         if version != SCHEMA_VERSION:
-            raise ValueError(f"{where}: schema_version must be {SCHEMA_VERSION}, got {version!r}")
+            raise DamagedRunError(
+                f"{where}: schema_version must be {SCHEMA_VERSION}, got {_short(version)} "
+                "(written by another version of icl-verify)"
+            )
+        problem = _run_problem(data)
+        if problem is not None:
+            raise DamagedRunError(
+                f"{where}: not a run record of schema {SCHEMA_VERSION} ({problem})"
+            )
         claims = tuple(ClaimRecord.from_json(c) for c in data["claims"])
         return cls(**{**data, "claims": claims})
 
@@ -196,11 +225,112 @@ class RunRecord:
 
 
 def load_run(run_dir: Path | str) -> RunRecord:
-    """Read `<run_dir>/results.json`; ValueError (one line) when missing or of another schema."""
-    path = Path(run_dir) / RESULTS_FILE
-    if not path.is_file():
+    """Read `<run_dir>/results.json`.
+
+    Raises ValueError (one line) when there is none, and its subclass `DamagedRunError`
+    (one line: the file, what is wrong, what to do) when it cannot be read as a run record
+    of this schema.
+    """
+    run_dir = Path(run_dir)
+    path = run_dir / RESULTS_FILE
+    if not path.exists():
         raise ValueError(f"results directory must contain {RESULTS_FILE}, none at {path}")
-    return RunRecord.from_json(path.read_text(), where=str(path))
+    advice = f"delete the folder {run_dir} or choose another --run-id"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise DamagedRunError(f"{path}: not a text file (not UTF-8); {advice}") from None
+    except OSError as error:
+        reason = error.strerror or type(error).__name__
+        raise DamagedRunError(f"{path}: cannot be read ({reason})") from None
+    try:
+        return RunRecord.from_json(text, where=str(path))
+    except DamagedRunError as error:
+        raise DamagedRunError(f"{error}; {advice}") from None
+
+
+# The JSON shape of schema 2: field -> JSON type(s) (object: any); fields that may be absent.
+_NUMBER = (int, float)
+_RUN_FIELDS = {
+    "run_id": str, "preset": str, "seed": int, "device": str, "started": str,
+    "finished": (str, type(None)), "schema_version": int, "environment": dict, "claims": list,
+}  # fmt: skip
+_RUN_OPTIONAL = {"finished", "environment", "claims"}
+_CLAIM_FIELDS = {
+    "id": str, "source": str, "statement": str, "params": dict, "prediction": dict,
+    "measurement": dict, "checks": list, "verdict": str, "seconds": _NUMBER, "figures": list,
+    "device": str, "overrides": dict,
+}  # fmt: skip
+_CLAIM_OPTIONAL = {"overrides"}
+_CHECK_FIELDS = {
+    "quantity": str, "label": str, "predicted": object, "measured": object, "error": object,
+    "error_kind": str, "rule": str, "justification": str, "verdict": str, "score": _NUMBER,
+}  # fmt: skip
+
+
+def _short(value: Any) -> str:
+    """repr of a value from a file, cut to 60 characters (one line: repr escapes newlines)."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _shape_problem(data: Any, fields: dict, optional: set, what: str) -> str | None:
+    """What is wrong with the JSON object `data` against `fields`, or None."""
+    if not isinstance(data, dict):
+        return f"{what} must be an object, got {type(data).__name__}"
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        return f"{what} has an unknown field {_short(unknown[0])}"
+    missing = sorted(set(fields) - set(data) - optional)
+    if missing:
+        return f"{what} lacks the field {missing[0]!r}"
+    for name, kind in fields.items():
+        value = data.get(name)
+        if name in data and kind is not object:
+            if not isinstance(value, kind) or isinstance(value, bool):
+                return f"{what}.{name} has the wrong type ({type(value).__name__})"
+    return None
+
+
+def _run_problem(data: dict) -> str | None:
+    """What is wrong with a parsed results.json of the current schema version, or None."""
+    problem = _shape_problem(data, _RUN_FIELDS, _RUN_OPTIONAL, "the run")
+    for i, claim in enumerate(data.get("claims", []) if problem is None else ()):
+        problem = _claim_problem(claim, f"claims[{i}]")
+        if problem is not None:
+            break
+    return problem
+
+
+def _claim_problem(claim: Any, what: str) -> str | None:
+    problem = _shape_problem(claim, _CLAIM_FIELDS, _CLAIM_OPTIONAL, what)
+    if problem is not None:
+        return problem
+    if claim["verdict"] not in VERDICTS:
+        return (
+            f"{what}.verdict must be one of {', '.join(VERDICTS)}, got {_short(claim['verdict'])}"
+        )
+    for part in ("prediction", "measurement"):
+        if set(claim[part]) != {"values", "figure_data"} or not all(
+            isinstance(v, dict) for v in claim[part].values()
+        ):
+            return f"{what}.{part} must be an object of 'values' and 'figure_data' objects"
+    for name, estimate in claim["measurement"]["values"].items():
+        try:
+            Estimate.from_json(estimate)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return f"{what}.measurement value {_short(name)} is not an estimate"
+    for j, check in enumerate(claim["checks"]):
+        problem = _shape_problem(check, _CHECK_FIELDS, set(), f"{what}.checks[{j}]")
+        if problem is not None:
+            return problem
+        if check["verdict"] not in VERDICTS:
+            return f"{what}.checks[{j}].verdict is not a verdict: {_short(check['verdict'])}"
+    for figure in claim["figures"]:
+        path = PurePosixPath(figure) if isinstance(figure, str) else None
+        if path is None or not figure or path.is_absolute() or ".." in path.parts:
+            return f"{what}.figures must be paths inside the run folder, got {_short(figure)}"
+    return None
 
 
 def now() -> str:

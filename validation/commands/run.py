@@ -14,6 +14,7 @@ inconclusive claims exit 1, for gating on "every claim verified".
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from datetime import datetime
@@ -22,7 +23,7 @@ from pathlib import Path
 from icl_verify.validation.claim import DEFAULT_PRESET, DISAGREES, INCONCLUSIVE, PRESET_NAMES
 from icl_verify.validation.errors import CommandLineError
 from icl_verify.validation.params import ParameterError
-from icl_verify.validation.records import RunRecord
+from icl_verify.validation.records import DamagedRunError, RunRecord
 from icl_verify.validation.registry import all_claims, select_claims
 from icl_verify.validation.report import REPORT_FILE
 from icl_verify.validation.runner import (
@@ -162,7 +163,23 @@ def load_config(path: Path | None) -> dict[str, dict]:
     return data
 
 
+def writable_directory(path: Path) -> Path:
+    """`path` if it is, or can be created as, a folder this process may write; else
+    CommandLineError (one line). Creates nothing: the nearest existing ancestor decides."""
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        problem = f"{existing} is not a folder"
+    elif not os.access(existing, os.W_OK | os.X_OK):
+        problem = f"{existing} is not writable"
+    else:
+        return path
+    raise CommandLineError(f"--out {path}: not a writable directory ({problem})")
+
+
 def run(args) -> int:
+    writable_directory(args.out)
     if args.preset not in PRESET_NAMES:
         raise CommandLineError(
             f"--preset must be one of {', '.join(PRESET_NAMES)}, got {args.preset!r}"
@@ -194,7 +211,7 @@ def run(args) -> int:
             parameters=parameters,
             show_progress=not args.no_progress,
         )
-    except RunMismatchError as error:
+    except (RunMismatchError, DamagedRunError) as error:
         raise CommandLineError(str(error)) from None
     print(verdict_table(record, [claim.id for claim in claims]))
     print(f"report: {args.out / run_id / REPORT_FILE}")
