@@ -73,7 +73,9 @@ class ApproximationParams(SettingParams):
 
     def validate(self) -> None:
         if len(set(self.gap_L)) < 3:
-            raise ParameterError(f"gap_L must hold at least 3 distinct lengths, got {self.gap_L}")
+            raise ParameterError(
+                f"gap_L must hold at least 3 distinct lengths, got {list(self.gap_L)}"
+            )
 
 
 PRESETS = {

@@ -347,7 +347,7 @@ class DebiasedGDGapParams(SettingParams):
         check_order(self, "omega_min", "omega_max")
         if len(set(self.L_values)) < 3:
             raise ParameterError(
-                f"L_values must hold at least 3 distinct lengths, got {self.L_values}"
+                f"L_values must hold at least 3 distinct lengths, got {list(self.L_values)}"
             )
 
 
