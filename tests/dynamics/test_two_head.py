@@ -91,8 +91,23 @@ def test_peak_obeys_its_condition_and_bounds(phases):
     kappa, d = SETTING.kappa, SETTING.d
     r = phases.peak_mu / phases.peak_omega
     assert r >= 1.0
-    root = brentq(lambda w: 2 * r * w * w * (1 + kappa * math.cosh(d * w * w)) - 1, 0.0, 1.0)
-    assert phases.peak_omega == pytest.approx(root, rel=1e-8)
+
+    def condition(w):
+        return 2 * r * w * w * (1 + kappa * math.cosh(d * w * w)) - 1
+
+    def slope(w):  # > 0 on (0, 1): one root
+        return 4 * r * w * (1 + kappa * math.cosh(d * w * w)) + 4 * r * kappa * d * w**3 * (
+            math.sinh(d * w * w)
+        )
+
+    root = brentq(condition, 0.0, 1.0)
+    # Tolerance from where the two stops lie: each is |condition| / slope (a Newton step) from
+    # the exact root, doubled (the slope changes by ~1e-14 relative over that distance), plus
+    # the rounding of condition (a few eps times its terms, ~2) over the slope.
+    rounding = 16 * np.finfo(float).eps * 2.0
+    bound = 2 * sum((abs(condition(w)) + rounding) / slope(w) for w in (phases.peak_omega, root))
+    assert bound < 1e-9  # precise enough to tell (typically ~1e-14)
+    assert abs(phases.peak_omega - root) <= bound
     assert phases.peak_omega <= equal_ratio_peak(SETTING) <= lambert_peak_bound(SETTING)
     # the peak comes after Phase I ends
     assert phases.phase_one_end < phases.peak_time
