@@ -4,11 +4,11 @@
 questions of Stage I/II and of the solution manifold S_omega (4.7)
 (reference/he2025.md §HE-S1, §HE-S2, §HE-MAN):
 
-- head types: positive (omega_h > 0), negative (omega_h < 0) or dummy, where a
-  head is *dummy* when its OV weight is negligible, |mu_h| <= threshold * max_k |mu_k|
-  (default threshold 0.1). The criterion is on mu because a head with mu_h = 0
-  contributes nothing to Ltilde whatever its omega_h (and under the flow its
-  omega_h then stops moving, since dLtilde/domega_h is proportional to mu_h);
+- head types: positive (omega_h > 0), negative (omega_h < 0) or dummy, by the one
+  definition of the project, `icl_verify.heads.head_types`: a head is *dummy* when its
+  share |omega_h mu_h| of the GD-like term is below 5% of the largest head's (a head with
+  mu_h = 0 contributes nothing to Ltilde whatever its omega_h, and one with omega_h = 0
+  only adds mu_h ybar, which the zero-sum ratio counts);
 - sign matching: every non-dummy head has sign(mu_h) = sign(omega_h);
 - zero-sum OV: the ratio |sum_h mu_h| / sum_h |mu_h| (0 exactly when zero-sum);
 - homogeneous KQ scaling: the dispersion std/mean of |omega_h| over non-dummy heads;
@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from icl_verify.theory import Setting, manifold_mu
 
-POSITIVE, NEGATIVE, DUMMY = 1, -1, 0  # values of Trajectory.head_types
-DUMMY_THRESHOLD = 0.1  # a head is dummy when |mu_h| <= 0.1 max_k |mu_k|
+from icl_verify.heads import DUMMY, DUMMY_THRESHOLD, NEGATIVE, POSITIVE, head_types
+
+__all__ = ["DUMMY", "DUMMY_THRESHOLD", "NEGATIVE", "POSITIVE", "EventRecord", "Trajectory"]
 
 
 @dataclass(frozen=True)
@@ -98,11 +99,10 @@ class Trajectory:
     def head_types(self, threshold: float = DUMMY_THRESHOLD) -> np.ndarray:
         """POSITIVE (1), NEGATIVE (-1) or DUMMY (0) per head and time, shape (T, H).
 
-        Dummy: |mu_h| <= threshold * max_k |mu_k| (all heads dummy when mu = 0).
+        `icl_verify.heads.head_types` at every time: dummy when |omega_h mu_h| <=
+        threshold * max_k |omega_k mu_k| (all heads dummy where every product is 0).
         """
-        size = np.abs(self.mu)
-        active = size > threshold * size.max(axis=1, keepdims=True)
-        return np.where(active, np.sign(self.omega), DUMMY).astype(int)
+        return head_types(self.omega, self.mu, threshold)
 
     def sign_matched(self, threshold: float = DUMMY_THRESHOLD) -> np.ndarray:
         """True where every non-dummy head has mu_h omega_h > 0, shape (T,)."""

@@ -122,3 +122,16 @@ def test_bad_input_raises_one_line_value_error(omega0, mu0, t_span, message):
     with pytest.raises(ValueError, match=message) as error:
         gradient_flow(omega0, mu0, SETTING, t_span)
     assert "\n" not in str(error.value)
+
+
+def test_head_types_are_the_one_definition_of_icl_verify_heads():
+    """`Trajectory.head_types` classifies by the share |omega_h mu_h| (`icl_verify.heads`): a head
+    with a large mu_h but omega_h = 0 is dummy, one with small mu_h but a large share is not."""
+    from icl_verify.heads import DUMMY_THRESHOLD, head_types
+
+    omega = np.array([[0.2, -0.2, 0.0, 0.9], [0.2, -0.2, 0.1, 0.001]])
+    mu = np.array([[1.0, -1.0, 0.8, 0.06], [1.0, -1.0, 0.01, 0.5]])
+    path = Trajectory(np.arange(2.0), omega, mu, np.zeros(2), SETTING)
+    assert path.head_types().tolist() == [[1, -1, 0, 1], [1, -1, 0, 0]]
+    np.testing.assert_array_equal(path.head_types(), head_types(omega, mu))
+    assert DUMMY_THRESHOLD == 0.05
