@@ -6,8 +6,10 @@ phase portraits. Float64 numpy only; no torch.
 
 A problem is described by orthogonal objects composed by one entry point, `solve`:
 
-- the vector field: `GradientFlowField` (H heads, -grad Ltilde of (4.1)) or
-  `TwoHeadField` (the reduced 2-D system (B.4) on the symmetric subspace);
+- the vector field: `GradientFlowField` (H heads, -grad Ltilde of (4.1)),
+  `TwoHeadField` (the reduced 2-D system (B.4) on the symmetric subspace) or
+  `WeightSpaceField` (the flow of Ltilde on a two-head model's weights from Def. B.1,
+  read in (omega, mu): (B.4) preconditioned by the product parametrisation);
 - the solver: `ODESolver` (stiff scipy method, analytic Jacobian) or
   `GradientDescent` (fixed step lr, t = lr k);
 - what to save: `SaveAt` (an increasing time grid, log-spaced by default) and
@@ -15,14 +17,15 @@ A problem is described by orthogonal objects composed by one entry point, `solve
 - the result: `Trajectory` (t, omega, mu, loss; head types, sign matching,
   zero-sum ratio, KQ dispersion, distance to S_omega).
 
-Everyday wrappers: `gradient_flow`, `two_head_flow`, `two_head_phases`,
+Everyday wrappers: `gradient_flow`, `two_head_flow`, `weight_space_flow`, `two_head_phases`,
 `phase_portrait`, `random_init_stages`; their typed results `TwoHeadPhases`
 (rows of `PhaseCheck`: prediction, measurement, tolerance and its source),
 `PhasePortrait`, `RandomInitStages`.
 
 Predictions of Appendix B used by the checks: `phase_one_end` (T1),
 `equal_ratio_peak` and `lambert_peak_bound` (the omega peak), `late_omega`
-(omega ~ (8 kappa d^2 t)^{-1/6}) and `naive_late_omega` (the t^{-1/2} law of the
+(omega ~ (8 kappa d^2 t)^{-1/6}), `late_product_deficit` (2 omega mu below
+1/(1+kappa) at finite t) and `naive_late_omega` (the t^{-1/2} law of the
 two-timescale reduction (B.18), which the integrated ODE contradicts).
 
 Time is the flow time of d theta/dt = -grad Ltilde with Ltilde the plain MSE; the
@@ -55,6 +58,7 @@ from icl_verify.dynamics.two_head import (
     equal_ratio_peak,
     lambert_peak_bound,
     late_omega,
+    late_product_deficit,
     naive_late_omega,
     phase_one_end,
     symmetric_init,
@@ -62,6 +66,7 @@ from icl_verify.dynamics.two_head import (
     two_head_phases,
 )
 from icl_verify.dynamics.vector_field import GradientFlowField
+from icl_verify.dynamics.weight_space import WeightSpaceField, weight_space_flow
 
 __all__ = [
     "MuMinimum",
@@ -88,6 +93,7 @@ __all__ = [
     "gradient_flow",
     "lambert_peak_bound",
     "late_omega",
+    "late_product_deficit",
     "naive_late_omega",
     "omega_nullcline",
     "phase_one_end",
@@ -97,4 +103,6 @@ __all__ = [
     "symmetric_init",
     "two_head_flow",
     "two_head_phases",
+    "WeightSpaceField",
+    "weight_space_flow",
 ]

@@ -54,7 +54,7 @@ def solve(
 
     Args:
         field: a vector field with rhs(t, y), jacobian(t, y), heads(y) and loss(y)
-            (`GradientFlowField`, `TwoHeadField`).
+            (`GradientFlowField`, `TwoHeadField`, `WeightSpaceField`).
         y0: initial state, shape (n,), finite.
         t_span: (t0, t1), finite, t0 < t1.
         solver: `ODESolver` (stiff, adaptive; the default) or `GradientDescent` (fixed step lr; the

@@ -184,6 +184,27 @@ def late_omega(setting: Setting, t) -> np.ndarray:
     return (8.0 * setting.kappa * setting.d**2 * np.asarray(t, dtype=float)) ** (-1.0 / 6.0)
 
 
+def late_product_deficit(setting: Setting, t) -> np.ndarray:
+    """How far 2 omega mu lies below its limit 1/(1+kappa) at time t of Phase III (§HE-B-PHASE3).
+
+    On the valley floor 2 omega mu*(omega) = 1/(1 + kappa sinh(d omega^2)/(d omega^2)) (4.8),
+    below 1/(1+kappa) by kappa d^2 omega^4 / (6 (1+kappa)^2) to leading order, and mu lags
+    mu*(omega) by a relative 1/(24 t omega^2 (1+kappa)) (derived for the two-head flow); with
+    omega = `late_omega`(t) the deficit is
+
+        kappa d^2 omega^4 / (6 (1+kappa)^2) + 1 / (24 t omega^2 (1+kappa)^2).
+
+    >>> f"{float(late_product_deficit(Setting(d=5, L=40, sigma2=0.1), 1e4)):.3e}"
+    '3.141e-04'
+    """
+    kappa, d = setting.kappa, setting.d
+    t = np.asarray(t, dtype=float)
+    omega = late_omega(setting, t)
+    valley = kappa * d**2 * omega**4 / (6 * (1 + kappa) ** 2)
+    lag = 1 / (24 * t * omega**2 * (1 + kappa)) / (1 + kappa)
+    return valley + lag
+
+
 def naive_late_omega(setting: Setting, t) -> np.ndarray:
     """Naive two-timescale law (B.18): d omega/dt = -A omega^3, A = kappa d^2 / (3 (1+kappa)^2).
 
