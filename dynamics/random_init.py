@@ -17,21 +17,24 @@ Not every start reaches S_omega: when all heads end with the same sign of omega
 the flow settles at the single-head optimum (omega_h = 1/sqrt(d) for all h, loss
 1 + sigma2 - 1/(1 + e kappa)), a degenerate local minimum of Ltilde; from iid
 N(0, 1e-4) starts at d=5, L=40, sigma2=0.1 this happened in 10 of 20 seeds for
-H = 2 and 3 of 20 for H = 3 (none for H >= 4). `final_distance` shows it.
+H = 2 and 3 of 20 for H = 3 (none for H >= 4). `final_distance` and `final_loss_gap`
+show it.
+
+Dummy heads are those of `icl_verify.heads.head_types` (via `Trajectory.head_types`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
 
 import numpy as np
 from icl_verify.dynamics.saveat import SaveAt
 from icl_verify.dynamics.solve import gradient_flow
 from icl_verify.dynamics.solver import ODESolver
-from icl_verify.dynamics.trajectory import DUMMY, DUMMY_THRESHOLD
-from icl_verify.theory import Setting
+from icl_verify.dynamics.trajectory import DUMMY
+from icl_verify.theory import Setting, manifold_loss
 
 
 @dataclass(frozen=True)
@@ -40,9 +43,17 @@ class RandomInitStages:
 
     Attributes:
         setting, num_heads, scale, t_end, tolerance: what was run.
-        seeds: the seeds, shape (S,).
+        seeds: the seeds, shape (S,) (or (S, k) for seeds that are k-tuples).
+        t: the saved times, shape (T,), log-spaced from 0 to t_end.
+        mu_dot_omega: p(t) = mu^T omega along each flow, shape (S, T).
         sign_matching_time, zero_sum_time, homogeneous_time: when each property
             appears (see the module docstring), shape (S,); inf if not by t_end.
+        final_omega, final_mu: the heads at t_end, shape (S, H).
+        final_sign_matched: every non-dummy head sign-matched at t_end, shape (S,).
+        final_zero_sum_ratio, final_dispersion: `Trajectory.zero_sum_ratio` and
+            `Trajectory.kq_dispersion` at t_end, shape (S,).
+        final_loss_gap: Ltilde(t_end) minus Ltilde on S_omega (4.7) at the mean |omega_h|
+            of the non-dummy heads, `theory.manifold_loss`, shape (S,): ~0 on S_omega.
         final_distance: `Trajectory.manifold_distance` at t_end, shape (S,).
         dummy_heads: number of dummy heads at t_end, shape (S,).
     """
@@ -53,9 +64,17 @@ class RandomInitStages:
     t_end: float
     tolerance: float
     seeds: np.ndarray
+    t: np.ndarray
+    mu_dot_omega: np.ndarray
     sign_matching_time: np.ndarray
     zero_sum_time: np.ndarray
     homogeneous_time: np.ndarray
+    final_omega: np.ndarray
+    final_mu: np.ndarray
+    final_sign_matched: np.ndarray
+    final_zero_sum_ratio: np.ndarray
+    final_dispersion: np.ndarray
+    final_loss_gap: np.ndarray
     final_distance: np.ndarray
     dummy_heads: np.ndarray
 
@@ -67,7 +86,31 @@ class RandomInitStages:
     @property
     def dummy_fraction(self) -> float:
         """Fraction of all heads over all seeds that end dummy."""
-        return float(self.dummy_heads.sum() / (self.num_heads * self.seeds.size))
+        return float(self.dummy_heads.sum() / (self.num_heads * self.seeds.shape[0]))
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Every attribute as a numpy array (the setting as d, L, sigma2), for storage.
+
+        `from_arrays` inverts it exactly.
+        """
+        out = {"d": np.array(self.setting.d), "L": np.array(self.setting.L),
+               "sigma2": np.array(self.setting.sigma2)}  # fmt: skip
+        for field in fields(self)[1:]:
+            out[field.name] = np.asarray(getattr(self, field.name))
+        return out
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray]) -> RandomInitStages:
+        """The stages stored by `arrays`."""
+        setting = Setting(int(arrays["d"]), int(arrays["L"]), float(arrays["sigma2"]))
+        scalars = {"num_heads": int, "scale": float, "t_end": float, "tolerance": float}
+        values = {
+            field.name: scalars[field.name](arrays[field.name])
+            if field.name in scalars
+            else np.asarray(arrays[field.name])
+            for field in fields(cls)[1:]
+        }
+        return cls(setting=setting, **values)
 
 
 def _appearance_time(t: np.ndarray, holds: np.ndarray) -> float:
@@ -81,27 +124,33 @@ def _appearance_time(t: np.ndarray, holds: np.ndarray) -> float:
 def random_init_stages(
     setting: Setting,
     num_heads: int,
-    seeds: Sequence[int] = tuple(range(20)),
+    seeds: Sequence[int | Sequence[int]] = tuple(range(20)),
     scale: float = 1e-2,
     t_end: float = 1e4,
     tolerance: float = 1e-2,
     solver: ODESolver | None = None,
+    n_times: int = 300,
 ) -> RandomInitStages:
     """Run gradient flow on Ltilde (4.1) from omega, mu ~ N(0, scale^2 I_H) for each seed.
 
     Args:
         setting: the problem (d, L, sigma2).
         num_heads: H >= 2.
-        seeds: one flow per seed (numpy.random.default_rng(seed)).
+        seeds: one flow per seed; its start is numpy.random.default_rng(seed).normal(0,
+            scale, (2, H)) (omega, then mu). A seed is an int or a tuple of ints (the entropy
+            of a SeedSequence, e.g. (design_seed, H, s)).
         scale: standard deviation of the initial omega_h and mu_h, > 0.
-        t_end: integration time (log-spaced output, 300 times).
+        t_end: integration time.
         tolerance: threshold for zero-sum ratio and KQ dispersion.
         solver: default LSODA with rtol 1e-8, atol 1e-10 (times are read on a grid).
+        n_times: saved times, log-spaced from 0 to t_end (`SaveAt.log_spaced`), >= 2.
 
     >>> from icl_verify.theory import Setting
     >>> result = random_init_stages(Setting(d=5, L=40, sigma2=0.1), 3, seeds=(0,), t_end=1e3)
     >>> bool(result.stage_one_time[0] < result.homogeneous_time[0] < 1e3), result.dummy_fraction
     (True, 0.0)
+    >>> bool(result.final_loss_gap[0] < 1e-3), result.mu_dot_omega.shape  # on S_omega
+    (True, (1, 300))
     """
     if not (isinstance(num_heads, int) and num_heads >= 2):
         raise ValueError(f"num_heads must be an integer >= 2, got {num_heads!r}")
@@ -110,27 +159,28 @@ def random_init_stages(
     if len(seeds) == 0:
         raise ValueError("seeds must hold at least one seed, got none")
     solver = solver if solver is not None else ODESolver(rtol=1e-8, atol=1e-10)
-    saveat = SaveAt.log_spaced((0.0, t_end), n=300)
+    saveat = SaveAt.log_spaced((0.0, t_end), n=n_times)
     rows = []
     for seed in seeds:
-        rng = np.random.default_rng(seed)
-        omega0, mu0 = rng.normal(0.0, scale, (2, num_heads))
+        omega0, mu0 = np.random.default_rng(seed).normal(0.0, scale, (2, num_heads))
         path = gradient_flow(omega0, mu0, setting, (0.0, t_end), solver, saveat)
-        rows.append(
-            (
-                _appearance_time(path.t, path.sign_matched()),
-                _appearance_time(path.t, path.zero_sum_ratio <= tolerance),
-                _appearance_time(path.t, path.kq_dispersion() <= tolerance),
-                path.manifold_distance()[-1],
-                int(np.sum(path.head_types(DUMMY_THRESHOLD)[-1] == DUMMY)),
-            )
-        )
-    sign, zero_sum, homogeneous, distance, dummies = (
-        np.array(column) for column in zip(*rows, strict=True)
-    )
+        types = path.head_types()  # (T, H)
+        active = types[-1] != DUMMY
+        sign, zero_sum, dispersion = path.sign_matched(), path.zero_sum_ratio, path.kq_dispersion()
+        loss_gap = path.loss[-1] - manifold_loss(np.abs(path.omega[-1][active]).mean(), setting)
+        rows.append({
+            "mu_dot_omega": path.mu_dot_omega,
+            "sign_matching_time": _appearance_time(path.t, sign),
+            "zero_sum_time": _appearance_time(path.t, zero_sum <= tolerance),
+            "homogeneous_time": _appearance_time(path.t, dispersion <= tolerance),
+            "final_omega": path.omega[-1], "final_mu": path.mu[-1],
+            "final_sign_matched": sign[-1], "final_zero_sum_ratio": zero_sum[-1],
+            "final_dispersion": dispersion[-1], "final_loss_gap": float(loss_gap),
+            "final_distance": path.manifold_distance()[-1],
+            "dummy_heads": int(np.sum(~active)),
+        })  # fmt: skip
+    columns = {key: np.array([row[key] for row in rows]) for key in rows[0]}
     return RandomInitStages(
         setting=setting, num_heads=num_heads, scale=float(scale), t_end=float(t_end),
-        tolerance=float(tolerance), seeds=np.asarray(seeds), sign_matching_time=sign,
-        zero_sum_time=zero_sum, homogeneous_time=homogeneous, final_distance=distance,
-        dummy_heads=dummies,
+        tolerance=float(tolerance), seeds=np.asarray(seeds), t=saveat.ts.copy(), **columns,
     )  # fmt: skip
