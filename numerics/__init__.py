@@ -13,6 +13,9 @@
 - `ensemble`: the trained ensemble of He et al. §3 (training, resuming, its members, their
   test MSE at other prompt lengths);
 - `patterns`: the head patterns of Observations 1, 2, 4 read off its logged history.
+- `proportions`: a fraction of independent runs with its Agresti-Coull standard error;
+- `two_head`: two-head models trained from the symmetric start of Def. B.1 (SGD or Adam),
+  head 1's (omega, mu) history at t = lr * step (Appendix B).
 
 Never imports `theory` or `dynamics`: a measurement must not use the formula it checks.
 The everyday names are exported here flat, and loaded lazily (`icl_verify._lazy`):
@@ -87,6 +90,8 @@ __getattr__, __dir__, __all__ = attach(
             "pattern_dynamics",
             "settled_value",
         ),
+        "proportions": ("proportion",),
         "trainer": ("TrainConfig", "TrainingDivergedError", "TrainResult", "train"),
+        "two_head": ("TwoHeadHistory", "TwoHeadTraining", "train_two_head"),
     },
 )
