@@ -16,13 +16,8 @@ def _a(value) -> np.ndarray:
     return np.asarray(value, dtype=float)
 
 
-def _kappa(params) -> float:
-    """kappa = (1 + sigma2) d / L."""
-    return (1 + params["sigma2"]) * params["d"] / params["L"]
-
-
 def _setting_text(params) -> str:
-    return f"d={params['d']}, L={params['L']}, σ²={params['sigma2']}"
+    return f"d={params.d}, L={params.L}, σ²={params.sigma2}"
 
 
 def figure_stage_one(params, prediction, measurement):
@@ -31,8 +26,8 @@ def figure_stage_one(params, prediction, measurement):
     paths, rates = axes[0]
     data = measurement.figure_data
     t = _a(data["t"])
-    limit = 1.0 / (1.0 + _kappa(params))
-    for index, heads in enumerate(params["heads"]):
+    limit = prediction.figure_data["limit"]  # 1/(1+kappa)
+    for index, heads in enumerate(params.heads):
         p = _a(data[f"H{heads}_p"])  # (S, T)
         color = PALETTE[index % len(PALETTE)]
         for run, curve in enumerate(p):
@@ -49,10 +44,10 @@ def figure_stage_one(params, prediction, measurement):
         xscale="log",
         xlabel="flow time t",
         ylabel=r"$\mu^\top\omega$",
-        title=f"(a) gradient flow on L̃ from N(0, {params['scale']}²), {_setting_text(params)}",
+        title=f"(a) gradient flow on L̃ from N(0, {params.scale}²), {_setting_text(params)}",
     )
     paths.legend(loc="upper left", fontsize=7)
-    heads = _a(params["heads"])
+    heads = _a(params.heads)
     sign = measurement.values["sign_matched"]
     rates.errorbar(
         heads - 0.08,
@@ -64,7 +59,7 @@ def figure_stage_one(params, prediction, measurement):
         label="sign-matched at t_end (± SE)",
     )
     all_zero = np.array(
-        [np.mean(_a(data[f"H{h}_zero_sum"]) <= params["tolerance"]) for h in params["heads"]]
+        [np.mean(_a(data[f"H{h}_zero_sum"]) <= params.tolerance) for h in params.heads]
     )
     rates.plot(
         heads + 0.08,
@@ -72,7 +67,7 @@ def figure_stage_one(params, prediction, measurement):
         "s",
         mfc="none",
         color=PALETTE[2],
-        label=f"zero-sum at t_end (all H; checked for H ≥ {params['stage_one_min_heads']})",
+        label=f"zero-sum at t_end (all H; checked for H ≥ {params.stage_one_min_heads})",
     )
     rates.axhline(1.0, color=THEORY, lw=1.5, label="prediction: every run")
     rates.set(
@@ -91,16 +86,15 @@ def figure_stage_two(params, prediction, measurement):
     figure, axes = new_figure(3, width=4.2)
     gaps, rates, times = axes[0]
     data = measurement.figure_data
-    for index, heads in enumerate(params["heads"]):
+    for index, heads in enumerate(params.heads):
         gap = np.maximum(_a(data[f"H{heads}_loss_gap"]), 1e-12)
         jitter = np.linspace(-0.15, 0.15, gap.size)
         gaps.plot(heads + jitter, gap, "o", ms=4, color=PALETTE[index % len(PALETTE)])
     gaps.axhline(
-        params["loss_gap_tolerance"], color=REFERENCE, ls="--", label="threshold: on S_ω below"
+        params.loss_gap_tolerance, color=REFERENCE, ls="--", label="threshold: on S_ω below"
     )
-    kappa = _kappa(params)
-    trap = 1 + params["sigma2"] - 1 / (1 + np.e * kappa)  # all heads at omega = 1/sqrt(d)
-    floor = params["sigma2"] + kappa / (1 + kappa)  # infimum of Ltilde on S_omega
+    trap = prediction.figure_data["trap_loss"]  # all heads at omega = 1/sqrt(d)
+    floor = prediction.figure_data["manifold_floor"]  # infimum of Ltilde on S_omega
     gaps.axhline(
         trap - floor,
         color=THEORY,
@@ -110,12 +104,12 @@ def figure_stage_two(params, prediction, measurement):
     gaps.set(
         yscale="log",
         xlabel="heads H (runs jittered)",
-        xticks=_a(params["heads"]),
+        xticks=_a(params.heads),
         ylabel=r"$\tilde L(t_{end}) - \tilde L_{S_\omega}(\bar\omega)$ (clipped at $10^{-12}$)",
-        title=f"(a) end states of the runs, t_end = {params['t_end']:g}",
+        title=f"(a) end states of the runs, t_end = {params.t_end:g}",
     )
     gaps.legend(loc="center right", fontsize=7)
-    heads = _a(params["heads"])
+    heads = _a(params.heads)
     for offset, key, marker, label in (
         (-0.08, "homogeneous", "o", "homogeneous |ω_h|"),
         (0.08, "on_manifold", "s", "on S_ω"),
@@ -143,7 +137,7 @@ def figure_stage_two(params, prediction, measurement):
         (-0.1, "stage_one", "o", "Stage I: sign-matched and zero-sum"),
         (0.1, "homogeneous", "s", "Stage II: KQ dispersion ≤ tol"),
     ):
-        for index, count in enumerate(params["heads"]):
+        for index, count in enumerate(params.heads):
             when = _a(data[f"H{count}_{key}"])
             when = when[np.isfinite(when)]  # runs where the pattern never appears are left out
             times.plot(
@@ -160,7 +154,7 @@ def figure_stage_two(params, prediction, measurement):
         xlabel="heads H",
         xticks=heads,
         ylabel="first time it holds to t_end",
-        title=f"(c) when the patterns appear (tol {params['tolerance']:g})",
+        title=f"(c) when the patterns appear (tol {params.tolerance:g})",
     )
     times.legend(loc="upper left", fontsize=7)
     return figure
@@ -182,7 +176,7 @@ def figure_init(params, prediction, measurement):
         ls="--",
         label="|μ₁+μ₂|",
     )
-    asym.axhline(10 * params["rtol"], color=REFERENCE, ls="--", label="tolerance")
+    asym.axhline(10 * params.rtol, color=REFERENCE, ls="--", label="tolerance")
     asym.set(
         xscale="log",
         yscale="log",
@@ -221,8 +215,8 @@ def figure_init(params, prediction, measurement):
     ends.set(
         xlabel="ω_h",
         ylabel="μ_h",
-        title=f"(c) {start.shape[0]} starts perturbed ≤ {params['asymmetry']:.0%} "
-        f"(markers overlap), t = {params['asym_t_end']:g}",
+        title=f"(c) {start.shape[0]} starts perturbed ≤ {params.asymmetry:.0%} "
+        f"(markers overlap), t = {params.asym_t_end:g}",
     )
     ends.legend(fontsize=7)
     return figure
@@ -234,7 +228,7 @@ def figure_phase1(params, prediction, measurement):
     (early, sgd_axis), (adam_axis, orbit) = axes
     data, fig_pred = measurement.figure_data, prediction.figure_data
     t = _a(data["ode_t"])
-    eps = params["eps"]
+    eps = params.eps
     early.plot(t[1:], _a(data["ode_omega"])[1:], color=THEORY, label="ω, ODE (B.4)")
     early.plot(t[1:], _a(data["ode_mu"])[1:], color=THEORY, ls="--", label="μ, ODE (B.4)")
     grid = t[(t > 0) & (t <= 1.3 * measurement.values["T1"].value)]
@@ -265,7 +259,7 @@ def figure_phase1(params, prediction, measurement):
             ms=3,
             mfc="none",
             color=MEASURED,
-            label=f"{name}, SGD lr={params['sgd_lr']:g} (mean ± SE, {members} runs)",
+            label=f"{name}, SGD lr={params.sgd_lr:g} (mean ± SE, {members} runs)",
         )
     sgd_axis.plot(
         flow_t, _a(fig_pred["flow_omega"]), color=THEORY, label="weight-space flow of L̃ (checked)"
@@ -282,7 +276,7 @@ def figure_phase1(params, prediction, measurement):
         yscale="log",
         xlabel="t = lr · step",
         ylabel="ω (solid), μ (dashed)",
-        title=f"(b) SGD-trained model from Def. B.1, ε={params['train_eps']:g}",
+        title=f"(b) SGD-trained model from Def. B.1, ε={params.train_eps:g}",
     )
     sgd_axis.legend(fontsize=6.5, loc="lower right")
 
@@ -294,20 +288,20 @@ def figure_phase1(params, prediction, measurement):
         "o",
         ms=3,
         color=PALETTE[2],
-        label=f"ω, Adam lr={params['adam_lr']:g}",
+        label=f"ω, Adam lr={params.adam_lr:g}",
     )
     adam_axis.plot(
         adam_steps, adam_mu.mean(axis=1), "s", ms=3, mfc="none", color=PALETTE[2], label="μ, Adam"
     )
-    shown = flow_t <= adam_steps[-1] * params["adam_lr"]
+    shown = flow_t <= adam_steps[-1] * params.adam_lr
     adam_axis.plot(
-        flow_t[shown] / params["adam_lr"],
+        flow_t[shown] / params.adam_lr,
         _a(fig_pred["flow_omega"])[shown],
         color=THEORY,
         label="weight-space flow at t = lr·step",
     )
     adam_axis.plot(
-        flow_t[shown] / params["adam_lr"], _a(fig_pred["flow_mu"])[shown], color=THEORY, ls="--"
+        flow_t[shown] / params.adam_lr, _a(fig_pred["flow_mu"])[shown], color=THEORY, ls="--"
     )
     adam_axis.set(
         yscale="log",
@@ -327,7 +321,7 @@ def figure_phase1(params, prediction, measurement):
         _a(data["ode_omega"]),
         _a(data["ode_mu"]),
         color=PALETTE[1],
-        label=f"(B.4) from ε={params['eps']:g}",
+        label=f"(B.4) from ε={params.eps:g}",
     )
     orbit.plot(
         sgd_omega.mean(axis=1),
@@ -375,7 +369,7 @@ def figure_phase2(params, prediction, measurement):
         yscale="log",
         xlabel="flow time t",
         ylabel="head 1",
-        title=f"(a) the ω peak, ε={params['eps']:g}, {_setting_text(params)}",
+        title=f"(a) the ω peak, ε={params.eps:g}, {_setting_text(params)}",
     )
     paths.legend(fontsize=7)
     d = _a(prediction.figure_data["d"])
@@ -439,7 +433,7 @@ def figure_phase3(params, prediction, measurement):
         yscale="log",
         xlabel="flow time t (dotted T1, dashed t_peak)",
         ylabel="head 1",
-        title=f"(a) ε={params['eps']:g}, {_setting_text(params)}",
+        title=f"(a) ε={params.eps:g}, {_setting_text(params)}",
     )
     paths.legend(fontsize=6.5, loc="lower left")
     product.plot(t, _a(data["product"]), color=THEORY, label="2ωμ (B.4)")
@@ -448,7 +442,7 @@ def figure_phase3(params, prediction, measurement):
     product.legend(fontsize=7)
     loss_values = _a(data["loss"])
     loss.plot(t, loss_values, color=THEORY, label="L̃ along the flow")
-    floor = params["sigma2"] + 1.0 - prediction.values["product_end"]  # sigma2 + kappa/(1+kappa)
+    floor = prediction.figure_data["loss_floor"]  # sigma2 + kappa/(1+kappa)
     loss.axhline(floor, color=MEASURED, ls=":", label="σ² + κ/(1+κ)")
     loss.set(xscale="log", yscale="log", xlabel="flow time t", ylabel="L̃", title="(c) loss")
     loss.legend(fontsize=7)
