@@ -255,7 +255,7 @@ _RUN_FIELDS = {
     "run_id": str, "preset": str, "seed": int, "device": str, "started": str,
     "finished": (str, type(None)), "schema_version": int, "environment": dict, "claims": list,
 }  # fmt: skip
-_RUN_OPTIONAL = {"finished", "environment", "claims"}
+_RUN_OPTIONAL = {"finished", "environment"}
 _CLAIM_FIELDS = {
     "id": str, "source": str, "statement": str, "params": dict, "prediction": dict,
     "measurement": dict, "checks": list, "verdict": str, "seconds": _NUMBER, "figures": list,
