@@ -1,0 +1,367 @@
+"""Nothing lost, no tracebacks: damaged cache entries and checkpoints are recomputed, two
+processes share a cache, a damaged or foreign results.json and an unwritable --out exit 2
+with one line."""
+
+import io
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from icl_verify.validation.cache import ArtefactCache, config_key
+from icl_verify.validation.cli import main
+from icl_verify.validation.records import DamagedRunError, RunRecord, load_run
+
+# ---------------------------------------------------------------------------------------------
+# the artefact cache
+
+
+def _npz(arrays) -> bytes:
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    return buffer.getvalue()
+
+
+GOOD_NPZ = _npz({"x": np.arange(64.0)})
+DAMAGE = {  # file name -> kind -> bytes
+    "result.npz": {
+        "truncated": GOOD_NPZ[: len(GOOD_NPZ) // 2],
+        "garbage": b"\x00\xffnot a zip file" * 10,
+        "empty": b"",
+        "bit flip": GOOD_NPZ[:100] + bytes([GOOD_NPZ[100] ^ 0xFF]) + GOOD_NPZ[101:],  # CRC
+        "pickled objects": _npz({"x": np.array([{"a": 1}], dtype=object)}),
+        "an npy, not an npz": b"\x93NUMPY\x01\x00v\x00{'descr': '<f8', 'fortran_order': False,",
+    },
+    "result.json": {
+        "truncated": b'{"loss": 0.25, "ste',
+        "not UTF-8": b'{"loss": "\xff\xfe"}',
+        "empty": b"",
+    },
+}
+CASES = [(name, kind) for name, kinds in DAMAGE.items() for kind in kinds]
+
+
+@pytest.mark.parametrize("name, kind", CASES, ids=[f"{n}-{k}" for n, k in CASES])
+def test_a_damaged_entry_is_reported_in_one_line_deleted_and_recomputed(
+    tmp_path, capsys, name, kind
+):
+    cache = ArtefactCache(tmp_path)
+    arrays = name == "result.npz"
+    good = {"x": np.arange(64.0)} if arrays else {"loss": 0.25, "steps": [1, 2]}
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return good
+
+    cache.cached("entry", {"n": 1}, compute)
+    path = cache.directory("entry", {"n": 1}) / name
+    path.write_bytes(DAMAGE[name][kind])
+    capsys.readouterr()
+
+    again = cache.cached("entry", {"n": 1}, compute)
+    err = capsys.readouterr().err
+    assert len(calls) == 2  # recomputed
+    key = config_key("entry", {"n": 1})
+    assert err.count("\n") == 1 and err.startswith(
+        f"icl-verify: warning: cache entry {key} (entry) is damaged ({name}: "
+    ), err
+    assert err.rstrip().endswith("; recomputing")
+    for loaded in (again, cache.cached("entry", {"n": 1}, compute)):  # stored whole again
+        if arrays:
+            assert loaded.keys() == {"x"} and np.array_equal(loaded["x"], good["x"])
+        else:
+            assert loaded == good
+    assert len(calls) == 2 and capsys.readouterr().err == ""
+    assert sorted(p.name for p in path.parent.iterdir()) == ["config.json", name]
+
+
+def test_a_damaged_or_foreign_config_json_is_rewritten(tmp_path):
+    cache = ArtefactCache(tmp_path)
+    record = cache.directory("entry", {"n": 1}) / "config.json"
+    expected = record.read_text()
+    for damage in (b"", b'{"name": "ent', b"\xff\xfe", b'{"name": "other"}'):
+        record.write_bytes(damage)
+        assert cache.directory("entry", {"n": 1}) == record.parent
+        assert record.read_text() == expected
+    assert json.loads(expected) == {"name": "entry", "config": {"n": 1}}
+
+
+# Two real processes on one cache folder. Each waits for a common start time, then computes
+# (slowly) the same entry; both must return the right arrays, and the entry must load whole.
+WORKER = textwrap.dedent(
+    """
+    import json, sys, time
+    import numpy as np
+    from icl_verify.validation.cache import ArtefactCache
+
+    root, start = sys.argv[1], float(sys.argv[2])
+    computed = []
+
+    def compute():
+        computed.append(1)
+        time.sleep(0.5)  # both processes are inside compute at the same time
+        return {"x": np.arange(200_000.0) ** 2, "y": np.full(3, 7.0)}
+
+    while time.time() < start:
+        time.sleep(0.002)
+    result = ArtefactCache(root).cached("shared", {"n": 200_000}, compute)
+    right = np.array_equal(result["x"], np.arange(200_000.0) ** 2) and result["y"].sum() == 21.0
+    print(json.dumps({"right": bool(right), "computed": len(computed)}))
+    """
+)
+
+
+def _python(*args: str, **kwargs) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs
+    )
+
+
+def test_two_processes_computing_the_same_entry_both_finish_with_whole_results(tmp_path):
+    start = time.time() + 3.0  # both have imported numpy by then
+    workers = [_python("-c", WORKER, str(tmp_path), str(start)) for _ in range(2)]
+    reports = []
+    for worker in workers:
+        out, err = worker.communicate(timeout=120)
+        assert worker.returncode == 0 and err == "", err
+        reports.append(json.loads(out))
+    assert all(report["right"] for report in reports)
+    # both computed: they overlapped (neither found the other's entry), and both wrote it
+    assert [report["computed"] for report in reports] == [1, 1]
+    cache = ArtefactCache(tmp_path)
+    stored = cache.cached("shared", {"n": 200_000}, lambda: pytest.fail("entry not stored"))
+    assert np.array_equal(stored["x"], np.arange(200_000.0) ** 2)
+    folder = cache.directory("shared", {"n": 200_000})
+    assert sorted(p.name for p in folder.iterdir()) == ["config.json", "result.npz"]
+
+
+# A writer process rewrites an entry (atomically, as the cache does) as fast as it can while
+# this process reads it; a torn file would be reported as damaged and call `compute`.
+REWRITER = textwrap.dedent(
+    """
+    import io, sys, time
+    import numpy as np
+    from icl_verify._files import write_atomic
+
+    path, until = sys.argv[1], float(sys.argv[2])
+    rewrites = 0
+    while time.time() < until:
+        buffer = io.BytesIO()
+        np.savez(buffer, x=np.full(100_000, float(rewrites % 7)))
+        write_atomic(path, buffer.getvalue())
+        rewrites += 1
+    print(rewrites)
+    """
+)
+
+
+def test_a_reader_never_sees_a_partial_entry_while_another_process_rewrites_it(tmp_path):
+    cache = ArtefactCache(tmp_path)
+    cache.cached("busy", {}, lambda: {"x": np.zeros(100_000)})
+    path = cache.directory("busy", {}) / "result.npz"
+    until = time.time() + 4.0
+    writer = _python("-c", REWRITER, str(path), str(until))
+    reads = 0
+    while time.time() < until:
+        x = cache.cached("busy", {}, lambda: pytest.fail("a reader saw a torn entry"))["x"]
+        assert x.shape == (100_000,) and np.all(x == x[0])
+        reads += 1
+    out, err = writer.communicate(timeout=60)
+    assert writer.returncode == 0 and err == "", err
+    assert int(out) > 10 and reads > 10  # both really ran at the same time
+
+
+# ---------------------------------------------------------------------------------------------
+# the trainer's checkpoints
+
+
+def _checkpoint_damage(good: bytes) -> dict[str, bytes]:
+    import torch
+
+    foreign = io.BytesIO()
+    torch.save({"weights": torch.zeros(2)}, foreign)  # a torch file, not our checkpoint
+    return {
+        "truncated": good[: len(good) // 2],
+        "garbage": b"\x00\xffnot a checkpoint" * 20,
+        "empty": b"",
+        "foreign": foreign.getvalue(),
+    }
+
+
+def test_the_trainer_starts_over_from_a_damaged_checkpoint(tmp_path, capsys):
+    import torch
+    from icl_verify.numerics.models import AttentionConfig
+    from icl_verify.numerics.trainer import LinearRegressionTask, TrainConfig, train
+
+    model, task = AttentionConfig(d=2, heads=2, ensemble=2), LinearRegressionTask(2, 6, 0.1)
+    config = TrainConfig(
+        lr=1e-2, batch=8, steps=12, validation_batch=16, log_every=4, checkpoint_every=4
+    )
+    path = tmp_path / "checkpoint.pt"
+    fresh = train(model, task, config, checkpoint_path=path, progress=False)
+    good = path.read_bytes()
+    capsys.readouterr()
+    for kind, damage in _checkpoint_damage(good).items():
+        path.write_bytes(damage)
+        resumed = train(model, task, config, checkpoint_path=path, resume=True, progress=False)
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1, (kind, err)
+        assert err.startswith(f"icl-verify: warning: checkpoint {str(path)!r} is damaged (")
+        assert err.rstrip().endswith("; training from step 0"), (kind, err)
+        for name, value in fresh.model.state_dict().items():  # the same run, from scratch
+            assert torch.equal(value, resumed.model.state_dict()[name]), (kind, name)
+        assert (fresh.history.test_loss == resumed.history.test_loss).all(), kind
+        assert torch.load(path, weights_only=False)["step"] == 12, kind  # a good one again
+
+
+# ---------------------------------------------------------------------------------------------
+# results.json on resume and report
+
+
+def _claim_json() -> dict:
+    return {
+        "id": "HE-MAN", "source": "He et al. 2025", "statement": "s", "params": {"d": 5},
+        "prediction": {"values": {"a": 1.0}, "figure_data": {}},
+        "measurement": {"values": {"a": {"value": 1.0, "error": 0.1, "error_kind": "se"}},
+                        "figure_data": {}},
+        "checks": [{"quantity": "a", "label": "a", "predicted": 1.0, "measured": 1.0,
+                    "error": 0.1, "error_kind": "se", "rule": "r", "justification": "j",
+                    "verdict": "agrees", "score": 0.0}],
+        "verdict": "agrees", "seconds": 1.0, "figures": ["figures/HE-MAN.png"],
+        "device": "cpu", "overrides": {},
+    }  # fmt: skip
+
+
+def _record_json(**changes) -> dict:
+    data = json.loads(RunRecord.start("r", "smoke", 0, "cpu").to_json())
+    return {**data, "claims": [_claim_json()], **changes}
+
+
+def _with_claim(**changes) -> bytes:
+    return json.dumps(_record_json(claims=[{**_claim_json(), **changes}])).encode()
+
+
+GOOD_RECORD = json.dumps(_record_json()).encode()
+DAMAGED_RECORDS = {
+    "truncated": GOOD_RECORD[: len(GOOD_RECORD) // 2],
+    "empty": b"",
+    "not JSON": b"\x89PNG\r\n\x1a\n binary",
+    "not UTF-8": b'{"schema_version": "\xff"}',
+    "other schema": json.dumps(_record_json(schema_version=1)).encode(),
+    "other program": json.dumps({"name": "left-pad", "version": "1.3.0"}).encode(),
+    "JSON list": b"[1, 2, 3]",
+    "no claims list": json.dumps(_record_json(claims={"HE-MAN": 1})).encode(),
+    "missing field": json.dumps({k: v for k, v in _record_json().items() if k != "seed"}).encode(),
+    "no claims": json.dumps({k: v for k, v in _record_json().items() if k != "claims"}).encode(),
+    "unknown field": json.dumps(_record_json(extra=1)).encode(),
+    "seed a string": json.dumps(_record_json(seed="0")).encode(),
+    "claim checks not a list": _with_claim(checks="x"),
+    "claim verdict unknown": _with_claim(verdict="maybe"),
+    "claim estimate": _with_claim(measurement={"values": {"a": [1]}, "figure_data": {}}),
+    "figure outside the run": _with_claim(figures=["../../elsewhere.png"]),
+}
+
+
+def test_the_good_record_of_these_tests_loads(tmp_path):
+    (tmp_path / "results.json").write_bytes(GOOD_RECORD)
+    assert load_run(tmp_path).claims[0].id == "HE-MAN"
+
+
+@pytest.mark.parametrize("kind", DAMAGED_RECORDS)
+def test_load_run_raises_one_line_naming_the_file_and_what_to_do(tmp_path, kind):
+    path = tmp_path / "results.json"
+    path.write_bytes(DAMAGED_RECORDS[kind])
+    with pytest.raises(DamagedRunError) as caught:
+        load_run(tmp_path)
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith(f"{path}: ")
+    assert message.endswith(f"; delete the folder {tmp_path} or choose another --run-id")
+
+
+def _one_error_line(capsys) -> str:
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("icl-verify: error: "), captured.err
+    assert "Traceback" not in captured.err + captured.out
+    return lines[0]
+
+
+@pytest.mark.parametrize("kind", ["truncated", "not JSON", "other schema", "other program"])
+def test_run_resuming_a_damaged_results_json_exits_2_with_one_line(tmp_path, capsys, kind):
+    run_dir = tmp_path / "r"
+    run_dir.mkdir()
+    (run_dir / "results.json").write_bytes(DAMAGED_RECORDS[kind])
+    argv = ["run", "HE-MAN", "--preset", "smoke", "--out", str(tmp_path), "--run-id", "r",
+            "--device", "cpu", "--no-progress"]  # fmt: skip
+    assert main(argv) == 2
+    line = _one_error_line(capsys)
+    assert str(run_dir / "results.json") in line and "another --run-id" in line
+    assert (run_dir / "results.json").read_bytes() == DAMAGED_RECORDS[kind]  # left as it was
+
+
+@pytest.mark.parametrize("kind", ["truncated", "other schema", "figure outside the run"])
+def test_report_on_a_damaged_results_json_exits_2_with_one_line(tmp_path, capsys, kind):
+    (tmp_path / "results.json").write_bytes(DAMAGED_RECORDS[kind])
+    assert main(["report", str(tmp_path)]) == 2
+    assert str(tmp_path / "results.json") in _one_error_line(capsys)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json"]  # nothing drawn
+
+
+# ---------------------------------------------------------------------------------------------
+# --out
+
+
+RUN = ["run", "HE-MAN", "--preset", "smoke", "--device", "cpu", "--no-progress", "--out"]
+
+
+def test_out_below_a_file_exits_2_with_one_line(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("in the way")
+    for out in (blocker, blocker / "sub", blocker / "sub" / "deeper"):
+        assert main([*RUN, str(out)]) == 2
+        line = _one_error_line(capsys)
+        assert line == (
+            f"icl-verify: error: --out {out}: not a writable directory ({blocker} is not a folder)"
+        )
+    assert blocker.read_text() == "in the way"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders anyway")
+def test_out_in_a_read_only_folder_exits_2_with_one_line(tmp_path, capsys):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        for out in (locked, locked / "sub"):
+            assert main([*RUN, str(out)]) == 2
+            line = _one_error_line(capsys)
+            assert line.endswith(
+                f"--out {out}: not a writable directory ({locked} is not writable)"
+            )
+        assert list(locked.iterdir()) == []
+    finally:
+        locked.chmod(0o700)
+
+
+def test_out_that_the_system_refuses_exits_2_with_one_line(tmp_path, capsys, monkeypatch):
+    # the read-only case as root (who may write anyway): the check asks os.access
+    import icl_verify.validation.commands.run as run_command
+
+    monkeypatch.setattr(run_command.os, "access", lambda path, mode: False)
+    assert main([*RUN, str(tmp_path / "new")]) == 2
+    assert _one_error_line(capsys).endswith(f"({tmp_path} is not writable)")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_writable_directory_accepts_a_folder_to_be_created(tmp_path):
+    from icl_verify.validation.commands.run import writable_directory
+
+    assert writable_directory(tmp_path / "a" / "b") == tmp_path / "a" / "b"
+    assert writable_directory(Path("results")) == Path("results")
+    assert not (tmp_path / "a").exists()  # the check creates nothing
