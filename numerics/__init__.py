@@ -14,6 +14,7 @@
   test MSE at other prompt lengths);
 - `patterns`: the head patterns of Observations 1, 2, 4 read off its logged history.
 - `proportions`: a fraction of independent runs with its Agresti-Coull standard error;
+- `threads`: run torch on one CPU thread (`single_thread`, `on_one_thread`; torch-free import).
 - `two_head`: two-head models trained from the symmetric start of Def. B.1 (SGD or Adam),
   head 1's (omega, mu) history at t = lr * step (Appendix B).
 
@@ -91,6 +92,7 @@ __getattr__, __dir__, __all__ = attach(
             "settled_value",
         ),
         "proportions": ("proportion",),
+        "threads": ("on_one_thread", "single_thread"),
         "trainer": ("TrainConfig", "TrainingDivergedError", "TrainResult", "train"),
         "two_head": ("TwoHeadHistory", "TwoHeadTraining", "train_two_head"),
     },

@@ -141,7 +141,7 @@ def trained_ensemble(params: TrainedParams, runtime) -> numerics.TrainedEnsemble
     >>> trained_ensemble(params, runtime).steps[-2:].tolist()  # loaded from the cache
     [22, 24]
     """
-    from icl_verify.validation.claims._single_thread import single_thread  # imports torch
+    from icl_verify.numerics import single_thread
 
     config = training(params)
     key = {**dataclasses.asdict(config), "device": runtime.device}

@@ -155,7 +155,7 @@ def _gap_on_manifold(params: ApproximationParams, L: int, seed: int, device: str
 
 def measure_p41(params: ApproximationParams, runtime) -> Measurement:
     """Monte Carlo landscape of the true loss, and the gap's log-log slope against L + D."""
-    from icl_verify.validation.claims._single_thread import single_thread  # imports torch
+    from icl_verify.numerics import single_thread
 
     with single_thread():
         omega, mu = landscape_axes(params)

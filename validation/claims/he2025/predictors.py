@@ -61,7 +61,7 @@ FLOAT64_EPS = float(np.finfo(np.float64).eps)
 
 def _single_thread():
     """One torch thread for these small Monte Carlo tensors (faster on a loaded 2-core CPU)."""
-    from icl_verify.validation.claims._single_thread import single_thread  # imports torch
+    from icl_verify.numerics import single_thread
 
     return single_thread()
 

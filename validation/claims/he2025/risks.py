@@ -25,6 +25,7 @@ import numpy as np
 import torch
 from icl_verify.figures.style import MEASURED, PALETTE, REFERENCE, THEORY, new_figure
 from icl_verify.numerics import LinearInLabels, bayes_prediction, gd_prediction, monte_carlo_losses
+from icl_verify.numerics.threads import on_one_thread
 from icl_verify.theory import (
     Setting,
     compare_with_bayes,
@@ -41,7 +42,6 @@ from icl_verify.validation.claim import (
     Source,
     ZScore,
 )
-from icl_verify.validation.claims._single_thread import on_one_thread
 
 # ---------------------------------------------------------------------------------------------
 # HE-4.3-RISK: exact finite-(d, L) risks of one-step GD and debiased GD
