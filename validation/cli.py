@@ -11,6 +11,7 @@ Exit status: 0 success (every claim run agrees), 1 a claim disagrees, 2 bad inpu
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import sys
 
@@ -18,6 +19,10 @@ from icl_verify.validation.errors import CommandLineError
 
 # Subcommand modules under validation.commands, in the order `--help` lists them.
 COMMANDS = ("list", "show", "run", "report", "derive", "flow")
+
+
+#: Failures of the machine, not the program: reported in one line, never a traceback.
+_ENVIRONMENT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EROFS, errno.EPERM}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -46,6 +51,13 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args))
     except CommandLineError as error:
         print(f"icl-verify: error: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        if error.errno not in _ENVIRONMENT_ERRNOS:
+            raise
+        # A full disk or a folder taken away mid-run: what was written stays (atomic
+        # writes); rerunning the same --run-id resumes once the cause is mended.
+        print(f"icl-verify: error: {error.filename or ''}: {error.strerror}", file=sys.stderr)
         return 2
 
 

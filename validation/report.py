@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 from icl_verify.validation.claim import VERDICTS
+from icl_verify.validation.params import ParameterError
 from icl_verify.validation.records import CheckRecord, ClaimRecord, RunRecord
 
 from icl_verify._files import write_atomic
@@ -166,8 +167,12 @@ def redraw_figures(record: RunRecord, run_dir: Path) -> list[str]:
         claim = claims.get(stored.id)
         if claim is None:
             continue
+        try:
+            params = stored.restored_params(claim)
+        except ParameterError as error:
+            raise ParameterError(f"{stored.id}: {error}") from None
         figure = claim.draw(
-            stored.restored_params(claim),
+            params,
             stored.restored_prediction(),
             stored.restored_measurement(),
         )

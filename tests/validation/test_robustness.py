@@ -365,3 +365,40 @@ def test_writable_directory_accepts_a_folder_to_be_created(tmp_path):
     assert writable_directory(tmp_path / "a" / "b") == tmp_path / "a" / "b"
     assert writable_directory(Path("results")) == Path("results")
     assert not (tmp_path / "a").exists()  # the check creates nothing
+
+
+def test_a_run_folder_or_cache_that_is_a_file_exits_2_with_one_line(tmp_path, capsys):
+    (tmp_path / "taken").write_text("not a folder")
+    args = ["run", "HE-MAN", "--preset", "smoke", "--out", str(tmp_path), "--no-progress"]
+    assert main([*args, "--run-id", "taken"]) == 2
+    err = capsys.readouterr().err
+    assert "taken is not a folder" in err and err.count("\n") == 1
+    (tmp_path / "cache").write_text("not a folder")
+    assert main([*args, "--run-id", "fresh"]) == 2
+    err = capsys.readouterr().err
+    assert "cache is not a folder" in err and err.count("\n") == 1
+
+
+def test_a_full_disk_mid_run_is_one_line_and_the_rerun_resumes(tmp_path, capsys, monkeypatch):
+    import errno
+
+    import icl_verify.validation.records as records
+
+    original = records.write_atomic
+    calls = []
+
+    def full_after_first(path, data):  # the first results.json is written, then the disk fills
+        calls.append(path)
+        if len(calls) > 1:
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        original(path, data)
+
+    monkeypatch.setattr(records, "write_atomic", full_after_first)
+    args = ["run", "HE-MAN", "--preset", "smoke", "--out", str(tmp_path), "--run-id", "full",
+            "--no-progress"]  # fmt: skip
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "No space left on device" in err and err.count("\n") == 1
+    monkeypatch.setattr(records, "write_atomic", original)
+    assert main(args) == 0  # the same run id resumes once there is room
+    assert [c.id for c in load_run(tmp_path / "full").claims] == ["HE-MAN"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from icl_verify.validation.errors import CommandLineError
+from icl_verify.validation.params import ParameterError
 from icl_verify.validation.records import load_run
 from icl_verify.validation.report import redraw_figures, write_report
 
@@ -33,6 +34,9 @@ def report(args) -> int:
     except ValueError as error:
         raise CommandLineError(f"RESULTS_DIR: {error}") from None
     if not args.no_figures:
-        redraw_figures(record, args.results_dir)
+        try:
+            redraw_figures(record, args.results_dir)
+        except ParameterError as error:  # a record whose parameters its claim no longer allows
+            raise CommandLineError(f"RESULTS_DIR: stored parameters: {error}") from None
     print(write_report(record, args.results_dir))
     return 0

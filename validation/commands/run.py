@@ -163,7 +163,7 @@ def load_config(path: Path | None) -> dict[str, dict]:
     return data
 
 
-def writable_directory(path: Path) -> Path:
+def writable_directory(path: Path, option: str = "--out") -> Path:
     """`path` if it is, or can be created as, a folder this process may write; else
     CommandLineError (one line). Creates nothing: the nearest existing ancestor decides."""
     existing = path
@@ -175,7 +175,7 @@ def writable_directory(path: Path) -> Path:
         problem = f"{existing} is not writable"
     else:
         return path
-    raise CommandLineError(f"--out {path}: not a writable directory ({problem})")
+    raise CommandLineError(f"{option} {path}: not a writable directory ({problem})")
 
 
 def run(args) -> int:
@@ -199,6 +199,8 @@ def run(args) -> int:
         raise CommandLineError(
             f"--run-id must be 1-100 characters of letters, digits, '.', '_', '-', got {run_id!r}"
         )
+    for folder in (args.out / run_id, args.out / "cache"):  # e.g. a run owned by another user
+        writable_directory(folder, option="--out: folder")
     device = resolve_device(args.device)
     try:
         record = run_claims(
