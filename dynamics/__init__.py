@@ -28,6 +28,10 @@ Predictions of Appendix B used by the checks: `phase_one_end` (T1),
 1/(1+kappa) at finite t) and `naive_late_omega` (the t^{-1/2} law of the
 two-timescale reduction (B.18), which the integrated ODE contradicts).
 
+Where the flow in mu ends, found by an optimiser with an error bound: `minimise_over_mu`
+(KQ scales fixed; HE-MAN) and `homogeneous_minimum` (over every sign pattern of
+Theta_bar(omega), Theorem 4.2(ii)).
+
 Time is the flow time of d theta/dt = -grad Ltilde with Ltilde the plain MSE; the
 authors' code descends Ltilde/2, so t_code = 2 t.
 
@@ -38,6 +42,11 @@ authors' code descends Ltilde/2, so t_code = 2 t.
 """
 
 from icl_verify.dynamics.events import Event
+from icl_verify.dynamics.homogeneous import (
+    HomogeneousMinimum,
+    homogeneous_minimum,
+    sign_patterns,
+)
 from icl_verify.dynamics.minimise import (
     MuMinimum,
     bound_justification,
@@ -74,6 +83,9 @@ __all__ = [
     "group_sum_errors",
     "group_sums",
     "minimise_over_mu",
+    "HomogeneousMinimum",
+    "homogeneous_minimum",
+    "sign_patterns",
     "DUMMY",
     "NEGATIVE",
     "POSITIVE",

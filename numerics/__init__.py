@@ -14,6 +14,8 @@
   test MSE at other prompt lengths);
 - `patterns`: the head patterns of Observations 1, 2, 4 read off its logged history.
 - `proportions`: a fraction of independent runs with its Agresti-Coull standard error;
+- `risks`: Monte Carlo risks of one-step GD and debiased GD at several steps, and of the Bayes
+  predictor and tuned debiased GD extrapolated to d -> inf at fixed d/L (§4.3, Thm 4.2(iii));
 - `threads`: run torch on one CPU thread (`single_thread`, `on_one_thread`; torch-free import).
 - `two_head`: two-head models trained from the symmetric start of Def. B.1 (SGD or Adam),
   head 1's (omega, mu) history at t = lr * step (Appendix B).
@@ -92,6 +94,13 @@ __getattr__, __dir__, __all__ = attach(
             "settled_value",
         ),
         "proportions": ("proportion",),
+        "risks": (
+            "OneStepRisks",
+            "ProportionalLimit",
+            "extrapolate_in_dimension",
+            "one_step_gd_risks",
+            "proportional_limit",
+        ),
         "threads": ("on_one_thread", "single_thread"),
         "trainer": ("TrainConfig", "TrainingDivergedError", "TrainResult", "train"),
         "two_head": ("TwoHeadHistory", "TwoHeadTraining", "train_two_head"),

@@ -5,7 +5,8 @@ The closed forms a researcher needs every day are re-exported here flat:
 - the problem `Setting(d, L, sigma2)`;
 - the approximate population loss Ltilde of (4.1), its gradient and Hessian,
   the optimal OV weights for fixed KQ scales (`approximate_loss`);
-- the solution manifold (4.6)-(4.8) and the single-head optimum (`manifold`);
+- the solution manifold (4.6)-(4.8), the error of its omega -> 0 limit (Theorem 4.2(ii)) and
+  the single-head optimum (`manifold`);
 - exact finite-(d, L) risks of one-step GD and debiased GD, and the Bayes
   risk in the proportional limit, Theorem 4.2(iii) (`risks`);
 - the error terms of the approximations: the gap of Ltilde on the manifold and the
@@ -32,6 +33,7 @@ from icl_verify.theory.approximation_error import (
 from icl_verify.theory.manifold import (
     SingleHeadOptimum,
     effective_learning_rate,
+    manifold_limit_bound,
     manifold_loss,
     manifold_mu,
     single_head_optimum,
@@ -67,6 +69,7 @@ __all__ = [
     "gd_risk_limit",
     "manifold_gap_limit",
     "manifold_gap_slope_bias",
+    "manifold_limit_bound",
     "manifold_loss",
     "manifold_mu",
     "optimal_gd",

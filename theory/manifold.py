@@ -62,6 +62,29 @@ def manifold_loss(omega, setting: Setting) -> np.ndarray:
     return 1.0 + setting.sigma2 - effective_learning_rate(omega, setting)
 
 
+def manifold_limit_bound(omega: float, setting: Setting) -> float:
+    """Bound on how far Ltilde on S_omega and the step 2 omega mu* are from their omega -> 0 limits.
+
+    Both `manifold_loss(omega) - manifold_loss(0)` and `effective_learning_rate(0) -
+    effective_learning_rate(omega)` equal kappa (g - 1) / ((1 + kappa)(1 + kappa g)) with
+    g = sinh(u)/u, u = d omega^2 (from (4.8)); since g - 1 <= (u^2/6) cosh u and g >= 1,
+    both are at most
+
+        kappa u^2 cosh(u) / (6 (1 + kappa)^2),
+
+    the error term of Theorem 4.2(ii)'s limit (the infimum sigma2 + kappa/(1 + kappa) and
+    the step 1/(1 + kappa)) read at a finite omega.
+
+    >>> s = Setting(d=5, L=40, sigma2=0.1)
+    >>> bound = manifold_limit_bound(0.05, s)
+    >>> exact = float(manifold_loss(0.05, s) - manifold_loss(0.0, s))
+    >>> bool(0 < exact <= bound < 1.01 * exact)
+    True
+    """
+    u = setting.d * omega * omega
+    return float(setting.kappa * u * u * np.cosh(u) / (6.0 * (1.0 + setting.kappa) ** 2))
+
+
 @dataclass(frozen=True)
 class SingleHeadOptimum:
     """Minimiser of Ltilde for one head (eq. (4.12)): scale omega, OV weight mu, loss."""
