@@ -67,7 +67,6 @@ from icl_verify.validation.claim import (
     shifted,
 )
 from icl_verify.validation.claims._trained import TrainedParams, trained_ensemble, trained_presets
-from icl_verify.validation.claims.he2025.optimality import limit_error_term
 from icl_verify.validation.params import ParameterError, param
 
 from icl_verify import numerics, theory
@@ -292,7 +291,7 @@ def checks_obs2(params: Obs2Params) -> tuple[Check, ...]:
     setting = params.setting
     heads = np.asarray(params.heads)
     largest_group = max(int(np.sum(heads == h)) for h in _multi_head_groups(params))
-    curvature = limit_error_term(params.omega_max, setting)
+    curvature = theory.manifold_limit_bound(params.omega_max, setting)
     reference_rule = (
         "The reference's agreement rule (§HE-OBS2: within 5%); error bar (settled_value): the "
         "end value's drift plus Adam noise over the last quarter of the logs, or its distance "
@@ -326,7 +325,7 @@ def checks_obs2(params: Obs2Params) -> tuple[Check, ...]:
             Tolerance(
                 f"HE-MAN (ii). On the manifold 2ωμ*(ω) = 1/(1+κ) − O(κ d² ω⁴) (4.8); for "
                 f"ω <= {params.omega_max:g} the correction is at most {curvature:.2g} "
-                f"(optimality.limit_error_term), which is the atol. The trained models "
+                f"(theory.manifold_limit_bound), which is the atol. The trained models "
                 f"minimise the true loss, not L̃, whose error is O(1/L) (Prop. 4.1): rtol = "
                 f"1/L = {1 / setting.L:.3g}. Error bar: the end value's drift plus Adam noise "
                 f"(settled_value).",

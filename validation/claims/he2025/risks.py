@@ -3,36 +3,27 @@
 - HE-4.3-RISK: the exact finite-(d, L) risks of one-step GD and debiased GD (4.11),
   R_GD(eta) = 1 + sigma2 - 2 eta + eta^2 (L + D + 1)/L and
   R_dGD(eta) = 1 + sigma2 - 2 eta (L-1)/L + eta^2 (L-1)(L+D)/L^2, D = d(1 + sigma2)
-  (reference `he2025.md` §HE-4.3-RISK), against Monte Carlo of the predictors themselves
-  (`numerics.gd_prediction`), at several steps including the optimal ones.
+  (reference `he2025.md` §HE-4.3-RISK; `theory.gd_risk`, `theory.debiased_gd_risk`), against
+  Monte Carlo of the predictors themselves (`numerics.one_step_gd_risks`), at several steps
+  including the optimal ones (`theory.optimal_gd`).
 - HE-T4.2iii: in the proportional limit d, L -> inf with d/L -> xi, the Bayes risk (ridge
   posterior mean) tends to R_Bayes(xi, sigma2) and tuned GD to
   sigma2 + xi(1+sigma2)/(1 + xi(1+sigma2)); their ratio and excess-risk ratio are bounded
   (`theory.compare_with_bayes`; §HE-T4.2iii). Measured: Monte Carlo at several d with L = d/xi,
-  extrapolated to d -> inf by a weighted fit of risk(d) = R_inf + a/d (the finite-size
-  correction is exactly a/d for tuned debiased GD, where R_dGD* - limit = 1/(L + D), and
-  measured to be O(1/d) for Bayes: d (MC - limit) ~ 0.002 in the reference).
+  extrapolated to d -> inf by a weighted fit of risk(d) = R_inf + a/d
+  (`numerics.proportional_limit`; the finite-size correction is exactly a/d for tuned debiased
+  GD, where R_dGD* - limit = 1/(L + D), and measured to be O(1/d) for Bayes:
+  d (MC - limit) ~ 0.002 in the reference).
 
 Both predictors are linear in the labels, so the Monte Carlo averages the exact conditional
-risk given the covariates (`numerics.LinearInLabels`).
+risk given the covariates. Figures: `figures.risks`.
 """
 
 from __future__ import annotations
 
-import math
+from dataclasses import dataclass
 
 import numpy as np
-import torch
-from icl_verify.figures.style import MEASURED, PALETTE, REFERENCE, THEORY, new_figure
-from icl_verify.numerics import LinearInLabels, bayes_prediction, gd_prediction, monte_carlo_losses
-from icl_verify.numerics.threads import on_one_thread
-from icl_verify.theory import (
-    Setting,
-    compare_with_bayes,
-    debiased_gd_risk,
-    gd_risk,
-    optimal_gd,
-)
 from icl_verify.validation.claim import (
     Check,
     Claim,
@@ -42,88 +33,110 @@ from icl_verify.validation.claim import (
     Source,
     ZScore,
 )
+from icl_verify.validation.params import ParameterError, Params, param
+
+from icl_verify import numerics, theory
 
 # ---------------------------------------------------------------------------------------------
 # HE-4.3-RISK: exact finite-(d, L) risks of one-step GD and debiased GD
 
 
-def risk_steps(params, d: int, L: int) -> np.ndarray:
+@dataclass(frozen=True, kw_only=True)
+class OneStepRiskParams(Params):
+    """HE-4.3-RISK: (d, L) cases, the steps besides the optimal ones, Monte Carlo prompts."""
+
+    sigma2: float = param(0.1, help="label-noise variance sigma^2", low=0)
+    cases: tuple[tuple[int, int], ...] = param(
+        help="(d, L) pairs, each checked at every step", low=1
+    )
+    etas: tuple[float, ...] = param(
+        help="steps eta checked in every case, besides eta*_GD and eta*_dGD", low=0
+    )
+    n_prompts: tuple[int, ...] = param(
+        help="Monte Carlo prompts per case (tiny L has heavy-tailed losses: more prompts)", low=2
+    )
+
+    def validate(self) -> None:
+        if any(len(case) != 2 for case in self.cases):
+            raise ParameterError(f"cases must be (d, L) pairs, got {list(self.cases)}")
+        if len(self.n_prompts) != len(self.cases):
+            raise ParameterError(
+                f"n_prompts must give one count per case ({len(self.cases)}), "
+                f"got {len(self.n_prompts)}"
+            )
+
+
+RISK_PRESETS = {
+    "smoke": OneStepRiskParams(cases=((5, 40), (2, 3)), etas=(0.3,), n_prompts=(8192, 16_384)),
+    "quick": OneStepRiskParams(
+        cases=((5, 40), (2, 3), (20, 60)), etas=(0.3, 0.8), n_prompts=(20_000, 200_000, 20_000)
+    ),
+    "paper": OneStepRiskParams(  # the reference's 2e6 prompts
+        cases=((5, 40), (2, 3), (20, 60), (50, 400)), etas=(0.3, 0.8), n_prompts=(2_000_000,) * 4
+    ),
+}
+
+
+def risk_steps(params: OneStepRiskParams, d: int, L: int) -> np.ndarray:
     """The steps of one (d, L) case: the preset's `etas`, then eta*_GD and eta*_dGD.
 
-    >>> risk_steps({"etas": [0.5], "sigma2": 0.1}, 5, 40).round(5).tolist()
-    [0.5, 0.86022, 0.87912]
+    >>> risk_steps(RISK_PRESETS["smoke"], 5, 40).round(5).tolist()
+    [0.3, 0.86022, 0.87912]
     """
-    setting = Setting(d, L, params["sigma2"])
-    optimal = [optimal_gd(setting, debiased=flag).eta for flag in (False, True)]
-    return np.array(list(params["etas"]) + optimal, dtype=float)
+    setting = theory.Setting(d, L, params.sigma2)
+    optimal = [theory.optimal_gd(setting, debiased=flag).eta for flag in (False, True)]
+    return np.array(list(params.etas) + optimal, dtype=float)
 
 
-def predict_43(params) -> Prediction:
+def predict_one_step(params: OneStepRiskParams) -> Prediction:
     """R_GD and R_dGD at every (case, step), flattened case-major, and curves for the figure."""
     gd, dgd, curves = [], [], {}
     fine = np.linspace(0.0, 1.6, 100)
-    for k, (d, L) in enumerate(params["cases"]):
-        setting = Setting(d, L, params["sigma2"])
+    for k, (d, L) in enumerate(params.cases):
+        setting = theory.Setting(d, L, params.sigma2)
         steps = risk_steps(params, d, L)
-        gd.append(gd_risk(steps, setting))
-        dgd.append(debiased_gd_risk(steps, setting))
-        curves[f"gd_{k}"] = gd_risk(fine, setting)
-        curves[f"dgd_{k}"] = debiased_gd_risk(fine, setting)
+        gd.append(theory.gd_risk(steps, setting))
+        dgd.append(theory.debiased_gd_risk(steps, setting))
+        curves[f"gd_{k}"] = theory.gd_risk(fine, setting)
+        curves[f"dgd_{k}"] = theory.debiased_gd_risk(fine, setting)
     return Prediction(
         values={"gd_risk": np.concatenate(gd), "dgd_risk": np.concatenate(dgd)},
         figure_data={"eta_fine": fine, **curves},
     )
 
 
-def _gd_predictors(steps) -> dict:
-    """name -> LinearInLabels one-step GD / debiased GD predictor, for each step."""
-    predictors = {}
-    for k, eta in enumerate(steps):
-        for name, debiased in (("gd", False), ("dgd", True)):
-            predictors[f"{name}_{k}"] = LinearInLabels(
-                lambda p, eta=float(eta), debiased=debiased: gd_prediction(
-                    p.X, p.y, p.x_query, eta, debiased=debiased
-                )
-            )
-    return predictors
-
-
-@on_one_thread
-def measure_43(params, runtime) -> Measurement:
-    """Monte Carlo risks of the GD predictors, all steps of a case on the same prompts.
-
-    `n_prompts` is a list, one count per case: tiny L (e.g. d=2, L=3) has heavy-tailed losses
-    (Wishart moments of low degree of freedom) and needs more prompts, which are cheap there.
-    """
-    values = {"gd": ([], []), "dgd": ([], [])}
-    cases = zip(params["cases"], params["n_prompts"], strict=True)
+@numerics.on_one_thread  # torch-free at import; one thread for these small tensors
+def measure_one_step(params: OneStepRiskParams, runtime) -> Measurement:
+    """Monte Carlo risks of the GD predictors, all steps of a case on the same prompts."""
+    risks = []
+    cases = zip(params.cases, params.n_prompts, strict=True)
     for k, ((d, L), n_prompts) in enumerate(runtime.progress(cases, "(d, L) cases")):
-        steps = risk_steps(params, d, L)
-        joint = monte_carlo_losses(
-            _gd_predictors(steps),
-            Setting(d, L, params["sigma2"]),
-            n_prompts,
-            seed=(runtime.seed + k) % 2**31,
-            device=runtime.device,
-            dtype=torch.float64,
+        risks.append(
+            numerics.one_step_gd_risks(
+                risk_steps(params, d, L),
+                theory.Setting(d, L, params.sigma2),
+                n_prompts,
+                seed=(runtime.seed + k) % 2**31,
+                device=runtime.device,
+            )
         )
-        for name, (means, errors) in values.items():
-            for j in range(len(steps)):
-                estimate = joint[f"{name}_{j}"]
-                means.append(estimate.mean)
-                errors.append(estimate.stderr)
     return Measurement(
-        values={f"{name}_risk": Estimate(m, e) for name, (m, e) in values.items()},
-        figure_data={
-            "steps": np.concatenate([risk_steps(params, d, L) for d, L in params["cases"]])
+        values={
+            "gd_risk": Estimate(
+                np.concatenate([r.gd for r in risks]), np.concatenate([r.gd_se for r in risks])
+            ),
+            "dgd_risk": Estimate(
+                np.concatenate([r.dgd for r in risks]), np.concatenate([r.dgd_se for r in risks])
+            ),
         },
+        figure_data={"steps": np.concatenate([r.eta for r in risks])},
     )
 
 
-def checks_43(params) -> tuple[Check, ...]:
+def checks_one_step(params: OneStepRiskParams) -> tuple[Check, ...]:
     why = (
         "Exact finite-(d, L) risks (Wishart moments), so only Monte Carlo error remains "
-        f"({params['n_prompts']} prompts per case, exact conditional risk given X); 4 SE, "
+        f"({list(params.n_prompts)} prompts per case, exact conditional risk given X); 4 SE, "
         "resolving 3% of the risk."
     )
     rule = ZScore(why, rel_resolution=0.03)
@@ -133,73 +146,15 @@ def checks_43(params) -> tuple[Check, ...]:
     )
 
 
-def figure_43(params, prediction: Prediction, measurement: Measurement):
-    """One panel per (d, L): risk vs eta (theory lines, Monte Carlo markers, eta* dotted); last
-    panel: every point's z-score (MC - exact)/SE against the +-4 band of the rule."""
-    cases = params["cases"]
-    figure, axes = new_figure(len(cases) + 1, width=3.4)
-    per_case = len(measurement.figure_data["steps"]) // len(cases)
-    fine = prediction.figure_data["eta_fine"]
-    for k, ((d, L), axis) in enumerate(zip(cases, axes[0, :-1], strict=True)):
-        part = slice(k * per_case, (k + 1) * per_case)
-        steps = measurement.figure_data["steps"][part]
-        for name, color, label in (("gd", THEORY, "GD"), ("dgd", PALETTE[2], "debiased GD")):
-            axis.plot(
-                fine,
-                prediction.figure_data[f"{name}_{k}"],
-                color=color,
-                label=f"{label}: exact risk",
-            )
-            estimate = measurement.values[f"{name}_risk"]
-            axis.errorbar(
-                steps,
-                estimate.value[part],
-                yerr=4 * estimate.error[part],
-                fmt="o",
-                ms=4,
-                mfc="none" if name == "dgd" else MEASURED,
-                color=MEASURED,
-                capsize=2,
-                label=f"{label}: Monte Carlo (±4 SE)",
-            )
-        for eta in steps[-2:]:
-            axis.axvline(eta, color=REFERENCE, ls=":", lw=1)
-        axis.set(
-            xlabel=r"step $\eta$ (dotted: $\eta^*_{GD}$, $\eta^*_{dGD}$)",
-            ylabel="risk",
-            title=f"d={d}, L={L}, σ²={params['sigma2']}",
-        )
-        low = min(
-            prediction.values["dgd_risk"][part].min(), prediction.values["gd_risk"][part].min()
-        )
-        axis.set_ylim(low * 0.8, 1.6)
-        axis.legend(fontsize=6.5, loc="upper center")
-    z_axis = axes[0, -1]
-    for offset, (name, marker) in enumerate((("gd", "o"), ("dgd", "s"))):
-        estimate = measurement.values[f"{name}_risk"]
-        z = (estimate.value - prediction.values[f"{name}_risk"]) / estimate.error
-        position = np.arange(z.size) + 0.2 * offset
-        z_axis.plot(
-            position,
-            z,
-            marker,
-            color=MEASURED,
-            mfc="none" if offset else MEASURED,
-            ls="none",
-            ms=4,
-            label="GD" if name == "gd" else "debiased GD",
-        )
-    for bound in (-4, 4):
-        z_axis.axhline(bound, color=REFERENCE, ls="--", lw=1)
-    z_axis.axhline(0, color=THEORY, lw=1.5, label="exact risk")
-    z_axis.set(
-        xlabel="point: case-major, steps as in the panels",
-        ylabel="(MC − exact) / SE",
-        title="z-scores (dashed: rule |z| ≤ 4)",
-        ylim=(-6, 6),
-    )
-    z_axis.legend(fontsize=6.5)
-    return figure
+def swapped_risks(params: OneStepRiskParams, prediction: Prediction) -> Prediction:
+    """The vanilla and debiased risk formulas exchanged: a plausible slip.
+
+    They differ by 0.05-0.12 at d = 2, L = 3 (dozens of SE there) and by 3e-3 to 1e-2 at
+    d = 5, L = 40.
+    """
+    values = prediction.values
+    swapped = {"gd_risk": values["dgd_risk"], "dgd_risk": values["gd_risk"]}
+    return Prediction(swapped, prediction.figure_data)
 
 
 CLAIM_43 = Claim(
@@ -207,10 +162,13 @@ CLAIM_43 = Claim(
     source=Source("He et al. 2025", "4.3, App. D", "(4.11)"),
     statement="One-step GD and debiased GD have the exact finite-(d, L) risks "
     "1 + σ² − 2η + η²(L+D+1)/L and 1 + σ² − 2η(L−1)/L + η²(L−1)(L+D)/L², D = d(1+σ²).",
-    predict=predict_43,
-    measure=measure_43,
-    checks=checks_43,
-    figure=figure_43,
+    params=OneStepRiskParams,
+    presets=RISK_PRESETS,
+    predict=predict_one_step,
+    measure=measure_one_step,
+    checks=checks_one_step,
+    figure="risks:figure_one_step",
+    wrong=swapped_risks,
 )
 
 
@@ -218,39 +176,64 @@ CLAIM_43 = Claim(
 # HE-T4.2iii: Bayes risk and tuned GD in the proportional limit
 
 
-def _lengths(params, xi: float) -> list[tuple[int, int]]:
-    """(d, L) with L = d / xi for each d of the preset (L must be an integer)."""
-    pairs = []
-    for d in params["d_values"]:
-        L = d / xi
-        if abs(L - round(L)) > 1e-9:
-            raise ValueError(f"d/xi must be an integer for d={d}, xi={xi}, got L={L}")
-        pairs.append((d, int(round(L))))
-    return pairs
+@dataclass(frozen=True, kw_only=True)
+class ProportionalParams(Params):
+    """HE-T4.2iii: (xi, sigma2) cases, the dimensions extrapolated from, Monte Carlo prompts."""
+
+    cases: tuple[tuple[float, float], ...] = param(
+        help="(xi, sigma2) pairs: the limit d/L -> xi and the noise variance (> 0)",
+        low=0,
+        low_open=True,
+    )
+    d_values: tuple[int, ...] = param(
+        help="dimensions d (L = d/xi) extrapolated to d -> inf; two or more, distinct", low=1
+    )
+    n_prompts: int = param(help="Monte Carlo prompts per (case, d)", low=2)
+
+    def validate(self) -> None:
+        if any(len(case) != 2 for case in self.cases):
+            raise ParameterError(f"cases must be (xi, sigma2) pairs, got {list(self.cases)}")
+        if len(set(self.d_values)) < 2:
+            raise ParameterError(
+                f"d_values must hold two or more distinct dimensions, got {list(self.d_values)}"
+            )
+        for xi, _ in self.cases:
+            for d in self.d_values:
+                if abs(d / xi - round(d / xi)) > 1e-9:
+                    raise ParameterError(
+                        f"d_values / xi must be integers (L = d/xi), got d={d}, xi={xi:g} in cases"
+                    )
 
 
-def extrapolate_in_dimension(d_values, means, errors) -> tuple[float, float]:
-    """Weighted least squares of risk(d) = R_inf + a/d; returns (R_inf, its SE).
+PROPORTIONAL_PRESETS = {
+    "smoke": ProportionalParams(cases=((0.125, 0.1),), d_values=(8, 16), n_prompts=2048),
+    "quick": ProportionalParams(
+        cases=((0.125, 0.1), (0.25, 0.5), (0.5, 3.0)), d_values=(8, 16, 32), n_prompts=10_000
+    ),
+    "paper": ProportionalParams(
+        cases=((0.05, 0.1), (0.125, 0.1), (0.125, 1.0), (0.25, 0.5), (0.5, 3.0)),
+        d_values=(20, 40, 80),
+        n_prompts=40_000,
+    ),
+}
 
-    >>> r, se = extrapolate_in_dimension([10, 20, 40], [1.1, 1.05, 1.025], [0.01, 0.01, 0.01])
-    >>> round(r, 9), round(se, 4)
-    (1.0, 0.0122)
+
+def proportional_settings(params: ProportionalParams, xi: float, sigma2: float) -> list:
+    """The `theory.Setting` (d, L = d/xi, sigma2) for each d of `d_values`.
+
+    >>> [(s.d, s.L) for s in proportional_settings(PROPORTIONAL_PRESETS["smoke"], 0.125, 0.1)]
+    [(8, 64), (16, 128)]
     """
-    design = np.stack([np.ones(len(d_values)), 1.0 / np.asarray(d_values, float)], axis=1)
-    weights = 1.0 / np.asarray(errors, float) ** 2
-    normal = design.T @ (weights[:, None] * design)
-    covariance = np.linalg.inv(normal)
-    coef = covariance @ design.T @ (weights * np.asarray(means, float))
-    return float(coef[0]), float(math.sqrt(covariance[0, 0]))
+    return [theory.Setting(d, round(d / xi), sigma2) for d in params.d_values]
 
 
-def predict_t42iii(params) -> Prediction:
+def predict_proportional(params: ProportionalParams) -> Prediction:
     """Limits of the Bayes and tuned-GD risks, their ratios, and curves over xi for the figure."""
-    comparisons = [compare_with_bayes(xi, sigma2) for xi, sigma2 in params["cases"]]
+    comparisons = [theory.compare_with_bayes(xi, sigma2) for xi, sigma2 in params.cases]
     fine = np.geomspace(0.02, 1.0, 80)
     curves = {}
-    for k, (_, sigma2) in enumerate(params["cases"]):
-        fine_cmp = [compare_with_bayes(xi, sigma2) for xi in fine]
+    for k, (_, sigma2) in enumerate(params.cases):
+        fine_cmp = [theory.compare_with_bayes(xi, sigma2) for xi in fine]
         curves[f"bayes_{k}"] = np.array([c.bayes_risk for c in fine_cmp])
         curves[f"gd_{k}"] = np.array([c.gd_risk for c in fine_cmp])
         curves[f"ratio_{k}"] = np.array([c.risk_ratio for c in fine_cmp])
@@ -271,62 +254,48 @@ def predict_t42iii(params) -> Prediction:
     )
 
 
-@on_one_thread
-def measure_t42iii(params, runtime) -> Measurement:
+@numerics.on_one_thread  # torch-free at import; one thread for these small tensors
+def measure_proportional(params: ProportionalParams, runtime) -> Measurement:
     """Monte Carlo at each d (L = d/xi), extrapolated to d -> inf; ratios by the delta method.
 
-    Tuned GD is debiased GD at the limiting step 1/(1 + xi(1 + sigma2)) (= L/(L + D) here,
-    the finite-size optimum, since d/L = xi exactly).
+    Tuned GD is debiased GD at the finite-size optimum eta* = L/(L + D), which is the limiting
+    step 1/(1 + xi(1 + sigma2)) here, since d/L = xi exactly.
     """
-    results = {"bayes": ([], []), "gd": ([], [])}
-    raw = []
-    for k, (xi, sigma2) in enumerate(params["cases"]):
-        eta = 1.0 / (1.0 + xi * (1.0 + sigma2))
-        predictors = {
-            "bayes": LinearInLabels(lambda p, s=sigma2: bayes_prediction(p.X, p.y, p.x_query, s)),
-            "gd": LinearInLabels(
-                lambda p, eta=eta: gd_prediction(p.X, p.y, p.x_query, eta, debiased=True)
-            ),
-        }
-        per_d = {"bayes": ([], []), "gd": ([], [])}
-        for j, (d, L) in enumerate(_lengths(params, xi)):
-            joint = monte_carlo_losses(
-                predictors,
-                Setting(d, L, sigma2),
-                params["n_prompts"],
-                seed=(runtime.seed + 100 * k + j) % 2**31,
+    limits = []
+    for k, (xi, sigma2) in enumerate(params.cases):
+        settings = proportional_settings(params, xi, sigma2)
+        steps = [theory.optimal_gd(s, debiased=True).eta for s in settings]
+        limits.append(
+            numerics.proportional_limit(
+                settings,
+                steps,
+                params.n_prompts,
+                seed=runtime.seed + 100 * k,
                 device=runtime.device,
-                dtype=torch.float64,
             )
-            for name, (means, errors) in per_d.items():
-                means.append(joint[name].mean)
-                errors.append(joint[name].stderr)
-        for name, (means, errors) in per_d.items():
-            limit, error = extrapolate_in_dimension(params["d_values"], means, errors)
-            results[name][0].append(limit)
-            results[name][1].append(error)
-        raw.append([per_d["bayes"][0], per_d["gd"][0]])
-    bayes, bayes_se = (np.array(v) for v in results["bayes"])
-    gd, gd_se = (np.array(v) for v in results["gd"])
-    sigma2 = np.array([s for _, s in params["cases"]])
-    # Conservative delta method: |dr/dG| SE_G + |dr/dB| SE_B (any correlation of G and B).
-    ratio_se = gd_se / bayes + gd * bayes_se / bayes**2
-    excess_se = gd_se / (bayes - sigma2) + (gd - sigma2) * bayes_se / (bayes - sigma2) ** 2
+        )
+    ratio = np.array([limit.risk_ratio for limit in limits])  # (cases, 2): value, SE
+    excess = np.array([limit.excess_ratio for limit in limits])
     return Measurement(
         values={
-            "bayes_risk": Estimate(bayes, bayes_se),
-            "gd_risk": Estimate(gd, gd_se),
-            "risk_ratio": Estimate(gd / bayes, ratio_se),
-            "excess_ratio": Estimate((gd - sigma2) / (bayes - sigma2), excess_se),
+            "bayes_risk": Estimate(
+                [limit.bayes_limit for limit in limits], [limit.bayes_limit_se for limit in limits]
+            ),
+            "gd_risk": Estimate(
+                [limit.gd_limit for limit in limits], [limit.gd_limit_se for limit in limits]
+            ),
+            "risk_ratio": Estimate(ratio[:, 0], ratio[:, 1]),
+            "excess_ratio": Estimate(excess[:, 0], excess[:, 1]),
         },
-        figure_data={"raw": np.array(raw)},  # (cases, 2, len(d_values)): per-d Bayes, GD
+        # (cases, 2, len(d_values)): per-d Monte Carlo Bayes and tuned GD risks
+        figure_data={"raw": np.array([[limit.bayes, limit.gd] for limit in limits])},
     )
 
 
-def checks_t42iii(params) -> tuple[Check, ...]:
+def checks_proportional(params: ProportionalParams) -> tuple[Check, ...]:
     why = (
         "Limits as d -> inf with d/L = xi; the measurement is extrapolated from d = "
-        f"{params['d_values']} by a weighted fit R_inf + a/d (exact for tuned debiased GD, "
+        f"{list(params.d_values)} by a weighted fit R_inf + a/d (exact for tuned debiased GD, "
         "whose finite-size risk is limit + 1/(L + D); O(1/d) for Bayes, measured d (MC - limit) "
         "~ 0.002, so the neglected O(1/d^2) is far below the SE). Only Monte Carlo error "
         "remains; 4 SE (ratios: conservative delta method)."
@@ -347,64 +316,16 @@ def checks_t42iii(params) -> tuple[Check, ...]:
     )
 
 
-def figure_t42iii(params, prediction: Prediction, measurement: Measurement):
-    """(a) excess risks vs xi; (b) risk ratio and (c) excess-risk ratio with their bounds.
+def gd_as_good_as_bayes(params: ProportionalParams, prediction: Prediction) -> Prediction:
+    """Tuned GD Bayes-optimal in the limit: Bayes risk = the GD limit, both ratios 1.
 
-    Lines: the limits (theory); markers: Monte Carlo extrapolated to d -> inf, with 4 SE bars.
+    The negation of the theorem's gap: at xi = 0.125, sigma2 = 0.1 the Bayes limit 0.114
+    becomes 0.221 (hundreds of SE) and the ratios 1.94 and 8.6 become 1.
     """
-    figure, axes = new_figure(3, width=4.0)
-    theory = prediction.figure_data
-    fine = theory["xi_fine"]
-    panels = (  # (axis, theory curve, bound curve or constant, measured quantity)
-        (axes[0, 1], "ratio", "risk_ratio"),
-        (axes[0, 2], "excess_ratio", "excess_ratio"),
-    )
-    for k, (xi, sigma2) in enumerate(params["cases"]):
-        color = PALETTE[k % len(PALETTE)]
-        marker_style = dict(color=color, mec="black", ms=5, capsize=2)
-        axes[0, 0].plot(fine, theory[f"bayes_{k}"] - sigma2, color=color, label=f"σ²={sigma2:g}")
-        axes[0, 0].plot(fine, theory[f"gd_{k}"] - sigma2, color=color, ls="--")
-        for name, marker in (("bayes_risk", "o"), ("gd_risk", "s")):
-            estimate = measurement.values[name]
-            axes[0, 0].errorbar(
-                xi,
-                estimate.value[k] - sigma2,
-                yerr=4 * estimate.error[k],
-                fmt=marker,
-                **marker_style,
-            )
-        bounds = (theory[f"ratio_bound_{k}"], np.full_like(fine, 1 + 1 / sigma2))
-        for (axis, curve, quantity), bound in zip(panels, bounds, strict=True):
-            axis.plot(fine, theory[f"{curve}_{k}"], color=color, label=f"σ²={sigma2:g}")
-            axis.plot(fine, bound, color=color, ls=":", lw=1)
-            estimate = measurement.values[quantity]
-            axis.errorbar(
-                xi, estimate.value[k], yerr=4 * estimate.error[k], fmt="o", **marker_style
-            )
-    axes[0, 0].plot([], [], color=REFERENCE, label="Bayes (solid), tuned GD (dashed)")
-    axes[0, 0].plot([], [], "o", color=REFERENCE, mec="black", label="MC Bayes, d→∞ (±4 SE)")
-    axes[0, 0].plot([], [], "s", color=REFERENCE, mec="black", label="MC tuned GD, d→∞")
-    axes[0, 0].set(
-        xscale="log",
-        yscale="log",
-        xlabel=r"$\xi = d/L$",
-        ylabel=r"excess risk $R - \sigma^2$",
-        title="(a) limiting excess risks",
-    )
-    for (axis, _, _), title, bound in zip(
-        panels,
-        ("(b) risk ratio R_GD / R_Bayes", "(c) excess ratio (R_GD−σ²)/(R_Bayes−σ²)"),
-        ("bound 1 + κ/(σ²(1+κ)), κ = ξ(1+σ²)", "bound 1 + 1/σ²"),
-        strict=True,
-    ):
-        axis.plot([], [], ":", color=REFERENCE, label=bound)
-        axis.plot([], [], "o", color=REFERENCE, mec="black", label="Monte Carlo, d→∞ (±4 SE)")
-        axis.set(xscale="log", xlabel=r"$\xi = d/L$", ylabel="ratio", title=title)
-    axes[0, 0].set_ylim(2e-4, 1.5)  # room for the legend below the curves
-    axes[0, 0].legend(fontsize=6.5, loc="lower right")
-    for axis, _, _ in panels:
-        axis.legend(fontsize=6.5)
-    return figure
+    values = dict(prediction.values)
+    ones = np.ones_like(values["risk_ratio"])
+    values.update(bayes_risk=values["gd_risk"], risk_ratio=ones, excess_ratio=ones)
+    return Prediction(values, prediction.figure_data)
 
 
 CLAIM_T42III = Claim(
@@ -413,10 +334,13 @@ CLAIM_T42III = Claim(
     statement="As d, L → ∞ with d/L → ξ, tuned debiased GD has risk σ² + ξ(1+σ²)/(1+ξ(1+σ²)) and "
     "the Bayes risk tends to R_Bayes(ξ, σ²); the ratio is at most 1 + κ/(σ²(1+κ)) and the excess "
     "ratio at most 1 + 1/σ².",
-    predict=predict_t42iii,
-    measure=measure_t42iii,
-    checks=checks_t42iii,
-    figure=figure_t42iii,
+    params=ProportionalParams,
+    presets=PROPORTIONAL_PRESETS,
+    predict=predict_proportional,
+    measure=measure_proportional,
+    checks=checks_proportional,
+    figure="risks:figure_proportional",
+    wrong=gd_as_good_as_bayes,
 )
 
 CLAIMS = (CLAIM_43, CLAIM_T42III)

@@ -1,0 +1,136 @@
+"""Figures of He et al. (2025) §4.3: exact one-step GD risks (HE-4.3-RISK, eq. (4.11)) and the
+Bayes comparison in the proportional limit (HE-T4.2iii, Theorem 4.2(iii))."""
+
+from __future__ import annotations
+
+import numpy as np
+from icl_verify.figures.style import MEASURED, PALETTE, REFERENCE, THEORY, new_figure
+
+
+def figure_one_step(params, prediction, measurement):
+    """One panel per (d, L): risk vs eta (theory lines, Monte Carlo markers, eta* dotted); last
+    panel: every point's z-score (MC - exact)/SE against the +-4 band of the rule."""
+    cases = params.cases
+    figure, axes = new_figure(len(cases) + 1, width=3.4)
+    per_case = len(measurement.figure_data["steps"]) // len(cases)
+    fine = prediction.figure_data["eta_fine"]
+    for k, ((d, L), axis) in enumerate(zip(cases, axes[0, :-1], strict=True)):
+        part = slice(k * per_case, (k + 1) * per_case)
+        steps = measurement.figure_data["steps"][part]
+        for name, color, label in (("gd", THEORY, "GD"), ("dgd", PALETTE[2], "debiased GD")):
+            axis.plot(
+                fine,
+                prediction.figure_data[f"{name}_{k}"],
+                color=color,
+                label=f"{label}: exact risk",
+            )
+            estimate = measurement.values[f"{name}_risk"]
+            axis.errorbar(
+                steps,
+                estimate.value[part],
+                yerr=4 * estimate.error[part],
+                fmt="o",
+                ms=4,
+                mfc="none" if name == "dgd" else MEASURED,
+                color=MEASURED,
+                capsize=2,
+                label=f"{label}: Monte Carlo (±4 SE)",
+            )
+        for eta in steps[-2:]:
+            axis.axvline(eta, color=REFERENCE, ls=":", lw=1)
+        axis.set(
+            xlabel=r"step $\eta$ (dotted: $\eta^*_{GD}$, $\eta^*_{dGD}$)",
+            ylabel="risk",
+            title=f"d={d}, L={L}, σ²={params.sigma2}",
+        )
+        low = min(
+            prediction.values["dgd_risk"][part].min(), prediction.values["gd_risk"][part].min()
+        )
+        axis.set_ylim(low * 0.8, 1.6)
+        axis.legend(fontsize=6.5, loc="upper center")
+    z_axis = axes[0, -1]
+    for offset, (name, marker) in enumerate((("gd", "o"), ("dgd", "s"))):
+        estimate = measurement.values[f"{name}_risk"]
+        z = (estimate.value - prediction.values[f"{name}_risk"]) / estimate.error
+        position = np.arange(z.size) + 0.2 * offset
+        z_axis.plot(
+            position,
+            z,
+            marker,
+            color=MEASURED,
+            mfc="none" if offset else MEASURED,
+            ls="none",
+            ms=4,
+            label="GD" if name == "gd" else "debiased GD",
+        )
+    for bound in (-4, 4):
+        z_axis.axhline(bound, color=REFERENCE, ls="--", lw=1)
+    z_axis.axhline(0, color=THEORY, lw=1.5, label="exact risk")
+    z_axis.set(
+        xlabel="point: case-major, steps as in the panels",
+        ylabel="(MC − exact) / SE",
+        title="z-scores (dashed: rule |z| ≤ 4)",
+        ylim=(-6, 6),
+    )
+    z_axis.legend(fontsize=6.5)
+    return figure
+
+
+def figure_proportional(params, prediction, measurement):
+    """(a) excess risks vs xi; (b) risk ratio and (c) excess-risk ratio with their bounds.
+
+    Lines: the limits (theory); markers: Monte Carlo extrapolated to d -> inf, with 4 SE bars.
+    """
+    figure, axes = new_figure(3, width=4.0)
+    curves = prediction.figure_data
+    fine = curves["xi_fine"]
+    panels = (  # (axis, theory curve, bound curve or constant, measured quantity)
+        (axes[0, 1], "ratio", "risk_ratio"),
+        (axes[0, 2], "excess_ratio", "excess_ratio"),
+    )
+    for k, (xi, sigma2) in enumerate(params.cases):
+        color = PALETTE[k % len(PALETTE)]
+        marker_style = dict(color=color, mec="black", ms=5, capsize=2)
+        axes[0, 0].plot(fine, curves[f"bayes_{k}"] - sigma2, color=color, label=f"σ²={sigma2:g}")
+        axes[0, 0].plot(fine, curves[f"gd_{k}"] - sigma2, color=color, ls="--")
+        for name, marker in (("bayes_risk", "o"), ("gd_risk", "s")):
+            estimate = measurement.values[name]
+            axes[0, 0].errorbar(
+                xi,
+                estimate.value[k] - sigma2,
+                yerr=4 * estimate.error[k],
+                fmt=marker,
+                **marker_style,
+            )
+        bounds = (curves[f"ratio_bound_{k}"], np.full_like(fine, 1 + 1 / sigma2))
+        for (axis, curve, quantity), bound in zip(panels, bounds, strict=True):
+            axis.plot(fine, curves[f"{curve}_{k}"], color=color, label=f"σ²={sigma2:g}")
+            axis.plot(fine, bound, color=color, ls=":", lw=1)
+            estimate = measurement.values[quantity]
+            axis.errorbar(
+                xi, estimate.value[k], yerr=4 * estimate.error[k], fmt="o", **marker_style
+            )
+    axes[0, 0].plot([], [], color=REFERENCE, label="Bayes (solid), tuned GD (dashed)")
+    axes[0, 0].plot([], [], "o", color=REFERENCE, mec="black", label="MC Bayes, d→∞ (±4 SE)")
+    axes[0, 0].plot([], [], "s", color=REFERENCE, mec="black", label="MC tuned GD, d→∞")
+    axes[0, 0].set(
+        xscale="log",
+        yscale="log",
+        xlabel=r"$\xi = d/L$",
+        ylabel=r"excess risk $R - \sigma^2$",
+        title="(a) limiting excess risks",
+    )
+    for (axis, _, _), title, bound in zip(
+        panels,
+        ("(b) risk ratio R_GD / R_Bayes", "(c) excess ratio (R_GD−σ²)/(R_Bayes−σ²)"),
+        ("bound 1 + κ/(σ²(1+κ)), κ = ξ(1+σ²)", "bound 1 + 1/σ²"),
+        strict=True,
+    ):
+        axis.plot([], [], ":", color=REFERENCE, label=bound)
+        axis.plot([], [], "o", color=REFERENCE, mec="black", label="Monte Carlo, d→∞ (±4 SE)")
+        axis.set(xscale="log", xlabel=r"$\xi = d/L$", ylabel="ratio", title=title)
+    axes[0, 0].set_ylim(2e-4, 1.5)  # room for the legend below the curves
+    axes[0, 0].legend(fontsize=6.5, loc="lower right")
+    for axis, _, _ in panels:
+        axis.legend(fontsize=6.5)
+    return figure
