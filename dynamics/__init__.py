@@ -50,6 +50,7 @@ from icl_verify.dynamics.homogeneous import (
 from icl_verify.dynamics.minimise import (
     MuMinimum,
     bound_justification,
+    dummy_share,
     group_sum_errors,
     group_sums,
     minimise_over_mu,
@@ -80,6 +81,7 @@ from icl_verify.dynamics.weight_space import WeightSpaceField, weight_space_flow
 __all__ = [
     "MuMinimum",
     "bound_justification",
+    "dummy_share",
     "group_sum_errors",
     "group_sums",
     "minimise_over_mu",

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from icl_verify.dynamics.minimise import (
     MuMinimum,
+    dummy_share,
     group_sum_errors,
     group_sums,
     minimise_over_mu,
@@ -110,10 +111,9 @@ def _dummy_share(
     for minimum, signs, keep in zip(minima, patterns, minimising, strict=True):
         if not keep or not np.any(signs == 0):
             continue
-        plus, minus, dummy = group_sums(minimum.mu, signs)
-        scale = (abs(plus) + abs(minus)) / 2
-        bound = group_sum_errors(minimum.mu_error, signs)
-        error = (bound[2] + abs(dummy) * (bound[0] + bound[1]) / 2 / scale) / scale
-        if abs(dummy) / scale >= worst:
-            worst, worst_error = abs(dummy) / scale, error
+        share, error = dummy_share(
+            group_sums(minimum.mu, signs), group_sum_errors(minimum.mu_error, signs)
+        )
+        if share >= worst:
+            worst, worst_error = share, error
     return float(worst), float(worst_error)

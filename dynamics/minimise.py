@@ -121,6 +121,26 @@ def group_sum_errors(mu_error: float, signs: np.ndarray) -> np.ndarray:
     return np.array([np.sqrt(np.sum(signs == sign)) * mu_error for sign in (1, -1, 0)])
 
 
+def dummy_share(sums: np.ndarray, errors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """|sum_0 mu| / mean(|sum_+ mu|, |sum_- mu|), the dummy heads' share, and its bound.
+
+    Args:
+        sums, errors: `group_sums` and `group_sum_errors`, shape (..., 3): +, -, dummy.
+
+    The bound propagates the group-sum bounds to first order through the ratio. Zero on
+    the manifold (4.7), where the dummy heads' OV weights sum to 0.
+
+    >>> share, bound = dummy_share(np.array([2.0, -2.0, 0.1]), np.array([1e-9, 1e-9, 1e-9]))
+    >>> float(share), bool(bound < 1e-9)
+    (0.05, True)
+    """
+    sums, errors = np.asarray(sums, dtype=float), np.asarray(errors, dtype=float)
+    scale = (np.abs(sums[..., 0]) + np.abs(sums[..., 1])) / 2
+    share = np.abs(sums[..., 2]) / scale
+    bound = (errors[..., 2] + share * (errors[..., 0] + errors[..., 1]) / 2) / scale
+    return share, bound
+
+
 def bound_justification(rtol: float) -> str:
     """Why a `Tolerance(rtol)` fits an optimiser's minimum of Ltilde over mu (HE-T4.2ii, HE-MAN)."""
     return (

@@ -5,6 +5,7 @@ top-level names are `icl_verify/` and its dist-info, and every Python file of th
 five layer folders is in it under `icl_verify/<layer>/`.
 """
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -16,9 +17,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_wheel_holds_exactly_the_icl_verify_package(tmp_path):
+    # Built from a copy: an in-tree build/ folder would outlive deleted modules.
+    source = tmp_path / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "results", "*.egg-info", "__pycache__", ".*cache"))  # fmt: skip
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(tmp_path), str(ROOT)],
+         "-w", str(tmp_path), str(source)],
         check=True, capture_output=True, timeout=300,
     )  # fmt: skip
     (wheel,) = tmp_path.glob("icl_verify-*.whl")

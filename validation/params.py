@@ -177,10 +177,18 @@ class Params:
             )
         hints = _hints(type(self))
         parsed = {
-            key: _parse(key, value, hints[key]) if isinstance(value, str) else value
+            key: _parse(key, value, hints[key], self._allowed(key))
+            if isinstance(value, str)
+            else value
             for key, value in values.items()
         }
         return dataclasses.replace(self, **parsed)
+
+    @classmethod
+    def _allowed(cls, name: str) -> str:
+        """What field `name` allows, in words (for error messages)."""
+        field = cls.__dataclass_fields__[name]
+        return field.metadata.get("allowed", Allowed()).describe(_kind(_hints(cls)[name]))
 
     def as_json(self) -> dict[str, Any]:
         """The fields as JSON-ready values (tuples as lists); `from_json` inverts it."""
@@ -297,7 +305,7 @@ def _show_raw(value: Any) -> str:
     return repr(value)
 
 
-def _parse(name: str, text: str, hint: Any) -> Any:
+def _parse(name: str, text: str, hint: Any, allowed: str) -> Any:
     """A command-line string as the field's type (checked again by `_coerce`)."""
     scalar, depth = _scalar_and_depth(hint)
     text = text.strip()
@@ -305,15 +313,15 @@ def _parse(name: str, text: str, hint: Any) -> Any:
         try:
             return json.loads(text)
         except json.JSONDecodeError:
-            raise ParameterError(f"{name} must be {_kind(hint)} (JSON), got {text!r}") from None
+            raise ParameterError(f"{name} must be {allowed} (JSON), got {text!r}") from None
     if depth == 1:
-        return [_parse_scalar(name, item, scalar, hint) for item in text.split(",")]
+        return [_parse_scalar(name, item, scalar, allowed) for item in text.split(",")]
     if depth:
-        raise ParameterError(f"{name} must be {_kind(hint)}, written as JSON, got {text!r}")
-    return _parse_scalar(name, text, scalar, hint)
+        raise ParameterError(f"{name} must be {allowed}, written as JSON, got {text!r}")
+    return _parse_scalar(name, text, scalar, allowed)
 
 
-def _parse_scalar(name: str, text: str, scalar: type, hint: Any) -> Any:
+def _parse_scalar(name: str, text: str, scalar: type, allowed: str) -> Any:
     text = text.strip()
     if scalar is str:
         return text
@@ -329,4 +337,4 @@ def _parse_scalar(name: str, text: str, scalar: type, hint: Any) -> Any:
     try:
         return float(text)
     except ValueError:
-        raise ParameterError(f"{name} must be {_kind(hint)}, got {text!r}") from None
+        raise ParameterError(f"{name} must be {allowed}, got {text!r}") from None

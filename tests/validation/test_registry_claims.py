@@ -11,7 +11,6 @@ import dataclasses
 import json
 
 import pytest
-
 from icl_verify.validation.claim import DISAGREES, evaluate, worst_verdict
 from icl_verify.validation.records import ClaimRecord, load_run
 from icl_verify.validation.registry import all_claims

@@ -119,9 +119,7 @@ def measure_manifold(params: ManifoldParams, runtime) -> Measurement:
         errors.append(dynamics.group_sum_errors(minimum.mu_error, signs))
         heads.append(signs.size)
     sums, errors = np.array(sums), np.array(errors)  # (n_trials, 3): +, -, dummy
-    scale = (np.abs(sums[:, 0]) + np.abs(sums[:, 1])) / 2
-    share = np.abs(sums[:, 2]) / scale
-    share_error = (errors[:, 2] + share * (errors[:, 0] + errors[:, 1]) / 2) / scale
+    share, share_error = dynamics.dummy_share(sums, errors)
     dummy = trials.has_dummy
     return Measurement(
         values={

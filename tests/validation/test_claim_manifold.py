@@ -1,4 +1,4 @@
-"""The pilot claim at smoke size: it agrees, and it disagrees with deliberately wrong theory.
+"""HE-MAN at smoke size: it agrees, and it disagrees with a closed form wrong by 1e-4.
 
 HE-MAN part (i) (eq. (4.6)) is an exact statement about Ltilde, measured by an optimiser; a
 wrong closed form must therefore be caught. (HE-T4.2ii: tests/validation/test_claim_optimality.py.)
@@ -8,12 +8,11 @@ import pytest
 from icl_verify.validation.cache import ArtefactCache
 from icl_verify.validation.claim import AGREES, DISAGREES, Prediction, evaluate, worst_verdict
 from icl_verify.validation.claims.he2025.manifold import CLAIM_MANIFOLD, draw_trials
-from icl_verify.validation.presets import claim_params
 from icl_verify.validation.runtime import Runtime
 
 
 def _run(claim, tmp_path):
-    params = claim_params("smoke", claim.id)
+    params = claim.presets["smoke"]
     runtime = Runtime("cpu", 0, ArtefactCache(tmp_path / "cache"))
     return params, claim.predict(params), claim.measure(params, runtime)
 
@@ -46,11 +45,11 @@ def test_manifold_disagrees_with_a_slightly_wrong_mu_star(manifold):
 
 
 def test_manifold_design_has_every_kind_of_head():
-    params = claim_params("smoke", "HE-MAN")
+    params = CLAIM_MANIFOLD.presets["smoke"]
     trials = draw_trials(params)
-    assert len(trials.signs) == params["n_trials"]
+    assert len(trials.signs) == params.n_trials
     for signs in trials.signs:
-        assert 2 <= signs.size <= params["H_max"]
+        assert 2 <= signs.size <= params.H_max
         assert {1, -1} <= set(signs.tolist())
         assert (0 in signs) == (signs.size >= 3)
 
@@ -58,18 +57,9 @@ def test_manifold_design_has_every_kind_of_head():
 def test_manifold_measurement_depends_on_the_seed_only_through_the_starts(tmp_path):
     """Another seed changes the optimiser's starts (and the split of mu within a group),
     but not the verdict: only the group sums are determined."""
-    params = claim_params("smoke", "HE-MAN")
+    params = CLAIM_MANIFOLD.presets["smoke"]
     runtime = Runtime("cpu", 12345, ArtefactCache(tmp_path))
     measurement = CLAIM_MANIFOLD.measure(params, runtime)
     prediction = CLAIM_MANIFOLD.predict(params)
     results = evaluate(CLAIM_MANIFOLD.checks(params), prediction, measurement)
     assert worst_verdict(r.judgement.verdict for r in results) == AGREES
-
-
-def test_figures_draw_from_the_stored_numbers(manifold, tmp_path):
-    from icl_verify.figures.style import save_figure
-
-    for claim, (params, prediction, measurement) in ((CLAIM_MANIFOLD, manifold),):
-        path = tmp_path / f"{claim.id}.png"
-        save_figure(claim.figure(params, prediction, measurement), path)
-        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
