@@ -24,6 +24,7 @@ members and of the GD and Bayes baselines at test lengths L' other than the trai
 from __future__ import annotations
 
 import io
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -181,12 +182,34 @@ class _CircuitRecorder:
         self.steps: list[int] = []
         self.KQ: list[np.ndarray] = []
         self.OV: list[np.ndarray] = []
-        if path is not None and path.exists():  # resuming: the history up to the last checkpoint
-            with np.load(path) as stored:
-                self.steps = stored["steps"].tolist()
-                self.KQ, self.OV = list(stored["KQ"]), list(stored["OV"])
+        self.loaded = False
+
+    def _load(self) -> None:
+        """The stored history, read at the first call, after the trainer read its checkpoint.
+
+        The history is saved before each checkpoint (the trainer calls back first), so
+        what is read here is at least as new as the checkpoint resumed from, even while
+        another process trains the same configuration into the same folder; a step
+        recorded twice holds the same numbers. A damaged file is reported and dropped.
+        """
+        self.loaded = True
+        if self.path is None or not self.path.exists():
+            return
+        try:
+            with np.load(self.path) as stored:
+                steps, KQ, OV = stored["steps"].tolist(), list(stored["KQ"]), list(stored["OV"])
+        except Exception as error:  # any failure to read it whole: the file is damaged
+            print(
+                f"icl-verify: warning: circuit history {str(self.path)!r} is damaged "
+                f"({type(error).__name__}); its steps before the resumed one are lost (NaN)",
+                file=sys.stderr,
+            )
+            return
+        self.steps, self.KQ, self.OV = steps, KQ, OV
 
     def __call__(self, step: int, model: MultiHeadAttention) -> None:
+        if not self.loaded:
+            self._load()
         if step % self.log_every == 0 or step == self.last:
             with torch.no_grad():
                 self.steps.append(step)

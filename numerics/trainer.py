@@ -292,7 +292,7 @@ def train(
 
     ``task`` is one task for every member or a sequence of E tasks (they must share the token
     length D = d + n_labels and L; sigma2 may differ). ``callback(step, model)`` runs after every
-    optimizer step (after the checkpoint of that step, if any). ``progress`` shows a tqdm bar on
+    optimizer step (before the checkpoint of that step, if any). ``progress`` shows a tqdm bar on
     line ``progress_position``: 0 for a top-level bar, >= 1 for a bar nested under an outer one
     (cleared when training ends).
 
@@ -416,6 +416,8 @@ def train(
             records["mu"].append(mu.double().cpu().tolist())
             train_loss_sum.zero_()
             bar.set_postfix(test_loss=f"{test.mean().item():.4f}")
+        if callback is not None:  # before the checkpoint: what it saves is never older
+            callback(step, model)
         if checkpoint_path is not None and (
             step == config.steps
             or (config.checkpoint_every and step % config.checkpoint_every == 0)
@@ -424,8 +426,6 @@ def train(
             checkpoint(step)
             last_good = step
         bar.update(1)
-        if callback is not None:
-            callback(step, model)
     bar.close()
     check_finite()
 

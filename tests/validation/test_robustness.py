@@ -402,3 +402,25 @@ def test_a_full_disk_mid_run_is_one_line_and_the_rerun_resumes(tmp_path, capsys,
     monkeypatch.setattr(records, "write_atomic", original)
     assert main(args) == 0  # the same run id resumes once there is room
     assert [c.id for c in load_run(tmp_path / "full").claims] == ["HE-MAN"]
+
+
+def test_two_runs_sharing_one_cache_at_the_same_time_both_finish_alike(tmp_path):
+    """Two `icl-verify run` processes, one cache, the same trained and Monte Carlo claims at
+    once: both finish, with the same numbers, and every cache entry loads."""
+    ids = ["HE-OBS3", "HE-P4.1"]
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "icl_verify.validation.cli", "run", *ids, "--preset", "smoke",
+             "--device", "cpu", "--out", str(tmp_path), "--run-id", name, "--no-progress"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        for name in ("a", "b")
+    ]
+    for process in runs:
+        _, err = process.communicate(timeout=600)
+        assert process.returncode in (0, 1), err[-2000:]
+    first, second = (load_run(tmp_path / name) for name in ("a", "b"))
+    for one, other in zip(first.claims, second.claims, strict=True):
+        assert (one.id, one.verdict) == (other.id, other.verdict)
+        assert one.measurement == other.measurement and one.prediction == other.prediction
+    assert "nan" not in json.dumps(first.claims[0].measurement).lower()
