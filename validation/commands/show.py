@@ -7,7 +7,6 @@ Loads no torch and no matplotlib.
 
 from __future__ import annotations
 
-import json
 import textwrap
 
 from icl_verify.validation.claim import PRESET_NAMES, Claim
@@ -39,7 +38,7 @@ def describe(claim: Claim) -> str:
     """The text `icl-verify show` prints for `claim`.
 
     >>> from icl_verify.validation.registry import select_claims
-    >>> print(describe(select_claims(["HE-MAN"])[0]))  # doctest: +ELLIPSIS
+    >>> print(describe(select_claims(["HE-MAN"])[0]))  # doctest: +ELLIPSIS, +NORMALIZE_WHITESPACE
     HE-MAN  He et al. 2025, §4.2, eq. (4.6)-(4.8)
     ...
     parameter    type   smoke  quick  paper  allowed                  meaning
@@ -61,6 +60,14 @@ def describe(claim: Claim) -> str:
 
 
 def _value(value) -> str:
+    """A preset value in a table cell; a long list shortened to its ends and its length.
+
+    >>> _value((10, 15, 20, 25, 30, 35, 40, 45)), _value(1e-13), _value(((5, 40), (2, 3)))
+    ('[10,15,20,…,45] (8 values)', '1e-13', '[[5,40],[2,3]]')
+    """
     if isinstance(value, tuple):
-        return json.dumps(json.loads(json.dumps(value)), separators=(",", ":"))
+        items = [_value(v) for v in value]
+        if len(items) > 6:
+            return f"[{','.join(items[:3])},…,{items[-1]}] ({len(items)} values)"
+        return f"[{','.join(items)}]"
     return f"{value:g}" if isinstance(value, float) else str(value)
