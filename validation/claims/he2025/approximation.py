@@ -155,9 +155,7 @@ def _gap_on_manifold(params: ApproximationParams, L: int, seed: int, device: str
 
 def measure_p41(params: ApproximationParams, runtime) -> Measurement:
     """Monte Carlo landscape of the true loss, and the gap's log-log slope against L + D."""
-    from icl_verify.numerics import single_thread
-
-    with single_thread():
+    with numerics.single_thread():  # faster for these small tensors
         omega, mu = landscape_axes(params)
         landscape = numerics.pair_loss_landscape(
             omega, mu, params.setting, params.landscape_prompts, seed=runtime.seed % 2**31,

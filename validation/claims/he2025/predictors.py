@@ -59,13 +59,6 @@ from icl_verify import numerics, theory
 FLOAT64_EPS = float(np.finfo(np.float64).eps)
 
 
-def _single_thread():
-    """One torch thread for these small Monte Carlo tensors (faster on a loaded 2-core CPU)."""
-    from icl_verify.numerics import single_thread
-
-    return single_thread()
-
-
 # ---------------------------------------------------------------------------------------------
 # HE-4.9: H heads on the manifold predict what the two-head model predicts
 
@@ -160,7 +153,7 @@ def predict_49(params: ManifoldPredictionParams) -> Prediction:
 def measure_49(params: ManifoldPredictionParams, runtime) -> Measurement:
     """Per trial the largest relative gap between the H-head and the two-head predictions."""
     points = draw_manifold_points(params)
-    with _single_thread():
+    with numerics.single_thread():  # faster for these small tensors
         gaps = numerics.relative_prediction_gaps(
             points.omega_heads,
             points.mu_heads,
@@ -266,7 +259,7 @@ def measure_412(params: SingleHeadParams, runtime) -> Measurement:
     """Replicated Monte Carlo profiles; the fitted minimum's SE from the replicates' spread."""
     omega = _omega_grid(params)
     seeds = [(runtime.seed + replicate) % 2**31 for replicate in range(params.n_replicates)]
-    with _single_thread():
+    with numerics.single_thread():  # faster for these small tensors
         best = numerics.single_head_minimum(
             omega,
             params.setting,
@@ -400,7 +393,7 @@ def measure_t42i(params: DebiasedGDGapParams, runtime) -> Measurement:
     omegas = np.geomspace(params.omega_min, params.omega_max, params.n_omega)
     lengths = params.L_values
     shared = dict(eta=params.eta, d=params.d, sigma2=params.sigma2, n_prompts=params.n_prompts)
-    with _single_thread():
+    with numerics.single_thread():  # faster for these small tensors
         by_omega = numerics.square_gaps_to_debiased_gd(
             omegas, [params.L], **shared, seed=runtime.seed, device=runtime.device
         )
