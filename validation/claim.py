@@ -118,6 +118,14 @@ class Prediction:
     values: Mapping[str, Any]
     figure_data: Mapping[str, Any] = field(default_factory=dict)
 
+    def with_values(self, **values) -> Prediction:
+        """A copy with some compared values replaced (e.g. a deliberately wrong one).
+
+        >>> Prediction({"loss": 1.0, "slope": 2.0}).with_values(slope=1.0).values
+        {'loss': 1.0, 'slope': 1.0}
+        """
+        return Prediction({**self.values, **values}, self.figure_data)
+
 
 @dataclass(frozen=True)
 class Measurement:
@@ -387,6 +395,11 @@ class Claim:
             raise ParameterError(f"preset must be one of {', '.join(PRESET_NAMES)}, got {preset!r}")
         return self.presets[preset].with_overrides(overrides) if overrides else self.presets[preset]
 
+    def verdicts(self, params, prediction: Prediction, measurement: Measurement) -> dict[str, str]:
+        """Each compared quantity's verdict under the claim's checks (see `evaluate`)."""
+        results = evaluate(self.checks(params), prediction, measurement)
+        return {r.check.quantity: r.judgement.verdict for r in results}
+
     def draw(self, params, prediction: Prediction, measurement: Measurement):
         """The claim's figure (a matplotlib Figure), drawn from the stored numbers alone."""
         module, name = self.figure.split(":")
@@ -408,10 +421,8 @@ def shifted(quantity: str, change: Callable[[Any], Any]) -> Callable[[Any, Predi
     """A `Claim.wrong`: the prediction with `change` applied to `quantity` (others kept)."""
 
     def wrong(params, prediction: Prediction) -> Prediction:
-        values = dict(prediction.values)
-        values[quantity] = change(values[quantity])
-        values = {k: (float(v) if np.ndim(v) == 0 else v) for k, v in values.items()}
-        return Prediction(values, prediction.figure_data)
+        value = change(prediction.values[quantity])
+        return prediction.with_values(**{quantity: float(value) if np.ndim(value) == 0 else value})
 
     return wrong
 

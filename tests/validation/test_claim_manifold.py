@@ -4,43 +4,22 @@ HE-MAN part (i) (eq. (4.6)) is an exact statement about Ltilde, measured by an o
 wrong closed form must therefore be caught. (HE-T4.2ii: tests/validation/test_claim_optimality.py.)
 """
 
-import pytest
 from icl_verify.validation.cache import ArtefactCache
-from icl_verify.validation.claim import AGREES, DISAGREES, Prediction, evaluate, worst_verdict
+from icl_verify.validation.claim import AGREES, DISAGREES, evaluate, worst_verdict
 from icl_verify.validation.claims.he2025.manifold import CLAIM_MANIFOLD, draw_trials
 from icl_verify.validation.runtime import Runtime
 
 
-def _run(claim, tmp_path):
-    params = claim.presets["smoke"]
-    runtime = Runtime("cpu", 0, ArtefactCache(tmp_path / "cache"))
-    return params, claim.predict(params), claim.measure(params, runtime)
-
-
-@pytest.fixture(scope="module")
-def manifold(tmp_path_factory):
-    return _run(CLAIM_MANIFOLD, tmp_path_factory.mktemp("manifold"))
-
-
-def _verdicts(claim, params, prediction, measurement):
-    return {r.check.quantity: r.judgement.verdict
-            for r in evaluate(claim.checks(params), prediction, measurement)}  # fmt: skip
-
-
-def _with_values(prediction, **values):
-    return Prediction({**prediction.values, **values}, prediction.figure_data)
-
-
-def test_manifold_agrees_at_smoke_size(manifold):
-    verdicts = _verdicts(CLAIM_MANIFOLD, *manifold)
+def test_manifold_agrees_at_smoke_size(at_smoke):
+    verdicts = CLAIM_MANIFOLD.verdicts(*at_smoke(CLAIM_MANIFOLD))
     assert set(verdicts.values()) == {AGREES}, verdicts
 
 
-def test_manifold_disagrees_with_a_slightly_wrong_mu_star(manifold):
-    params, prediction, measurement = manifold
+def test_manifold_disagrees_with_a_slightly_wrong_mu_star(at_smoke):
+    params, prediction, measurement = at_smoke(CLAIM_MANIFOLD)
     # mu* off by one part in 1e4 (far above the optimiser's bounds) must be caught.
     scaled = {k: prediction.values[k] * (1 + 1e-4) for k in ("plus_sum", "minus_sum")}
-    verdicts = _verdicts(CLAIM_MANIFOLD, params, _with_values(prediction, **scaled), measurement)
+    verdicts = CLAIM_MANIFOLD.verdicts(params, prediction.with_values(**scaled), measurement)
     assert verdicts["plus_sum"] == verdicts["minus_sum"] == DISAGREES
 
 

@@ -8,27 +8,9 @@ closed-form profile written out here from d, L, sigma2. The registry test
 
 import numpy as np
 import pytest
-from icl_verify.validation.cache import ArtefactCache
-from icl_verify.validation.claim import AGREES, DISAGREES, Prediction, evaluate
+from icl_verify.validation.claim import AGREES, DISAGREES
 from icl_verify.validation.claims.he2025.optimality import CLAIM_T42II, OptimalityParams
 from icl_verify.validation.params import ParameterError
-from icl_verify.validation.runtime import Runtime
-
-
-@pytest.fixture(scope="module")
-def t42ii(tmp_path_factory):
-    params = CLAIM_T42II.presets["smoke"]
-    runtime = Runtime("cpu", 0, ArtefactCache(tmp_path_factory.mktemp("t42ii") / "cache"))
-    return params, CLAIM_T42II.predict(params), CLAIM_T42II.measure(params, runtime)
-
-
-def _verdicts(params, prediction, measurement):
-    results = evaluate(CLAIM_T42II.checks(params), prediction, measurement)
-    return {r.check.quantity: r.judgement.verdict for r in results}
-
-
-def _with_values(prediction, **values):
-    return Prediction({**prediction.values, **values}, prediction.figure_data)
 
 
 def _written_out(params):
@@ -38,13 +20,13 @@ def _written_out(params):
     return c, D, grid
 
 
-def test_t42ii_agrees_at_smoke_size(t42ii):
-    verdicts = _verdicts(*t42ii)
+def test_t42ii_agrees_at_smoke_size(at_smoke):
+    verdicts = CLAIM_T42II.verdicts(*at_smoke(CLAIM_T42II))
     assert set(verdicts.values()) == {AGREES}, verdicts
 
 
-def test_t42ii_brute_force_is_the_closed_form_and_reaches_the_limit_from_above(t42ii):
-    params, _, measurement = t42ii
+def test_t42ii_brute_force_is_the_closed_form_and_reaches_the_limit_from_above(at_smoke):
+    params, _, measurement = at_smoke(CLAIM_T42II)
     c, D, grid = _written_out(params)
     closed_form = 1 + params.sigma2 - 1 / (1 + c * np.sinh(params.d * grid**2) / grid**2)
     profile = measurement.values["profile"]
@@ -55,26 +37,25 @@ def test_t42ii_brute_force_is_the_closed_form_and_reaches_the_limit_from_above(t
     assert abs(measurement.values["eta"].value - params.L / (params.L + D)) < 1e-5
 
 
-def test_t42ii_disagrees_with_exp_in_place_of_sinh(t42ii):
-    params, prediction, measurement = t42ii
+def test_t42ii_disagrees_with_exp_in_place_of_sinh(at_smoke):
+    params, prediction, measurement = at_smoke(CLAIM_T42II)
     c, _, grid = _written_out(params)
     # The one-head-style profile (exp instead of sinh) is a plausible slip; it must fail.
     wrong = 1 + params.sigma2 - 1 / (1 + c * np.exp(params.d * grid**2) / grid**2)
-    verdicts = _verdicts(params, _with_values(prediction, profile=wrong), measurement)
+    verdicts = CLAIM_T42II.verdicts(params, prediction.with_values(profile=wrong), measurement)
     assert verdicts["profile"] == DISAGREES
 
 
-def test_t42ii_disagrees_with_a_wrong_limit_and_a_decreasing_profile(t42ii):
-    params, prediction, measurement = t42ii
+def test_t42ii_disagrees_with_a_wrong_limit_and_a_decreasing_profile(at_smoke):
+    params, prediction, measurement = at_smoke(CLAIM_T42II)
     _, D, _ = _written_out(params)
-    wrong = _with_values(
-        prediction,
+    wrong = prediction.with_values(
         infimum=params.sigma2 + D / params.L,  # kappa: forgot the 1/(1+kappa)
         eta=1.0,  # the low-dimensional step instead of 1/(1+kappa)
         increments=-prediction.values["increments"],  # a decreasing profile
         dummy_share=np.full_like(prediction.values["dummy_share"], 0.01),
     )
-    verdicts = _verdicts(params, wrong, measurement)
+    verdicts = CLAIM_T42II.verdicts(params, wrong, measurement)
     assert verdicts == {"profile": AGREES, "infimum": DISAGREES, "eta": DISAGREES,
                         "increments": DISAGREES, "dummy_share": DISAGREES}  # fmt: skip
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from icl_verify.theory import Setting, manifold_loss
 from icl_verify.validation.cache import ArtefactCache
-from icl_verify.validation.claim import DISAGREES, Prediction, evaluate
+from icl_verify.validation.claim import DISAGREES, Prediction
 from icl_verify.validation.claims.he2025.stages import (
     CLAIM_STAGE_ONE,
     CLAIM_STAGE_TWO,
@@ -28,20 +28,17 @@ def runtime(tmp_path_factory):
     return Runtime("cpu", 0, ArtefactCache(tmp_path_factory.mktemp("stages") / "cache"))
 
 
-def _verdicts(claim, params, prediction, measurement):
-    results = evaluate(claim.checks(params), prediction, measurement)
-    return {r.check.quantity: r.judgement.verdict for r in results}
 
 
 def test_stage_one_holds_and_rejects_a_slightly_wrong_optimality_condition(runtime):
     params = CLAIM_STAGE_ONE.presets["smoke"]
     prediction = CLAIM_STAGE_ONE.predict(params)
     measurement = CLAIM_STAGE_ONE.measure(params, runtime)
-    verdicts = _verdicts(CLAIM_STAGE_ONE, params, prediction, measurement)
+    verdicts = CLAIM_STAGE_ONE.verdicts(params, prediction, measurement)
     assert DISAGREES not in verdicts.values()
     assert np.all(np.asarray(measurement.values["sign_matched"].value) == 1.0)
     wrong = Prediction({**prediction.values, "p_end": np.full(1, 0.85)})  # 0.03 below 1/(1+kappa)
-    assert _verdicts(CLAIM_STAGE_ONE, params, wrong, measurement)["p_end"] == DISAGREES
+    assert CLAIM_STAGE_ONE.verdicts(params, wrong, measurement)["p_end"] == DISAGREES
 
 
 def test_stage_two_misses_are_the_same_sign_single_head_optimum(runtime):

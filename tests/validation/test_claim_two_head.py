@@ -6,8 +6,7 @@ against the integrated weights in tests/dynamics/test_weight_space.py.
 """
 
 import pytest
-from icl_verify.validation.cache import ArtefactCache
-from icl_verify.validation.claim import AGREES, DISAGREES, Prediction, evaluate
+from icl_verify.validation.claim import AGREES, DISAGREES
 from icl_verify.validation.claims.he2025.two_head import (
     CLAIM_INIT,
     CLAIM_PHASE1,
@@ -15,35 +14,21 @@ from icl_verify.validation.claims.he2025.two_head import (
     CLAIM_PHASE3,
 )
 from icl_verify.validation.params import ParameterError
-from icl_verify.validation.runtime import Runtime
 
 
-def _run(claim, tmp_path):
-    params = claim.presets["smoke"]
-    runtime = Runtime("cpu", 0, ArtefactCache(tmp_path / "cache"))
-    return params, claim.predict(params), claim.measure(params, runtime)
-
-
-def _verdicts(claim, params, prediction, measurement):
-    results = evaluate(claim.checks(params), prediction, measurement)
-    return {r.check.quantity: r.judgement.verdict for r in results}
-
-
-def test_init_phase2_and_phase3_agree(tmp_path):
+def test_init_phase2_and_phase3_agree(at_smoke):
     for claim in (CLAIM_INIT, CLAIM_PHASE2, CLAIM_PHASE3):
-        verdicts = _verdicts(claim, *_run(claim, tmp_path))
+        verdicts = claim.verdicts(*at_smoke(claim))
         assert set(verdicts.values()) == {AGREES}, claim.id
 
 
-def test_phase1_agrees_and_a_t1_off_by_twice_its_tolerance_is_rejected(tmp_path):
-    params, prediction, measurement = _run(CLAIM_PHASE1, tmp_path)
-    verdicts = _verdicts(CLAIM_PHASE1, params, prediction, measurement)
+def test_phase1_agrees_and_a_t1_off_by_twice_its_tolerance_is_rejected(at_smoke):
+    params, prediction, measurement = at_smoke(CLAIM_PHASE1)
+    verdicts = CLAIM_PHASE1.verdicts(params, prediction, measurement)
     assert verdicts["growth_rate"] == verdicts["T1"] == AGREES
     assert DISAGREES not in verdicts.values()  # SGD follows the weight-space flow
-    wrong_t1 = Prediction(
-        {**prediction.values, "T1": 1.1 * measurement.values["T1"].value}, prediction.figure_data
-    )
-    assert _verdicts(CLAIM_PHASE1, params, wrong_t1, measurement)["T1"] == DISAGREES
+    wrong_t1 = prediction.with_values(T1=1.1 * measurement.values["T1"].value)
+    assert CLAIM_PHASE1.verdicts(params, wrong_t1, measurement)["T1"] == DISAGREES
 
 
 def test_phase1_compare_times_must_lie_in_the_trained_time():

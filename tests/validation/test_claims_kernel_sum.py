@@ -11,8 +11,7 @@ import math
 
 import numpy as np
 import pytest
-from icl_verify.validation.cache import ArtefactCache
-from icl_verify.validation.claim import DISAGREES, Prediction, evaluate
+from icl_verify.validation.claim import DISAGREES
 from icl_verify.validation.claims.he2025.approximation import CLAIM_P41
 from icl_verify.validation.claims.he2025.predictors import (
     CLAIM_49,
@@ -21,38 +20,22 @@ from icl_verify.validation.claims.he2025.predictors import (
     ManifoldPredictionParams,
     draw_manifold_points,
 )
-from icl_verify.validation.runtime import Runtime, claim_seed
 
 CLAIMS = {c.id: c for c in (CLAIM_P41, CLAIM_49, CLAIM_412, CLAIM_T42I)}
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    """Each claim once at smoke size: (params, prediction, measurement)."""
-    results = {}
-    for claim_id, claim in CLAIMS.items():
-        params = claim.presets["smoke"]
-        cache = ArtefactCache(tmp_path_factory.mktemp("cache"))
-        runtime = Runtime("cpu", claim_seed(0, claim_id), cache)
-        results[claim_id] = (params, claim.predict(params), claim.measure(params, runtime))
-    return results
 
 
-def _verdicts(claim_id, params, prediction, measurement):
-    checks = CLAIMS[claim_id].checks(params)
-    return {
-        r.check.quantity: r.judgement.verdict for r in evaluate(checks, prediction, measurement)
-    }
 
 
 @pytest.mark.parametrize("claim_id", ["HE-P4.1", "HE-4.9", "HE-T4.2i"])
-def test_claims_that_hold_do_not_disagree(runs, claim_id):
-    verdicts = _verdicts(claim_id, *runs[claim_id])
+def test_claims_that_hold_do_not_disagree(at_smoke, claim_id):
+    verdicts = CLAIMS[claim_id].verdicts(*at_smoke(CLAIMS[claim_id]))
     assert DISAGREES not in verdicts.values(), verdicts
 
 
-def test_p41_gap_matches_the_small_omega_limit(runs):
-    params, _, measurement = runs["HE-P4.1"]
+def test_p41_gap_matches_the_small_omega_limit(at_smoke):
+    params, _, measurement = at_smoke(CLAIM_P41)
     data = measurement.figure_data
     d, omega, D = params.d, params.gap_omega, params.setting.D
     # Limit derived from the exact dGD risk at eta* = L/(L+D), sigma2 + (D+1)/(L+D), minus the
@@ -74,20 +57,20 @@ def test_49_design_is_a_point_of_the_manifold():
         assert np.all(m[w == 0] == 0) and np.all(np.abs(w[w != 0]) == omega)
 
 
-def test_412_true_minimum_lies_above_the_approximate_one(runs):
-    _, prediction, measurement = runs["HE-4.12"]
+def test_412_true_minimum_lies_above_the_approximate_one(at_smoke):
+    _, prediction, measurement = at_smoke(CLAIM_412)
     # The Monte Carlo profile is the true loss; at omega = 1/sqrt(d) the reference measures
     # MC - Ltilde = 0.036 at L = 40, so the true minimum must lie above Ltilde* (4 SE).
     loss = measurement.values["loss_opt"]
     assert loss.value - 4 * loss.error > prediction.values["loss_opt"]
 
 
-def test_t42i_rules_reject_a_wrong_length_order(runs):
-    params, prediction, measurement = runs["HE-T4.2i"]
+def test_t42i_rules_reject_a_wrong_length_order(at_smoke):
+    params, prediction, measurement = at_smoke(CLAIM_T42I)
     # The declared wrong prediction moves the omega order; the L order has its own rule.
     wrong = CLAIM_T42I.wrong(params, prediction)
-    wrong = Prediction({**wrong.values, "length_slope": -1.0})  # 1/L, not a 1/sqrt(L) fluctuation
-    assert _verdicts("HE-T4.2i", params, wrong, measurement) == {
+    wrong = wrong.with_values(length_slope=-1.0)  # 1/L, not a 1/sqrt(L) fluctuation
+    assert CLAIM_T42I.verdicts(params, wrong, measurement) == {
         "omega_slope": DISAGREES,
         "length_slope": DISAGREES,
     }
