@@ -141,14 +141,12 @@ def trained_ensemble(params: TrainedParams, runtime) -> numerics.TrainedEnsemble
     >>> trained_ensemble(params, runtime).steps[-2:].tolist()  # loaded from the cache
     [22, 24]
     """
-    from icl_verify.numerics import single_thread
-
     config = training(params)
     key = {**dataclasses.asdict(config), "device": runtime.device}
     folder = runtime.checkpoint_dir("trained-ensemble", key)
 
     def train() -> dict:
-        with single_thread() if runtime.device == "cpu" else contextlib.nullcontext():
+        with numerics.single_thread() if runtime.device == "cpu" else contextlib.nullcontext():
             ensemble = numerics.train_ensemble(
                 config, runtime.device, folder, runtime.show_progress
             )

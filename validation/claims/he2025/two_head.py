@@ -280,9 +280,7 @@ def _trained(params: PhaseOneParams, optimizer: str, runtime):
     key = {**dataclasses.asdict(training), "device": runtime.device}
 
     def compute():
-        from icl_verify.numerics import single_thread
-
-        with single_thread():  # one thread is faster for these small models under load
+        with numerics.single_thread():  # one thread is faster for these small models under load
             folder = runtime.checkpoint_dir("two-head-train", key)
             return numerics.train_two_head(training, runtime.device, folder).arrays()
 
