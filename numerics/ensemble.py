@@ -1,7 +1,8 @@
 """The trained ensemble of He et al. (2025) §3 (reference §0.5) that the trained-model claims read.
 
-One online training of E one-layer softmax-attention models (`numerics.models.MultiHeadAttention`
-via `numerics.trainer.train`) on the prompts of §0.2 (d, L, sigma2), from PyTorch's default
+One online training of E one-layer attention models (`numerics.models.MultiHeadAttention` via
+`numerics.trainer.train`; softmax (2.2), or linear attention (5.1), or a normalised activation
+(5.2)) on the prompts of §0.2 (d, L, sigma2), from PyTorch's default
 ``nn.Linear`` init, with Adam on fresh prompts every step. Member e has ``heads[e]`` heads (all
 members padded to the largest H) and init seed ``seed + e``. The members share one data stream
 (``data_streams="shared"``: one generator draws every member's independent prompts, about 1.5x
@@ -17,17 +18,19 @@ numpy arrays and back, so a caller can store it.
 
 Read-outs of the trained members: `member_kinds` (single-head, paired, trapped), `representative`
 (the member shown for one H), and `mse_by_test_length`, the Monte Carlo test MSE of trained
-members and of the GD and Bayes baselines at test lengths L' other than the training L
-(Figure 4), all on the same nested prompts.
+members (of one or several ensembles) and of the GD and Bayes baselines at test lengths L' other
+than the training L (Figure 4, §HE-5.1-LENGTH), all on the same nested prompts.
 """
 
 from __future__ import annotations
 
 import io
+import numbers
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 import numpy as np
 import torch
@@ -52,6 +55,8 @@ __all__ = [
 ]
 
 WEIGHT_NAMES = ("W_Q", "W_K", "W_V", "W_O")
+MAX_LENGTH = 100_000  # the longest test length L' (prompts are drawn at the longest)
+NO_BASELINES: Mapping[str, float] = MappingProxyType({})  # an empty, immutable default
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,6 +79,7 @@ class EnsembleTraining:
     log_every: int  # omega, mu, validation loss and circuits logged every this many steps
     checkpoint_every: int  # checkpoint every this many steps (0: only at the end)
     validation_batch: int  # fixed validation prompts per member
+    attention: str = "softmax"  # "softmax", "linear" (its 1/L: 1/L of training) or a spec (5.2)
 
 
 @dataclass(frozen=True)
@@ -82,6 +88,7 @@ class TrainedEnsemble:
 
     Attributes:
         d, L, sigma2: the training data model (§0.2).
+        attention: the members' attention, as `EnsembleTraining.attention`.
         heads: (E,) active heads per member; member e's heads are the first ``heads[e]``.
         weights: name -> (E, H, D, D) final W_Q, W_K, W_V, W_O.
         steps: (n,) logged steps; test_loss: (n, E) validation loss;
@@ -92,6 +99,7 @@ class TrainedEnsemble:
     d: int
     L: int
     sigma2: float
+    attention: str
     heads: np.ndarray
     weights: Mapping[str, np.ndarray]
     steps: np.ndarray
@@ -105,7 +113,7 @@ class TrainedEnsemble:
         """The trained members (all, or the listed indices) as one float32 ensemble model."""
         members = list(range(self.heads.size)) if members is None else list(members)
         heads = tuple(int(self.heads[e]) for e in members)
-        config = AttentionConfig(d=self.d, heads=heads, ensemble=len(members))
+        config = _model_config(self.d, self.L, heads, self.attention)
         model = MultiHeadAttention(config, seeds=[0] * len(members))
         with torch.no_grad():
             for name in WEIGHT_NAMES:
@@ -158,6 +166,7 @@ class TrainedEnsemble:
             d=training.d,
             L=training.L,
             sigma2=float(training.sigma2),
+            attention=training.attention,
             heads=np.asarray(arrays["heads"]),
             weights={name: np.asarray(arrays[name]) for name in WEIGHT_NAMES},
             steps=np.asarray(arrays["steps"]),
@@ -171,6 +180,13 @@ class TrainedEnsemble:
 
 # ---------------------------------------------------------------------------------------------
 # training
+
+
+def _model_config(d: int, L: int, heads: tuple[int, ...], attention: str) -> AttentionConfig:
+    """The architecture of the members: linear attention keeps the 1/L of the training L."""
+    return AttentionConfig(
+        d=d, heads=heads, ensemble=len(heads), attention=attention, train_length=L
+    )
 
 
 class _CircuitRecorder:
@@ -252,7 +268,7 @@ def train_ensemble(
     ((2, 2, 2), [1, 2], (2, 2, 2, 3, 3))
     """
     heads = tuple(int(h) for h in training.heads)
-    model_config = AttentionConfig(d=training.d, heads=heads, ensemble=len(heads))
+    model_config = _model_config(training.d, training.L, heads, training.attention)
     config = TrainConfig(
         lr=training.lr,
         batch=training.batch,
@@ -288,6 +304,7 @@ def train_ensemble(
         d=training.d,
         L=training.L,
         sigma2=float(training.sigma2),
+        attention=training.attention,
         heads=np.asarray(heads, dtype=np.int64),
         weights={
             name: getattr(result.model, name).detach().double().cpu().numpy()
@@ -395,58 +412,73 @@ class _EnsembleAtLength:
 
 
 def mse_by_test_length(
-    ensemble: TrainedEnsemble,
-    members: Sequence[int],
+    models: Mapping[str, tuple[TrainedEnsemble, int]],
     lengths: Sequence[int],
     *,
-    dgd_eta: float,
-    gd_eta: float,
+    debiased_steps: Mapping[str, float] = NO_BASELINES,
+    gd_steps: Mapping[str, float] = NO_BASELINES,
     n_prompts: int,
     seed: int = 0,
     device: str = "cpu",
+    bayes: bool = True,
     progress: bool = False,
 ) -> JointMonteCarloEstimate:
     """Monte Carlo test MSE (2.5) of trained members and baselines at each test length L'.
 
     One draw of ``n_prompts`` prompts at the largest L' (`monte_carlo_losses`, seeded by
     ``seed``), truncated to every L' (nested prompts): every predictor sees the same prompts at
-    every length, so differences between predictors and between lengths are paired. Predictors,
-    named ``"<name>@<L'>"``:
+    every length, so differences between predictors and between lengths are paired. The
+    ensembles may differ (e.g. linear and softmax attention, §HE-5.1-LENGTH) but must share the
+    data model's d and sigma2. Predictors, named ``"<name>@<L'>"``, in this order at each L':
 
-    - ``member<k>``: trained member ``members[k]``;
-    - ``dGDeff<k>``: debiased one-step GD (4.11) at member k's ``first_order_steps`` eta_eff;
-    - ``dGD``, ``GD``: debiased and vanilla one-step GD at the given steps;
-    - ``Bayes``: the posterior mean, ridge with lambda = sigma2 d.
+    - each key of ``models``: member ``index`` of ``ensemble`` for ``models[key] = (ensemble,
+      index)`` (the listed members of one ensemble run in one forward pass per prompt batch);
+    - each key of ``debiased_steps``: debiased one-step GD (4.11) at that step;
+    - each key of ``gd_steps``: vanilla one-step GD (§HE-4.11) at that step;
+    - ``Bayes`` (when ``bayes``): the posterior mean, ridge with lambda = sigma2 d.
 
     >>> training = EnsembleTraining(d=2, L=8, sigma2=0.1, heads=(1, 2), lr=3e-3, steps=20,
     ...     batch=16, seed=0, log_every=10, checkpoint_every=0, validation_batch=64)
-    >>> losses = mse_by_test_length(train_ensemble(training), [0, 1], [4, 8],
-    ...                                dgd_eta=0.8, gd_eta=0.7, n_prompts=256)
+    >>> ensemble = train_ensemble(training)
+    >>> losses = mse_by_test_length({"H1": (ensemble, 0), "H2": (ensemble, 1)}, [4, 8],
+    ...     debiased_steps={"dGD": 0.8}, gd_steps={"GD": 0.7}, n_prompts=256)
     >>> losses.names[:5]
-    ('member0@4', 'dGDeff0@4', 'member1@4', 'dGDeff1@4', 'dGD@4')
+    ('H1@4', 'H2@4', 'dGD@4', 'GD@4', 'Bayes@4')
     >>> bool(losses["dGD@8"].mean < losses["dGD@4"].mean)  # longer prompts, better estimate
     True
     """
-    d, sigma2 = ensemble.d, ensemble.sigma2
-    model = ensemble.model(members, device)
-    eta_eff = ensemble.first_order_steps(members)  # (M,)
+    d, sigma2 = _shared_data_model(models)
+    lengths = _test_lengths(lengths)
+    names = [*models, *debiased_steps, *gd_steps, *(["Bayes"] if bayes else [])]
+    if len(set(names)) != len(names):
+        raise ValueError(
+            "models, debiased_steps and gd_steps must have distinct names, none 'Bayes' when "
+            f"bayes=True, got {names}"
+        )
+    groups: dict[int, tuple[TrainedEnsemble, list[int]]] = {}  # id(ensemble) -> its members
+    slots = {}  # name -> (id(ensemble), position among its ensemble's listed members)
+    for name, (ensemble, member) in models.items():
+        listed = groups.setdefault(id(ensemble), (ensemble, []))[1]
+        slots[name] = (id(ensemble), len(listed))
+        listed.append(member)
+    built = {key: ensemble.model(members, device) for key, (ensemble, members) in groups.items()}
     predictors = {}
     for n in lengths:
-        at = _EnsembleAtLength(model, n)
-        for k in range(len(members)):
-            predictors[f"member{k}@{n}"] = at.member(k)
-            predictors[f"dGDeff{k}@{n}"] = lambda p, n=n, eta=float(eta_eff[k]): gd_prediction(
+        at = {key: _EnsembleAtLength(model, n) for key, model in built.items()}
+        for name, (key, position) in slots.items():
+            predictors[f"{name}@{n}"] = at[key].member(position)
+        for name, eta in debiased_steps.items():
+            predictors[f"{name}@{n}"] = lambda p, n=n, eta=eta: gd_prediction(
                 p.X[:, :n], p.y[:, :n], p.x_query, eta, debiased=True
             )
-        predictors[f"dGD@{n}"] = lambda p, n=n: gd_prediction(
-            p.X[:, :n], p.y[:, :n], p.x_query, dgd_eta, debiased=True
-        )
-        predictors[f"GD@{n}"] = lambda p, n=n: gd_prediction(
-            p.X[:, :n], p.y[:, :n], p.x_query, gd_eta
-        )
-        predictors[f"Bayes@{n}"] = lambda p, n=n: bayes_prediction(
-            p.X[:, :n], p.y[:, :n], p.x_query, sigma2
-        )
+        for name, eta in gd_steps.items():
+            predictors[f"{name}@{n}"] = lambda p, n=n, eta=eta: gd_prediction(
+                p.X[:, :n], p.y[:, :n], p.x_query, eta
+            )
+        if bayes:
+            predictors[f"Bayes@{n}"] = lambda p, n=n: bayes_prediction(
+                p.X[:, :n], p.y[:, :n], p.x_query, sigma2
+            )
     longest = max(lengths)
 
     def sampler(count: int, generator: torch.Generator) -> Prompts:
@@ -458,3 +490,35 @@ def mse_by_test_length(
         return monte_carlo_losses(
             predictors, sampler, n_prompts, seed=seed, device=device, progress=progress
         )
+
+
+def _shared_data_model(models: Mapping[str, tuple[TrainedEnsemble, int]]) -> tuple[int, float]:
+    """The d and sigma2 every listed ensemble was trained on; one-line ValueErrors otherwise."""
+    if not isinstance(models, Mapping) or not models:
+        raise ValueError(
+            f"models must map at least one name to (TrainedEnsemble, member index), got {models!r}"
+        )
+    settings = {(ensemble.d, ensemble.sigma2) for ensemble, _ in models.values()}
+    if len(settings) != 1:
+        raise ValueError(
+            f"models must come from ensembles with one d and sigma2, got (d, sigma2) in "
+            f"{sorted(settings)}"
+        )
+    for name, (ensemble, member) in models.items():
+        if not (isinstance(member, numbers.Integral) and 0 <= member < ensemble.heads.size):
+            raise ValueError(
+                f"models[{name!r}] must name a member in 0..{ensemble.heads.size - 1}, "
+                f"got {member!r}"
+            )
+    return settings.pop()
+
+
+def _test_lengths(lengths: Sequence[int]) -> list[int]:
+    """The test lengths L' as ints; a one-line ValueError unless integers in 1..MAX_LENGTH."""
+    values = list(lengths) if isinstance(lengths, Sequence | np.ndarray) else [lengths]
+    if not values or not all(
+        isinstance(n, numbers.Integral) and not isinstance(n, bool) and 1 <= n <= MAX_LENGTH
+        for n in values
+    ):
+        raise ValueError(f"lengths must be integers in 1..{MAX_LENGTH}, got {values}")
+    return [int(n) for n in values]

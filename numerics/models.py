@@ -10,7 +10,8 @@ M the strict causal mask (token j sees tokens i < j) and the prediction the last
 last column (2.3). No layer norm, no positional encoding, no biases. Variants:
 
 - ``attention="linear"``: linear attention (5.1), scores times a FIXED 1/L (L = ``train_length``);
-- ``attention=f`` (a callable): normalised activation (5.2), weights ``f(s_i) / sum_j f(s_j)``;
+- ``attention="tanh"``, ``"elu:0.5"``, ... (a spec of `icl_verify.activations`) or ``attention=f``
+  (a callable): normalised activation (5.2), weights ``f(s_i) / sum_j f(s_j)``;
 - `KernelSumModel`: the reparametrised predictor (3.2) in (omega, mu), through
   ``numerics.estimators.kernel_sum_prediction``.
 
@@ -36,6 +37,8 @@ from icl_verify.numerics.data import Prompts
 from icl_verify.numerics.estimators import kernel_sum_prediction
 from torch import nn
 
+from icl_verify.activations import ActivationError, parse_activation
+
 __all__ = ["AttentionConfig", "MultiHeadAttention", "KernelSumModel"]
 
 INITS = ("default", "small_identity", "symmetric")
@@ -51,13 +54,23 @@ class AttentionConfig:
     (all heads start near the same positive head); "symmetric" is Def. B.1 for H = 2:
     omega_1 = -omega_2 = mu_1 = -mu_2 = eps = init_scale, with KQ11 = ±eps I, OV last row
     (0, ..., 0, ±eps) and all other circuit entries 0.
+
+    Attention: "softmax" (2.2), "linear" (5.1), the spec of a normalised activation (5.2) as
+    `icl_verify.activations.parse_activation` reads it (stored in its normal form), or a callable f.
+
+    >>> AttentionConfig(attention="elu:.5").attention
+    'elu:0.5'
+    >>> AttentionConfig(attention="elu")
+    Traceback (most recent call last):
+    ...
+    icl_verify.activations.ActivationError: attention must be 'linear' or a spec: ... 'elu:c' ...
     """
 
     d: int = 5  # covariate dimension (reference §0.5: d = 5)
     heads: int | tuple[int, ...] = 2  # H per member; a tuple gives each member its own H
     ensemble: int = 1  # E, members stacked on the leading axis
     n_labels: int = 1  # label rows of a token (K for multi-task prompts, §HE-5.4-MT)
-    attention: str | Callable[[torch.Tensor], torch.Tensor] = "softmax"  # or "linear", or f
+    attention: str | Callable[[torch.Tensor], torch.Tensor] = "softmax"  # "linear", "tanh", ..., f
     train_length: int = 40  # the fixed L of linear attention's 1/L (5.1); unused otherwise
     init: str = "default"  # "default" (nn.Linear), "small_identity", "symmetric" (Def. B.1)
     init_scale: float = 0.01  # s of small_identity, eps of symmetric
@@ -76,9 +89,16 @@ class AttentionConfig:
                 f"got {self.heads!r}"
             )
         object.__setattr__(self, "heads", tuple(int(h) for h in heads))
-        if not (callable(self.attention) or self.attention in ("softmax", "linear")):
+        if isinstance(self.attention, str) and self.attention != "linear":
+            try:
+                spec = parse_activation(self.attention).spec
+            except ActivationError as error:
+                raise ActivationError(f"attention must be 'linear' or a spec: {error}") from None
+            object.__setattr__(self, "attention", spec)
+        elif not (callable(self.attention) or self.attention == "linear"):
             raise ValueError(
-                f"attention must be 'softmax', 'linear' or a callable f, got {self.attention!r}"
+                "attention must be 'softmax', 'linear', an activation spec ('tanh', 'elu:c', "
+                f"'quadratic:c', 'f:<expression in x>') or a callable f, got {self.attention!r}"
             )
         if self.init not in INITS:
             raise ValueError(f"init must be one of {INITS}, got {self.init!r}")
@@ -168,6 +188,14 @@ class MultiHeadAttention(nn.Module):
         if len(seeds) != config.ensemble:
             raise ValueError(f"seeds must hold {config.ensemble} integers, got {len(seeds)}")
         self.config = config
+        attention = config.attention
+        self._activation = (  # f of a normalised activation (5.2); None for softmax and linear
+            None
+            if attention in ("softmax", "linear")
+            else parse_activation(attention).torch_function()
+            if isinstance(attention, str)
+            else attention
+        )
         E, H, D = config.ensemble, config.max_heads, config.d_embed
         weights = torch.zeros(4, E, H, D, D, dtype=torch.float64)  # (Q K V O, E, H, D, D)
         for e, (heads, seed) in enumerate(zip(config.heads, seeds, strict=True)):
@@ -209,7 +237,10 @@ class MultiHeadAttention(nn.Module):
                 return torch.softmax(scores, dim=-1)
             weights = torch.softmax(scores.masked_fill(~keep, -math.inf), dim=-1)
             return weights.masked_fill(~keep, 0.0)  # a query with no keys gets no weight
-        weights = attention(scores)  # (5.2): f(s_i) / sum_j f(s_j)
+        f_scores = self._activation(scores)  # (5.2): f(s_i) / sum_j f(s_j); a constant f: a number
+        weights = torch.broadcast_to(
+            torch.as_tensor(f_scores, dtype=scores.dtype, device=scores.device), scores.shape
+        )
         if keep is not None:
             weights = weights * keep
         total = weights.sum(dim=-1, keepdim=True)

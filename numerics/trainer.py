@@ -19,6 +19,7 @@ naming the step; the last good checkpoint is kept.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import io
 import math
 import numbers
@@ -233,13 +234,32 @@ def _optimizer(model: torch.nn.Module, config: TrainConfig) -> torch.optim.Optim
     return torch.optim.SGD(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
 
 
+def _callable_name(f: Callable) -> str:
+    """A callable attention f as the same text in every process: its qualified name and, for a
+    Python function, a digest of its code, constants and closure (a lambda's repr holds its
+    address, which differs between processes)."""
+    name = f"{getattr(f, '__module__', None)}.{getattr(f, '__qualname__', type(f).__qualname__)}"
+    code = getattr(f, "__code__", None)
+    if code is None:
+        return name
+    cells = tuple(repr(cell.cell_contents) for cell in f.__closure__ or ())
+    content = repr((code.co_code, code.co_consts, code.co_names, cells)).encode()
+    return f"{name}#{hashlib.sha256(content).hexdigest()[:16]}"
+
+
 def _fingerprint(model_config: AttentionConfig, tasks, config: TrainConfig) -> str:
-    """What must match for a checkpoint to be resumed (everything but the length of the run)."""
-    attention = model_config.attention
-    attention = attention if isinstance(attention, str) else getattr(attention, "__name__", "f")
-    model_part = dataclasses.replace(model_config, attention=attention)
+    """What must match for a checkpoint to be resumed (everything but the length of the run).
+
+    The model part is the config's dataclass repr, with a callable attention by `_callable_name`.
+    """
+    fields = dataclasses.fields(model_config)
+    values = {f.name: getattr(model_config, f.name) for f in fields if f.repr}
+    if callable(values["attention"]):
+        values["attention"] = _callable_name(values["attention"])
+    described = ", ".join(f"{name}={value!r}" for name, value in values.items())
+    model_part = f"{type(model_config).__qualname__}({described})"  # as repr(model_config)
     train_part = dataclasses.replace(config, steps=1, checkpoint_every=0)
-    return repr((model_part, tasks, train_part))
+    return f"({model_part}, {tasks!r}, {train_part!r})"  # as repr of the tuple
 
 
 _CHECKPOINT_KEYS = frozenset(

@@ -64,8 +64,10 @@ def test_dgd_baseline_on_nested_prompts_matches_the_exact_risk_and_bayes_is_best
     # (§HE-4.3-RISK) within 4 SE at every L', and the Bayes predictor beats it (paired).
     setting, lengths = Setting(5, 40, 0.1), (10, 40, 100)
     eta = optimal_gd(setting, debiased=True).eta
-    losses = mse_by_test_length(ensemble, [0, 1], lengths, dgd_eta=eta,
-                                gd_eta=optimal_gd(setting).eta, n_prompts=4096, seed=3)  # fmt: skip
+    losses = mse_by_test_length(
+        {"H1": (ensemble, 0), "H2": (ensemble, 1)}, lengths, debiased_steps={"dGD": eta},
+        gd_steps={"GD": optimal_gd(setting).eta}, n_prompts=4096, seed=3,
+    )  # fmt: skip
     for n in lengths:
         estimate = losses[f"dGD@{n}"]
         exact = debiased_gd_risk(eta, Setting(5, n, 0.1))

@@ -454,12 +454,15 @@ def measure_obs3(params: Obs3Params, runtime) -> Measurement:
     ensemble = trained_ensemble(params, runtime)
     setting, lengths = params.setting, list(params.lengths)
     members = [numerics.representative(ensemble, h) for h in params.compare_heads]
+    eta_eff = ensemble.first_order_steps(members)
     losses = numerics.mse_by_test_length(
-        ensemble,
-        members,
+        {f"member{k}": (ensemble, member) for k, member in enumerate(members)},
         lengths,
-        dgd_eta=theory.optimal_gd(setting, debiased=True).eta,
-        gd_eta=theory.optimal_gd(setting).eta,
+        debiased_steps={
+            **{f"dGDeff{k}": float(eta) for k, eta in enumerate(eta_eff)},
+            "dGD": theory.optimal_gd(setting, debiased=True).eta,
+        },
+        gd_steps={"GD": theory.optimal_gd(setting).eta},
         n_prompts=params.n_prompts,
         seed=runtime.seed % (2**62),
         device=runtime.device,
@@ -479,7 +482,7 @@ def measure_obs3(params: Obs3Params, runtime) -> Measurement:
     ]
     figure_data = {
         "lengths": np.array(lengths, dtype=float),
-        "eta_eff": ensemble.first_order_steps(members),
+        "eta_eff": eta_eff,
         "members": np.array(members, dtype=float),
     }
     series = {f"H{h}": f"member{k}" for h, k in index.items()}
