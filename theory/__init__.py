@@ -11,7 +11,8 @@ The closed forms a researcher needs every day are re-exported here flat:
   risk in the proportional limit, Theorem 4.2(iii) (`risks`);
 - the error terms of the approximations: the gap of Ltilde on the manifold and the
   ± pair's distance to debiased GD, with the biases of their log-log slopes
-  (`approximation_error`).
+  (`approximation_error`);
+- frozen one-head linear attention at a new prompt length, §5.1 (`linear_attention`).
 
 `theory.symbolic` derives these formulas with sympy. Nothing here imports torch.
 """
@@ -29,6 +30,11 @@ from icl_verify.theory.approximation_error import (
     dgd_gap_rms_large_d,
     manifold_gap_limit,
     manifold_gap_slope_bias,
+)
+from icl_verify.theory.linear_attention import (
+    FrozenLinearMinimum,
+    frozen_linear_attention_minimum,
+    frozen_linear_attention_risk,
 )
 from icl_verify.theory.manifold import (
     SingleHeadOptimum,
@@ -52,6 +58,7 @@ from icl_verify.theory.setting import Setting
 
 __all__ = [
     "BayesComparison",
+    "FrozenLinearMinimum",
     "Setting",
     "SingleHeadOptimum",
     "TunedRisk",
@@ -65,6 +72,8 @@ __all__ = [
     "dgd_gap_omega_slope_bias",
     "dgd_gap_rms_large_d",
     "effective_learning_rate",
+    "frozen_linear_attention_minimum",
+    "frozen_linear_attention_risk",
     "gd_risk",
     "gd_risk_limit",
     "manifold_gap_limit",

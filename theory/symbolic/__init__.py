@@ -8,13 +8,14 @@ terms, verified identities; `plain()` and `latex()` renderings):
 - `derive_manifold`: mu*(omega) (4.6), S_omega (4.7), learning rate (4.8) (§HE-MAN);
 - `derive_single_head`: omega* = 1/sqrt(d), mu*, Ltilde* (§HE-4.12);
 - `derive_gd_risks`: exact risks of one-step GD and debiased GD (§HE-4.3-RISK);
-- `derive_bayes_limit`: Bayes risk limit from Marchenko-Pastur (§HE-T4.2iii).
+- `derive_bayes_limit`: Bayes risk limit from Marchenko-Pastur (§HE-T4.2iii);
+- `derive_frozen_linear_attention`: linear attention trained at L, tested at L' (§HE-5.1-LENGTH).
 
 `DERIVATIONS` maps a name to its function and a one-line summary; `derive(name)`
 runs one. Results are cached, so a second call is free.
 
->>> sorted(DERIVATIONS)[:3]
-['approximate_loss', 'bayes_limit', 'gd_risks']
+>>> sorted(DERIVATIONS)[:2]
+['approximate_loss', 'bayes_limit']
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 
 from icl_verify.theory.symbolic.approximate_loss import derive_approximate_loss, derive_gradient
 from icl_verify.theory.symbolic.derivation import Check, Derivation, Step
+from icl_verify.theory.symbolic.linear_attention import derive_frozen_linear_attention
 from icl_verify.theory.symbolic.manifold import derive_manifold, derive_single_head
 from icl_verify.theory.symbolic.risks import derive_bayes_limit, derive_gd_risks
 
@@ -56,6 +58,10 @@ DERIVATIONS: dict[str, RegisteredDerivation] = {
     "bayes_limit": RegisteredDerivation(
         derive_bayes_limit, "Bayes risk as d/L -> xi from the Marchenko-Pastur Stieltjes transform"
     ),
+    "frozen_linear_attention": RegisteredDerivation(
+        derive_frozen_linear_attention,
+        "linear attention trained at L, tested at L': risk R_lin(L') and argmin L + (D+1)/2",
+    ),
 }
 
 
@@ -67,7 +73,7 @@ def derive(name: str) -> Derivation:
     >>> derive("nope")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: name must be one of approximate_loss, gradient, ..., bayes_limit; got 'nope'
+    ValueError: name must be one of approximate_loss, gradient, ...; got 'nope'
     """
     if name not in DERIVATIONS:
         raise ValueError(f"name must be one of {', '.join(DERIVATIONS)}; got {name!r}")
@@ -83,6 +89,7 @@ __all__ = [
     "derive",
     "derive_approximate_loss",
     "derive_bayes_limit",
+    "derive_frozen_linear_attention",
     "derive_gd_risks",
     "derive_gradient",
     "derive_manifold",
