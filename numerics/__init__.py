@@ -2,7 +2,8 @@
 
 - `data`: prompt samplers (isotropic, KMS covariance, multi-task, sparse), the embedding (2.1);
 - `models`: the one-layer multi-head softmax attention of He et al. (2025) eq. (2.2) as a batched
-  ensemble, linear attention (5.1), normalised activations (5.2), the kernel-sum predictor (3.2);
+  ensemble, linear attention (5.1), normalised activations (5.2) (any spec of
+  `icl_verify.activations`), a model built from given circuits, the kernel-sum predictor (3.2);
 - `trainer`: online training of an ensemble with checkpoints and resume;
 - `circuits`: KQ/OV circuits, effective (omega_h, mu_h) and pattern measures;
 - `estimators`: in-context estimators (OLS, ridge, Bayes, one-step and t-step GD, debiased GD,
@@ -11,9 +12,12 @@
 - `kernel_sum`: Monte Carlo measurements of the kernel-sum predictor (3.2): the ± pair's
   loss and its distance to debiased GD, H heads on the manifold, the single-head optimum;
 - `ensemble`: the trained ensemble of He et al. §3 (training, resuming, its members, their
-  test MSE at other prompt lengths);
+  test MSE at other prompt lengths, several ensembles side by side);
+- `effective_steps`: a trained model's effective step, the least-squares slope of its predictions
+  on debiased one-step GD (§5.2);
 - `patterns`: the head patterns of Observations 1, 2, 4 read off its logged history.
 - `proportions`: a fraction of independent runs with its Agresti-Coull standard error;
+- `softmax_pair`: the softmax pair (5.2) emulating a linear-attention head, its gap to it (§5.1);
 - `risks`: Monte Carlo risks of one-step GD and debiased GD at several steps, and of the Bayes
   predictor and tuned debiased GD extrapolated to d -> inf at fixed d/L (§4.3, Thm 4.2(iii));
 - `threads`: run torch on one CPU thread (`single_thread`, `on_one_thread`; torch-free import).
@@ -61,6 +65,7 @@ __getattr__, __dir__, __all__ = attach(
             "representative",
             "train_ensemble",
         ),
+        "effective_steps": ("FittedSteps", "fitted_steps"),
         "kernel_sum": (
             "ProfileMinimum",
             "SingleHeadMinimum",
@@ -101,6 +106,7 @@ __getattr__, __dir__, __all__ = attach(
             "one_step_gd_risks",
             "proportional_limit",
         ),
+        "softmax_pair": ("softmax_pair_gaps",),
         "threads": ("on_one_thread", "single_thread"),
         "trainer": ("TrainConfig", "TrainingDivergedError", "TrainResult", "train"),
         "two_head": ("TwoHeadHistory", "TwoHeadTraining", "train_two_head"),

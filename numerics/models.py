@@ -208,6 +208,42 @@ class MultiHeadAttention(nn.Module):
         active = torch.arange(H)[None, :] < torch.tensor(config.heads)[:, None]  # (E, H)
         self.register_buffer("active", active)
 
+    @classmethod
+    def from_circuits(
+        cls, KQ, OV, attention: str | Callable = "softmax", train_length: int = 40
+    ) -> MultiHeadAttention:
+        """A float64 model (one label row, D = d + 1) whose circuits are the given KQ and OV.
+
+        KQ, OV: (E, H, D, D). Weights ``W_K = sqrt(D) I``, ``W_Q = KQ``, ``W_V = I``,
+        ``W_O = OV``, so `KQ` = W_K^T W_Q / sqrt(D) and `OV` = W_O W_V give them back (KQ up to
+        the rounding of sqrt(D) KQ / sqrt(D)). ``attention`` and ``train_length`` as in
+        `AttentionConfig`.
+
+        >>> KQ = torch.zeros(1, 2, 3, 3, dtype=torch.float64); KQ[0, :, :2, :2] = torch.eye(2)
+        >>> model = MultiHeadAttention.from_circuits(KQ, KQ.flip(-1))
+        >>> torch.allclose(model.KQ, KQ, rtol=0, atol=1e-15), torch.equal(model.OV, KQ.flip(-1))
+        (True, True)
+        """
+        KQ = torch.as_tensor(KQ, dtype=torch.float64)
+        OV = torch.as_tensor(OV, dtype=torch.float64)
+        if KQ.ndim != 4 or KQ.shape[-1] != KQ.shape[-2] or KQ.shape[-1] < 2 or OV.shape != KQ.shape:
+            raise ValueError(
+                f"KQ and OV must both have shape (E, H, D, D) with D >= 2, got "
+                f"{tuple(KQ.shape)} and {tuple(OV.shape)}"
+            )
+        E, H, D, _ = KQ.shape
+        config = AttentionConfig(
+            d=D - 1, heads=H, ensemble=E, attention=attention, train_length=train_length
+        )
+        model = cls(config, seeds=[0] * E).double()
+        identity = torch.eye(D, dtype=torch.float64).expand(E, H, D, D)
+        with torch.no_grad():
+            model.W_K.copy_(math.sqrt(D) * identity)
+            model.W_Q.copy_(KQ)
+            model.W_V.copy_(identity)
+            model.W_O.copy_(OV)
+        return model
+
     # -- circuits ---------------------------------------------------------------------------
 
     @property

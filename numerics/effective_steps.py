@@ -1,0 +1,106 @@
+"""The effective GD step of trained models, measured by least squares (He et al. 2025 §4.2, §5.2).
+
+To first order in omega a two-head model is debiased one-step GD (4.11) with step
+``eta_eff = 2 a_f omega mu`` (4.10, reference §HE-5.2-ACT, Table 1). `fitted_steps` measures a
+trained model's step without assuming that (or any) formula: the least-squares slope of its
+predictions on debiased GD with step 1,
+
+    eta_hat = sum_p yhat_p g_p / sum_p g_p^2,       g_p = (1/L) sum_i y_i (x_i - xbar)^T x_q,
+
+over Monte Carlo prompts p of the training's data model. It estimates ``E[yhat g] / E[g^2]``:
+a model ``yhat = eta g + r`` whose remainder r is uncorrelated with g gives exactly eta. Nothing
+here imports `theory`.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from icl_verify.numerics.data import Prompts, embed, sample_linear_regression
+from icl_verify.numerics.ensemble import MAX_LENGTH, TrainedEnsemble
+from icl_verify.numerics.estimators import gd_prediction
+from icl_verify.numerics.montecarlo import RANDOMNESS_BLOCK, _chunks, _Moments, _validated
+
+__all__ = ["FittedSteps", "fitted_steps"]
+
+
+@dataclass(frozen=True, eq=False)
+class FittedSteps:
+    """Least-squares steps of M members on debiased one-step GD (float64).
+
+    Attributes:
+        value: (M,) ``eta_hat = mean(yhat g) / mean(g^2)``.
+        stderr: (M,) its standard error (delta method for a ratio of means).
+        n: number of prompts.
+    """
+
+    value: np.ndarray
+    stderr: np.ndarray
+    n: int
+
+
+def fitted_steps(
+    ensemble: TrainedEnsemble,
+    members: Sequence[int],
+    *,
+    n_prompts: int,
+    seed: int = 0,
+    device: str = "cpu",
+    length: int | None = None,
+) -> FittedSteps:
+    """Each member's least-squares step on debiased one-step GD (4.11) with step 1.
+
+    ``eta_hat = sum_p yhat_p g_p / sum_p g_p^2`` with ``g_p`` =
+    ``gd_prediction(X, y, x_q, 1.0, debiased=True)``, over ``n_prompts`` prompts of the
+    ensemble's d, sigma2 and L (or ``length`` context examples), drawn as `monte_carlo_losses`
+    draws them (blocks seeded by (seed, b)); all members see the same prompts, evaluated in one
+    forward pass per chunk. With ``a = mean(yhat g)``, ``b = mean(g^2)`` and their sample
+    covariance C, the standard error is the delta method for the ratio of means a / b:
+    ``SE^2 = (C_aa - 2 eta_hat C_ab + eta_hat^2 C_bb) / (n b^2)``.
+
+    >>> from icl_verify.numerics.ensemble import EnsembleTraining, train_ensemble
+    >>> training = EnsembleTraining(d=2, L=8, sigma2=0.1, heads=(1, 2), lr=3e-3, steps=20,
+    ...     batch=16, seed=0, log_every=10, checkpoint_every=0, validation_batch=64)
+    >>> steps = fitted_steps(train_ensemble(training), [0, 1], n_prompts=512)
+    >>> steps.value.shape, bool((steps.stderr > 0).all())
+    ((2,), True)
+    """
+    members = list(members)
+    E = ensemble.heads.size
+    if not members or not all(
+        isinstance(e, numbers.Integral) and not isinstance(e, bool) and 0 <= e < E for e in members
+    ):
+        raise ValueError(
+            f"members must be a non-empty list of indices in 0..{E - 1}, got {members}"
+        )
+    L = ensemble.L if length is None else length
+    if isinstance(L, bool) or not isinstance(L, numbers.Integral) or not 1 <= L <= MAX_LENGTH:
+        raise ValueError(f"length must be an integer in 1..{MAX_LENGTH}, got {length!r}")
+    n_prompts, chunk, seed, where = _validated(n_prompts, RANDOMNESS_BLOCK, seed, device)
+    model = ensemble.model(members, device)
+    M = len(members)
+
+    def sampler(count: int, generator: torch.Generator) -> Prompts:
+        return sample_linear_regression(
+            count, ensemble.d, int(L), ensemble.sigma2, generator=generator, device=where
+        )
+
+    moments = _Moments(M + 1, where)
+    with torch.no_grad():
+        for prompts in _chunks(sampler, n_prompts, chunk, seed, where, progress=False):
+            Z = embed(prompts)  # (n, D, L+1)
+            predictions = model(Z.expand(M, *Z.shape)).double()  # (M, n)
+            g = gd_prediction(prompts.X, prompts.y, prompts.x_query, 1.0, debiased=True)  # (n,)
+            g = g.double()
+            moments.add(torch.cat([predictions * g, (g * g)[None]]))  # (M + 1, n)
+    n = moments.n
+    mean = moments.mean.cpu().numpy()  # (M + 1,)
+    covariance = moments.comoment.cpu().numpy() / (n - 1)  # (M + 1, M + 1)
+    a, b = mean[:M], mean[M]
+    value = a / b
+    variance = np.diag(covariance)[:M] - 2 * value * covariance[:M, M] + value**2 * covariance[M, M]
+    return FittedSteps(value=value, stderr=np.sqrt(np.maximum(variance, 0.0) / (n * b**2)), n=n)
