@@ -12,7 +12,8 @@ The closed forms a researcher needs every day are re-exported here flat:
 - the error terms of the approximations: the gap of Ltilde on the manifold and the
   ± pair's distance to debiased GD, with the biases of their log-log slopes
   (`approximation_error`);
-- frozen one-head linear attention at a new prompt length, §5.1 (`linear_attention`).
+- frozen one-head linear attention at a new prompt length and the softmax head pair that
+  emulates a linear head, §5.1 (`linear_attention`).
 
 `theory.symbolic` derives these formulas with sympy. Nothing here imports torch.
 """
@@ -33,8 +34,10 @@ from icl_verify.theory.approximation_error import (
 )
 from icl_verify.theory.linear_attention import (
     FrozenLinearMinimum,
+    SoftmaxPairExpansion,
     frozen_linear_attention_minimum,
     frozen_linear_attention_risk,
+    softmax_pair_expansion,
 )
 from icl_verify.theory.manifold import (
     SingleHeadOptimum,
@@ -61,6 +64,7 @@ __all__ = [
     "FrozenLinearMinimum",
     "Setting",
     "SingleHeadOptimum",
+    "SoftmaxPairExpansion",
     "TunedRisk",
     "approximate_loss",
     "approximate_loss_grad",
@@ -85,4 +89,5 @@ __all__ = [
     "optimal_mu",
     "optimal_mu_loss",
     "single_head_optimum",
+    "softmax_pair_expansion",
 ]

@@ -11,6 +11,13 @@ L' examples with step L' gamma*/L, whose exact risk is (reference §HE-5.1-LENGT
 a parabola in L' with its minimum at L' = L + (D + 1)/2, a little past the training length
 (derived with sympy in `theory.symbolic.linear_attention`). A softmax model renormalises by
 the actual number of keys instead, so its error keeps falling with L'.
+
+Softmax attention emulates a linear head with twice the heads (5.2), §HE-5.1-SM2LIN: the pair
+(eps KQ, OV/(2 eps)), (-eps KQ, -OV/(2 eps)) over the L context tokens outputs
+
+    (1/L) OV sum_i z_i z_i^T KQ z_q  -  OV zbar zbar^T KQ z_q  +  eps^2 N  +  O(eps^4),
+
+`softmax_pair_expansion` evaluates the three terms (derivation "softmax_pair").
 """
 
 from __future__ import annotations
@@ -106,3 +113,74 @@ def frozen_linear_attention_minimum(setting: Setting) -> FrozenLinearMinimum:
     risks = _frozen_risk(np.array([below, below + 1], dtype=float), setting)
     best = below + int(risks[1] < risks[0])
     return FrozenLinearMinimum(length=vertex, best_length=best, risk=float(min(risks)))
+
+
+@dataclass(frozen=True)
+class SoftmaxPairExpansion:
+    """The small-eps expansion of a softmax head pair emulating one linear head (§HE-5.1-SM2LIN).
+
+    pair(eps) = linear - centring + eps^2 next_term + O(eps^4), each array (B, D) (or (D,)).
+
+    Attributes:
+        linear: (1/L) OV sum_i z_i z_i^T KQ z_q, the linear-attention head (5.1).
+        centring: OV zbar zbar^T KQ z_q, zbar the mean context token (subtracted).
+        next_term: N = (1/6)(1/L) OV sum_i z_i (u_i^3 - 3 u_i m2 - m3), the eps^2 coefficient;
+            v_i = z_i^T KQ z_q, u_i = v_i - mean(v), m2 = mean(u^2), m3 = mean(u^3).
+    """
+
+    linear: np.ndarray
+    centring: np.ndarray
+    next_term: np.ndarray
+
+
+def _square(name: str, matrix, size: int) -> np.ndarray:
+    matrix = np.asarray(matrix, dtype=float)
+    if matrix.shape != (size, size) or not np.all(np.isfinite(matrix)):
+        raise ValueError(
+            f"{name} must be a finite ({size}, {size}) array (D = Z.shape[-2]), got shape "
+            f"{matrix.shape}" + ("" if np.all(np.isfinite(matrix)) else " with non-finite entries")
+        )
+    return matrix
+
+
+def softmax_pair_expansion(KQ, OV, Z) -> SoftmaxPairExpansion:
+    """Terms of the output of the softmax pair (eps KQ, OV/(2 eps)), (-eps KQ, -OV/(2 eps)), (5.2).
+
+    Each head attends to the L context tokens z_1..z_L of the prompt Z = [z_1..z_L, z_q] with
+    weights softmax(eps z_i^T KQ z_q); as eps -> 0 the pair's summed output is
+    linear - centring + eps^2 next_term + O(eps^4) (§HE-5.1-SM2LIN; the eps^2 term is the
+    matrix form of HE-4.10's cubic term; derivation "softmax_pair").
+
+    Args:
+        KQ, OV: (D, D) arrays, the linear head's circuits.
+        Z: (B, D, L + 1) prompts, context tokens first and the query last; or one prompt (D, L + 1),
+            for which the B axis is dropped from the results. L >= 1.
+
+    >>> Z = np.array([[1.0, -1.0, 0.5], [0.0, 2.0, 1.0]])  # (D, L + 1) = (2, 3)
+    >>> terms = softmax_pair_expansion(np.eye(2), np.eye(2), Z)
+    >>> terms.linear, terms.centring, terms.next_term.round(4)
+    (array([-0.5,  1.5]), array([0., 1.]), array([ 0.0417, -0.0417]))
+    """
+    Z = np.asarray(Z, dtype=float)
+    if Z.ndim not in (2, 3) or Z.shape[-1] < 2 or not np.all(np.isfinite(Z)):
+        raise ValueError(
+            "Z must be a finite (B, D, L + 1) or (D, L + 1) array with L >= 1, got shape "
+            f"{Z.shape}" + ("" if np.all(np.isfinite(Z)) else " with non-finite entries")
+        )
+    KQ = _square("KQ", KQ, Z.shape[-2])
+    OV = _square("OV", OV, Z.shape[-2])
+    prompts = Z if Z.ndim == 3 else Z[None]  # (B, D, L + 1)
+    context, query = prompts[:, :, :-1], prompts[:, :, -1]  # (B, D, L), (B, D)
+    scores = np.einsum("bdl,de,be->bl", context, KQ, query)  # (B, L), v_i = z_i^T KQ z_q
+    mean_score = scores.mean(axis=1, keepdims=True)  # (B, 1)
+    u = scores - mean_score  # (B, L)
+    m2 = np.mean(u**2, axis=1, keepdims=True)  # (B, 1)
+    m3 = np.mean(u**3, axis=1, keepdims=True)  # (B, 1)
+    mean_token = context.mean(axis=2)  # (B, D), zbar
+    linear = np.einsum("bdl,bl->bd", context, scores) / scores.shape[1] @ OV.T  # (B, D)
+    centring = (mean_token * mean_score) @ OV.T  # (B, D)
+    cubic = (u**3 - 3.0 * u * m2 - m3) / 6.0  # (B, L)
+    next_term = np.einsum("bdl,bl->bd", context, cubic) / scores.shape[1] @ OV.T  # (B, D)
+    if Z.ndim == 2:
+        linear, centring, next_term = linear[0], centring[0], next_term[0]
+    return SoftmaxPairExpansion(linear=linear, centring=centring, next_term=next_term)

@@ -9,7 +9,8 @@ terms, verified identities; `plain()` and `latex()` renderings):
 - `derive_single_head`: omega* = 1/sqrt(d), mu*, Ltilde* (§HE-4.12);
 - `derive_gd_risks`: exact risks of one-step GD and debiased GD (§HE-4.3-RISK);
 - `derive_bayes_limit`: Bayes risk limit from Marchenko-Pastur (§HE-T4.2iii);
-- `derive_frozen_linear_attention`: linear attention trained at L, tested at L' (§HE-5.1-LENGTH).
+- `derive_frozen_linear_attention`: linear attention trained at L, tested at L' (§HE-5.1-LENGTH);
+- `derive_softmax_pair`: a softmax head pair emulates a linear head, (5.2) (§HE-5.1-SM2LIN).
 
 `DERIVATIONS` maps a name to its function and a one-line summary; `derive(name)`
 runs one. Results are cached, so a second call is free.
@@ -25,7 +26,10 @@ from dataclasses import dataclass
 
 from icl_verify.theory.symbolic.approximate_loss import derive_approximate_loss, derive_gradient
 from icl_verify.theory.symbolic.derivation import Check, Derivation, Step
-from icl_verify.theory.symbolic.linear_attention import derive_frozen_linear_attention
+from icl_verify.theory.symbolic.linear_attention import (
+    derive_frozen_linear_attention,
+    derive_softmax_pair,
+)
 from icl_verify.theory.symbolic.manifold import derive_manifold, derive_single_head
 from icl_verify.theory.symbolic.risks import derive_bayes_limit, derive_gd_risks
 
@@ -62,6 +66,10 @@ DERIVATIONS: dict[str, RegisteredDerivation] = {
         derive_frozen_linear_attention,
         "linear attention trained at L, tested at L': risk R_lin(L') and argmin L + (D+1)/2",
     ),
+    "softmax_pair": RegisteredDerivation(
+        derive_softmax_pair,
+        "softmax pair (eps KQ, OV/2eps), (-eps KQ, -OV/2eps) = linear - centring + O(eps^2) (5.2)",
+    ),
 }
 
 
@@ -94,4 +102,5 @@ __all__ = [
     "derive_gradient",
     "derive_manifold",
     "derive_single_head",
+    "derive_softmax_pair",
 ]
