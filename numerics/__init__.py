@@ -65,7 +65,7 @@ __getattr__, __dir__, __all__ = attach(
             "representative",
             "train_ensemble",
         ),
-        "effective_steps": ("FittedSteps", "fitted_steps"),
+        "effective_steps": ("FittedSteps", "fitted_pattern_steps", "fitted_steps"),
         "kernel_sum": (
             "ProfileMinimum",
             "SingleHeadMinimum",

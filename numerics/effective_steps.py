@@ -23,9 +23,10 @@ import torch
 from icl_verify.numerics.data import Prompts, embed, sample_linear_regression
 from icl_verify.numerics.ensemble import MAX_LENGTH, TrainedEnsemble
 from icl_verify.numerics.estimators import gd_prediction
+from icl_verify.numerics.models import MultiHeadAttention
 from icl_verify.numerics.montecarlo import RANDOMNESS_BLOCK, _chunks, _Moments, _validated
 
-__all__ = ["FittedSteps", "fitted_steps"]
+__all__ = ["FittedSteps", "fitted_pattern_steps", "fitted_steps"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -78,21 +79,68 @@ def fitted_steps(
             f"members must be a non-empty list of indices in 0..{E - 1}, got {members}"
         )
     L = ensemble.L if length is None else length
-    if isinstance(L, bool) or not isinstance(L, numbers.Integral) or not 1 <= L <= MAX_LENGTH:
-        raise ValueError(f"length must be an integer in 1..{MAX_LENGTH}, got {length!r}")
-    n_prompts, chunk, seed, where = _validated(n_prompts, RANDOMNESS_BLOCK, seed, device)
     model = ensemble.model(members, device)
-    M = len(members)
+    return _model_steps(
+        model, ensemble.d, L, ensemble.sigma2, n_prompts=n_prompts, seed=seed, device=device
+    )
+
+
+def fitted_pattern_steps(
+    omega,
+    mu,
+    *,
+    attention: str | tuple[str, ...],
+    d: int,
+    L: int,
+    sigma2: float,
+    n_prompts: int,
+    seed: int = 0,
+    device: str = "cpu",
+) -> FittedSteps:
+    """The fitted step (see `fitted_steps`) of two-head models on the trained pattern.
+
+    Member m has heads (omega[m], mu[m]) and (-omega[m], -mu[m]): KQ11 = ±omega_m I, OV last
+    row (0, ..., 0, ±mu_m), every other circuit entry 0, with ``attention`` (one for all, or one
+    per member), in float64. The pair of (4.9)/(5.2) at fixed parameters, no training.
+
+    >>> steps = fitted_pattern_steps([0.05, 0.05], [10.0, 10.0], attention=("softmax", "tanh"),
+    ...                              d=2, L=50, sigma2=0.1, n_prompts=4096)
+    >>> [round(float(v), 1) for v in steps.value]  # 2 omega mu a_f = 1 for both, to O(omega^2)
+    [1.0, 1.0]
+    """
+    omega = torch.as_tensor(omega, dtype=torch.float64).reshape(-1)  # (M,)
+    mu = torch.as_tensor(mu, dtype=torch.float64).reshape(-1)  # (M,)
+    if omega.shape != mu.shape or omega.numel() == 0 or not torch.isfinite(omega).all():
+        raise ValueError(
+            f"omega and mu must be finite 1-D arrays of the same length >= 1, got shapes "
+            f"{tuple(omega.shape)} and {tuple(mu.shape)}"
+        )
+    M, D = omega.numel(), d + 1
+    signs = torch.tensor([1.0, -1.0], dtype=torch.float64)  # (2,): the two heads
+    KQ = torch.zeros(M, 2, D, D, dtype=torch.float64)  # (M, 2, D, D)
+    KQ[..., :d, :d] = (signs[None, :] * omega[:, None])[..., None, None] * torch.eye(d)
+    OV = torch.zeros(M, 2, D, D, dtype=torch.float64)  # (M, 2, D, D)
+    OV[..., -1, -1] = signs[None, :] * mu[:, None]
+    model = MultiHeadAttention.from_circuits(KQ, OV, attention=attention).to(device)
+    return _model_steps(model, d, L, sigma2, n_prompts=n_prompts, seed=seed, device=device)
+
+
+def _model_steps(
+    model: MultiHeadAttention, d: int, L, sigma2: float, *, n_prompts: int, seed: int, device: str
+) -> FittedSteps:
+    """Every member's fitted step on prompts of (d, L, sigma2); see `fitted_steps`."""
+    if isinstance(L, bool) or not isinstance(L, numbers.Integral) or not 1 <= L <= MAX_LENGTH:
+        raise ValueError(f"length must be an integer in 1..{MAX_LENGTH}, got {L!r}")
+    n_prompts, chunk, seed, where = _validated(n_prompts, RANDOMNESS_BLOCK, seed, device)
+    M = model.config.ensemble
 
     def sampler(count: int, generator: torch.Generator) -> Prompts:
-        return sample_linear_regression(
-            count, ensemble.d, int(L), ensemble.sigma2, generator=generator, device=where
-        )
+        return sample_linear_regression(count, d, int(L), sigma2, generator=generator, device=where)
 
     moments = _Moments(M + 1, where)
     with torch.no_grad():
         for prompts in _chunks(sampler, n_prompts, chunk, seed, where, progress=False):
-            Z = embed(prompts)  # (n, D, L+1)
+            Z = embed(prompts).to(model.W_Q.dtype)  # (n, D, L+1)
             predictions = model(Z.expand(M, *Z.shape)).double()  # (M, n)
             g = gd_prediction(prompts.X, prompts.y, prompts.x_query, 1.0, debiased=True)  # (n,)
             g = g.double()

@@ -79,7 +79,8 @@ class EnsembleTraining:
     log_every: int  # omega, mu, validation loss and circuits logged every this many steps
     checkpoint_every: int  # checkpoint every this many steps (0: only at the end)
     validation_batch: int  # fixed validation prompts per member
-    attention: str = "softmax"  # "softmax", "linear" (its 1/L: 1/L of training) or a spec (5.2)
+    # "softmax", "linear" (its 1/L: 1/L of training), a spec (5.2), or one of these per member
+    attention: str | tuple[str, ...] = "softmax"
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ class TrainedEnsemble:
     d: int
     L: int
     sigma2: float
-    attention: str
+    attention: str | tuple[str, ...]
     heads: np.ndarray
     weights: Mapping[str, np.ndarray]
     steps: np.ndarray
@@ -113,7 +114,10 @@ class TrainedEnsemble:
         """The trained members (all, or the listed indices) as one float32 ensemble model."""
         members = list(range(self.heads.size)) if members is None else list(members)
         heads = tuple(int(self.heads[e]) for e in members)
-        config = _model_config(self.d, self.L, heads, self.attention)
+        attention = self.attention
+        if isinstance(attention, tuple):  # one per member
+            attention = tuple(attention[e] for e in members)
+        config = _model_config(self.d, self.L, heads, attention)
         model = MultiHeadAttention(config, seeds=[0] * len(members))
         with torch.no_grad():
             for name in WEIGHT_NAMES:
@@ -182,7 +186,7 @@ class TrainedEnsemble:
 # training
 
 
-def _model_config(d: int, L: int, heads: tuple[int, ...], attention: str) -> AttentionConfig:
+def _model_config(d: int, L: int, heads: tuple[int, ...], attention) -> AttentionConfig:
     """The architecture of the members: linear attention keeps the 1/L of the training L."""
     return AttentionConfig(
         d=d, heads=heads, ensemble=len(heads), attention=attention, train_length=L

@@ -350,9 +350,14 @@ class Claim:
         predict, measure, checks: the theory's numbers, the simulation's, and the rules
             comparing them; each takes the parameters (and `measure` a `Runtime`).
         figure: "module:function" of `icl_verify.figures` drawing (params, prediction,
-            measurement), imported only when drawn (no matplotlib for `icl-verify list`).
+            measurement), imported only when drawn (no matplotlib for `icl-verify list`); or a
+            tuple of them when the claim reproduces several of the paper's figures (one PNG
+            each).
         wrong: a deliberately wrong prediction made from the right one
             (`wrong(params, prediction)`); the claim's rules must call it `disagrees`.
+        table: optional ``table(params, prediction, measurement) -> str``, a markdown table
+            of the numbers a reader compares with the paper's own (e.g. He et al.'s Table 1),
+            stored with the claim's record and printed in its report section.
     """
 
     id: str
@@ -363,8 +368,9 @@ class Claim:
     predict: Callable[[Any], Prediction]
     measure: Callable[[Any, Any], Measurement]
     checks: Callable[[Any], tuple[Check, ...]]
-    figure: str
+    figure: str | tuple[str, ...]
     wrong: Callable[[Any, Prediction], Prediction]
+    table: Callable[[Any, Prediction, Measurement], str] | None = None
 
     def __post_init__(self) -> None:
         if not self.id or any(ch.isspace() for ch in self.id):
@@ -380,10 +386,16 @@ class Claim:
                 raise ValueError(
                     f"claim {self.id}: preset {name!r} is not a {self.params.__name__}"
                 )
-        if self.figure.count(":") != 1:
+        if not self.figures or any(f.count(":") != 1 for f in self.figures):
             raise ValueError(
-                f"claim {self.id}: figure must be 'module:function', got {self.figure!r}"
+                f"claim {self.id}: figure must be 'module:function' or a tuple of them, "
+                f"got {self.figure!r}"
             )
+
+    @property
+    def figures(self) -> tuple[str, ...]:
+        """The claim's figure functions, "module:function" each."""
+        return (self.figure,) if isinstance(self.figure, str) else tuple(self.figure)
 
     def parameters(self, preset: str = DEFAULT_PRESET, overrides: Mapping[str, Any] = {}) -> Params:
         """The preset's parameters with `overrides` applied (strings parsed by field type).
@@ -400,11 +412,15 @@ class Claim:
         results = evaluate(self.checks(params), prediction, measurement)
         return {r.check.quantity: r.judgement.verdict for r in results}
 
-    def draw(self, params, prediction: Prediction, measurement: Measurement):
-        """The claim's figure (a matplotlib Figure), drawn from the stored numbers alone."""
-        module, name = self.figure.split(":")
-        function = getattr(importlib.import_module(f"icl_verify.figures.{module}"), name)
-        return function(params, prediction, measurement)
+    def draw(self, params, prediction: Prediction, measurement: Measurement) -> list:
+        """The claim's figures (matplotlib Figures, one per `figures` entry), drawn from the
+        stored numbers alone."""
+        drawn = []
+        for figure in self.figures:
+            module, name = figure.split(":")
+            function = getattr(importlib.import_module(f"icl_verify.figures.{module}"), name)
+            drawn.append(function(params, prediction, measurement))
+        return drawn
 
 
 def scaled(quantity: str, factor: float) -> Callable[[Any, Prediction], Prediction]:

@@ -95,6 +95,7 @@ class ClaimRecord:
     figures: tuple[str, ...]  # paths relative to the run folder
     device: str  # where it ran (a resumed run may finish on another device)
     overrides: dict = field(default_factory=dict)  # parameters the user changed from the preset
+    tables: tuple[str, ...] = ()  # markdown tables of the claim (`Claim.table`)
 
     @classmethod
     def build(
@@ -129,6 +130,7 @@ class ClaimRecord:
             figures=figures,
             device=device,
             overrides={k: v for k, v in used.items() if base.get(k) != v},
+            tables=(claim.table(params, prediction, measurement),) if claim.table else (),
         )
 
     def restored_params(self, claim: Claim) -> Params:
@@ -148,7 +150,14 @@ class ClaimRecord:
     @classmethod
     def from_json(cls, data: dict) -> ClaimRecord:
         checks = tuple(CheckRecord(**check) for check in data["checks"])
-        return cls(**{**data, "checks": checks, "figures": tuple(data["figures"])})
+        return cls(
+            **{
+                **data,
+                "checks": checks,
+                "figures": tuple(data["figures"]),
+                "tables": tuple(data.get("tables", ())),
+            }
+        )
 
 
 def _arrays(values: dict) -> dict:
@@ -259,9 +268,9 @@ _RUN_OPTIONAL = {"finished", "environment"}
 _CLAIM_FIELDS = {
     "id": str, "source": str, "statement": str, "params": dict, "prediction": dict,
     "measurement": dict, "checks": list, "verdict": str, "seconds": _NUMBER, "figures": list,
-    "device": str, "overrides": dict,
+    "device": str, "overrides": dict, "tables": list,
 }  # fmt: skip
-_CLAIM_OPTIONAL = {"overrides"}
+_CLAIM_OPTIONAL = {"overrides", "tables"}
 _CHECK_FIELDS = {
     "quantity": str, "label": str, "predicted": object, "measured": object, "error": object,
     "error_kind": str, "rule": str, "justification": str, "verdict": str, "score": _NUMBER,

@@ -141,6 +141,8 @@ def render_report(record: RunRecord) -> str:
             else:
                 lines.append(f"  Why this rule: {check.justification}")
                 explained.add(check.justification)
+        for table in claim.tables:
+            lines += ["", table.rstrip("\n")]
         lines += [""] + [f"![{claim.id}]({path})" for path in claim.figures]
     return "\n".join(lines) + "\n"
 
@@ -171,11 +173,12 @@ def redraw_figures(record: RunRecord, run_dir: Path) -> list[str]:
             params = stored.restored_params(claim)
         except ParameterError as error:
             raise ParameterError(f"{stored.id}: {error}") from None
-        figure = claim.draw(
+        figures = claim.draw(
             params,
             stored.restored_prediction(),
             stored.restored_measurement(),
         )
-        save_figure(figure, Path(run_dir) / stored.figures[0])
+        for figure, path in zip(figures, stored.figures, strict=False):
+            save_figure(figure, Path(run_dir) / path)
         redrawn.append(stored.id)
     return redrawn

@@ -27,13 +27,17 @@ RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 FIGURE_DIR = "figures"
 
 
-def figure_path(claim_id: str) -> str:
-    """The figure's path relative to the run folder.
+def figure_paths(claim: Claim) -> tuple[str, ...]:
+    """The claim's figure paths relative to the run folder (a suffix per figure when several).
 
-    >>> figure_path("HE-T4.2ii")
-    'figures/HE-T4.2ii.png'
+    >>> from icl_verify.validation.registry import select_claims
+    >>> figure_paths(select_claims(["HE-T4.2ii"])[0])
+    ('figures/HE-T4.2ii.png',)
     """
-    return f"{FIGURE_DIR}/{claim_id}.png"
+    names = claim.figures
+    if len(names) == 1:
+        return (f"{FIGURE_DIR}/{claim.id}.png",)
+    return tuple(f"{FIGURE_DIR}/{claim.id}-{name.split(':')[1]}.png" for name in names)
 
 
 class RunMismatchError(ValueError):
@@ -108,8 +112,9 @@ def run_claim(
     seconds = time.perf_counter() - start
     from icl_verify.figures.style import save_figure  # matplotlib only when drawing
 
-    path = figure_path(claim.id)
-    save_figure(claim.draw(params, prediction, measurement), run_dir / path)
+    paths = figure_paths(claim)
+    for figure, path in zip(claim.draw(params, prediction, measurement), paths, strict=True):
+        save_figure(figure, run_dir / path)
     return ClaimRecord.build(
         claim,
         params,
@@ -117,7 +122,7 @@ def run_claim(
         measurement,
         results,
         seconds,
-        (path,),
+        paths,
         runtime.device,
         claim.presets[preset],
     )

@@ -120,3 +120,24 @@ def test_a_checkpoint_names_its_activation(tmp_path):
     with pytest.raises(ValueError, match="holds a different run"):
         _train("quadratic:1", tmp_path / "spec.pt", 6, resume=True)
     assert _train("tanh", tmp_path / "spec.pt", 6, resume=True).history.steps[-1] == 6
+
+
+def test_members_with_different_attentions_predict_as_their_own_models():
+    """One ensemble with an attention per member equals one model per attention."""
+    generator = torch.Generator().manual_seed(3)
+    KQ = torch.randn(3, 2, 4, 4, generator=generator, dtype=torch.float64) / 2  # (E, H, D, D)
+    OV = torch.randn(3, 2, 4, 4, generator=generator, dtype=torch.float64) / 2
+    attentions = ("softmax", "quadratic:0.8", "linear")
+    mixed = MultiHeadAttention.from_circuits(KQ, OV, attention=attentions)
+    prompts = sample_linear_regression(16, 3, 10, 0.1, generator=generator, dtype=torch.float64)
+    Z = embed(prompts)  # (16, 4, 11)
+    together = mixed(Z.expand(3, *Z.shape))  # (3, 16)
+    for e, attention in enumerate(attentions):
+        alone = MultiHeadAttention.from_circuits(KQ[e : e + 1], OV[e : e + 1], attention=attention)
+        torch.testing.assert_close(together[e : e + 1], alone(Z[None]), rtol=0, atol=1e-13)
+
+
+def test_attention_per_member_must_match_the_ensemble():
+    with pytest.raises(ValueError, match="tuple of 2 attention strings"):
+        AttentionConfig(ensemble=2, attention=("softmax", "tanh", "linear"))
+    assert AttentionConfig(ensemble=2, attention=("tanh", "tanh")).attention == "tanh"

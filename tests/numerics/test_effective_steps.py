@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 import pytest
-from icl_verify.numerics.effective_steps import fitted_steps
+from icl_verify.numerics.effective_steps import fitted_pattern_steps, fitted_steps
 
 D_COV, L, SIGMA2, ETA = 5, 40, 0.1, 0.85
 
@@ -60,3 +60,20 @@ def test_bad_arguments_are_refused_in_one_line(pattern_ensemble):
         members = kwargs.pop("members")
         with pytest.raises(ValueError, match=message):
             fitted_steps(ensemble, members, **{"n_prompts": 64, **kwargs})
+
+
+def test_pattern_steps_of_softmax_pairs_are_two_omega_mu():
+    """Two softmax heads (omega, mu), (-omega, -mu) are debiased GD with step 2 omega mu up to
+    O(omega^2) terms whose projection on the GD direction vanishes for Gaussian scores (He et
+    al. (4.10)): at omega = 0.02 the fit is 1 within 4 SE plus the 0.2 omega^2 bias bound."""
+    steps = fitted_pattern_steps(
+        [0.02, 0.02], [25.0, 12.5], attention="softmax", d=5, L=40, sigma2=0.1, n_prompts=8192
+    )
+    np.testing.assert_array_less(np.abs(steps.value - [1.0, 0.5]), 4 * steps.stderr + 1e-3)
+
+
+def test_pattern_steps_refuse_mismatched_parameters():
+    with pytest.raises(ValueError, match="omega and mu must be finite 1-D arrays"):
+        fitted_pattern_steps(
+            [0.1, 0.2], [1.0], attention="tanh", d=2, L=8, sigma2=0.1, n_prompts=64
+        )

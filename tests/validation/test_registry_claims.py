@@ -41,11 +41,13 @@ def test_claim_runs_round_trips_redraws_and_rejects_its_wrong_prediction(claim, 
     assert worst_verdict(r.judgement.verdict for r in results) == record.verdict
     assert {r.check.quantity for r in results} == {c.quantity for c in record.checks}
 
-    figure = claim.draw(params, prediction, measurement)
-    path = run_dir / "redrawn" / f"{claim.id}.png"
-    path.parent.mkdir(exist_ok=True)
-    figure.savefig(path)
-    assert path.stat().st_size > 10_000  # a drawn figure, not an empty canvas
+    figures = claim.draw(params, prediction, measurement)
+    assert len(figures) == len(claim.figures) == len(record.figures)
+    for k, figure in enumerate(figures):
+        path = run_dir / "redrawn" / f"{claim.id}-{k}.png"
+        path.parent.mkdir(exist_ok=True)
+        figure.savefig(path)
+        assert path.stat().st_size > 10_000  # a drawn figure, not an empty canvas
 
     wrong = evaluate(claim.checks(params), claim.wrong(params, prediction), measurement)
     assert worst_verdict(r.judgement.verdict for r in wrong) == DISAGREES

@@ -6,6 +6,10 @@ d = 5, L = 40, sigma2 = 0.1, member e with ``heads[e]`` heads and init seed ``tr
 Their parameters share `TrainedParams`, the training's fields, and each claim's class adds its
 own; the presets of the training (`TRAINING_PRESETS`) are the same for the four claims.
 
+Claims that train other members or another attention (He et al. §5: linear attention,
+normalised activations) take `TrainingParams`, the same training without ``heads``, and name
+their members and attention to `trained_ensemble`.
+
 The training is one cached artefact (`trained_ensemble`): its key is exactly the training's
 fields (as `numerics.EnsembleTraining`) and the device, since float32 results differ across
 devices. So the four claims share it, a rerun reuses it, a ``--set`` of a claim's own field
@@ -35,14 +39,9 @@ MIN_LOGS = 12  # the noise and drift estimates (numerics.patterns) read quarters
 
 
 @dataclass(frozen=True, kw_only=True)
-class TrainedParams(SettingParams):
-    """The training of the trained-model claims: data model (d, L, sigma2), members, Adam."""
+class TrainingParams(SettingParams):
+    """How the trained-model claims train: the data model (d, L, sigma2), Adam and the logs."""
 
-    heads: tuple[int, ...] = param(
-        help="heads of each ensemble member: member e has heads[e] heads and init seed "
-        "train_seed + e",
-        low=1,
-    )
     lr: float = param(help="Adam learning rate", low=0, low_open=True)
     steps: int = param(help="Adam steps (online: fresh prompts every step)", low=1)
     batch: int = param(help="prompts per member per Adam step", low=1)
@@ -65,6 +64,17 @@ class TrainedParams(SettingParams):
                 f"steps must be >= {MIN_LOGS} x log_every (the noise and drift estimates read "
                 f"quarters of the logs), got steps={self.steps}, log_every={self.log_every}"
             )
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainedParams(TrainingParams):
+    """The shared softmax ensemble of HE-OBS1..4: `TrainingParams` and each member's heads."""
+
+    heads: tuple[int, ...] = param(
+        help="heads of each ensemble member: member e has heads[e] heads and init seed "
+        "train_seed + e",
+        low=1,
+    )
 
 
 # Member e has heads[e] heads and init seed e. Quick: Adam lr 3e-3 reaches the paired regime in
@@ -101,32 +111,46 @@ TRAINING_PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
-def trained_presets(params: type[TrainedParams], **own: dict[str, Any]) -> dict[str, Params]:
+def trained_presets(params: type[TrainingParams], **own: dict[str, Any]) -> dict[str, Params]:
     """A trained claim's presets: the shared training of `TRAINING_PRESETS` plus its own fields.
+
+    A class without ``heads`` (its claim sets its own members) takes the rest of the training;
+    a claim's own fields may also replace a training field (e.g. fewer steps).
 
     >>> presets = trained_presets(TrainedParams, smoke={}, quick={}, paper={"d": 10})
     >>> presets["quick"].steps, presets["smoke"].heads, presets["paper"].d
     (10000, (1, 2, 2, 4), 10)
     """
-    return {name: params(**TRAINING_PRESETS[name], **own[name]) for name in TRAINING_PRESETS}
+    names = {f.name for f in dataclasses.fields(params)}
+    return {
+        name: params(**{k: v for k, v in TRAINING_PRESETS[name].items() if k in names} | own[name])
+        for name in TRAINING_PRESETS
+    }
 
 
-def training(params: TrainedParams) -> numerics.EnsembleTraining:
-    """The training of ``params``: exactly the fields of `TrainedParams` (train_seed as seed).
+def training(
+    params: TrainingParams, heads: tuple[int, ...] | None = None, attention: str = "softmax"
+) -> numerics.EnsembleTraining:
+    """The training of ``params``: its `TrainingParams` fields (train_seed as seed), the members'
+    ``heads`` (default ``params.heads``) and the attention ("softmax", "linear" or an activation
+    spec of `icl_verify.activations`).
 
     >>> from icl_verify.validation.claims.he2025.observations import CLAIMS
     >>> len({training(claim.presets["quick"]) for claim in CLAIMS})  # one shared training
     1
     """
-    fields = {f.name: getattr(params, f.name) for f in dataclasses.fields(TrainedParams)}
+    fields = {f.name: getattr(params, f.name) for f in dataclasses.fields(TrainingParams)}
     fields["seed"] = fields.pop("train_seed")
-    return numerics.EnsembleTraining(**fields)
+    heads = params.heads if heads is None else tuple(heads)
+    return numerics.EnsembleTraining(**fields, heads=heads, attention=attention)
 
 
-def trained_ensemble(params: TrainedParams, runtime) -> numerics.TrainedEnsemble:
-    """Train (or load, or resume) the ensemble of ``params``; cached under its training.
+def trained_ensemble(
+    params: TrainingParams, runtime, heads: tuple[int, ...] | None = None, attention="softmax"
+) -> numerics.TrainedEnsemble:
+    """Train (or load, or resume) the ensemble of ``training(params, heads, attention)``.
 
-    The cache key is the training (`training`) and the device; the trainer checkpoints into
+    The cache key is the training and the device; the trainer checkpoints into
     ``runtime.checkpoint_dir`` under the same key.
 
     >>> import tempfile
@@ -140,8 +164,10 @@ def trained_ensemble(params: TrainedParams, runtime) -> numerics.TrainedEnsemble
     ((12, 2, 2), [1, 2])
     >>> trained_ensemble(params, runtime).steps[-2:].tolist()  # loaded from the cache
     [22, 24]
+    >>> trained_ensemble(params, runtime, heads=(1,), attention="linear").heads.tolist()
+    [1]
     """
-    config = training(params)
+    config = training(params, heads, attention)
     key = {**dataclasses.asdict(config), "device": runtime.device}
     folder = runtime.checkpoint_dir("trained-ensemble", key)
 
