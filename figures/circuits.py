@@ -14,14 +14,16 @@ import numpy as np
 from icl_verify.figures.style import new_figure
 
 
-def circuit_heatmaps(KQ, OV, heads, labels, title: str = ""):
-    """Heat maps of KQ_h and the OV last row per head; returns the matplotlib Figure.
+def circuit_heatmaps(KQ, OV, heads, labels, title: str = "", container=None):
+    """Heat maps of KQ_h and the OV last row per head; returns the Figure (or `container`).
 
     Args:
         KQ, OV: (M, H, D, D) circuits of M models (heads beyond ``heads[m]`` are not drawn).
         heads: (M,) active heads per model.
         labels: (M,) a row label per model (e.g. "H = 2, seed 3").
         title: figure title.
+        container: a matplotlib Figure or SubFigure to draw into (a new Figure if None), so
+            that a claim figure can place the heat maps beside other panels.
 
     >>> import matplotlib.pyplot as plt
     >>> KQ = np.zeros((1, 2, 3, 3)); KQ[0, 0, :2, :2] = 0.1 * np.eye(2); KQ[0, 1] = -KQ[0, 0]
@@ -41,8 +43,11 @@ def circuit_heatmaps(KQ, OV, heads, labels, title: str = ""):
     rows, columns, D = len(heads), max(heads), KQ.shape[-1]
     kq_scale = max(np.abs(KQ[m, :h]).max() for m, h in enumerate(heads)) or 1.0
     ov_scale = max(np.abs(OV[m, :h, -1]).max() for m, h in enumerate(heads)) or 1.0
-    figure, axes = new_figure(2 * columns, rows, width=1.25, height=1.55)
-    figure.get_layout_engine().set(w_pad=0.01, wspace=0.0)
+    if container is None:
+        figure, axes = new_figure(2 * columns, rows, width=1.25, height=1.55)
+        figure.get_layout_engine().set(w_pad=0.01, wspace=0.0)
+    else:
+        figure, axes = container, container.subplots(rows, 2 * columns, squeeze=False)
     ticks = list(range(D))
     names = [f"x{i + 1}" for i in range(D - 1)] + ["y"]
     kq_image = ov_image = None

@@ -1,0 +1,345 @@
+"""Figures of the normalised-activation claim HE-5.2-ACT (He et al. 2025 §5.2, Figures 9-11).
+
+Attention weights ``phi(v)_i = f(v_i) / sum_j f(v_j)``; a two-head model (omega, mu),
+(-omega, -mu) is debiased GD with step ``2 a_f omega mu`` to first order, ``a_f = f'(0)/f(0)``
+(reference §HE-5.2-ACT). Each function draws the claim's stored prediction and measurement
+(`figure_data` of both), one activation per row or panel, in the order of
+``params.activations``:
+
+- `figure_9`: the trained two-head circuits of one member per activation (`figures.circuits`);
+- `figure_10`: omega_h(t) and mu_h(t) of every member, the shown one highlighted;
+- `figure_11`: test MSE against L' beside debiased GD at the model's own fitted step;
+- `figure_kernel_step`: the step a fixed (omega, 1/(2 omega)) pair applies against the exact
+  kernel mean and the first-order a_f, and the trained models' fitted steps against 1/(1+kappa).
+
+An activation none of whose seeds reached opposite heads has no fitted step and no MSE curve;
+its panels say so.
+"""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib
+import numpy as np
+from icl_verify.figures.circuits import circuit_heatmaps
+from icl_verify.figures.style import MEASURED, PALETTE, REFERENCE, THEORY, new_figure
+from matplotlib.lines import Line2D
+
+_PER_ROW = 4  # activations per row of the panel grids (Figures 10 and 11)
+
+
+def activation_colours(count: int) -> list:
+    """One distinct colour per activation (matplotlib's tab10, cycled past ten).
+
+    >>> len(activation_colours(8)), activation_colours(11)[10] == activation_colours(1)[0]
+    (8, True)
+    """
+    cycle = matplotlib.colormaps["tab10"].colors
+    return [cycle[a % len(cycle)] for a in range(count)]
+
+
+def _setting(params) -> str:
+    return (
+        f"d={params.d}, L={params.L}, σ²={params.sigma2:g}, H=2; {params.steps} Adam steps, "
+        f"lr {params.lr:g}, batch {params.batch}"
+    )
+
+
+def _paired(params, data, a: int) -> str:
+    count = int(data[f"paired_count_{a}"])
+    return f"{count}/{params.seeds} seeds paired"
+
+
+def _panel_grid(params, width: float, height: float, ratios=(1.0, 1.0)):
+    """Two stacked axes per activation, `_PER_ROW` activations per row; (figure, pairs)."""
+    count = len(params.activations)
+    columns, rows = min(_PER_ROW, count), math.ceil(count / _PER_ROW)
+    figure, axes = new_figure(columns, 2 * rows, width=width, height=height)
+    axes[0, 0].get_gridspec().set_height_ratios(list(ratios) * rows)
+    pairs = [
+        (axes[2 * (a // columns), a % columns], axes[2 * (a // columns) + 1, a % columns])
+        for a in range(count)
+    ]
+    for a in range(count, rows * columns):  # empty cells of the last row
+        axes[2 * (a // columns), a % columns].axis("off")
+        axes[2 * (a // columns) + 1, a % columns].axis("off")
+    return figure, pairs
+
+
+def figure_9(params, prediction, measurement):
+    """Figure 9: KQ and OV circuits of the shown member (lowest-loss paired one) per activation."""
+    data = measurement.figure_data
+    count = len(params.activations)
+    KQ = np.stack([np.asarray(data[f"KQ_{a}"], dtype=float) for a in range(count)])  # (A,2,D,D)
+    OV = np.stack([np.asarray(data[f"OV_{a}"], dtype=float) for a in range(count)])  # (A,2,D,D)
+    a_f = np.asarray(prediction.figure_data["a_f"], dtype=float)
+    labels = [
+        f"{spec}, a_f={a_f[a]:g}\n{_paired(params, data, a)}\n"
+        f"shown: member {int(data[f'shown_{a}'])}"
+        for a, spec in enumerate(params.activations)
+    ]
+    title = (
+        f"HE-5.2-ACT (Figure 9): trained two-head circuits\nd={params.d}, L={params.L}, "
+        f"σ²={params.sigma2:g}; {params.steps} Adam steps, lr {params.lr:g}, batch {params.batch}"
+        "\nshown: the lowest-loss paired member (if any)"
+    )
+    return circuit_heatmaps(KQ, OV, [2] * count, labels, title)
+
+
+def figure_10(params, prediction, measurement):
+    """Figure 10: omega_h(t) (upper) and mu_h(t) (lower) per activation, every seed."""
+    data = measurement.figure_data
+    a_f = np.asarray(prediction.figure_data["a_f"], dtype=float)
+    steps = np.asarray(data["log_steps"], dtype=float)  # (n,)
+    later = steps > 0  # log time axis
+    figure, pairs = _panel_grid(params, width=2.7, height=1.75)
+    heads = (PALETTE[0], PALETTE[2])
+    bold, faint = dict(lw=1.3, alpha=1.0, zorder=3), dict(lw=0.7, alpha=0.3, zorder=2)
+    for a, (spec, (omega_axis, mu_axis)) in enumerate(zip(params.activations, pairs, strict=True)):
+        shown = int(data[f"shown_{a}"])
+        for axis, key in ((omega_axis, "omega"), (mu_axis, "mu")):
+            history = np.asarray(data[f"{key}_history_{a}"], dtype=float)  # (n, seeds, 2)
+            axis.axhline(0.0, color=REFERENCE, lw=0.6)
+            for seed in range(history.shape[1]):
+                for h in range(2):
+                    axis.plot(
+                        steps[later],
+                        history[later, seed, h],
+                        color=heads[h],
+                        **(bold if seed == shown else faint),
+                    )
+            axis.set_xscale("log")
+        end_omega = np.abs(np.asarray(data[f"omega_history_{a}"])[-1, shown]).mean()
+        end_mu = np.abs(np.asarray(data[f"mu_history_{a}"])[-1, shown]).mean()
+        omega_axis.set_title(
+            f"{spec}, a_f={a_f[a]:g}: {_paired(params, data, a)}\n"
+            f"member {shown} at the end: |ω|={end_omega:.3f}, |μ|={end_mu:.2f}",
+            fontsize=7,
+        )
+        omega_axis.tick_params(labelbottom=False)
+        mu_axis.set_xlabel("Adam step t")
+        omega_axis.set_ylabel("ω_h(t)")
+        mu_axis.set_ylabel("μ_h(t)")
+    handles = [Line2D([], [], color=heads[h], **style) for style in (bold, faint) for h in range(2)]
+    labels = [f"head {h + 1}, {who}" for who in ("shown member", "other seeds") for h in range(2)]
+    figure.legend(handles, labels, loc="outside lower center", ncols=4, fontsize=7.5)
+    figure.suptitle(
+        f"HE-5.2-ACT (Figure 10): KQ scale ω_h(t) and OV weight μ_h(t) of both heads; "
+        f"{params.seeds} seeds per activation\n{_setting(params)}",
+        fontsize=9.5,
+    )
+    return figure
+
+
+def figure_11(params, prediction, measurement):
+    """Figure 11: test MSE against L' per activation, and its ratio to dGD at the fitted step."""
+    data = measurement.figure_data
+    lengths = np.asarray(data["lengths"], dtype=float)  # (n,)
+    eta_fit = np.asarray(data["eta_fit"], dtype=float)  # (A,), NaN without a paired member
+    figure, pairs = _panel_grid(params, width=2.7, height=1.6, ratios=(1.0, 0.55))
+    drawn = [a for a in range(len(params.activations)) if f"mse_{a}" in data]
+    curves = [np.asarray(data[f"{key}_{a}"], dtype=float) for a in drawn for key in ("mse", "dgd")]
+    low, high = (min(c.min() for c in curves), max(c.max() for c in curves)) if curves else (0, 1)
+    margin = 0.06 * (high - low)
+    band = params.dgd_rtol
+    for a, (spec, (curve_axis, ratio_axis)) in enumerate(
+        zip(params.activations, pairs, strict=True)
+    ):
+        curve_axis.set_title(f"{spec}: {_paired(params, data, a)}", fontsize=7.5)
+        curve_axis.axvline(params.L, color=REFERENCE, ls=":", lw=1)
+        if a not in drawn:
+            curve_axis.text(
+                0.5,
+                0.5,
+                f"no paired member among {params.seeds} seeds:\nno fitted "
+                "step, no curve to compare",
+                transform=curve_axis.transAxes,
+                ha="center",
+                va="center",
+                fontsize=7.5,
+                color=MEASURED,
+            )
+            curve_axis.set(xlim=(lengths.min(), lengths.max()), ylim=(low - margin, high + margin))
+            ratio_axis.axis("off")
+            continue
+        mse, se = np.asarray(data[f"mse_{a}"], dtype=float), np.asarray(data[f"mse_se_{a}"])
+        dgd = np.asarray(data[f"dgd_{a}"], dtype=float)
+        curve_axis.plot(
+            lengths,
+            dgd,
+            "--",
+            color=THEORY,
+            lw=1.2,
+            label="debiased GD at the model's fitted step η̂ (MC, same prompts)",
+        )
+        curve_axis.errorbar(
+            lengths,
+            mse,
+            se,
+            ls="none",
+            marker="o",
+            ms=3,
+            color=MEASURED,
+            capsize=1.5,
+            elinewidth=0.8,
+            label="trained two-head model (measured ± 1 SE)",
+        )
+        curve_axis.text(
+            0.97,
+            0.93,
+            f"η̂ = {eta_fit[a]:.3f}",
+            transform=curve_axis.transAxes,
+            ha="right",
+            va="top",
+            fontsize=7.5,
+        )
+        curve_axis.set(ylim=(low - margin, high + margin), ylabel="test MSE")
+        curve_axis.tick_params(labelbottom=False)
+        ratio_axis.axhspan(
+            1 - band,
+            1 + band,
+            color=REFERENCE,
+            alpha=0.18,
+            lw=0,
+            label=f"1 ± dgd_rtol = 1 ± {band:g}",
+        )
+        ratio_axis.axhline(1.0, color=THEORY, lw=1)
+        ratio_axis.axvline(params.L, color=REFERENCE, ls=":", lw=1)
+        ratio_axis.errorbar(
+            lengths,
+            mse / dgd,
+            se / dgd,
+            ls="none",
+            marker="o",
+            ms=2.5,
+            color=MEASURED,
+            capsize=1.2,
+            elinewidth=0.7,
+        )
+        ratio_axis.set(
+            ylim=(1 - 2.2 * band, 1 + 2.2 * band),
+            ylabel="MSE / dGD",
+            xlabel="test prompt length L'",
+        )
+    if drawn:
+        first = pairs[drawn[0]]
+        handles, labels = first[0].get_legend_handles_labels()
+        extra = first[1].get_legend_handles_labels()
+        figure.legend(
+            handles + extra[0], labels + extra[1], loc="outside lower center", ncols=3, fontsize=7.5
+        )
+    figure.suptitle(
+        f"HE-5.2-ACT (Figure 11): test MSE vs L' beside debiased GD at each model's own step; "
+        f"{params.n_prompts} shared prompts per L'\n{_setting(params)}; dotted: training L",
+        fontsize=9.5,
+    )
+    return figure
+
+
+def figure_kernel_step(params, prediction, measurement):
+    """(a) step of a fixed (omega, 1/(2 omega)) pair / a_f vs omega; (b) trained fitted steps."""
+    data, theory = measurement.figure_data, prediction.figure_data
+    specs = list(params.activations)
+    a_f = np.asarray(theory["a_f"], dtype=float)  # (A,)
+    omegas = np.asarray(theory["kernel_omegas"], dtype=float)  # (n_omega,)
+    scale = np.where(a_f == 0, np.nan, a_f)[:, None]  # steps / a_f; a_f = 0 is not drawn
+    kernel = np.asarray(theory["kernel_step"], dtype=float) / scale  # (A, n_omega)
+    measured = np.asarray(data["kernel_measured"], dtype=float) / scale  # (A, n_omega)
+    measured_se = np.asarray(data["kernel_measured_se"], dtype=float) / np.abs(scale)
+    colours = activation_colours(len(specs))
+    figure, axes = new_figure(2, width=4.9, height=4.3)
+    step_axis, fit_axis = axes[0]
+    width = np.ptp(omegas) if omegas.size > 1 else omegas[0]
+    offsets = (np.arange(len(specs)) - (len(specs) - 1) / 2) * 0.012 * width  # side by side
+    step_axis.axhline(
+        1.0, color="black", lw=1, ls=":", label="first order: a_f at every ω (step / a_f = 1)"
+    )
+    for a, spec in enumerate(specs):
+        if a_f[a] == 0:  # no first-order step to divide by (e.g. f = 1 + x^2)
+            step_axis.plot([], [], " ", label=f"{spec}: a_f = 0, not drawn (step is O(ω²))")
+            continue
+        step_axis.plot(omegas, kernel[a], "-", color=colours[a], lw=1.1)
+        step_axis.errorbar(
+            omegas + offsets[a],
+            measured[a],
+            measured_se[a],
+            ls="none",
+            marker="o",
+            ms=3.5,
+            color=colours[a],
+            capsize=2,
+            label=f"{spec} (a_f={a_f[a]:g})",
+        )
+    step_axis.plot([], [], "-", color=REFERENCE, label="lines: exact kernel mean (theory)")
+    step_axis.plot(
+        [],
+        [],
+        "o",
+        color=REFERENCE,
+        label=f"points: fitted at L={params.kernel_length}"
+        f" (measured ± 1 SE, {params.kernel_prompts} prompts)",
+    )
+    step_axis.set(
+        xlabel="KQ scale ω of the pair (μ = 1/(2ω))",
+        ylabel="applied step / a_f",
+        title=f"(a) fixed pair (ω, 1/(2ω)), (−ω, −1/(2ω)), d={params.d}",
+    )
+    step_axis.set_xticks(omegas)
+    handles, labels = step_axis.get_legend_handles_labels()
+    figure.legend(handles, labels, loc="outside lower left", ncols=3, fontsize=7)
+
+    eta = np.asarray(data["eta_fit"], dtype=float)  # (A,), NaN without a paired member
+    error = np.asarray(data["eta_fit_error"], dtype=float)
+    table = np.asarray(data["table"], dtype=float)  # (A, 3): omega, mu, member
+    first_order = 2 * a_f * table[:, 0] * table[:, 1]  # eta_eff = 2 a_f omega mu (Table 1)
+    eta_star = float(theory["eta_star"])
+    positions = np.arange(len(specs))
+    fit_axis.axhline(
+        eta_star,
+        color=THEORY,
+        lw=1.3,
+        label=f"optimal 1/(1+κ) = L/(L+d(1+σ²)) = {eta_star:.4f} (exact)",
+    )
+    fit_axis.errorbar(
+        positions,
+        eta,
+        error,
+        ls="none",
+        marker="o",
+        ms=4.5,
+        color=MEASURED,
+        capsize=3,
+        label="fitted step of the trained model (measured ± 1 SE)",
+    )
+    fit_axis.plot(
+        positions,
+        first_order,
+        "D",
+        ms=4.5,
+        mfc="none",
+        color=PALETTE[2],
+        label="2 a_f ω μ of its learned (ω, μ) (Table 1's η_eff)",
+    )
+    for a in np.flatnonzero(~np.isfinite(eta)):
+        fit_axis.text(
+            a,
+            0.04,
+            "no paired\nseed",
+            ha="center",
+            va="bottom",
+            fontsize=6.5,
+            color=MEASURED,
+            transform=fit_axis.get_xaxis_transform(),
+        )
+    fit_axis.set_xticks(positions, specs, rotation=35, ha="right")
+    fit_axis.set_xlim(-0.6, len(specs) - 0.4)
+    fit_axis.margins(y=0.25)
+    fit_axis.set(ylabel="step η", title=f"(b) trained two-head models at L={params.L}")
+    handles, labels = fit_axis.get_legend_handles_labels()
+    figure.legend(handles, labels, loc="outside lower right", fontsize=7)
+    figure.suptitle(
+        f"HE-5.2-ACT: the step a normalised activation's ± pair applies (σ²={params.sigma2:g})",
+        fontsize=9.5,
+    )
+    return figure
