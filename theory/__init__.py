@@ -13,7 +13,9 @@ The closed forms a researcher needs every day are re-exported here flat:
   ± pair's distance to debiased GD, with the biases of their log-log slopes
   (`approximation_error`);
 - frozen one-head linear attention at a new prompt length and the softmax head pair that
-  emulates a linear head, §5.1 (`linear_attention`).
+  emulates a linear head, §5.1 (`linear_attention`);
+- two heads with a normalised activation f as debiased GD: a_f, the first-order, second-order
+  and kernel-mean steps, §5.2 (`normalised_attention`).
 
 `theory.symbolic` derives these formulas with sympy. Nothing here imports torch.
 """
@@ -47,6 +49,13 @@ from icl_verify.theory.manifold import (
     manifold_mu,
     single_head_optimum,
 )
+from icl_verify.theory.normalised_attention import (
+    ActivationCoefficients,
+    activation_coefficients,
+    first_order_step,
+    kernel_mean_step,
+    second_order_step,
+)
 from icl_verify.theory.risks import (
     BayesComparison,
     TunedRisk,
@@ -60,12 +69,14 @@ from icl_verify.theory.risks import (
 from icl_verify.theory.setting import Setting
 
 __all__ = [
+    "ActivationCoefficients",
     "BayesComparison",
     "FrozenLinearMinimum",
     "Setting",
     "SingleHeadOptimum",
     "SoftmaxPairExpansion",
     "TunedRisk",
+    "activation_coefficients",
     "approximate_loss",
     "approximate_loss_grad",
     "approximate_loss_hessian",
@@ -76,10 +87,12 @@ __all__ = [
     "dgd_gap_omega_slope_bias",
     "dgd_gap_rms_large_d",
     "effective_learning_rate",
+    "first_order_step",
     "frozen_linear_attention_minimum",
     "frozen_linear_attention_risk",
     "gd_risk",
     "gd_risk_limit",
+    "kernel_mean_step",
     "manifold_gap_limit",
     "manifold_gap_slope_bias",
     "manifold_limit_bound",
@@ -88,6 +101,7 @@ __all__ = [
     "optimal_gd",
     "optimal_mu",
     "optimal_mu_loss",
+    "second_order_step",
     "single_head_optimum",
     "softmax_pair_expansion",
 ]

@@ -10,7 +10,9 @@ terms, verified identities; `plain()` and `latex()` renderings):
 - `derive_gd_risks`: exact risks of one-step GD and debiased GD (§HE-4.3-RISK);
 - `derive_bayes_limit`: Bayes risk limit from Marchenko-Pastur (§HE-T4.2iii);
 - `derive_frozen_linear_attention`: linear attention trained at L, tested at L' (§HE-5.1-LENGTH);
-- `derive_softmax_pair`: a softmax head pair emulates a linear head, (5.2) (§HE-5.1-SM2LIN).
+- `derive_softmax_pair`: a softmax head pair emulates a linear head, (5.2) (§HE-5.1-SM2LIN);
+- `derive_normalised_activation`: two heads with a normalised activation f as debiased GD: a_f,
+  the kernel-mean step to second order (§HE-5.2-ACT).
 
 `DERIVATIONS` maps a name to its function and a one-line summary; `derive(name)`
 runs one. Results are cached, so a second call is free.
@@ -31,6 +33,7 @@ from icl_verify.theory.symbolic.linear_attention import (
     derive_softmax_pair,
 )
 from icl_verify.theory.symbolic.manifold import derive_manifold, derive_single_head
+from icl_verify.theory.symbolic.normalised_attention import derive_normalised_activation
 from icl_verify.theory.symbolic.risks import derive_bayes_limit, derive_gd_risks
 
 
@@ -70,6 +73,10 @@ DERIVATIONS: dict[str, RegisteredDerivation] = {
         derive_softmax_pair,
         "softmax pair (eps KQ, OV/2eps), (-eps KQ, -OV/2eps) = linear - centring + O(eps^2) (5.2)",
     ),
+    "normalised_activation": RegisteredDerivation(
+        derive_normalised_activation,
+        "normalised activation f: a_f per family, kernel-mean step 2 a omega mu [1 + O(omega^2)]",
+    ),
 }
 
 
@@ -101,6 +108,7 @@ __all__ = [
     "derive_gd_risks",
     "derive_gradient",
     "derive_manifold",
+    "derive_normalised_activation",
     "derive_single_head",
     "derive_softmax_pair",
 ]
