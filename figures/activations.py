@@ -143,6 +143,11 @@ def figure_11(params, prediction, measurement):
     low, high = (min(c.min() for c in curves), max(c.max() for c in curves)) if curves else (0, 1)
     margin = 0.06 * (high - low)
     band = params.dgd_rtol
+    tracks = measurement.values["tracks_dgd"]  # MSE / dGD at L', with its paired SE
+    ratio = np.asarray(tracks.value, dtype=float)  # (A n,) activation-major
+    ratio_se = np.broadcast_to(np.asarray(tracks.error, dtype=float), ratio.shape)
+    ratio, ratio_se = ratio.reshape(-1, lengths.size), ratio_se.reshape(-1, lengths.size)
+    reach = max([2.2 * band] + [1.1 * np.max(np.abs(ratio[a] - 1) + ratio_se[a]) for a in drawn])
     for a, (spec, (curve_axis, ratio_axis)) in enumerate(
         zip(params.activations, pairs, strict=True)
     ):
@@ -159,6 +164,7 @@ def figure_11(params, prediction, measurement):
                 va="center",
                 fontsize=7.5,
                 color=MEASURED,
+                bbox=dict(facecolor="white", edgecolor="none"),
             )
             curve_axis.set(xlim=(lengths.min(), lengths.max()), ylim=(low - margin, high + margin))
             ratio_axis.axis("off")
@@ -208,8 +214,8 @@ def figure_11(params, prediction, measurement):
         ratio_axis.axvline(params.L, color=REFERENCE, ls=":", lw=1)
         ratio_axis.errorbar(
             lengths,
-            mse / dgd,
-            se / dgd,
+            ratio[a],
+            ratio_se[a],
             ls="none",
             marker="o",
             ms=2.5,
@@ -218,8 +224,8 @@ def figure_11(params, prediction, measurement):
             elinewidth=0.7,
         )
         ratio_axis.set(
-            ylim=(1 - 2.2 * band, 1 + 2.2 * band),
-            ylabel="MSE / dGD",
+            ylim=(1 - reach, 1 + reach),
+            ylabel="MSE / dGD\n(paired ± 1 SE)",
             xlabel="test prompt length L'",
         )
     if drawn:
@@ -251,15 +257,21 @@ def figure_kernel_step(params, prediction, measurement):
     figure, axes = new_figure(2, width=4.9, height=4.3)
     step_axis, fit_axis = axes[0]
     width = np.ptp(omegas) if omegas.size > 1 else omegas[0]
-    offsets = (np.arange(len(specs)) - (len(specs) - 1) / 2) * 0.012 * width  # side by side
+    offsets = (np.arange(len(specs)) - (len(specs) - 1) / 2) * 0.015 * width  # side by side
     step_axis.axhline(
-        1.0, color="black", lw=1, ls=":", label="first order: a_f at every ω (step / a_f = 1)"
+        1.0,
+        color="black",
+        lw=1,
+        ls=":",
+        zorder=4,
+        label="first order: a_f at every ω (step / a_f = 1)",
     )
     for a, spec in enumerate(specs):
         if a_f[a] == 0:  # no first-order step to divide by (e.g. f = 1 + x^2)
             step_axis.plot([], [], " ", label=f"{spec}: a_f = 0, not drawn (step is O(ω²))")
             continue
-        step_axis.plot(omegas, kernel[a], "-", color=colours[a], lw=1.1)
+        step_axis.plot(omegas + offsets[a], kernel[a], "_", color=colours[a], ms=10, mew=2)
+        step_axis.plot(omegas + offsets[a], kernel[a], "-", color=colours[a], lw=0.7, alpha=0.5)
         step_axis.errorbar(
             omegas + offsets[a],
             measured[a],
@@ -271,7 +283,15 @@ def figure_kernel_step(params, prediction, measurement):
             capsize=2,
             label=f"{spec} (a_f={a_f[a]:g})",
         )
-    step_axis.plot([], [], "-", color=REFERENCE, label="lines: exact kernel mean (theory)")
+    step_axis.plot(
+        [],
+        [],
+        "_",
+        ms=13,
+        mew=2,
+        color=REFERENCE,
+        label="bars: exact kernel mean at each ω (theory; faint lines join them)",
+    )
     step_axis.plot(
         [],
         [],

@@ -176,7 +176,11 @@ def act_inputs(unpaired=(3,), seeds=3, n_logs=201, seed=0, a_f=A_F):
     prediction = Prediction(
         {}, {"a_f": a_f, "kernel_omegas": omegas, "kernel_step": kernel, "eta_star": ETA_DGD}
     )
-    return params, *_stored(prediction, Measurement({}, figure_data))
+    ratio = np.zeros((len(SPECS), LENGTHS.size))  # (A, n): as the claim, 0 ± inf if unpaired
+    ratio[~np.isnan(eta_fit)] = 1.01
+    error = np.where(ratio > 0, 0.002, np.inf)
+    tracks = Estimate(ratio.ravel(), error.ravel())  # activation-major, as the claim stores it
+    return params, *_stored(prediction, Measurement({"tracks_dgd": tracks}, figure_data))
 
 
 def _texts(figure) -> str:
@@ -310,3 +314,17 @@ def test_figure_kernel_step_leaves_out_an_activation_without_a_first_order_step(
     theory = [line for line in figure.axes[0].get_lines() if line.get_linestyle() == "-"]
     assert len([line for line in theory if np.size(line.get_ydata()) == 3]) == len(SPECS) - 1
     assert "tanh: a_f = 0, not drawn" in _texts(figure)
+
+
+def test_figure_11_ratio_axis_reaches_a_model_outside_the_tolerance():
+    params, prediction, measurement = act_inputs(unpaired=())
+    tracks = measurement.values["tracks_dgd"]
+    ratio = tracks.value.copy()
+    ratio[LENGTHS.size + 3] = 1.2  # activation 1 at L' = 25: 20% above dGD, 4 x dgd_rtol
+    measurement = Measurement(
+        {"tracks_dgd": Estimate(ratio, tracks.error)}, measurement.figure_data
+    )
+    figure = activations.figure_11(params, prediction, measurement)
+    ratio_axes = [a for a in figure.axes if a.get_ylabel().startswith("MSE / dGD")]
+    assert len(ratio_axes) == len(SPECS)
+    assert all(axis.get_ylim()[1] > 1.2 for axis in ratio_axes)  # one scale, every point shown
