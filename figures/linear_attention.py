@@ -61,7 +61,7 @@ def figure_lin(params, prediction, measurement):
     history = np.asarray(data["step_history"], dtype=float)  # (n, E)
     shown = steps > 0  # log time axis
     late = slice(-max(1, steps.size // 4), None)  # the settled window: the last quarter of logs
-    settled = measurement.values["step"]  # (E,) x[-1] with its |drift| + noise
+    settled = measurement.values["step"]  # (E,) last-quarter mean, |drift| + batch-means SE
     settled_value = np.atleast_1d(np.asarray(settled.value, dtype=float))
     settled_error = np.broadcast_to(np.asarray(settled.error, dtype=float), settled_value.shape)
     window = steps[-1] - steps[late][0]
@@ -98,7 +98,8 @@ def figure_lin(params, prediction, measurement):
     zoom.set(
         xlabel="Adam step t",
         ylabel="γ(t)",
-        title="(b′) the last quarter of the logs\npoints: settled γ ± (|drift| + noise), compared",
+        title="(b′) the last quarter of the logs\n"
+        "points: its mean ± (|drift| + batch-means SE), compared",
     )
     step_axis.set(
         xscale="log",
@@ -181,7 +182,7 @@ def figure_pair(params, prediction, measurement):
             ms=4,
             lw=1,
             label=f"{name} prompts: max |pair − linear + centring| (measured; fitted "
-            f"slope {slope:.3f} ± {slope_error:.3f})",
+            f"slope {slope:.4f} ± {slope_error:.1g})",
         )
     residuals = np.concatenate([data["residual_centred"], data["residual_uncentred"]])
     anchor = 3.0 * np.max(residuals) / eps.max() ** 2  # a guide above the points, not on them

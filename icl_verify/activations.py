@@ -10,18 +10,13 @@ extracted paper lost. By arithmetic on Table 1 their first-order coefficients
 This toolkit's choice, with the reasons (each f is positive near 0 and differentiable there,
 which the first-order expansion needs, and has the paper's a_f):
 
-====================  ==================================  =======  ======================================
-family (spec)         f(x)                                a_f      why this one
-====================  ==================================  =======  ======================================
-``softmax``           exp(x)                              1        the paper's reference column
-``tanh``              1 + tanh(x)   (= 2 sigmoid(2x))     1        no parameter; bounded and positive
-                                                                   everywhere; its f'' (0) = 0, so it
-                                                                   differs from exp at second order
-``elu:c``             elu(c x) + 1  (exp(cx) for x < 0,   c        the usual positive attention map of
-                      1 + cx for x >= 0)                           linear-attention papers; C^1 at 0
-``quadratic:c``       (1 + c x)^2                         2c       a_f = 2c with the simplest f; its
-                                                                   kernel mean is exact in closed form
-====================  ==================================  =======  ======================================
+- ``softmax``: f(x) = exp(x), a_f = 1, the paper's reference column;
+- ``tanh``: f(x) = 1 + tanh(x) (= 2 sigmoid(2x)), a_f = 1, no parameter; bounded and positive
+  everywhere; f''(0) = 0, so it differs from exp at second order;
+- ``elu:c``: f(x) = elu(c x) + 1 (exp(cx) for x < 0, 1 + cx for x >= 0), a_f = c: the usual
+  positive feature map of linear-attention papers; C^1 at 0 (its f'' jumps there);
+- ``quadratic:c``: f(x) = (1 + c x)^2, a_f = 2c: the simplest f with a_f = 2c; its kernel mean
+  is exact in closed form.
 
 Any other f can be given as a sympy expression in ``x``: the spec ``"f:1 + x + x**2/2"``.
 

@@ -96,6 +96,7 @@ __getattr__, __dir__, __all__ = attach(
             "head_patterns",
             "logging_noise",
             "pattern_dynamics",
+            "settled_mean",
             "settled_value",
         ),
         "proportions": ("proportion",),

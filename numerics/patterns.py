@@ -104,6 +104,29 @@ def settled_value(series: np.ndarray, toward: float | None = None) -> tuple[floa
     return value, float(abs(value - toward) if approaching else abs(drift) + noise)
 
 
+def settled_mean(series: np.ndarray, batches: int = 5) -> tuple[float, float]:
+    """Where a training settles: the mean of the last quarter of the logs, and its error.
+
+    The error is ``|drift| + SE``: the drift of `settled_value` (last-quarter mean minus
+    third-quarter mean) plus the batch-means standard error of the last-quarter mean (the
+    quarter cut into ``batches`` consecutive batches, so correlated Adam noise is not counted
+    as independent). Where `settled_value` judges the final snapshot within its Adam noise, this
+    judges the value the noise fluctuates around. NaN logs are skipped. series: (n,), n >= 4.
+
+    >>> rng = np.random.default_rng(0)
+    >>> value, error = settled_mean(0.86 + 0.01 * rng.standard_normal(400))
+    >>> abs(value - 0.86) < error < 0.01
+    True
+    """
+    x = np.asarray(series, dtype=float)
+    quarter = max(1, x.size // 4)
+    third, last = x[-2 * quarter : -quarter], x[-quarter:]
+    drift = np.nanmean(last) - np.nanmean(third)
+    means = np.array([np.nanmean(chunk) for chunk in np.array_split(last, batches)])
+    se = np.std(means, ddof=1) / np.sqrt(batches) if batches > 1 else np.nanstd(last)
+    return float(np.nanmean(last)), float(abs(drift) + se)
+
+
 # ---------------------------------------------------------------------------------------------
 # Observation 1: the circuit pattern of each head
 

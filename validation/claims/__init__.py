@@ -32,7 +32,10 @@ How to add a claim:
    - `CLAIM_X = Claim(id, source, statement, params=..., presets=PRESETS, predict=...,
      measure=..., checks=..., figure="family:figure_x", wrong=scaled("q", 1.5))`
      and list it in the module's `CLAIMS`. `wrong` is a deliberately wrong
-     prediction that the rules must call `disagrees`.
+     prediction that the rules must call `disagrees`. A claim reproducing several of
+     the paper's figures names a tuple of figure functions (one PNG each), and one
+     with a table to set beside the paper's gives `table=fn(params, prediction,
+     measurement) -> markdown` (HE-5.2-ACT: both).
 
    Import `numerics` as the module (`from icl_verify import numerics`) and use it
    inside functions: it loads torch lazily, and `icl-verify list` and `show` must
