@@ -100,3 +100,27 @@ def test_show_prints_statement_parameters_presets_and_ranges(capsys):
     assert header.split()[:5] == ["parameter", "type", "smoke", "quick", "paper"]
     assert any(line.split()[:2] == ["sigma2", "float"] for line in text.splitlines())
     assert main(["show", "HE-NOPE"]) == 2
+
+
+@pytest.mark.parametrize(
+    "claim_id, setting, message",
+    [
+        ("HE-5.2-ACT", "activations=softmax,f:abs(x)+1", "f must be differentiable at 0"),
+        ("HE-5.2-ACT", "activations=f:x**2", "f(0) must be finite and > 0, got 0.0"),
+        ("HE-5.2-ACT", "activations=elu", "'elu' needs a parameter: 'elu:c' with c > 0"),
+        ("HE-5.2-ACT", "activations=f:1+y", "f may use only the variable x, got y"),
+        (
+            "HE-5.2-ACT",
+            "lengths=0,40",
+            "lengths must be a non-empty list of integers in [1, 100000]",
+        ),
+        ("HE-5.1-LENGTH", "lengths=40,100001", "lengths must be a non-empty list of integers in"),
+    ],
+)
+def test_section5_settings_are_refused_in_one_line_with_exit_2(
+    claim_id, setting, message, tmp_path, capsys
+):
+    """He §5: an activation f not positive or not differentiable at 0, L' outside 1..10^5."""
+    assert main(["run", claim_id, "--set", setting, "--out", str(tmp_path), *COMMON]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
