@@ -264,7 +264,7 @@ def figure_kernel_step(params, prediction, measurement):
         lw=1,
         ls=":",
         zorder=4,
-        label="first order: a_f at every ω (step / a_f = 1)",
+        label="first order: step = a_f at every ω",
     )
     for a, spec in enumerate(specs):
         if a_f[a] == 0:  # no first-order step to divide by (e.g. f = 1 + x^2)
@@ -290,15 +290,15 @@ def figure_kernel_step(params, prediction, measurement):
         ms=13,
         mew=2,
         color=REFERENCE,
-        label="bars: exact kernel mean at each ω (theory; faint lines join them)",
+        label="bars: exact kernel mean (theory)",
     )
     step_axis.plot(
         [],
         [],
         "o",
         color=REFERENCE,
-        label=f"points: fitted at L={params.kernel_length}"
-        f" (measured ± 1 SE, {params.kernel_prompts} prompts)",
+        label=f"points: fitted at L={params.kernel_length} "
+        f"(± 1 SE, {params.kernel_prompts} prompts)",
     )
     step_axis.set(
         xlabel="KQ scale ω of the pair (μ = 1/(2ω))",
@@ -330,7 +330,7 @@ def figure_kernel_step(params, prediction, measurement):
         ms=4.5,
         color=MEASURED,
         capsize=3,
-        label="fitted step of the trained model (measured ± 1 SE)",
+        label="fitted step (measured ± MC SE ⊕ Adam noise)",
     )
     fit_axis.plot(
         positions,
@@ -339,7 +339,7 @@ def figure_kernel_step(params, prediction, measurement):
         ms=4.5,
         mfc="none",
         color=PALETTE[2],
-        label="2 a_f ω μ of its learned (ω, μ) (Table 1's η_eff)",
+        label="2 a_f ω μ at its learned ω, μ (Table 1's η_eff)",
     )
     for a in np.flatnonzero(~np.isfinite(eta)):
         fit_axis.text(
@@ -354,7 +354,22 @@ def figure_kernel_step(params, prediction, measurement):
         )
     fit_axis.set_xticks(positions, specs, rotation=35, ha="right")
     fit_axis.set_xlim(-0.6, len(specs) - 0.4)
-    fit_axis.margins(y=0.25)
+    # the points set the scale; an error bar far longer than the spread is cut and labelled
+    values = np.concatenate([eta, first_order, [eta_star]])
+    values = values[np.isfinite(values)]
+    finite = error[np.isfinite(error)]
+    pad = max(0.15 * np.ptp(values), 2.0 * np.median(finite) if finite.size else 0.0, 0.01)
+    low, high = values.min() - pad, values.max() + pad
+    fit_axis.set_ylim(low, high)
+    for a in np.flatnonzero((eta - error < low) | (eta + error > high)):
+        fit_axis.annotate(
+            f"± {error[a]:.2g}",
+            (a, eta[a]),
+            xytext=(5, 4),
+            textcoords="offset points",
+            fontsize=6.5,
+            color=MEASURED,
+        )
     fit_axis.set(ylabel="step η", title=f"(b) trained two-head models at L={params.L}")
     handles, labels = fit_axis.get_legend_handles_labels()
     figure.legend(handles, labels, loc="outside lower right", fontsize=7)

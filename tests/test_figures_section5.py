@@ -235,7 +235,7 @@ def test_figure_pair_shows_the_raw_gap_and_the_fitted_slopes():
     assert axis.get_xscale() == axis.get_yscale() == "log"
     assert round(0.37, 12) in _line_levels(axis)  # the centring term the raw gap sits on
     text = _texts(figure)
-    assert "slope 2.001 ± 0.002" in text and "slope 1.998 ± 0.003" in text
+    assert "slope 2.0010 ± 0.002" in text and "slope 1.9980 ± 0.003" in text
     assert "max |pair − linear| (measured)" in text
 
 
