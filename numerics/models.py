@@ -58,7 +58,7 @@ class AttentionConfig:
     Attention: "softmax" (2.2), "linear" (5.1), the spec of a normalised activation (5.2) as
     `icl_verify.activations.parse_activation` reads it (stored in its normal form), or a callable f;
     or a tuple of E such strings, member e with attention[e] (several activations train in one
-    optimizer step: one step costs about 5 ms plus 0.2 ms per member on this CPU).
+    optimizer step, so the fixed cost of a step is paid once for all of them).
 
     >>> AttentionConfig(attention="elu:.5").attention
     'elu:0.5'

@@ -10,6 +10,7 @@ from the stored record alone; and its declared wrong prediction comes out `disag
 import dataclasses
 import json
 
+import matplotlib.pyplot as plt
 import pytest
 from icl_verify.validation.claim import DISAGREES, evaluate, worst_verdict
 from icl_verify.validation.records import ClaimRecord, load_run
@@ -47,6 +48,7 @@ def test_claim_runs_round_trips_redraws_and_rejects_its_wrong_prediction(claim, 
         path = run_dir / "redrawn" / f"{claim.id}-{k}.png"
         path.parent.mkdir(exist_ok=True)
         figure.savefig(path)
+        plt.close(figure)
         assert path.stat().st_size > 10_000  # a drawn figure, not an empty canvas
 
     wrong = evaluate(claim.checks(params), claim.wrong(params, prediction), measurement)
