@@ -9,15 +9,11 @@ solutions as lines, trained models / fractions of runs as markers with error bar
 from __future__ import annotations
 
 import numpy as np
-from icl_verify.figures.style import MEASURED, PALETTE, REFERENCE, THEORY, new_figure
+from icl_verify.figures.style import MEASURED, PALETTE, REFERENCE, THEORY, new_figure, setting_text
 
 
 def _a(value) -> np.ndarray:
     return np.asarray(value, dtype=float)
-
-
-def _setting_text(params) -> str:
-    return f"d={params.d}, L={params.L}, σ²={params.sigma2}"
 
 
 def figure_stage_one(params, prediction, measurement):
@@ -44,7 +40,7 @@ def figure_stage_one(params, prediction, measurement):
         xscale="log",
         xlabel="flow time t",
         ylabel=r"$\mu^\top\omega$",
-        title=f"(a) gradient flow on L̃ from N(0, {params.scale}²), {_setting_text(params)}",
+        title=f"(a) gradient flow on L̃ from N(0, {params.scale}²), {setting_text(params)}",
     )
     paths.legend(loc="upper left", fontsize=7)
     heads = _a(params.heads)
@@ -204,7 +200,7 @@ def figure_init(params, prediction, measurement):
         yscale="log",
         xlabel="flow time t",
         ylabel="head 1",
-        title=f"(b) reduced vs full, {_setting_text(params)}",
+        title=f"(b) reduced vs full, {setting_text(params)}",
     )
     paths.legend(fontsize=7)
     start, end = _a(data["asym_start"]), _a(data["asym_end"])
@@ -241,7 +237,7 @@ def figure_phase1(params, prediction, measurement):
         yscale="log",
         xlabel="flow time t",
         ylabel="head 1",
-        title=f"(a) Phase I of (B.4), ε={eps:g}, {_setting_text(params)}",
+        title=f"(a) Phase I of (B.4), ε={eps:g}, {setting_text(params)}",
     )
     early.legend(fontsize=7)
 
@@ -369,7 +365,7 @@ def figure_phase2(params, prediction, measurement):
         yscale="log",
         xlabel="flow time t",
         ylabel="head 1",
-        title=f"(a) the ω peak, ε={params.eps:g}, {_setting_text(params)}",
+        title=f"(a) the ω peak, ε={params.eps:g}, {setting_text(params)}",
     )
     paths.legend(fontsize=7)
     d = _a(prediction.figure_data["d"])
@@ -433,7 +429,7 @@ def figure_phase3(params, prediction, measurement):
         yscale="log",
         xlabel="flow time t (dotted T1, dashed t_peak)",
         ylabel="head 1",
-        title=f"(a) ε={params.eps:g}, {_setting_text(params)}",
+        title=f"(a) ε={params.eps:g}, {setting_text(params)}",
     )
     paths.legend(fontsize=6.5, loc="lower left")
     product.plot(t, _a(data["product"]), color=THEORY, label="2ωμ (B.4)")

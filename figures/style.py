@@ -35,6 +35,16 @@ _RC = {
 }
 
 
+def setting_text(params) -> str:
+    """The data model of a claim's parameters for a caption: ``d=5, L=40, σ²=0.1``."""
+    return f"d={params.d}, L={params.L}, σ²={params.sigma2:g}"
+
+
+def training_text(params) -> str:
+    """A trained claim's optimisation for a caption: ``10000 Adam steps, lr 0.003, batch 256``."""
+    return f"{params.steps} Adam steps, lr {params.lr:g}, batch {params.batch}"
+
+
 def new_figure(ncols: int = 1, nrows: int = 1, width: float = 4.2, height: float = 3.3):
     """A figure with `nrows x ncols` axes in the project style; returns (figure, axes array).
 

@@ -301,7 +301,6 @@ def test_figure_kernel_step_normalises_by_a_f_and_marks_missing_steps():
     theory = [line for line in step_axis.get_lines() if line.get_linestyle() == "-"]
     drawn = [line.get_ydata() for line in theory if np.size(line.get_ydata()) == 3]
     assert len(drawn) == len(SPECS) and np.allclose(drawn, kernel)
-    assert 1.0 in _line_levels(step_axis)  # first order: step / a_f = 1 at every omega
     assert round(ETA_DGD, 12) in _line_levels(fit_axis)
     assert [t.get_text() for t in fit_axis.get_xticklabels()] == list(SPECS)
     assert "no paired\nseed" in _texts(figure)
