@@ -23,7 +23,15 @@ import math
 import matplotlib
 import numpy as np
 from icl_verify.figures.circuits import circuit_heatmaps
-from icl_verify.figures.style import MEASURED, PALETTE, REFERENCE, THEORY, new_figure
+from icl_verify.figures.style import (
+    MEASURED,
+    PALETTE,
+    REFERENCE,
+    THEORY,
+    new_figure,
+    setting_text,
+    training_text,
+)
 from matplotlib.lines import Line2D
 
 _PER_ROW = 4  # activations per row of the panel grids (Figures 10 and 11)
@@ -40,10 +48,7 @@ def activation_colours(count: int) -> list:
 
 
 def _setting(params) -> str:
-    return (
-        f"d={params.d}, L={params.L}, σ²={params.sigma2:g}, H=2; {params.steps} Adam steps, "
-        f"lr {params.lr:g}, batch {params.batch}"
-    )
+    return f"{setting_text(params)}, H=2; {training_text(params)}"
 
 
 def _paired(params, data, a: int) -> str:
@@ -80,8 +85,8 @@ def figure_9(params, prediction, measurement):
         for a, spec in enumerate(params.activations)
     ]
     title = (
-        f"HE-5.2-ACT (Figure 9): trained two-head circuits\nd={params.d}, L={params.L}, "
-        f"σ²={params.sigma2:g}; {params.steps} Adam steps, lr {params.lr:g}, batch {params.batch}"
+        f"HE-5.2-ACT (Figure 9): trained two-head circuits\n{setting_text(params)}; "
+        f"{training_text(params)}"
         "\nshown: the lowest-loss paired member (if any)"
     )
     return circuit_heatmaps(KQ, OV, [2] * count, labels, title)
@@ -297,8 +302,8 @@ def figure_kernel_step(params, prediction, measurement):
         [],
         "o",
         color=REFERENCE,
-        label=f"points: fitted at L={params.kernel_length} "
-        f"(± 1 SE, {params.kernel_prompts} prompts)",
+        label=f"points: fitted at L={params.kernel_length // 2}, {params.kernel_length}, "
+        f"extrapolated to L → ∞ (± 1 SE, {params.kernel_prompts} prompts each)",
     )
     step_axis.set(
         xlabel="KQ scale ω of the pair (μ = 1/(2ω))",
@@ -307,7 +312,7 @@ def figure_kernel_step(params, prediction, measurement):
     )
     step_axis.set_xticks(omegas)
     handles, labels = step_axis.get_legend_handles_labels()
-    figure.legend(handles, labels, loc="outside lower left", ncols=3, fontsize=7)
+    figure.legend(handles, labels, loc="outside lower left", ncols=2, fontsize=7)
 
     eta = np.asarray(data["eta_fit"], dtype=float)  # (A,), NaN without a paired member
     error = np.asarray(data["eta_fit_error"], dtype=float)
@@ -362,15 +367,21 @@ def figure_kernel_step(params, prediction, measurement):
     low, high = values.min() - pad, values.max() + pad
     fit_axis.set_ylim(low, high)
     for a in np.flatnonzero((eta - error < low) | (eta + error > high)):
+        judged = np.isfinite(error[a])  # infinite: learned omega above omega_max, not judged
         fit_axis.annotate(
-            f"± {error[a]:.2g}",
+            f"± {error[a]:.2g}" if judged else f"ω > {params.omega_max:g}",
             (a, eta[a]),
-            xytext=(5, 4),
+            xytext=(5, 4) if judged else (0, -13),
             textcoords="offset points",
+            ha="left" if judged else "center",
             fontsize=6.5,
             color=MEASURED,
         )
-    fit_axis.set(ylabel="step η", title=f"(b) trained two-head models at L={params.L}")
+    fit_axis.set(
+        ylabel="step η",
+        title=f"(b) trained two-head models at L={params.L}\n"
+        f'("ω > {params.omega_max:g}": beyond the allowance\'s range, not judged)',
+    )
     handles, labels = fit_axis.get_legend_handles_labels()
     figure.legend(handles, labels, loc="outside lower right", fontsize=7)
     figure.suptitle(

@@ -24,15 +24,9 @@ from icl_verify.figures.style import (
     log_ticks,
     new_figure,
     set_log_ticks,
+    setting_text,
+    training_text,
 )
-
-
-def _setting(params) -> str:
-    return f"d={params.d}, L={params.L}, σ²={params.sigma2:g}"
-
-
-def _training(params) -> str:
-    return f"{params.steps} Adam steps, lr {params.lr:g}, batch {params.batch}"
 
 
 def figure_lin(params, prediction, measurement):
@@ -139,14 +133,15 @@ def figure_lin(params, prediction, measurement):
     )
     risk_axis.legend(loc="upper right", fontsize=7)
     figure.suptitle(
-        f"HE-5.1-LIN: one-head linear attention trained at {_setting(params)}; {_training(params)}",
+        f"HE-5.1-LIN: one-head linear attention trained at {setting_text(params)}; "
+        f"{training_text(params)}",
         fontsize=9.5,
     )
     return figure
 
 
 def figure_pair(params, prediction, measurement):
-    """max|pair − linear + centring| and max|pair − linear| against eps, log-log."""
+    """max|pair − linear − its ε → 0 limit| and max|pair − linear| against eps, log-log."""
     data = measurement.figure_data
     eps = np.asarray(data["eps"], dtype=float)  # (n,)
     slopes = np.asarray(measurement.values["slope"].value, dtype=float)  # (centred, uncentred)
@@ -181,7 +176,7 @@ def figure_pair(params, prediction, measurement):
             color=colour,
             ms=4,
             lw=1,
-            label=f"{name} prompts: max |pair − linear + centring| (measured; fitted "
+            label=f"{name} prompts: max |pair − linear − limit| (measured; fitted "
             f"slope {slope:.4f} ± {slope_error:.1g})",
         )
     residuals = np.concatenate([data["residual_centred"], data["residual_uncentred"]])
@@ -310,7 +305,7 @@ def figure_length(params, prediction, measurement):
     handles, labels = full.get_legend_handles_labels()
     figure.legend(handles, labels, loc="outside lower center", ncols=2, fontsize=7)
     figure.suptitle(
-        f"HE-5.1-LENGTH (Figure 8): trained at {_setting(params)} ({_training(params)}); "
+        f"HE-5.1-LENGTH (Figure 8): trained at {setting_text(params)} ({training_text(params)}); "
         f"{params.n_prompts} shared test prompts per L'",
         fontsize=9.5,
     )

@@ -24,6 +24,9 @@ from importlib import metadata as _metadata
 #: The subpackages, lowest layer first.
 SUBPACKAGES = ("theory", "dynamics", "numerics", "validation", "figures")
 
+#: The longest prompt (in-context examples L or test length L') any layer accepts.
+MAX_PROMPT_LENGTH = 100_000
+
 try:
     __version__ = _metadata.version("icl-verify")
 except _metadata.PackageNotFoundError:  # imported from a source tree that is not installed

@@ -21,10 +21,12 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 from icl_verify.numerics.data import Prompts, embed, sample_linear_regression
-from icl_verify.numerics.ensemble import MAX_LENGTH, TrainedEnsemble
+from icl_verify.numerics.ensemble import TrainedEnsemble
 from icl_verify.numerics.estimators import gd_prediction
 from icl_verify.numerics.models import MultiHeadAttention
 from icl_verify.numerics.montecarlo import RANDOMNESS_BLOCK, _chunks, _Moments, _validated
+
+from icl_verify import MAX_PROMPT_LENGTH
 
 __all__ = ["FittedSteps", "fitted_pattern_steps", "fitted_steps"]
 
@@ -129,8 +131,12 @@ def _model_steps(
     model: MultiHeadAttention, d: int, L, sigma2: float, *, n_prompts: int, seed: int, device: str
 ) -> FittedSteps:
     """Every member's fitted step on prompts of (d, L, sigma2); see `fitted_steps`."""
-    if isinstance(L, bool) or not isinstance(L, numbers.Integral) or not 1 <= L <= MAX_LENGTH:
-        raise ValueError(f"length must be an integer in 1..{MAX_LENGTH}, got {L!r}")
+    if (
+        isinstance(L, bool)
+        or not isinstance(L, numbers.Integral)
+        or not 1 <= L <= MAX_PROMPT_LENGTH
+    ):
+        raise ValueError(f"length must be an integer in 1..{MAX_PROMPT_LENGTH}, got {L!r}")
     n_prompts, chunk, seed, where = _validated(n_prompts, RANDOMNESS_BLOCK, seed, device)
     M = model.config.ensemble
 

@@ -41,6 +41,7 @@ from icl_verify.numerics.models import AttentionConfig, MultiHeadAttention
 from icl_verify.numerics.montecarlo import JointMonteCarloEstimate, monte_carlo_losses
 from icl_verify.numerics.trainer import LinearRegressionTask, TrainConfig, train
 
+from icl_verify import MAX_PROMPT_LENGTH
 from icl_verify._files import write_atomic
 from icl_verify.heads import head_types
 
@@ -55,7 +56,6 @@ __all__ = [
 ]
 
 WEIGHT_NAMES = ("W_Q", "W_K", "W_V", "W_O")
-MAX_LENGTH = 100_000  # the longest test length L' (prompts are drawn at the longest)
 NO_BASELINES: Mapping[str, float] = MappingProxyType({})  # an empty, immutable default
 
 
@@ -518,11 +518,11 @@ def _shared_data_model(models: Mapping[str, tuple[TrainedEnsemble, int]]) -> tup
 
 
 def _test_lengths(lengths: Sequence[int]) -> list[int]:
-    """The test lengths L' as ints; a one-line ValueError unless integers in 1..MAX_LENGTH."""
+    """The test lengths L' as ints; a one-line ValueError unless integers in 1..100000."""
     values = list(lengths) if isinstance(lengths, Sequence | np.ndarray) else [lengths]
     if not values or not all(
-        isinstance(n, numbers.Integral) and not isinstance(n, bool) and 1 <= n <= MAX_LENGTH
+        isinstance(n, numbers.Integral) and not isinstance(n, bool) and 1 <= n <= MAX_PROMPT_LENGTH
         for n in values
     ):
-        raise ValueError(f"lengths must be integers in 1..{MAX_LENGTH}, got {values}")
+        raise ValueError(f"lengths must be integers in 1..{MAX_PROMPT_LENGTH}, got {values}")
     return [int(n) for n in values]

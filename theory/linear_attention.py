@@ -29,19 +29,19 @@ from dataclasses import dataclass
 import numpy as np
 from icl_verify.theory.setting import Setting
 
-MAX_TEST_LENGTH = 100_000  # largest L' accepted
+from icl_verify import MAX_PROMPT_LENGTH
 
 
 def _test_lengths(L_test) -> np.ndarray:
-    """L_test as an int64 array, each entry in 1..MAX_TEST_LENGTH; else a one-line ValueError."""
-    allowed = f"L_test must be integers in 1..{MAX_TEST_LENGTH}"
+    """L_test as an int64 array, each entry in 1..MAX_PROMPT_LENGTH; else a one-line ValueError."""
+    allowed = f"L_test must be integers in 1..{MAX_PROMPT_LENGTH}"
     if isinstance(L_test, bool | np.bool_):
         raise ValueError(f"{allowed}, got {L_test!r} (a bool)")
     lengths = np.asarray(L_test)
     if lengths.dtype.kind not in "iu":
         shown = repr(L_test) if lengths.ndim == 0 else str(lengths.ravel()[:5].tolist())
         raise ValueError(f"{allowed}, got {shown} (dtype {lengths.dtype})")
-    bad = lengths[(lengths < 1) | (lengths > MAX_TEST_LENGTH)]
+    bad = lengths[(lengths < 1) | (lengths > MAX_PROMPT_LENGTH)]
     if bad.size:
         raise ValueError(f"{allowed}, got {bad.ravel()[:5].tolist()}")
     return lengths.astype(np.int64)

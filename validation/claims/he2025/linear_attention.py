@@ -45,11 +45,10 @@ from icl_verify.validation.claims._trained import (
 from icl_verify.validation.designs import linear_head_and_prompts
 from icl_verify.validation.params import ParameterError, Params, check_order, param
 
-from icl_verify import numerics, theory
+from icl_verify import MAX_PROMPT_LENGTH, numerics, theory
 
 PAPER = "He et al. 2025"
 LENGTHS = tuple(range(10, 101, 5))  # test lengths L' of Figure 8 (reference §HE-5.1-LENGTH)
-MAX_LENGTH = 100_000
 
 
 def _linear_ensemble(params, runtime) -> numerics.TrainedEnsemble:
@@ -67,20 +66,26 @@ def _step_series(ensemble: numerics.TrainedEnsemble) -> np.ndarray:
 
 
 @dataclass(frozen=True, kw_only=True)
-class LinearParams(TrainingParams):
-    """HE-5.1-LIN: one-head linear-attention members trained online, read at the end."""
+class LinearMembers(Params):
+    """The linear-attention members HE-5.1-LIN and HE-5.1-LENGTH read, and their step's accuracy."""
 
     linear_members: int = param(
         help="linear-attention members (init seeds train_seed + e)", low=1, high=64
     )
-    n_prompts: int = param(help="Monte Carlo prompts of the test risk at L", low=2)
     step_atol: float = param(
         0.01,
-        help="allowed |gamma - eta_GD*| of the learned step: a step off by 0.01 changes the risk "
-        "by about 1e-4 at L, below the Monte Carlo resolution",
+        help="allowed |gamma - eta_GD*| of the learned step (a step off by 0.01 changes the risk "
+        "at L by about 1e-4, below the Monte Carlo resolution), propagated to the risk at L'",
         low=0,
         low_open=True,
     )
+
+
+@dataclass(frozen=True, kw_only=True)
+class LinearParams(LinearMembers, TrainingParams):
+    """HE-5.1-LIN: one-head linear-attention members trained online, read at the end."""
+
+    n_prompts: int = param(help="Monte Carlo prompts of the test risk at L", low=2)
 
 
 LINEAR_OWN = dict(
@@ -209,7 +214,7 @@ class PairParams(Params):
     """HE-5.1-SM2LIN: one random linear head and random prompts, eps on a geometric grid."""
 
     D: int = param(6, help="token dimension (d + 1)", low=2)
-    L: int = param(40, help="context tokens per prompt", low=2, high=MAX_LENGTH)
+    L: int = param(40, help="context tokens per prompt", low=2, high=MAX_PROMPT_LENGTH)
     n_prompts: int = param(help="random prompts per set (centred and uncentred)", low=1)
     eps_min: float = param(3e-4, help="smallest eps", low=0, low_open=True)
     eps_max: float = param(1e-2, help="largest eps", low=0, low_open=True)
@@ -273,25 +278,24 @@ def measure_pair(params: PairParams, runtime) -> Measurement:
 
     - ``limit``: the gap's eps -> 0 limit, by Richardson extrapolation of the measured gaps
       (`_richardson`, with its error bound);
-    - ``slope``: log-log slope in eps of the largest |gap + centring| (the residual after the
-      theory's centring term), per set;
-    - ``next_term``: the eps -> 0 limit of residual / eps^2 (Richardson again).
+    - ``slope``: log-log slope in eps of the largest |gap − limit| (the residual after the
+      measured limit), per set;
+    - ``next_term``: the eps -> 0 limit of that residual / eps^2 (Richardson again).
 
-    The residual subtracts the *theory's* centring term, so that a wrong centring term leaves an
-    O(1) residual whose slope is 0: the slope check is the check that the centring term accounts
-    for the uncentred case. The limit itself is checked against the measured eps -> 0 gap.
+    Nothing here uses the theory's centring term: the ``limit`` check compares it with the
+    measured limit (so a wrong centring term fails there), and the slope checks the order.
     """
     KQ, OV, centred, uncentred = _pair_design(params)
     eps = _eps(params)
     gaps = [numerics.softmax_pair_gaps(KQ, OV, Z, eps) for Z in (centred, uncentred)]
-    prediction = predict_pair(params).values["limit"].reshape(2, params.n_prompts, params.D)
     slopes, limits, nexts, curves = [], [], [], []
-    for gap, limit in zip(gaps, prediction, strict=True):
-        residual = gap - limit  # (n_eps, B, D)
+    for gap in gaps:
+        limit = _richardson(gap, eps)
+        residual = gap - limit[0]  # (n_eps, B, D)
         curve = np.abs(residual).reshape(eps.size, -1).max(axis=1)
         slopes.append(fit_loglog_slope(eps, curve).slope)
         curves.append(curve)
-        limits.append(_richardson(gap, eps))
+        limits.append(limit)
         nexts.append(_richardson(residual / eps[:, None, None] ** 2, eps))
 
     def joined(pairs) -> Estimate:
@@ -316,33 +320,56 @@ def measure_pair(params: PairParams, runtime) -> Measurement:
     )
 
 
-#: float64 roundoff of a gap: 1e-16 x the pair's head outputs, |OV| |z|^2 / (2 eps) ~ 1e4 at
-#: eps = 3e-4, about 1e-12 (its measured scale: 2e-5 x eps_min^2 on the next term).
-GAP_ROUNDOFF = 2e-12
+def _roundoff_bounds(params: PairParams) -> tuple[float, float]:
+    """Float64 roundoff bounds of the measured limit and next term (the checks' allowances).
+
+    Each head of the pair outputs at most ||OV||_2 max_i ||z_i|| / (2 eps), a weighted sum over
+    L tokens of D-vectors: its forward error is at most (L + D) u of that (u the unit roundoff),
+    so a gap (two heads and the linear head, whose output is eps times smaller) is off by at most
+    delta(eps) = (L + D) u ||OV||_2 max ||z|| / eps. Richardson's extrapolation from (eps1, eps2)
+    multiplies errors by (eps2^2 a1 + eps1^2 a2) / (eps2^2 - eps1^2); the next term divides the
+    residual (gap minus the extrapolated limit) by eps^2 before extrapolating again.
+    """
+    KQ, OV, centred, uncentred = _pair_design(params)
+    z_max = max(np.linalg.norm(Z, axis=1).max() for Z in (centred, uncentred))
+    eps = _eps(params)
+    delta = (params.L + params.D) * np.finfo(float).eps * np.linalg.norm(OV, 2) * z_max / eps
+    small, large = eps[-1] ** 2, eps[-2] ** 2
+
+    def extrapolated(a1: float, a2: float) -> float:
+        return (large * a1 + small * a2) / (large - small)
+
+    limit = extrapolated(delta[-1], delta[-2])
+    next_term = extrapolated((delta[-1] + limit) / small, (delta[-2] + limit) / large)
+    return float(limit), float(next_term)
 
 
 def checks_pair(params: PairParams) -> tuple[Check, ...]:
-    next_allowed = 5 * GAP_ROUNDOFF / params.eps_min**2
+    limit_allowed, next_allowed = _roundoff_bounds(params)
+    roundoff = (
+        "Allowed: the float64 roundoff bound of the extrapolated value (`_roundoff_bounds`: "
+        "(L + D) u ||OV|| max||z|| / eps per gap, through Richardson's weights), plus the "
+        "extrapolation's error bound (its distance to the extrapolation from the next pair of "
+        "eps, an O(eps^4) term)."
+    )
     return (
         Check(
             "slope",
             LogLogSlope(
-                "The expansion's next term is eps^2 N (theory.softmax_pair_expansion) and the one "
-                "after is O(eps^4): over eps <= 0.03 the fitted slope is biased by under "
-                "(0.03)^2 x |N4/N| / ln(grid span), well below atol 0.05. Float64 roundoff "
-                "(1e-16 / eps amplified by OV/(2 eps)) is 1e-13 against residuals >= 1e-7.",
+                f"The expansion's next term is eps^2 N (theory.softmax_pair_expansion) and the one "
+                f"after is O(eps^4): over eps <= {params.eps_max:g} the fitted slope is biased by "
+                f"about eps_max^2 |N4/N|, well below atol 0.05. Roundoff (at most "
+                f"{limit_allowed:.1g} in the limit) is far below the residuals (>= 1e-6).",
                 atol=0.05,
             ),
-            "slope of max |pair − linear + centring| in eps (centred, uncentred)",
+            "slope of max |pair − linear − limit| in eps (centred, uncentred)",
         ),
         Check(
             "limit",
             Tolerance(
-                "The eps -> 0 limit of pair − linear is −OV zbar zbar^T KQ z_q (0 on the centred "
-                "set). Allowed: 1e-9, 500 x the gaps' float64 roundoff (2e-12) as Richardson's "
-                "extrapolation amplifies it, plus the extrapolation's error bound (its distance "
-                "to the extrapolation from the next pair of eps, an O(eps^4) term).",
-                atol=1e-9,
+                f"The eps -> 0 limit of pair − linear is −OV zbar zbar^T KQ z_q (0 on the centred "
+                f"set). {roundoff} Here {limit_allowed:.2g}.",
+                atol=limit_allowed,
             ),
             "lim pair − linear vs −centring term (every prompt and output entry)",
         ),
@@ -350,8 +377,8 @@ def checks_pair(params: PairParams) -> tuple[Check, ...]:
             "next_term",
             Tolerance(
                 f"The eps^2 coefficient N of the expansion, against the eps -> 0 limit of the "
-                f"measured (gap + centring) / eps^2 (Richardson, with its error bound). Allowed: "
-                f"5 x the gaps' roundoff 2e-12 / eps_min^2 = {next_allowed:.2g}.",
+                f"measured (gap − its limit) / eps^2 (Richardson). {roundoff} Here "
+                f"{next_allowed:.2g}.",
                 atol=next_allowed,
             ),
             "eps² coefficient of the gap vs the derived next term",
@@ -383,25 +410,15 @@ CLAIM_SM2LIN = Claim(
 
 
 @dataclass(frozen=True, kw_only=True)
-class LengthParams(TrainedParams):
+class LengthParams(LinearMembers, TrainedParams):
     """HE-5.1-LENGTH: the linear members of HE-5.1-LIN and the softmax ensemble of HE-OBS1..4."""
 
-    linear_members: int = param(
-        help="linear-attention members (init seeds train_seed + e)", low=1, high=64
-    )
     lengths: tuple[int, ...] = param(
         help="test prompt lengths L' (must include the training L and longer ones)",
         low=1,
-        high=MAX_LENGTH,
+        high=MAX_PROMPT_LENGTH,
     )
     n_prompts: int = param(help="Monte Carlo prompts, shared by every model and L'", low=2)
-    step_atol: float = param(
-        0.01,
-        help="the learned step's allowed distance to eta_GD* (HE-5.1-LIN), propagated to the "
-        "risk at every L'",
-        low=0,
-        low_open=True,
-    )
     dgd_rtol: float = param(
         0.05,
         help="relative tolerance of the two-head MSE against debiased GD at its fitted step",
@@ -450,6 +467,12 @@ def _risk_allowance(params: LengthParams, lengths: np.ndarray) -> np.ndarray:
     return np.max([np.abs(r - exact) for r in shifted_risks], axis=0)
 
 
+def _grid_best(params: LengthParams) -> int:
+    """The test length of the grid with the least frozen risk: where the rise is read from."""
+    lengths = np.asarray(params.lengths)
+    return int(lengths[np.argmin(theory.frozen_linear_attention_risk(lengths, params.setting))])
+
+
 def predict_length(params: LengthParams) -> Prediction:
     setting, lengths = params.setting, np.asarray(params.lengths)
     frozen = np.asarray(theory.frozen_linear_attention_risk(lengths, setting), dtype=float)
@@ -457,7 +480,7 @@ def predict_length(params: LengthParams) -> Prediction:
     eta_d = theory.optimal_gd(setting, debiased=True).eta
     tests = [theory.Setting(setting.d, int(n), setting.sigma2) for n in lengths]
     dgd = np.array([theory.debiased_gd_risk(eta_d, s) for s in tests])
-    grid_best = int(lengths[np.argmin(frozen)])
+    grid_best = _grid_best(params)
     longest = int(lengths.max())
     single = theory.single_head_optimum(setting)
     single_curve = np.array(
@@ -525,8 +548,7 @@ def measure_length(params: LengthParams, runtime) -> Measurement:
     linear_mean = np.mean([m for m, _ in linear_curves], axis=0)
     linear_se = np.sqrt(np.sum([s**2 for _, s in linear_curves], axis=0)) / len(linear_curves)
     L, longest = setting.L, max(lengths)
-    frozen = np.asarray(theory.frozen_linear_attention_risk(np.asarray(lengths), setting))
-    grid_best = lengths[int(np.argmin(frozen))]
+    grid_best = _grid_best(params)
     rises = [
         losses.difference(f"linear{e}@{longest}", f"linear{e}@{grid_best}")
         for e in range(params.linear_members)
