@@ -130,6 +130,7 @@ def act_inputs(unpaired=(3,), seeds=3, n_logs=201, seed=0, a_f=A_F):
         n_prompts=16_384,
         kernel_length=400,
         kernel_prompts=65_536,
+        omega_max=0.3,
         dgd_rtol=0.05,
     )
     omegas = np.array([0.1, 0.2, 0.3])  # (n_omega,)
