@@ -35,11 +35,16 @@ from types import MappingProxyType
 import numpy as np
 import torch
 from icl_verify.numerics.circuits import CircuitSummary, summarize_circuits
-from icl_verify.numerics.data import Prompts, embed, sample_linear_regression
+from icl_verify.numerics.data import Prompts, embed, kms_covariance, sample_linear_regression
 from icl_verify.numerics.estimators import bayes_prediction, gd_prediction
 from icl_verify.numerics.models import AttentionConfig, MultiHeadAttention
 from icl_verify.numerics.montecarlo import JointMonteCarloEstimate, monte_carlo_losses
-from icl_verify.numerics.trainer import LinearRegressionTask, TrainConfig, train
+from icl_verify.numerics.trainer import (
+    LinearRegressionTask,
+    MultiTaskRegressionTask,
+    TrainConfig,
+    train,
+)
 
 from icl_verify import MAX_PROMPT_LENGTH
 from icl_verify._files import write_atomic
@@ -81,6 +86,26 @@ class EnsembleTraining:
     validation_batch: int  # fixed validation prompts per member
     # "softmax", "linear" (its 1/L: 1/L of training), a spec (5.2), or one of these per member
     attention: str | tuple[str, ...] = "softmax"
+    # covariates x ~ N(0, Sigma) with the KMS matrix Sigma_ij = rho^|i-j| (§HE-5.3); 0: I_d
+    rho: float = 0.0
+    # multi-task prompts (§HE-5.4-MT) when given: the K supports S_k (0-based); then sigma2 is
+    # the code's relative noise (task k's context labels: variance sigma2 |S_k|; query noiseless)
+    supports: tuple[tuple[int, ...], ...] = ()
+
+    def __post_init__(self) -> None:
+        rho = self.rho
+        if isinstance(rho, bool) or not isinstance(rho, numbers.Real) or not -1 < rho < 1:
+            raise ValueError(f"rho must be a real number in (-1, 1), got {rho!r}")
+        if self.supports and rho != 0:
+            raise ValueError(f"rho must be 0 for multi-task prompts (supports given), got {rho!r}")
+        object.__setattr__(self, "supports", tuple(tuple(s) for s in self.supports))
+
+    def task(self) -> LinearRegressionTask | MultiTaskRegressionTask:
+        """The trainer's task: KMS or isotropic linear regression, or the multi-task prompts."""
+        if self.supports:
+            return MultiTaskRegressionTask(self.d, self.L, self.supports, self.sigma2)
+        covariance = kms_covariance(self.d, self.rho) if self.rho else None
+        return LinearRegressionTask(self.d, self.L, self.sigma2, covariance)
 
 
 @dataclass(frozen=True)
@@ -88,7 +113,8 @@ class TrainedEnsemble:
     """E trained models and their histories (float64 numpy; n logged steps, H = max heads).
 
     Attributes:
-        d, L, sigma2: the training data model (§0.2).
+        d, L, sigma2: the training data model (§0.2); rho, supports: as `EnsembleTraining`
+            (KMS covariates §HE-5.3, multi-task prompts §HE-5.4-MT; omega, mu are then NaN).
         attention: the members' attention, as `EnsembleTraining.attention`.
         heads: (E,) active heads per member; member e's heads are the first ``heads[e]``.
         weights: name -> (E, H, D, D) final W_Q, W_K, W_V, W_O.
@@ -109,6 +135,8 @@ class TrainedEnsemble:
     mu: np.ndarray
     KQ_history: np.ndarray
     OV_history: np.ndarray
+    rho: float = 0.0
+    supports: tuple[tuple[int, ...], ...] = ()
 
     def model(self, members=None, device: str = "cpu") -> MultiHeadAttention:
         """The trained members (all, or the listed indices) as one float32 ensemble model."""
@@ -117,7 +145,7 @@ class TrainedEnsemble:
         attention = self.attention
         if isinstance(attention, tuple):  # one per member
             attention = tuple(attention[e] for e in members)
-        config = _model_config(self.d, self.L, heads, attention)
+        config = _model_config(self.d, self.L, heads, attention, len(self.supports) or 1)
         model = MultiHeadAttention(config, seeds=[0] * len(members))
         with torch.no_grad():
             for name in WEIGHT_NAMES:
@@ -179,6 +207,8 @@ class TrainedEnsemble:
             mu=np.asarray(arrays["mu"]),
             KQ_history=np.asarray(arrays["KQ_history"]),
             OV_history=np.asarray(arrays["OV_history"]),
+            rho=float(training.rho),
+            supports=training.supports,
         )
 
 
@@ -186,10 +216,17 @@ class TrainedEnsemble:
 # training
 
 
-def _model_config(d: int, L: int, heads: tuple[int, ...], attention) -> AttentionConfig:
+def _model_config(
+    d: int, L: int, heads: tuple[int, ...], attention, n_labels: int = 1
+) -> AttentionConfig:
     """The architecture of the members: linear attention keeps the 1/L of the training L."""
     return AttentionConfig(
-        d=d, heads=heads, ensemble=len(heads), attention=attention, train_length=L
+        d=d,
+        heads=heads,
+        ensemble=len(heads),
+        n_labels=n_labels,
+        attention=attention,
+        train_length=L,
     )
 
 
@@ -272,7 +309,9 @@ def train_ensemble(
     ((2, 2, 2), [1, 2], (2, 2, 2, 3, 3))
     """
     heads = tuple(int(h) for h in training.heads)
-    model_config = _model_config(training.d, training.L, heads, training.attention)
+    model_config = _model_config(
+        training.d, training.L, heads, training.attention, len(training.supports) or 1
+    )
     config = TrainConfig(
         lr=training.lr,
         batch=training.batch,
@@ -284,7 +323,7 @@ def train_ensemble(
         checkpoint_every=training.checkpoint_every,
         data_streams="shared",
     )
-    task = LinearRegressionTask(training.d, training.L, training.sigma2)
+    task = training.task()
     folder = Path(checkpoint_dir) if checkpoint_dir is not None else None
     recorder = _CircuitRecorder(
         folder / "circuits.npz" if folder else None,
@@ -320,6 +359,8 @@ def train_ensemble(
         mu=history.mu,
         KQ_history=circuits["KQ"],
         OV_history=circuits["OV"],
+        rho=float(training.rho),
+        supports=training.supports,
     )
 
 
@@ -502,6 +543,12 @@ def _shared_data_model(models: Mapping[str, tuple[TrainedEnsemble, int]]) -> tup
         raise ValueError(
             f"models must map at least one name to (TrainedEnsemble, member index), got {models!r}"
         )
+    for name, (ensemble, _) in models.items():
+        if ensemble.rho or ensemble.supports:
+            raise ValueError(
+                f"models[{name!r}] must be trained on isotropic single-task prompts (rho 0, "
+                f"no supports), got rho={ensemble.rho}, supports={ensemble.supports}"
+            )
     settings = {(ensemble.d, ensemble.sigma2) for ensemble, _ in models.values()}
     if len(settings) != 1:
         raise ValueError(

@@ -76,3 +76,29 @@ def test_dgd_baseline_on_nested_prompts_matches_the_exact_risk_and_bayes_is_best
         assert gap.mean < -4 * gap.stderr
     eta_eff = ensemble.first_order_steps([0, 1])
     assert eta_eff.shape == (2,) and np.all(np.isfinite(eta_eff))
+
+
+def test_kms_and_multitask_trainings_carry_their_data_model_to_the_members():
+    tiny = dict(L=8, sigma2=0.1, heads=(1, 3), lr=3e-3, steps=20, batch=16, seed=0,
+                log_every=10, checkpoint_every=0, validation_batch=64)  # fmt: skip
+    kms = train_ensemble(EnsembleTraining(d=3, rho=0.5, **tiny))
+    assert kms.rho == 0.5
+    assert np.allclose(EnsembleTraining(d=3, rho=0.5, **tiny).task().covariance.numpy(),
+                       0.5 ** np.abs(np.subtract.outer(np.arange(3), np.arange(3))))  # fmt: skip
+    supports = ((0, 1), (1, 2, 3))
+    multi = train_ensemble(EnsembleTraining(d=4, supports=supports, **tiny))
+    model = multi.model()
+    assert multi.supports == supports and model.config.n_labels == 2
+    assert multi.KQ_history.shape[-1] == 4 + 2  # D = d + K
+    with pytest.raises(ValueError, match="models\\['kms'\\] must be trained on isotropic"):
+        mse_by_test_length({"kms": (kms, 0)}, [8], n_prompts=64)
+
+
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [(dict(rho=1.0), "rho must be a real number in \\(-1, 1\\)"),
+     (dict(rho=0.5, supports=((0,),)), "rho must be 0 for multi-task")],
+)  # fmt: skip
+def test_a_training_refuses_a_bad_correlation(change, match):
+    with pytest.raises(ValueError, match=match):
+        EnsembleTraining(**{**SMOKE.__dict__, **change})

@@ -129,11 +129,17 @@ def trained_presets(params: type[TrainingParams], **own: dict[str, Any]) -> dict
 
 
 def training(
-    params: TrainingParams, heads: tuple[int, ...] | None = None, attention: str = "softmax"
+    params: TrainingParams,
+    heads: tuple[int, ...] | None = None,
+    attention: str = "softmax",
+    rho: float = 0.0,
+    supports: tuple[tuple[int, ...], ...] = (),
 ) -> numerics.EnsembleTraining:
     """The training of ``params``: its `TrainingParams` fields (train_seed as seed), the members'
-    ``heads`` (default ``params.heads``) and the attention ("softmax", "linear" or an activation
-    spec of `icl_verify.activations`).
+    ``heads`` (default ``params.heads``), the attention ("softmax", "linear" or an activation
+    spec of `icl_verify.activations`) and the data: KMS covariates of correlation ``rho``
+    (§HE-5.3) or, with ``supports``, multi-task prompts (§HE-5.4-MT; sigma2 is then the
+    relative noise).
 
     >>> from icl_verify.validation.claims.he2025.observations import CLAIMS
     >>> len({training(claim.presets["quick"]) for claim in CLAIMS})  # one shared training
@@ -142,13 +148,21 @@ def training(
     fields = {f.name: getattr(params, f.name) for f in dataclasses.fields(TrainingParams)}
     fields["seed"] = fields.pop("train_seed")
     heads = params.heads if heads is None else tuple(heads)
-    return numerics.EnsembleTraining(**fields, heads=heads, attention=attention)
+    return numerics.EnsembleTraining(
+        **fields, heads=heads, attention=attention, rho=rho, supports=supports
+    )
 
 
 def trained_ensemble(
-    params: TrainingParams, runtime, heads: tuple[int, ...] | None = None, attention="softmax"
+    params: TrainingParams,
+    runtime,
+    heads: tuple[int, ...] | None = None,
+    attention="softmax",
+    rho: float = 0.0,
+    supports: tuple[tuple[int, ...], ...] = (),
 ) -> numerics.TrainedEnsemble:
-    """Train (or load, or resume) the ensemble of ``training(params, heads, attention)``.
+    """Train (or load, or resume) the ensemble of
+    ``training(params, heads, attention, rho, supports)``.
 
     The cache key is the training and the device; the trainer checkpoints into
     ``runtime.checkpoint_dir`` under the same key.
@@ -167,7 +181,7 @@ def trained_ensemble(
     >>> trained_ensemble(params, runtime, heads=(1,), attention="linear").heads.tolist()
     [1]
     """
-    config = training(params, heads, attention)
+    config = training(params, heads, attention, rho, supports)
     key = {**dataclasses.asdict(config), "device": runtime.device}
     folder = runtime.checkpoint_dir("trained-ensemble", key)
 
