@@ -21,6 +21,7 @@ CATALOGUE_ORDER = (
     "HE-4.9", "HE-4.12", "HE-T4.2i", "HE-T4.2ii", "HE-4.3-RISK", "HE-T4.2iii",
     "HE-B-INIT", "HE-B-PHASE1", "HE-B-PHASE2", "HE-B-PHASE3",
     "HE-5.1-LIN", "HE-5.1-SM2LIN", "HE-5.1-LENGTH", "HE-5.2-ACT",
+    "HE-5.3-KMS", "HE-5.4-MT", "HE-A-HEADS", "HE-C-TRUELOSS", "HE-C-SOFTMAXNORM",
 )  # fmt: skip
 
 
