@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 import torch
 
+from icl_verify.covariance import kms_covariance as _kms_covariance
+
 __all__ = [
     "Prompts",
     "MultiTaskPrompts",
@@ -177,19 +179,15 @@ def kms_covariance(
 ) -> torch.Tensor:
     """Kac-Murdock-Szegő covariance ``Sigma_ij = rho^|i-j|`` (He et al. 2025 §HE-5.3), shape (d, d).
 
-    Positive definite for ``-1 < rho < 1`` (the authors' ``generate_covariance_matrix``).
+    Positive definite for ``-1 < rho < 1`` (the authors' ``generate_covariance_matrix``). The
+    torch form of `icl_verify.covariance.kms_covariance`, the one definition.
 
     >>> kms_covariance(3, 0.5)
     tensor([[1.0000, 0.5000, 0.2500],
             [0.5000, 1.0000, 0.5000],
             [0.2500, 0.5000, 1.0000]], dtype=torch.float64)
     """
-    d = _positive_int("d", d)
-    if isinstance(rho, bool) or not isinstance(rho, numbers.Real) or not -1 < float(rho) < 1:
-        raise ValueError(f"rho must be a real number in (-1, 1), got {rho!r}")
-    index = torch.arange(d, device=device)
-    distance = (index[:, None] - index[None, :]).abs()  # (d, d)
-    return torch.tensor(float(rho), dtype=dtype, device=device) ** distance.to(dtype)
+    return torch.as_tensor(_kms_covariance(d, rho), dtype=dtype, device=device)
 
 
 def sample_linear_regression(

@@ -1,0 +1,305 @@
+"""The preconditioner a trained two-head model learns on KMS covariates (He et al. 2025 §5.3).
+
+On ``x ~ N(0, Sigma)`` two-head softmax models learn ``KQ11 = ± omega Gamma`` and OV last
+entries ``± mu`` (5.3); to first order in omega their prediction is preconditioned debiased GD
+
+    y_hat = (1/L) sum_i y_i (x_i - xbar)^T Gamma_eff x_q,    Gamma_eff = sum_h mu_h KQ11_h,
+
+(the softmax of ``omega_h s_i`` is ``(1 + omega_h (s_i - sbar))/L + O(omega^2)``; for a ± pair
+``Gamma_eff = 2 mu omega Gamma``). Read-outs of a trained ensemble, none assuming the formula
+they are compared with (nothing here imports `theory`):
+
+- `learned_preconditioners`: ``Gamma_eff`` from the circuits (any leading shape, e.g. the logged
+  history), and `head_opposition`, the cosine between the two heads' KQ11 blocks (-1 when
+  ``KQ11^(2) = -c KQ11^(1)``);
+- `fitted_preconditioners`: what the model applies, with no expansion assumed: the least-squares
+  fit of its predictions on the d^2 features ``F_ab = (1/L) sum_i y_i (x_i - xbar)_a x_{q,b}``
+  over Monte Carlo prompts of its training distribution (the matrix analogue of
+  `numerics.effective_steps.fitted_steps`);
+- `bootstrap_distances`: distances of the members' mean ``Gamma_eff`` to given target matrices
+  (the claim passes them in) with bootstrap errors over members;
+- `preconditioned_losses`: Monte Carlo risks of trained members and of preconditioned one-step GD
+  at given matrices, on the same KMS prompts (paired).
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from icl_verify.numerics.data import Prompts, embed, kms_covariance, sample_linear_regression
+from icl_verify.numerics.ensemble import TrainedEnsemble, _EnsembleAtLength
+from icl_verify.numerics.estimators import preconditioned_gd_prediction
+from icl_verify.numerics.montecarlo import (
+    RANDOMNESS_BLOCK,
+    JointMonteCarloEstimate,
+    _chunks,
+    _validated,
+    monte_carlo_losses,
+)
+
+__all__ = [
+    "BootstrapDistances",
+    "FittedPreconditioners",
+    "bootstrap_distances",
+    "fitted_preconditioners",
+    "head_opposition",
+    "learned_preconditioners",
+    "preconditioned_losses",
+]
+
+
+def learned_preconditioners(KQ, OV, d: int) -> np.ndarray:
+    """``Gamma_eff = sum_h mu_h KQ11_h`` with ``mu_h = OV_h[-1, -1]`` (5.3)-(5.5), float64.
+
+    KQ, OV: (..., H, D, D) circuits (e.g. `TrainedEnsemble.circuits()` or its logged history;
+    inactive heads have OV = 0) -> (..., d, d).
+
+    >>> KQ = np.zeros((2, 3, 3)); KQ[0, :2, :2] = [[0.2, 0.1], [0.1, 0.3]]; KQ[1] = -KQ[0]
+    >>> OV = np.zeros((2, 3, 3)); OV[0, 2, 2], OV[1, 2, 2] = 2.0, -2.0
+    >>> learned_preconditioners(KQ, OV, d=2)  # 2 mu omega Gamma
+    array([[0.8, 0.4],
+           [0.4, 1.2]])
+    """
+    KQ, OV = np.asarray(KQ, dtype=np.float64), np.asarray(OV, dtype=np.float64)
+    return np.einsum("...h,...hab->...ab", OV[..., -1, -1], KQ[..., :d, :d])  # (..., d, d)
+
+
+def head_opposition(KQ, d: int) -> np.ndarray:
+    """Cosine between the KQ11 blocks of heads 1 and 2 (Frobenius inner product), shape (...,).
+
+    -1 exactly when ``KQ11^(2) = -c KQ11^(1)`` with c > 0, the pattern (5.3). KQ: (..., H, D, D),
+    H >= 2.
+
+    >>> KQ = np.zeros((2, 3, 3)); KQ[0, :2, :2] = [[0.2, 0.1], [0.1, 0.3]]; KQ[1] = -3 * KQ[0]
+    >>> round(float(head_opposition(KQ, d=2)), 12)
+    -1.0
+    """
+    block = np.asarray(KQ, dtype=np.float64)[..., :2, :d, :d]
+    first, second = block[..., 0, :, :], block[..., 1, :, :]  # (..., d, d) each
+    inner = (first * second).sum(axis=(-2, -1))
+    return inner / (np.linalg.norm(first, axis=(-2, -1)) * np.linalg.norm(second, axis=(-2, -1)))
+
+
+@dataclass(frozen=True, eq=False)
+class FittedPreconditioners:
+    """Least-squares preconditioners of M members (float64).
+
+    Attributes:
+        value: (M, d, d) ``Gamma_fit``, the minimiser of ``mean_p (yhat_p - F_p : Gamma)^2``.
+        stderr: (M, d, d) the ordinary least-squares standard error of each entry (residual
+            variance times ``(F^T F)^{-1}``; the residual is the model's nonlinear part, not
+            independent noise, so this is an approximate error).
+        n: number of prompts.
+    """
+
+    value: np.ndarray
+    stderr: np.ndarray
+    n: int
+
+
+def _covariance(ensemble: TrainedEnsemble, device) -> torch.Tensor | None:
+    return kms_covariance(ensemble.d, ensemble.rho, device=device) if ensemble.rho else None
+
+
+def _members(ensemble: TrainedEnsemble, members: Sequence[int]) -> list[int]:
+    members = list(members)
+    E = ensemble.heads.size
+    if not members or not all(
+        isinstance(e, numbers.Integral) and not isinstance(e, bool) and 0 <= e < E for e in members
+    ):
+        raise ValueError(
+            f"members must be a non-empty list of indices in 0..{E - 1}, got {members}"
+        )
+    return members
+
+
+def fitted_preconditioners(
+    ensemble: TrainedEnsemble,
+    members: Sequence[int],
+    *,
+    n_prompts: int,
+    seed: int = 0,
+    device: str = "cpu",
+) -> FittedPreconditioners:
+    """Each member's least-squares preconditioner on the d^2 debiased GD features.
+
+    ``Gamma_fit = argmin_G sum_p (yhat_p - sum_ab F_p,ab G_ab)^2`` with
+    ``F_p = (1/L) sum_i y_i (x_i - xbar) x_q^T`` (so ``F_p : G`` is preconditioned debiased GD
+    at G), over ``n_prompts`` prompts of the ensemble's data model (its KMS covariance included),
+    drawn as `monte_carlo_losses` draws them. All members see the same prompts.
+
+    >>> from icl_verify.numerics.ensemble import EnsembleTraining, train_ensemble
+    >>> training = EnsembleTraining(d=2, L=8, sigma2=0.1, heads=(2, 2), lr=3e-3, steps=20,
+    ...     batch=16, seed=0, log_every=10, checkpoint_every=0, validation_batch=64, rho=0.5)
+    >>> fit = fitted_preconditioners(train_ensemble(training), [0, 1], n_prompts=512)
+    >>> fit.value.shape, bool((fit.stderr > 0).all())
+    ((2, 2, 2), True)
+    """
+    members = _members(ensemble, members)
+    n_prompts, chunk, seed, where = _validated(n_prompts, RANDOMNESS_BLOCK, seed, device)
+    model = ensemble.model(members, device)
+    d, M = ensemble.d, len(members)
+    covariance = _covariance(ensemble, where)
+
+    def sampler(count: int, generator: torch.Generator) -> Prompts:
+        return sample_linear_regression(
+            count, d, ensemble.L, ensemble.sigma2, generator=generator, device=where,
+            covariance=covariance,
+        )  # fmt: skip
+
+    gram = torch.zeros(d * d, d * d, dtype=torch.float64, device=where)  # F^T F
+    cross = torch.zeros(M, d * d, dtype=torch.float64, device=where)  # yhat^T F
+    square = torch.zeros(M, dtype=torch.float64, device=where)  # yhat^T yhat
+    n = 0
+    with torch.no_grad():
+        for prompts in _chunks(sampler, n_prompts, chunk, seed, where, progress=False):
+            Z = embed(prompts).to(model.W_Q.dtype)  # (m, D, L+1)
+            predictions = model(Z.expand(M, *Z.shape)).double()  # (M, m)
+            X, y = prompts.X.double(), prompts.y.double()
+            centred = X - X.mean(dim=-2, keepdim=True)  # (m, L, d)
+            g = torch.einsum("pl,pla->pa", y, centred) / X.shape[-2]  # (m, d)
+            features = (g[:, :, None] * prompts.x_query.double()[:, None, :]).flatten(1)
+            gram += features.T @ features  # (d^2, d^2)
+            cross += predictions @ features  # (M, d^2)
+            square += (predictions * predictions).sum(dim=1)
+            n += features.shape[0]
+    inverse = torch.linalg.inv(gram)  # (d^2, d^2)
+    coefficients = cross @ inverse  # (M, d^2)
+    residual = square - (coefficients * cross).sum(dim=1)  # (M,) residual sum of squares
+    variance = residual.clamp(min=0)[:, None] / (n - d * d) * torch.diagonal(inverse)[None]
+    return FittedPreconditioners(
+        value=coefficients.reshape(M, d, d).cpu().numpy(),
+        stderr=variance.sqrt().reshape(M, d, d).cpu().numpy(),
+        n=n,
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class BootstrapDistances:
+    """Frobenius distances of the members' mean preconditioner to T targets, with bootstrap.
+
+    Attributes:
+        absolute: (T,) ``||mean Gamma - target_t||_F``.
+        samples: (B, T) the same distances for B resamples of the members (with replacement).
+        scale: (T,) ``||target_t||_F``.
+    """
+
+    absolute: np.ndarray
+    samples: np.ndarray
+    scale: np.ndarray
+
+    @property
+    def absolute_se(self) -> np.ndarray:
+        """(T,) bootstrap standard error of the absolute distances."""
+        return self.samples.std(axis=0, ddof=1)
+
+    @property
+    def relative(self) -> np.ndarray:
+        """(T,) ``||mean Gamma - target||_F / ||target||_F``."""
+        return self.absolute / self.scale
+
+    @property
+    def relative_se(self) -> np.ndarray:
+        """(T,) bootstrap standard error of the relative distances."""
+        return self.absolute_se / self.scale
+
+    def difference(self, first: int, second: int) -> tuple[float, float]:
+        """``distance[first] - distance[second]`` (absolute) and its bootstrap SE (paired)."""
+        gap = self.samples[:, first] - self.samples[:, second]
+        return float(self.absolute[first] - self.absolute[second]), float(gap.std(ddof=1))
+
+
+def bootstrap_distances(
+    gammas, targets, *, n_boot: int = 2000, seed: int = 0
+) -> BootstrapDistances:
+    """Distances of the mean of ``gammas`` (M, d, d) to each of ``targets`` (T, d, d).
+
+    The error bars resample the M members with replacement ``n_boot`` times and recompute the
+    mean and every distance (paired across targets, so differences of distances have their
+    own SE, `BootstrapDistances.difference`).
+
+    >>> gammas = np.stack([np.eye(2) * 0.9, np.eye(2) * 1.1])
+    >>> result = bootstrap_distances(gammas, np.stack([np.eye(2), 2 * np.eye(2)]), n_boot=200)
+    >>> result.absolute.round(4).tolist(), result.relative.round(4).tolist()
+    ([0.0, 1.4142], [0.0, 0.5])
+    """
+    gammas = np.asarray(gammas, dtype=np.float64)
+    targets = np.asarray(targets, dtype=np.float64)
+    if gammas.ndim != 3 or gammas.shape[0] < 2 or targets.shape[1:] != gammas.shape[1:]:
+        raise ValueError(
+            f"gammas must be (M >= 2, d, d) and targets (T, d, d) of the same d, got shapes "
+            f"{gammas.shape} and {targets.shape}"
+        )
+    if isinstance(n_boot, bool) or not isinstance(n_boot, numbers.Integral) or n_boot < 2:
+        raise ValueError(f"n_boot must be an integer >= 2, got {n_boot!r}")
+    rng = np.random.default_rng(seed)
+    M = gammas.shape[0]
+
+    def distances(mean: np.ndarray) -> np.ndarray:  # mean (..., d, d) -> (..., T)
+        return np.linalg.norm(mean[..., None, :, :] - targets, axis=(-2, -1))
+
+    picks = rng.integers(0, M, size=(n_boot, M))  # (B, M)
+    means = gammas[picks].mean(axis=1)  # (B, d, d)
+    return BootstrapDistances(
+        absolute=distances(gammas.mean(axis=0)),
+        samples=distances(means),
+        scale=np.linalg.norm(targets, axis=(-2, -1)),
+    )
+
+
+def preconditioned_losses(
+    ensemble: TrainedEnsemble,
+    members: Mapping[str, int],
+    gammas: Mapping[str, np.ndarray],
+    *,
+    n_prompts: int,
+    debiased: bool = True,
+    seed: int = 0,
+    device: str = "cpu",
+) -> JointMonteCarloEstimate:
+    """Monte Carlo risks (2.5) of trained members and of preconditioned one-step GD, paired.
+
+    ``members``: name -> member index of ``ensemble`` (run in one forward pass per batch);
+    ``gammas``: name -> (d, d) preconditioner of `estimators.preconditioned_gd_prediction`
+    (debiased unless ``debiased=False``). All on the same ``n_prompts`` prompts of the
+    ensemble's data model, KMS covariance included (`monte_carlo_losses`).
+
+    >>> from icl_verify.numerics.ensemble import EnsembleTraining, train_ensemble
+    >>> training = EnsembleTraining(d=2, L=8, sigma2=0.1, heads=(2,), lr=3e-3, steps=20,
+    ...     batch=16, seed=0, log_every=10, checkpoint_every=0, validation_batch=64, rho=0.5)
+    >>> losses = preconditioned_losses(train_ensemble(training), {"model": 0},
+    ...                                {"I": np.eye(2)}, n_prompts=512)
+    >>> losses.names
+    ('model', 'I')
+    """
+    indices = _members(ensemble, list(members.values()))
+    names = [*members, *gammas]
+    if len(set(names)) != len(names):
+        raise ValueError(f"members and gammas must have distinct names, got {names}")
+    at = _EnsembleAtLength(ensemble.model(indices, device), ensemble.L)
+    predictors = {name: at.member(k) for k, name in enumerate(members)}
+    for name, gamma in gammas.items():
+        matrix = np.asarray(gamma, dtype=np.float64)
+        if matrix.shape != (ensemble.d, ensemble.d) or not np.isfinite(matrix).all():
+            raise ValueError(
+                f"gammas[{name!r}] must be a finite ({ensemble.d}, {ensemble.d}) matrix, "
+                f"got shape {matrix.shape}"
+            )
+        tensor = torch.as_tensor(matrix, dtype=torch.float32, device=device)
+        predictors[name] = lambda p, tensor=tensor: preconditioned_gd_prediction(
+            p.X, p.y, p.x_query, tensor, debiased=debiased
+        )
+    covariance = _covariance(ensemble, device)
+
+    def sampler(count: int, generator: torch.Generator) -> Prompts:
+        return sample_linear_regression(
+            count, ensemble.d, ensemble.L, ensemble.sigma2, generator=generator, device=device,
+            covariance=covariance,
+        )  # fmt: skip
+
+    with torch.no_grad():
+        return monte_carlo_losses(predictors, sampler, n_prompts, seed=seed, device=device)
