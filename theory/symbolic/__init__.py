@@ -12,7 +12,8 @@ terms, verified identities; `plain()` and `latex()` renderings):
 - `derive_frozen_linear_attention`: linear attention trained at L, tested at L' (§HE-5.1-LENGTH);
 - `derive_softmax_pair`: a softmax head pair emulates a linear head, (5.2) (§HE-5.1-SM2LIN);
 - `derive_normalised_activation`: two heads with a normalised activation f as debiased GD: a_f,
-  the kernel-mean step to second order (§HE-5.2-ACT).
+  the kernel-mean step to second order (§HE-5.2-ACT);
+- `derive_softmax_norm`: E L||softmax(omega X^T x_q)||^2 to O(1/L^2) and its regime (Figure 20).
 
 `DERIVATIONS` maps a name to its function and a one-line summary; `derive(name)`
 runs one. Results are cached, so a second call is free.
@@ -35,6 +36,7 @@ from icl_verify.theory.symbolic.linear_attention import (
 from icl_verify.theory.symbolic.manifold import derive_manifold, derive_single_head
 from icl_verify.theory.symbolic.normalised_attention import derive_normalised_activation
 from icl_verify.theory.symbolic.risks import derive_bayes_limit, derive_gd_risks
+from icl_verify.theory.symbolic.softmax_norm import derive_softmax_norm
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,10 @@ DERIVATIONS: dict[str, RegisteredDerivation] = {
         derive_normalised_activation,
         "normalised activation f: a_f per family, kernel-mean step 2 a omega mu [1 + O(omega^2)]",
     ),
+    "softmax_norm": RegisteredDerivation(
+        derive_softmax_norm,
+        "L ||softmax(omega X^T x_q)||^2 -> e^{omega^2 ||x_q||^2}, its 1/L and 1/L^2 terms, regime",
+    ),
 }
 
 
@@ -110,5 +116,6 @@ __all__ = [
     "derive_manifold",
     "derive_normalised_activation",
     "derive_single_head",
+    "derive_softmax_norm",
     "derive_softmax_pair",
 ]
