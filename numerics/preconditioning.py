@@ -33,6 +33,7 @@ import torch
 from icl_verify.numerics.data import Prompts, embed, kms_covariance, sample_linear_regression
 from icl_verify.numerics.ensemble import TrainedEnsemble, _EnsembleAtLength
 from icl_verify.numerics.estimators import preconditioned_gd_prediction
+from icl_verify.numerics.models import MultiHeadAttention
 from icl_verify.numerics.montecarlo import (
     RANDOMNESS_BLOCK,
     JointMonteCarloEstimate,
@@ -48,6 +49,7 @@ __all__ = [
     "fitted_preconditioners",
     "head_opposition",
     "learned_preconditioners",
+    "model_preconditioners",
     "preconditioned_losses",
 ]
 
@@ -140,16 +142,43 @@ def fitted_preconditioners(
     ((2, 2, 2), True)
     """
     members = _members(ensemble, members)
+    return model_preconditioners(
+        ensemble.model(members, device), ensemble.d, ensemble.L, ensemble.sigma2,
+        rho=ensemble.rho, n_prompts=n_prompts, seed=seed, device=device,
+    )  # fmt: skip
+
+
+def model_preconditioners(
+    model: MultiHeadAttention,
+    d: int,
+    L: int,
+    sigma2: float,
+    *,
+    rho: float = 0.0,
+    n_prompts: int,
+    seed: int = 0,
+    device: str = "cpu",
+) -> FittedPreconditioners:
+    """`fitted_preconditioners` of every member of ``model`` (e.g. built with
+    `MultiHeadAttention.from_circuits`) on prompts of (d, L, sigma2) with KMS covariates of
+    correlation ``rho`` (0: isotropic).
+
+    >>> KQ = torch.zeros(1, 2, 3, 3, dtype=torch.float64); KQ[0, 0, :2, :2] = 0.01 * torch.eye(2)
+    >>> KQ[0, 1] = -KQ[0, 0]
+    >>> OV = torch.zeros(1, 2, 3, 3, dtype=torch.float64); OV[0, 0, 2, 2], OV[0, 1, 2, 2] = 50, -50
+    >>> fit = model_preconditioners(MultiHeadAttention.from_circuits(KQ, OV), 2, 20, 0.1,
+    ...                             n_prompts=4096)
+    >>> bool(np.abs(fit.value - np.eye(2)).max() < 0.02)  # 2 mu omega I, to O(omega^2)
+    True
+    """
     n_prompts, chunk, seed, where = _validated(n_prompts, RANDOMNESS_BLOCK, seed, device)
-    model = ensemble.model(members, device)
-    d, M = ensemble.d, len(members)
-    covariance = _covariance(ensemble, where)
+    M = model.config.ensemble
+    covariance = kms_covariance(d, rho, device=where) if rho else None
 
     def sampler(count: int, generator: torch.Generator) -> Prompts:
         return sample_linear_regression(
-            count, d, ensemble.L, ensemble.sigma2, generator=generator, device=where,
-            covariance=covariance,
-        )  # fmt: skip
+            count, d, L, sigma2, generator=generator, device=where, covariance=covariance
+        )
 
     gram = torch.zeros(d * d, d * d, dtype=torch.float64, device=where)  # F^T F
     cross = torch.zeros(M, d * d, dtype=torch.float64, device=where)  # yhat^T F
