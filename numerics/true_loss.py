@@ -1,0 +1,189 @@
+"""Gradient descent on the TRUE loss of the kernel-sum model (3.2) of He et al. (2025), App. C.
+
+Appendix C (Figure 21) sets four-head training under the true loss beside gradient flow on the
+approximate loss Ltilde (4.1). The model trained here is `numerics.models.KernelSumModel`: the
+predictor (3.2) in its own coordinates (omega, mu), which is exactly what Ltilde approximates
+(Prop. 4.1), so the two dynamics share their parameters and their clock.
+
+- `conditional_risk`: the exact risk of the kernel-sum predictor given the covariates,
+  ``E[(y_hat - y_q)^2 | X, x_q] = ||X^T w - x_q||^2 / d + sigma2 ||w||^2 + sigma2`` with the
+  label weights ``w_i = sum_h mu_h softmax_i(omega_h x_i^T x_q)`` (the predictor is linear in
+  the labels; derivation in `numerics.montecarlo.LinearInLabels`). Its mean over sampled
+  covariates is the population MSE (2.5) (plain MSE, no 1/2), and its gradient an unbiased
+  stochastic gradient of it, with the label noise and beta integrated out exactly;
+- `train_true_loss`: plain SGD (no momentum) on that loss, E members from one start, each on its
+  own fresh prompts every step, float64. Step k sits at t = lr k of the gradient flow of the true
+  loss (same clock as `dynamics.gradient_flow`, which descends Ltilde as a plain MSE); the
+  members' spread is the SGD noise (about sqrt(lr / batch));
+- `true_losses`: the population loss of every logged (member, step), by Monte Carlo of
+  `conditional_risk` on shared prompts, with standard errors.
+
+Nothing here imports `theory` or `dynamics`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+
+import numpy as np
+import torch
+from icl_verify.numerics.data import sample_linear_regression
+from icl_verify.numerics.models import KernelSumModel
+
+__all__ = [
+    "TrueLossHistory",
+    "TrueLossTraining",
+    "conditional_risk",
+    "train_true_loss",
+    "true_losses",
+]
+
+LOSS_BLOCK = 2048  # prompts per block of `true_losses` (one generator stream)
+
+
+def conditional_risk(
+    omega: torch.Tensor, mu: torch.Tensor, X: torch.Tensor, x_query: torch.Tensor, sigma2: float
+) -> torch.Tensor:
+    """``E[(y_hat - y_q)^2 | X, x_q]`` of the kernel-sum predictor (3.2) per prompt (§0.2 data).
+
+    ``w_i = sum_h mu_h softmax_i(omega_h x_i^T x_q)``; the risk is ``||X^T w - x_q||^2 / d +
+    sigma2 ||w||^2 + sigma2`` (beta ~ N(0, I_d/d), label noise sigma2 on context and query).
+    Shapes: omega, mu (..., H) broadcasting against the prompt batch (...), X (..., L, d),
+    x_query (..., d) -> (...,). Differentiable in omega and mu.
+
+    >>> g = torch.Generator().manual_seed(0)
+    >>> p = sample_linear_regression(3, 5, 40, 0.1, generator=g, dtype=torch.float64)
+    >>> zero = conditional_risk(torch.zeros(1, 2), torch.zeros(1, 2), p.X, p.x_query, 0.1)
+    >>> bool((zero - (p.x_query**2).sum(-1) / 5 - 0.1).abs().max() < 1e-15)  # y_hat = 0
+    True
+    """
+    d = X.shape[-1]
+    scores = (X @ x_query[..., :, None])[..., 0]  # (..., L): s_i = x_i^T x_q
+    softmax = torch.softmax(omega[..., :, None] * scores[..., None, :], dim=-1)  # (..., H, L)
+    weights = (mu[..., :, None] * softmax).sum(dim=-2)  # (..., L): w = d y_hat / d y
+    residual = (X.mT @ weights[..., None])[..., 0] - x_query  # (..., d)
+    return (residual**2).sum(-1) / d + sigma2 * (weights**2).sum(-1) + sigma2
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrueLossTraining:
+    """What is trained, and how; its fields are the whole configuration (with the device, a
+    complete cache key via `dataclasses.asdict`)."""
+
+    d: int  # covariate dimension
+    L: int  # prompt length
+    sigma2: float  # label-noise variance
+    omega0: tuple[float, ...]  # the start's KQ scales, one per head
+    mu0: tuple[float, ...]  # the start's OV weights
+    lr: float  # SGD step: step k sits at flow time t = lr k
+    steps: int  # SGD steps
+    members: int  # E runs from the same start, each on its own prompts
+    batch: int  # fresh prompts per member per step
+    log_every: int  # (omega, mu) recorded every this many steps (and at step 0)
+    seed: int  # seed of the prompt stream
+
+
+@dataclass(frozen=True)
+class TrueLossHistory:
+    """E SGD runs on the true loss at R records (the start included), float64.
+
+    Attributes:
+        t: (R,) flow time t = lr * step.
+        omega, mu: (R, E, H) the members' KQ scales and OV weights.
+    """
+
+    t: np.ndarray
+    omega: np.ndarray
+    mu: np.ndarray
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The attributes by name (for storage); `from_arrays` inverts it."""
+        return {field.name: getattr(self, field.name) for field in fields(self)}
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray]) -> TrueLossHistory:
+        return cls(**{field.name: np.asarray(arrays[field.name]) for field in fields(cls)})
+
+
+def train_true_loss(training: TrueLossTraining, device: str = "cpu") -> TrueLossHistory:
+    """Plain SGD on the true loss of the kernel-sum model from (omega0, mu0); see the module.
+
+    Each step draws fresh covariates for every member ((E, batch) prompts) and descends
+    ``sum_e mean_b conditional_risk``, so member e takes exactly its own SGD step.
+
+    >>> training = TrueLossTraining(d=5, L=40, sigma2=0.1, omega0=(0.02, -0.03),
+    ...     mu0=(0.03, -0.02), lr=0.01, steps=20, members=2, batch=64, log_every=10, seed=0)
+    >>> history = train_true_loss(training)
+    >>> history.t.tolist(), history.omega.shape, history.mu[0, 1].tolist()
+    ([0.0, 0.1, 0.2], (3, 2, 2), [0.03, -0.02])
+    """
+    E = training.members
+    start = [
+        torch.tensor([values] * E, dtype=torch.float64)
+        for values in (training.omega0, training.mu0)
+    ]
+    model = KernelSumModel(*start).to(device)  # omega, mu: (E, H)
+    optimizer = torch.optim.SGD(model.parameters(), lr=training.lr, momentum=0.0)
+    generator = torch.Generator(device=device).manual_seed(training.seed)
+    records = [(model.omega.detach().cpu().numpy().copy(), model.mu.detach().cpu().numpy().copy())]
+    for step in range(1, training.steps + 1):
+        prompts = sample_linear_regression(
+            (E, training.batch), training.d, training.L, training.sigma2,
+            generator=generator, device=device, dtype=torch.float64,
+        )  # fmt: skip
+        risk = conditional_risk(
+            model.omega[:, None, :],
+            model.mu[:, None, :],
+            prompts.X,
+            prompts.x_query,
+            training.sigma2,
+        )  # (E, batch) fmt: skip
+        optimizer.zero_grad()
+        risk.mean(dim=1).sum().backward()
+        optimizer.step()
+        if step % training.log_every == 0:
+            records.append(
+                (model.omega.detach().cpu().numpy().copy(), model.mu.detach().cpu().numpy().copy())
+            )
+    steps = np.arange(len(records)) * training.log_every
+    return TrueLossHistory(
+        t=steps * training.lr,
+        omega=np.stack([omega for omega, _ in records]),
+        mu=np.stack([mu for _, mu in records]),
+    )
+
+
+def true_losses(
+    omega, mu, d: int, L: int, sigma2: float, n_prompts: int, *, seed: int, device: str = "cpu"
+) -> tuple[np.ndarray, np.ndarray]:
+    """Population loss (2.5) of the kernel-sum predictor at each parameter point, float64 MC.
+
+    Every point is evaluated on the same ``n_prompts`` prompts (blocks of `LOSS_BLOCK` from
+    one generator seeded by ``seed``), averaging `conditional_risk`. Args: omega, mu (..., H).
+    Returns (mean, standard error), each of shape (...).
+
+    >>> mean, se = true_losses([[0.0], [0.1]], [[0.0], [1.0]], 5, 40, 0.1, 4096, seed=0)
+    >>> round(float(mean[0]), 1), bool(mean[1] < mean[0] - 10 * se[1])  # mu = 0: 1 + sigma2
+    (1.1, True)
+    """
+    omega = torch.as_tensor(np.asarray(omega, dtype=float), device=device)
+    mu = torch.as_tensor(np.asarray(mu, dtype=float), device=device)
+    shape = omega.shape[:-1]
+    omega, mu = omega.reshape(-1, 1, omega.shape[-1]), mu.reshape(-1, 1, mu.shape[-1])  # (P, 1, H)
+    generator = torch.Generator(device=device).manual_seed(seed)
+    total = torch.zeros(omega.shape[0], dtype=torch.float64, device=device)
+    square = torch.zeros_like(total)
+    for start in range(0, n_prompts, LOSS_BLOCK):
+        size = min(LOSS_BLOCK, n_prompts - start)
+        prompts = sample_linear_regression(
+            size, d, L, sigma2, generator=generator, device=device, dtype=torch.float64
+        )
+        with torch.no_grad():
+            risk = conditional_risk(omega, mu, prompts.X, prompts.x_query, sigma2)  # (P, size)
+        total += risk.sum(dim=1)
+        square += (risk**2).sum(dim=1)
+    mean = total / n_prompts
+    variance = (square / n_prompts - mean**2).clamp(min=0.0) * n_prompts / (n_prompts - 1)
+    stderr = (variance / n_prompts).sqrt()
+    return mean.cpu().numpy().reshape(shape), stderr.cpu().numpy().reshape(shape)

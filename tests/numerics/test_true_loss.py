@@ -1,0 +1,86 @@
+"""SGD on the true loss of the kernel-sum model (numerics.true_loss), checked independently.
+
+`conditional_risk` integrates the labels out analytically; here its mean is compared with the
+plain sampled-label MSE of `kernel_sum_prediction` (Monte Carlo, a different estimator), and
+its gradient with a finite difference of that sampled MSE on common prompts.
+"""
+
+import numpy as np
+import pytest
+import torch
+from icl_verify.numerics.data import sample_linear_regression
+from icl_verify.numerics.estimators import kernel_sum_prediction
+from icl_verify.numerics.true_loss import (
+    TrueLossTraining,
+    conditional_risk,
+    train_true_loss,
+    true_losses,
+)
+
+OMEGA, MU = [0.3, -0.2, 0.05], [1.2, -0.9, 0.4]
+
+
+@pytest.fixture(scope="module")
+def prompts():
+    generator = torch.Generator().manual_seed(3)
+    return sample_linear_regression(200_000, 5, 40, 0.1, generator=generator, dtype=torch.float64)
+
+
+def test_conditional_risk_is_the_sampled_label_mse(prompts):
+    omega, mu = torch.tensor(OMEGA, dtype=torch.float64), torch.tensor(MU, dtype=torch.float64)
+    sampled = (kernel_sum_prediction(omega, mu, prompts.X, prompts.y, prompts.x_query)
+               - prompts.y_query) ** 2  # fmt: skip
+    risk = conditional_risk(omega, mu, prompts.X, prompts.x_query, 0.1)
+    difference = sampled - risk  # paired: same covariates
+    se = difference.std() / np.sqrt(difference.numel())
+    assert abs(float(difference.mean())) < 4 * float(se)
+    assert float(se) < 0.003  # the check resolves a 1% error of the loss (about 0.3)
+
+
+def test_true_losses_agrees_with_the_sampled_mse_on_independent_prompts(prompts):
+    mean, se = true_losses([OMEGA], [MU], 5, 40, 0.1, 50_000, seed=11)
+    omega, mu = torch.tensor(OMEGA, dtype=torch.float64), torch.tensor(MU, dtype=torch.float64)
+    sampled = (kernel_sum_prediction(omega, mu, prompts.X, prompts.y, prompts.x_query)
+               - prompts.y_query) ** 2  # fmt: skip
+    sampled_se = float(sampled.std()) / np.sqrt(sampled.numel())
+    assert abs(mean[0] - float(sampled.mean())) < 4 * np.hypot(se[0], sampled_se)
+
+
+def test_gradient_matches_a_finite_difference_of_the_sampled_mse(prompts):
+    """SGD's gradient (autograd of conditional_risk) vs central differences of the plain MSE."""
+    omega = torch.tensor(OMEGA, dtype=torch.float64, requires_grad=True)
+    mu = torch.tensor(MU, dtype=torch.float64)
+    conditional_risk(omega, mu, prompts.X, prompts.x_query, 0.1).mean().backward()
+    step = 1e-4
+    for h in range(3):
+        shift = torch.zeros(3, dtype=torch.float64)
+        shift[h] = step
+        up, down = (
+            (kernel_sum_prediction(omega.detach() + s, mu, prompts.X, prompts.y, prompts.x_query)
+             - prompts.y_query) ** 2 for s in (shift, -shift)
+        )  # fmt: skip
+        per_prompt = (up - down) / (2 * step)
+        se = float(per_prompt.std()) / np.sqrt(per_prompt.numel())
+        assert abs(float(per_prompt.mean()) - float(omega.grad[h])) < 4 * se + 1e-6
+
+
+def test_small_lr_sgd_follows_the_members_own_steps_and_is_reproducible():
+    training = TrueLossTraining(
+        d=5,
+        L=40,
+        sigma2=0.1,
+        omega0=(0.02, -0.03),
+        mu0=(0.03, -0.02),
+        lr=0.01,
+        steps=60,
+        members=3,
+        batch=32,
+        log_every=20,
+        seed=4,
+    )
+    first, second = train_true_loss(training), train_true_loss(training)
+    assert np.array_equal(first.omega, second.omega)
+    assert first.t.tolist() == pytest.approx([0.0, 0.2, 0.4, 0.6])
+    assert not np.allclose(first.omega[-1, 0], first.omega[-1, 1])  # own prompts per member
+    growth = np.abs(first.omega[-1]).sum(1) / np.abs(first.omega[0]).sum(1)
+    assert (growth > 1.5).all()  # Phase I growth (about e^{2 t} = 3.3 at t = 0.6)

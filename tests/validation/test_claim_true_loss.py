@@ -1,0 +1,34 @@
+"""HE-C-TRUELOSS at smoke size: SGD on the true loss against GD on L̃ from one start.
+
+The SGD and its loss are tested against the sampled-label MSE in
+tests/numerics/test_true_loss.py; here the claim's rules.
+"""
+
+import numpy as np
+from icl_verify.validation.claim import DISAGREES
+from icl_verify.validation.claims.he2025.true_loss import CLAIM_TRUELOSS, approximation_exact
+from icl_verify.validation.cli import main
+
+
+def test_smoke_contradicts_nothing_and_l_tilde_taken_as_exact_is_rejected(at_smoke):
+    params, prediction, measurement = at_smoke(CLAIM_TRUELOSS)
+    verdicts = CLAIM_TRUELOSS.verdicts(params, prediction, measurement)
+    assert DISAGREES not in verdicts.values()
+    wrong = CLAIM_TRUELOSS.verdicts(params, approximation_exact(params, prediction), measurement)
+    assert wrong["end_loss"] == DISAGREES  # the 1/(L + D) gap is resolved at smoke size
+
+
+def test_phase_one_is_slowed_by_one_over_l(at_smoke):
+    """The measured ln-norm lies nearer the slowed flow than the plain one (by ~growth/L)."""
+    params, prediction, measurement = at_smoke(CLAIM_TRUELOSS)
+    measured = measurement.values["phase_one_log_norm"].value
+    slowed = prediction.values["phase_one_log_norm"]
+    plain = approximation_exact(params, prediction).values["phase_one_log_norm"]
+    assert np.abs(measured - slowed).mean() < 0.5 * np.abs(measured - plain).mean()
+
+
+def test_a_bad_start_is_one_line_and_exit_2(tmp_path, capsys):
+    args = ["run", "HE-C-TRUELOSS", "--preset", "smoke", "--device", "cpu", "--out", str(tmp_path)]
+    assert main([*args, "--set", "init_low=0.2"]) == 2
+    err = capsys.readouterr().err
+    assert "init_low must be < init_high" in err and err.count("\n") == 1
