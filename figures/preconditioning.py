@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import numpy as np
 from icl_verify.figures.style import (
-    MEASURED,
     PALETTE,
     REFERENCE,
     new_figure,
@@ -26,14 +25,15 @@ from icl_verify.figures.style import (
 TARGET_NAMES = ("Γ*_d (debiased)", "Γ* (vanilla)", "Σ⁻¹")
 
 
-def _heatmap(axis, matrix, scale: float, title: str):
+def _heatmap(axis, matrix, scale: float, title: str, digits: int = 2):
     """One (d, d) matrix on a symmetric diverging scale, every entry written in its cell."""
     matrix = np.asarray(matrix, dtype=float)
     image = axis.imshow(matrix, cmap="RdBu_r", vmin=-scale, vmax=scale)
     d = matrix.shape[0]
     for (i, j), value in np.ndenumerate(matrix):
         colour = "white" if abs(value) > 0.6 * scale else "black"
-        axis.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=6, color=colour)
+        text = f"{value:.{digits}f}"
+        axis.text(j, i, text, ha="center", va="center", fontsize=6 - (digits > 2), color=colour)
     axis.set_xticks(range(d), [f"{k + 1}" for k in range(d)])
     axis.set_yticks(range(d), [f"{k + 1}" for k in range(d)])
     axis.grid(False)
@@ -72,7 +72,7 @@ def figure_12(params, prediction, measurement):
     for h in range(2):
         image = _heatmap(
             axes[0, h], blocks[h], scale,
-            f"KQ11 head {h + 1} (μ = {OV[h, -1, -1]:.2f})\nmember {int(data['shown'])}",
+            f"KQ11 head {h + 1} (μ = {OV[h, -1, -1]:.2f})\nmember {int(data['shown'])} (best loss)",
         )  # fmt: skip
     figure.colorbar(image, ax=axes[0, :2], shrink=0.8)
 
@@ -83,6 +83,12 @@ def figure_12(params, prediction, measurement):
         bars.bar(position + (k - 0.5) * 0.38, np.asarray(data[key]), width=0.38,
                  yerr=np.asarray(data[f"{key}_se"]), color=PALETTE[2 * k], label=label,
                  capsize=2)  # fmt: skip
+    allowance = float(prediction.figure_data["distance_allowance"])
+    bars.axhline(allowance, color=REFERENCE, linestyle="--", linewidth=1,
+                 label=f"allowance to Γ*_d ({allowance:.3f})")  # fmt: skip
+    top = max(np.max(np.asarray(data[k]) + np.asarray(data[f"{k}_se"]))
+              for k in ("distances", "fitted_distances"))  # fmt: skip
+    bars.set_ylim(0, 1.6 * top)  # room for the legend above the bars
     bars.set_xticks(position, ["Γ*_d", "Γ*", "Σ⁻¹"])
     bars.set_ylabel("‖Γ − T‖_F / ‖T‖_F")
     bars.set_title("distance of the mean Γ to T\n(± bootstrap SE over members)")
@@ -92,7 +98,7 @@ def figure_12(params, prediction, measurement):
     learned = np.asarray(data["learned_mean"])
     gap = learned - targets[0]
     _heatmap(axes[0, 3], gap, float(np.abs(gap).max()) or 1.0,
-             "Γ_eff − Γ*_d (own scale)")  # fmt: skip
+             f"mean Γ_eff − Γ*_d\n(own scale, ±{np.abs(gap).max():.3f})", digits=3)  # fmt: skip
 
     scale = float(max(np.abs(learned).max(), np.abs(targets).max()))
     panels = [(learned, "mean Γ_eff = Σ_h μ_h KQ11_h")] + [
@@ -119,7 +125,7 @@ def figure_15(params, prediction, measurement):
         (learned_inverse, "(mean Γ_eff)⁻¹"),
         (sigma, f"Σ (KMS ρ = {params.rho:g})"),
         (np.linalg.inv(targets[0]), f"(Γ*_d)⁻¹ = Σ + {noise:.3f} I"),
-        (np.linalg.inv(targets[1]), "(Γ*)⁻¹ = (1+1/L) Σ + ...I"),
+        (np.linalg.inv(targets[1]), f"(Γ*)⁻¹ = (1+1/L) Σ + {noise:.3f} I"),
     ]
     scale = float(max(np.abs(m).max() for m, _ in panels))
     for axis, (matrix, title) in zip(axes[0], panels, strict=True):
@@ -129,8 +135,4 @@ def figure_15(params, prediction, measurement):
         f"Figure 15 — inverse of the learned preconditioner (noise term (tr Σ + dσ²)/L = "
         f"{noise:.3f})\n{_caption(params, measurement)}"
     )
-    for axis in axes[0, 1:]:
-        axis.tick_params(labelleft=False)
-    axes[0, 0].set_ylabel("row", color=REFERENCE)
-    axes[0, 0].set_xlabel("column", color=MEASURED)
     return figure
