@@ -19,13 +19,14 @@ def figure_21(params, prediction, measurement):
     for axis, name, symbol in ((axes[0, 0], "omega", "ω"), (axes[0, 1], "mu", "μ")):
         for h in range(data[name].shape[1]):
             color = PALETTE[h % len(PALETTE)]
-            axis.plot(t_flow, theory[f"gd_{name}"][:, h], color=color, lw=1.2,
-                      label="L̃ flow (GD, same step)" if h == 0 else None)  # fmt: skip
+            axis.plot(t_flow, theory[f"gd_{name}"][:, h], color=color, lw=1.2)
             band = 2 * data[f"{name}_se"][:, h]
             axis.fill_between(t, data[name][:, h] - band, data[name][:, h] + band, color=color,
                               alpha=0.25, lw=0)  # fmt: skip
-            axis.plot(t, data[name][:, h], ls="none", marker=".", ms=2.5, color=color,
-                      label="true loss (SGD mean ± 2 SE)" if h == 0 else None)  # fmt: skip
+            axis.plot(t, data[name][:, h], ls="none", marker=".", ms=2.5, color=color)
+        # one colour per head; the legend names the two line styles in a neutral grey
+        axis.plot([], [], color="0.35", lw=1.2, label="L̃ flow (GD, same step)")
+        axis.plot([], [], color="0.35", ls="none", marker=".", label="true loss (SGD mean ± 2 SE)")
         if name == "omega":
             for sign in (1, -1):
                 axis.axhline(
