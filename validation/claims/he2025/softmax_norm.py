@@ -21,7 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.numerics.softmax_norm import softmax_norm_samples
 from icl_verify.theory.softmax_norm import (
     MOMENT_LIMIT,
     limit_density,
@@ -203,6 +202,8 @@ def predict_softmax_norm(params: SoftmaxNormParams) -> Prediction:
 
 def measure_softmax_norm(params: SoftmaxNormParams, runtime) -> Measurement:
     """Plain Monte Carlo of L ||p||^2 at every point: mean, SE, quantiles, log-binned histogram."""
+    from icl_verify.numerics.softmax_norm import softmax_norm_samples  # torch: only when measuring
+
     values, figure_data = {}, {}
     with numerics.single_thread():
         for k, sweep in enumerate(SWEEPS):
