@@ -31,13 +31,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.numerics.preconditioning import (
-    bootstrap_distances,
-    fitted_preconditioners,
-    head_opposition,
-    learned_preconditioners,
-    preconditioned_losses,
-)
 from icl_verify.theory.preconditioning import (
     kms_inverse,
     optimal_preconditioner,
@@ -161,6 +154,8 @@ def _opposition(ensemble, members: np.ndarray) -> tuple[float, float]:
     quarter's value (`numerics.settled_mean`'s construction, applied to matrices). A member
     still approaching the pattern (third-quarter value above the last by more than the noise)
     has the whole value as its error, as `numerics.settled_value` does: not judged yet."""
+    from icl_verify.numerics.preconditioning import head_opposition  # torch: when measured
+
     history = ensemble.KQ_history[:, members]  # (n, M, H, D, D)
     history = history[np.isfinite(history).all(axis=(1, 2, 3, 4))]
     quarter = max(1, history.shape[0] // 4)
@@ -184,6 +179,14 @@ def _opposition(ensemble, members: np.ndarray) -> tuple[float, float]:
 
 def measure_kms(params: PreconditioningParams, runtime) -> Measurement:
     """Train (or load) the members; Gamma_eff, its fit, distances, opposition and risks."""
+    # imported here, not at the top: it imports torch, and `icl-verify list` must stay light
+    from icl_verify.numerics.preconditioning import (
+        bootstrap_distances,
+        fitted_preconditioners,
+        learned_preconditioners,
+        preconditioned_losses,
+    )
+
     seed = runtime.seed % (2**62)
     ensemble = trained_ensemble(params, runtime, heads=(2,) * params.members, rho=params.rho)
     kinds = numerics.member_kinds(ensemble)
