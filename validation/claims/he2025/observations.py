@@ -93,6 +93,20 @@ def _multi_head_groups(params: TrainedParams) -> list[int]:
     return multi
 
 
+def logged_steps(steps: np.ndarray, last: float, count: int) -> np.ndarray:
+    """Indices of the logged ``steps`` nearest to ``count`` steps spaced geometrically from the
+    first positive logged step to ``last`` (each index once): the snapshots of Figures 1 and 5.
+
+    >>> logged_steps(np.arange(0, 1001, 10), 1000, 3)
+    array([  1,  10, 100])
+    """
+    positive = steps[steps > 0]
+    first = positive.min() if positive.size else 1
+    targets = np.geomspace(first, max(last, first), count)
+    nearest = np.abs(np.log(np.maximum(steps, 0.5))[:, None] - np.log(targets)).argmin(axis=0)
+    return np.unique(nearest)
+
+
 # ---------------------------------------------------------------------------------------------
 # HE-OBS1: per-head circuit patterns
 
@@ -146,11 +160,17 @@ def measure_obs1(params: Obs1Params, runtime) -> Measurement:
     values["sign_product"] = Estimate(heads.sign_product, 0.0, "bound")
     shown = [numerics.representative(ensemble, h) for h in params.show_heads]
     KQ, OV = ensemble.circuits()
+    steps = ensemble.steps
+    early = logged_steps(steps, steps[-1] / 10, 4)
     return Measurement(
         values=values,
         figure_data={
             "KQ": KQ[shown],
             "OV": OV[shown],
+            # Figure 1 (b): the shown members' circuits at early logged steps (up to T/10)
+            "early_steps": steps[early].astype(float),
+            "early_KQ": ensemble.KQ_history[early][:, shown],  # (k, M, H, D, D)
+            "early_OV": ensemble.OV_history[early][:, shown],
             "shown_heads": ensemble.heads[shown].astype(float),
             "shown_members": np.array(shown, dtype=float),
             "head_member": heads.member.astype(float),
@@ -381,6 +401,16 @@ class Obs3Params(TrainedParams):
         low=0,
         low_open=True,
     )
+    pair_omega: float = param(
+        0.13,
+        help="KQ scale of the fixed ± pair drawn in Figure 4 (right; the paper's trained value "
+        "at d=5, L=40, σ²=0.1)",
+        low=0,
+        low_open=True,
+    )
+    pair_mu: float = param(
+        3.45, help="OV weight of that fixed ± pair (the paper's 3.45)", low=0, low_open=True
+    )
 
     def validate(self) -> None:
         super().validate()
@@ -455,8 +485,10 @@ def measure_obs3(params: Obs3Params, runtime) -> Measurement:
     setting, lengths = params.setting, list(params.lengths)
     members = [numerics.representative(ensemble, h) for h in params.compare_heads]
     eta_eff = ensemble.first_order_steps(members)
+    drawn = [h for h in sorted(set(params.heads)) if h not in params.compare_heads]  # Figure 4
+    shown = members + [numerics.representative(ensemble, h) for h in drawn]
     losses = numerics.mse_by_test_length(
-        {f"member{k}": (ensemble, member) for k, member in enumerate(members)},
+        {f"member{k}": (ensemble, member) for k, member in enumerate(shown)},
         lengths,
         debiased_steps={
             **{f"dGDeff{k}": float(eta) for k, eta in enumerate(eta_eff)},
@@ -468,7 +500,7 @@ def measure_obs3(params: Obs3Params, runtime) -> Measurement:
         device=runtime.device,
         progress=runtime.show_progress,
     )
-    index = {h: k for k, h in enumerate(params.compare_heads)}  # H -> its member's k in losses
+    index = {h: k for k, h in enumerate((*params.compare_heads, *drawn))}  # H -> k in losses
 
     def curve(name: str) -> tuple[np.ndarray, np.ndarray]:
         estimates = [losses[f"{name}@{n}"] for n in lengths]
@@ -487,9 +519,10 @@ def measure_obs3(params: Obs3Params, runtime) -> Measurement:
     }
     series = {f"H{h}": f"member{k}" for h, k in index.items()}
     series |= {"dGD": "dGD", "GD": "GD", "Bayes": "Bayes"}
-    series |= {f"dGDeff{h}": f"dGDeff{k}" for h, k in index.items()}
+    series |= {f"dGDeff{h}": f"dGDeff{k}" for h, k in index.items() if h not in drawn}
     for key, name in series.items():
         figure_data[f"{key}_mean"], figure_data[f"{key}_se"] = curve(name)
+    figure_data |= _fixed_kernels(params, runtime)
     return Measurement(
         values={
             "tf_vs_dgd": Estimate(
@@ -503,6 +536,41 @@ def measure_obs3(params: Obs3Params, runtime) -> Measurement:
         },
         figure_data=figure_data,
     )
+
+
+def _fixed_kernels(params: Obs3Params, runtime) -> dict[str, np.ndarray]:
+    """Figure 4 (right), drawn only: Monte Carlo test MSE at every L' of the paper's fixed ± pair
+    (pair_omega, pair_mu) and of the single head at (1/sqrt(d), mu*(L')) of (4.12) with the test
+    L' (as the authors' plot), on the prompts of `measure_obs3` (same sampler and seed)."""
+    setting, lengths = params.setting, list(params.lengths)
+    pair_omega, pair_mu = [params.pair_omega, -params.pair_omega], [params.pair_mu, -params.pair_mu]
+    single = [
+        theory.single_head_optimum(theory.Setting(params.d, n, params.sigma2)) for n in lengths
+    ]
+    predictors = {}
+    for n, head in zip(lengths, single, strict=True):
+        predictors[f"pair@{n}"] = lambda p, n=n: numerics.kernel_sum_prediction(
+            pair_omega, pair_mu, p.X[:, :n], p.y[:, :n], p.x_query
+        )
+        predictors[f"single@{n}"] = lambda p, n=n, head=head: numerics.kernel_regression_prediction(
+            head.omega, head.mu, p.X[:, :n], p.y[:, :n], p.x_query
+        )
+
+    def sampler(count, generator):
+        return numerics.sample_linear_regression(
+            count, setting.d, max(lengths), setting.sigma2, generator=generator,
+            device=runtime.device,
+        )  # fmt: skip
+
+    losses = numerics.monte_carlo_losses(
+        predictors, sampler, params.n_prompts, seed=runtime.seed % (2**62), device=runtime.device
+    )
+    data = {}
+    for name in ("pair", "single"):
+        estimates = [losses[f"{name}@{n}"] for n in lengths]
+        data[f"{name}_mean"] = np.array([e.mean for e in estimates])
+        data[f"{name}_se"] = np.array([e.stderr for e in estimates])
+    return data
 
 
 def checks_obs3(params: Obs3Params) -> tuple[Check, ...]:
@@ -586,6 +654,9 @@ class Obs4Params(TrainedParams):
         low=0,
         low_open=True,
     )
+    snapshots: int = param(
+        6, help="logged steps whose KQ circuits are stored for Figure 5 (drawn only)", low=2
+    )
 
     def validate(self) -> None:
         super().validate()
@@ -625,6 +696,8 @@ def measure_obs4(params: Obs4Params, runtime) -> Measurement:
         ensemble, np.flatnonzero(kinds.paired), params.noise_margin
     )
     shown = [numerics.representative(ensemble, h) for h in params.show_heads]
+    steps = ensemble.steps
+    snapshots = np.unique([0, *logged_steps(steps, steps[-1], params.snapshots - 1)])
     return Measurement(
         values={
             "omega_rise_fall": Estimate(
@@ -640,6 +713,10 @@ def measure_obs4(params: Obs4Params, runtime) -> Measurement:
             "omega": ensemble.omega[:, shown],
             "mu": ensemble.mu[:, shown],
             "formed_at": dynamics.formed_at,
+            # Figure 5: the shown members' circuits at the first logged step, then geometrically
+            "snapshot_steps": steps[snapshots].astype(float),
+            "snapshot_KQ": ensemble.KQ_history[snapshots][:, shown],  # (S, M, H, D, D)
+            "snapshot_OV": ensemble.OV_history[snapshots][:, shown],
         },
     )
 

@@ -445,6 +445,7 @@ def predict_phase3(params: PhasesParams) -> Prediction:
     setting, t_end = params.setting, params.t_end
     fine = np.geomspace(t_end / 1e4, t_end, 100)
     limit = 1.0 / (1.0 + setting.kappa)
+    omega_fine = np.geomspace(params.eps / 2, 2.0 * dynamics.lambert_peak_bound(setting), 400)
     return Prediction(
         values={"slope_omega": -1 / 6, "slope_mu": 1 / 6,
                 "omega_end": float(dynamics.late_omega(setting, t_end)), "product_end": limit},
@@ -452,7 +453,10 @@ def predict_phase3(params: PhasesParams) -> Prediction:
                      "naive_omega": dynamics.naive_late_omega(setting, fine),
                      "naive_slope": -0.5,
                      "naive_omega_end": float(dynamics.naive_late_omega(setting, t_end)),
-                     "loss_floor": params.sigma2 + 1.0 - limit},  # sigma2 + kappa/(1+kappa)
+                     "loss_floor": params.sigma2 + 1.0 - limit,  # sigma2 + kappa/(1+kappa)
+                     # Figure 22 (d): mu*(omega) (B.17) over the path's range, eps to the peak
+                     "omega_fine": omega_fine,
+                     "mu_star_fine": theory.manifold_mu(omega_fine, setting)},
     )  # fmt: skip
 
 
