@@ -5,7 +5,8 @@
 - the optimal preconditioners against a numerical minimisation of the risk over the d(d+1)/2
   entries of a symmetric Gamma (scipy), to the accuracy of the optimiser's stopping point;
 - the risk against a numpy Monte Carlo of the predictors on KMS prompts (4 SE), at Gamma* and
-  at another Gamma, vanilla and debiased.
+  at another Gamma, vanilla and debiased;
+- the sympy derivation (theory.symbolic.preconditioning) against the numpy optimum.
 """
 
 import numpy as np
@@ -17,6 +18,10 @@ from icl_verify.theory.preconditioning import (
 )
 from icl_verify.theory.risks import debiased_gd_risk, gd_risk, optimal_gd
 from icl_verify.theory.setting import Setting
+from icl_verify.theory.symbolic.preconditioning import derive_preconditioned_gd, trace_sigma
+from icl_verify.theory.symbolic.symbols import L as sym_L
+from icl_verify.theory.symbolic.symbols import d as sym_d
+from icl_verify.theory.symbolic.symbols import sigma2 as sym_sigma2
 from scipy.optimize import minimize
 
 from icl_verify.covariance import check_covariance, kms_covariance
@@ -141,3 +146,17 @@ def test_bad_input_raises_one_line(call, message):
     with pytest.raises(ValueError) as error:
         call()
     assert str(error.value).startswith(message) and "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("debiased", [False, True])
+def test_symbolic_derivation_gives_the_evaluated_optimum(debiased):
+    """theory.symbolic.preconditioning's (a, b, c) and ridge, lambdified, against the numpy form."""
+    result = derive_preconditioned_gd().results
+    label = "debiased" if debiased else "vanilla"
+    values = {sym_L: SETTING.L, sym_d: SETTING.d, sym_sigma2: SETTING.sigma2,
+              trace_sigma: float(np.trace(SIGMA))}  # fmt: skip
+    a, b, c, ridge = (float(result[k].subs(values)) for k in
+                      (f"{label}_a", f"{label}_b", f"{label}_c", "ridge"))  # fmt: skip
+    derived = a * np.linalg.inv(b * SIGMA + c * ridge * np.eye(SETTING.d))
+    exact = optimal_preconditioner(SIGMA, SETTING, debiased=debiased)
+    np.testing.assert_allclose(derived, exact, rtol=0, atol=64 * U)

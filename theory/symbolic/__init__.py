@@ -14,6 +14,8 @@ terms, verified identities; `plain()` and `latex()` renderings):
 - `derive_normalised_activation`: two heads with a normalised activation f as debiased GD: a_f,
   the kernel-mean step to second order (§HE-5.2-ACT);
 - `derive_softmax_norm`: E L||softmax(omega X^T x_q)||^2 to O(1/L^2) and its regime (Figure 20).
+- `derive_preconditioned_gd`: risk and optimal preconditioners of one-step GD on N(0, Sigma),
+  vanilla and debiased (§HE-5.3-KMS, Lemma E.4).
 
 `DERIVATIONS` maps a name to its function and a one-line summary; `derive(name)`
 runs one. Results are cached, so a second call is free.
@@ -35,6 +37,7 @@ from icl_verify.theory.symbolic.linear_attention import (
 )
 from icl_verify.theory.symbolic.manifold import derive_manifold, derive_single_head
 from icl_verify.theory.symbolic.normalised_attention import derive_normalised_activation
+from icl_verify.theory.symbolic.preconditioning import derive_preconditioned_gd
 from icl_verify.theory.symbolic.risks import derive_bayes_limit, derive_gd_risks
 from icl_verify.theory.symbolic.softmax_norm import derive_softmax_norm
 
@@ -83,6 +86,10 @@ DERIVATIONS: dict[str, RegisteredDerivation] = {
         derive_softmax_norm,
         "L ||softmax(omega X^T x_q)||^2 -> e^{omega^2 ||x_q||^2}, its 1/L and 1/L^2 terms, regime",
     ),
+    "preconditioned_gd": RegisteredDerivation(
+        derive_preconditioned_gd,
+        "one-step GD on N(0, Sigma): risk and optimal preconditioners, vanilla and debiased (5.6)",
+    ),
 }
 
 
@@ -115,6 +122,7 @@ __all__ = [
     "derive_gradient",
     "derive_manifold",
     "derive_normalised_activation",
+    "derive_preconditioned_gd",
     "derive_single_head",
     "derive_softmax_norm",
     "derive_softmax_pair",
