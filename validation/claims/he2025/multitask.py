@@ -69,6 +69,12 @@ FIGURE_HEADS = {16: 1, 17: 2, 18: 4, 19: 3}  # figure number -> H (modes I, II, 
 class MultiTaskParams(TrainingParams):
     """HE-5.4-MT: one ensemble trained on K-task prompts; sigma2 is the relative noise."""
 
+    sigma2: float = param(
+        0.1,
+        help="relative label noise r: task k's context labels have noise variance r |S_k|, its "
+        "query label none (the authors' MultiTaskLinearReg)",
+        low=0,
+    )
     supports: tuple[tuple[int, ...], ...] = param(
         ((1, 2, 3, 4), (3, 4, 5, 6)),
         help="the K task supports S_k, 1-based coordinates in 1..d, written as JSON, e.g. "
@@ -224,7 +230,8 @@ def measure_mt(params: MultiTaskParams, runtime) -> Measurement:
     seed = runtime.seed % (2**62)
     ensemble = trained_ensemble(params, runtime, supports=supports)
     history = multitask_heads(ensemble.KQ_history, ensemble.OV_history, d)  # (n, E, H, ...)
-    final = multitask_heads(*ensemble.circuits(), d)  # (E, H, ...)
+    KQ, OV = ensemble.circuits()  # (E, H, D, D)
+    final = multitask_heads(KQ, OV, d)  # (E, H, ...)
     n_logs = ensemble.steps.size
     Hs = params.judged_heads
     shown = {H: numerics.representative(ensemble, H) for H in sorted(set(params.heads))}
@@ -279,7 +286,7 @@ def measure_mt(params: MultiTaskParams, runtime) -> Measurement:
         conditions = support_conditions(final.omega[m, :H], final.mu[m, :H], supports)
         figure_data |= {
             f"member_{H}": float(m),
-            f"KQ11_{H}": ensemble.circuits()[0][m, :H, :d, :d],
+            f"KQ11_{H}": KQ[m, :H, :d, :d],
             f"labels_{H}": final.labels[m, :H],
             f"omega_groups_{H}": _group_means(final.omega[m, :H], groups),
             f"mu_{H}": final.mu[m, :H],
@@ -401,7 +408,24 @@ def table_mt(params: MultiTaskParams, prediction: Prediction, measurement: Measu
             f"{on[1]} / {off[1]} |"
         )
     eta = ", ".join(f"{v:.3f}" for v in prediction.figure_data["eta_star"])
-    rows += ["", f"Optimal restricted steps η*_k = L/(L + |S_k|(1+r)) = {eta}."]
+    names = {0: "unclassified", 1: "I", 2: "II", 3: "III", 4: "IV"}
+    modes = ", ".join(
+        f"{e} (H = {H}): {names[int(code)]}"
+        for e, (H, code) in enumerate(zip(params.heads, data["modes_final"], strict=True))
+    )
+    gaps = ", ".join(
+        f"H = {H} (member {int(data[f'member_{H}'])}): {gap:.3f}"
+        for H, gap in zip(params.judged_heads, data["first_order_gap"], strict=True)
+    )
+    rows += [
+        "",
+        f"Optimal restricted steps η*_k = L/(L + |S_k|(1+r)) = {eta}.",
+        "",
+        f"Modes at the end (`numerics.multitask.multitask_mode`), member: {modes}.",
+        "",
+        f"First-order truncation (RMS gap kernel vs first-order prediction / RMS prediction): "
+        f"{gaps}.",
+    ]
     return "\n".join(rows)
 
 
