@@ -18,6 +18,11 @@
 - `patterns`: the head patterns of Observations 1, 2, 4 read off its logged history.
 - `proportions`: a fraction of independent runs with its Agresti-Coull standard error;
 - `softmax_pair`: the softmax pair (5.2) emulating a linear-attention head, its gap to it (§5.1);
+- `preconditioning`: the preconditioner a trained model on KMS covariates learned (from its
+  circuits) and applies (fitted on its predictions), bootstrap distances, paired risks (§5.3);
+- `softmax_norm`: samples of ||softmax(omega X^T x_q)||^2 (App. C, Figure 20);
+- `true_loss`: plain SGD on the true loss of the kernel-sum model (3.2), the labels integrated
+  out exactly (App. C, Figure 21);
 - `risks`: Monte Carlo risks of one-step GD and debiased GD at several steps, and of the Bayes
   predictor and tuned debiased GD extrapolated to d -> inf at fixed d/L (§4.3, Thm 4.2(iii));
 - `threads`: run torch on one CPU thread (`single_thread`, `on_one_thread`; torch-free import).
@@ -99,6 +104,16 @@ __getattr__, __dir__, __all__ = attach(
             "settled_mean",
             "settled_value",
         ),
+        "preconditioning": (
+            "BootstrapDistances",
+            "FittedPreconditioners",
+            "bootstrap_distances",
+            "fitted_preconditioners",
+            "head_opposition",
+            "learned_preconditioners",
+            "model_preconditioners",
+            "preconditioned_losses",
+        ),
         "proportions": ("proportion",),
         "risks": (
             "OneStepRisks",
@@ -107,9 +122,17 @@ __getattr__, __dir__, __all__ = attach(
             "one_step_gd_risks",
             "proportional_limit",
         ),
+        "softmax_norm": ("softmax_norm_samples",),
         "softmax_pair": ("softmax_pair_gaps",),
         "threads": ("on_one_thread", "single_thread"),
         "trainer": ("TrainConfig", "TrainingDivergedError", "TrainResult", "train"),
+        "true_loss": (
+            "TrueLossHistory",
+            "TrueLossTraining",
+            "conditional_risk",
+            "train_true_loss",
+            "true_losses",
+        ),
         "two_head": ("TwoHeadHistory", "TwoHeadTraining", "train_two_head"),
     },
 )

@@ -48,6 +48,7 @@ from icl_verify.numerics.trainer import (
 
 from icl_verify import MAX_PROMPT_LENGTH
 from icl_verify._files import write_atomic
+from icl_verify.covariance import check_rho
 from icl_verify.heads import head_types
 
 __all__ = [
@@ -93,9 +94,7 @@ class EnsembleTraining:
     supports: tuple[tuple[int, ...], ...] = ()
 
     def __post_init__(self) -> None:
-        rho = self.rho
-        if isinstance(rho, bool) or not isinstance(rho, numbers.Real) or not -1 < rho < 1:
-            raise ValueError(f"rho must be a real number in (-1, 1), got {rho!r}")
+        rho = check_rho(self.rho)
         if self.supports and rho != 0:
             raise ValueError(f"rho must be 0 for multi-task prompts (supports given), got {rho!r}")
         object.__setattr__(self, "supports", tuple(tuple(s) for s in self.supports))

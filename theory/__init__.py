@@ -15,7 +15,11 @@ The closed forms a researcher needs every day are re-exported here flat:
 - frozen one-head linear attention at a new prompt length and the softmax head pair that
   emulates a linear head, §5.1 (`linear_attention`);
 - two heads with a normalised activation f as debiased GD: a_f, the first-order, second-order
-  and kernel-mean steps, §5.2 (`normalised_attention`).
+  and kernel-mean steps, §5.2 (`normalised_attention`);
+- one-step GD preconditioned by a matrix Gamma on x ~ N(0, Sigma): its exact risk, the optimal
+  Gamma (vanilla and debiased, Lemma E.4) and the KMS inverse, §5.3 (`preconditioning`);
+- the squared norm of the softmax vector, L ||p||^2, to O(1/L^2) and its regime, App. C
+  (`softmax_norm`).
 
 `theory.symbolic` derives these formulas with sympy. Nothing here imports torch.
 """
@@ -56,6 +60,11 @@ from icl_verify.theory.normalised_attention import (
     kernel_mean_step,
     second_order_step,
 )
+from icl_verify.theory.preconditioning import (
+    kms_inverse,
+    optimal_preconditioner,
+    preconditioned_gd_risk,
+)
 from icl_verify.theory.risks import (
     BayesComparison,
     TunedRisk,
@@ -67,11 +76,19 @@ from icl_verify.theory.risks import (
     optimal_gd,
 )
 from icl_verify.theory.setting import Setting
+from icl_verify.theory.softmax_norm import (
+    NormExpansion,
+    conditional_norm_expansion,
+    limit_density,
+    softmax_norm_expansion,
+    softmax_norm_regime,
+)
 
 __all__ = [
     "ActivationCoefficients",
     "BayesComparison",
     "FrozenLinearMinimum",
+    "NormExpansion",
     "Setting",
     "SingleHeadOptimum",
     "SoftmaxPairExpansion",
@@ -82,6 +99,7 @@ __all__ = [
     "approximate_loss_hessian",
     "bayes_risk_limit",
     "compare_with_bayes",
+    "conditional_norm_expansion",
     "debiased_gd_risk",
     "dgd_gap_length_slope_bias",
     "dgd_gap_omega_slope_bias",
@@ -93,6 +111,8 @@ __all__ = [
     "gd_risk",
     "gd_risk_limit",
     "kernel_mean_step",
+    "kms_inverse",
+    "limit_density",
     "manifold_gap_limit",
     "manifold_gap_slope_bias",
     "manifold_limit_bound",
@@ -101,7 +121,11 @@ __all__ = [
     "optimal_gd",
     "optimal_mu",
     "optimal_mu_loss",
+    "optimal_preconditioner",
+    "preconditioned_gd_risk",
     "second_order_step",
     "single_head_optimum",
+    "softmax_norm_expansion",
+    "softmax_norm_regime",
     "softmax_pair_expansion",
 ]
