@@ -40,6 +40,8 @@ def test_table_2_shows_the_papers_numbers_their_arithmetic_and_the_toolkits(at_s
     assert "| paper | 1 | -0.0316 | -0.0689 | -0.0893 | -3.9911 | -7.0742 |" in table
     assert "| paper | +0.055 | +0.003 | 0.906, 0.915 / 0.009 | 0.907, 0.927 / 0.009 |" in table
     assert "| toolkit | 3 |" in table
+    assert "| H | member | mode | Σ_h μ^h_k | η_k | leakage | spread |" in table
+    assert all(f"\n| {H} | " in table for H in (1, 2, 3, 4))  # a row per H
 
 
 def test_every_figure_draws_one_member_per_h(at_smoke):

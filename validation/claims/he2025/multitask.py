@@ -63,6 +63,7 @@ from icl_verify import numerics
 PAPER = "He et al. 2025"
 PAPER_STEPS = 500_000  # the released multi-task runs (reference §HE-5.4-MT)
 FIGURE_HEADS = {16: 1, 17: 2, 18: 4, 19: 3}  # figure number -> H (modes I, II, III, IV)
+MODE_TEXT = {0: "unclassified", 1: "I", 2: "II", 3: "III", 4: "IV"}  # multitask_mode's codes
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -387,7 +388,8 @@ def table_mt(params: MultiTaskParams, prediction: Prediction, measurement: Measu
     ]
     order = [0, 2, 1]  # G1, G3, G2 as the paper's columns
     sources = [("paper", PAPER_TABLE_2.omega, PAPER_TABLE_2.mu, PAPER_TABLE_2.conditions())]
-    if "omega_groups_3" in data and len(params.task_supports) == 2:
+    released_layout = len(support_groups(params.task_supports, params.d)) == 3
+    if "omega_groups_3" in data and len(params.task_supports) == 2 and released_layout:
         omega, mu = np.asarray(data["omega_groups_3"]), np.asarray(data["mu_3"])
         group_supports = ((0, 1), (1, 2))
         sources.append(("toolkit", omega, mu, support_conditions(omega, mu, group_supports)))
@@ -408,15 +410,29 @@ def table_mt(params: MultiTaskParams, prediction: Prediction, measurement: Measu
             f"{on[1]} / {off[1]} |"
         )
     eta = ", ".join(f"{v:.3f}" for v in prediction.figure_data["eta_star"])
-    names = {0: "unclassified", 1: "I", 2: "II", 3: "III", 4: "IV"}
     modes = ", ".join(
-        f"{e} (H = {H}): {names[int(code)]}"
+        f"{e} (H = {H}): {MODE_TEXT[int(code)]}"
         for e, (H, code) in enumerate(zip(params.heads, data["modes_final"], strict=True))
     )
     gaps = ", ".join(
         f"H = {H} (member {int(data[f'member_{H}'])}): {gap:.3f}"
         for H, gap in zip(params.judged_heads, data["first_order_gap"], strict=True)
     )
+    rows += [
+        "",
+        "Per H (shown member; per task k, coordinates: step η_k = mean of Γ_k on S_k, leakage "
+        "max |Γ_k off S_k| / η_k, spread (max − min of Γ_k on S_k) / η_k):",
+        "",
+        "| H | member | mode | Σ_h μ^h_k | η_k | leakage | spread |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for H in sorted(set(params.heads)):
+        omega = np.diagonal(np.asarray(data[f"KQ11_{H}"]), axis1=-2, axis2=-1)  # (H, d)
+        c = support_conditions(omega, np.asarray(data[f"mu_{H}"]), params.task_supports)
+        columns = ((c.zero_sum, "+.3f"), (c.eta, ".3f"), (c.leakage, ".3f"), (c.spread, ".3f"))
+        cells = [", ".join(f"{v:{f}}" for v in values) for values, f in columns]
+        mode = MODE_TEXT[int(data[f"mode_{H}"])]
+        rows.append(f"| {H} | {int(data[f'member_{H}'])} | {mode} | " + " | ".join(cells) + " |")
     rows += [
         "",
         f"Optimal restricted steps η*_k = L/(L + |S_k|(1+r)) = {eta}.",
