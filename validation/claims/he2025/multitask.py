@@ -381,7 +381,8 @@ def table_mt(params: MultiTaskParams, prediction: Prediction, measurement: Measu
     data = measurement.figure_data
     rows = [
         "Table 2 (He et al. 2025, H = 3; columns ω on G1, G3, G2, μ_1, μ_2; G1 = S1\\S2, "
-        "G2 = S1∩S2, G3 = S2\\S1), the paper's beside the toolkit's H = 3 member:",
+        "G2 = S1∩S2, G3 = S2\\S1), the paper's beside the toolkit's H = 3 member (when the run "
+        "has one and two tasks with these three groups):",
         "",
         "| source | head | ω G1 | ω G3 | ω G2 | μ_1 | μ_2 |",
         "|---|---|---|---|---|---|---|",
