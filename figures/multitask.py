@@ -19,8 +19,7 @@ from icl_verify.figures.style import (
     training_text,
 )
 
-MODE_NAMES = {0: "unclassified", 1: "I", 2: "II", 3: "III", 4: "IV"}
-PAPER_MODES = {1: "I", 2: "II", 3: "IV", 4: "III"}
+from icl_verify.heads import MODE_NAMES
 
 
 def _heads_figure(params, prediction, measurement, H: int, number: int):
@@ -94,6 +93,8 @@ def _heads_figure(params, prediction, measurement, H: int, number: int):
     bars.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)
     member = int(data[f"member_{H}"])
     found = MODE_NAMES.get(int(data[f"mode_{H}"]), "?")
+    trained = sorted(set(params.heads))  # the paper's mode of each, in prediction figure_data
+    paper = MODE_NAMES[int(prediction.figure_data["paper_modes"][trained.index(H)])]
     zero_sum = ", ".join(f"{z:+.3f}" for z in np.asarray(data[f"zero_sum_{H}"]))
     bars.set_title(
         f"Γ_k per group; Σ_h μ^h_k = ({zero_sum})",
@@ -101,7 +102,7 @@ def _heads_figure(params, prediction, measurement, H: int, number: int):
     )
     figure.suptitle(
         f"HE-5.4-MT (Figure {number}): H = {H}, member {member}; mode found {found}, paper's "
-        f"{PAPER_MODES.get(H, '—')}\nsupports {[list(s) for s in params.supports]}, "
+        f"{paper}\nsupports {[list(s) for s in params.supports]}, "
         f"{setting_text(params)} (relative noise); {training_text(params)}",
         fontsize=8.5,
     )

@@ -40,16 +40,12 @@ from icl_verify.numerics.montecarlo import JointMonteCarloEstimate, monte_carlo_
 from icl_verify.heads import DUMMY_THRESHOLD
 
 __all__ = [
-    "MODE_NAMES",
     "MultiTaskHeads",
     "kernel_multitask_prediction",
     "multitask_heads",
     "multitask_losses",
     "multitask_mode",
 ]
-
-#: Names of the codes `multitask_mode` returns.
-MODE_NAMES = {0: "unclassified", 1: "I", 2: "II", 3: "III", 4: "IV"}
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,9 @@ The closed forms a researcher needs every day are re-exported here flat:
   and kernel-mean steps, §5.2 (`normalised_attention`);
 - one-step GD preconditioned by a matrix Gamma on x ~ N(0, Sigma): its exact risk, the optimal
   Gamma (vanilla and debiased, Lemma E.4) and the KMS inverse, §5.3 (`preconditioning`);
+- multi-task regression on supports S_k: the per-task first-order predictor and preconditioners
+  Gamma_k, the conditions for support-restricted debiased GD, its exact risk and optimum, the
+  arithmetic of Table 2, §5.4 (`multitask`);
 - the squared norm of the softmax vector, L ||p||^2, to O(1/L^2) and its regime, App. C
   (`softmax_norm`).
 
@@ -52,6 +55,20 @@ from icl_verify.theory.manifold import (
     manifold_loss,
     manifold_mu,
     single_head_optimum,
+)
+from icl_verify.theory.multitask import (
+    PAPER_TABLE_2,
+    GroupTable,
+    SupportConditions,
+    first_order_prediction,
+    paper_mode,
+    preconditioned_dgd_risk,
+    restricted_dgd_risk,
+    restricted_optimum,
+    shared_preconditioner,
+    support_conditions,
+    support_groups,
+    task_preconditioners,
 )
 from icl_verify.theory.normalised_attention import (
     ActivationCoefficients,
@@ -88,10 +105,13 @@ __all__ = [
     "ActivationCoefficients",
     "BayesComparison",
     "FrozenLinearMinimum",
+    "GroupTable",
     "NormExpansion",
+    "PAPER_TABLE_2",
     "Setting",
     "SingleHeadOptimum",
     "SoftmaxPairExpansion",
+    "SupportConditions",
     "TunedRisk",
     "activation_coefficients",
     "approximate_loss",
@@ -105,6 +125,7 @@ __all__ = [
     "dgd_gap_omega_slope_bias",
     "dgd_gap_rms_large_d",
     "effective_learning_rate",
+    "first_order_prediction",
     "first_order_step",
     "frozen_linear_attention_minimum",
     "frozen_linear_attention_risk",
@@ -122,10 +143,18 @@ __all__ = [
     "optimal_mu",
     "optimal_mu_loss",
     "optimal_preconditioner",
+    "paper_mode",
+    "preconditioned_dgd_risk",
     "preconditioned_gd_risk",
+    "restricted_dgd_risk",
+    "restricted_optimum",
     "second_order_step",
+    "shared_preconditioner",
     "single_head_optimum",
     "softmax_norm_expansion",
     "softmax_norm_regime",
     "softmax_pair_expansion",
+    "support_conditions",
+    "support_groups",
+    "task_preconditioners",
 ]
