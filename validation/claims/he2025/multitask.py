@@ -213,9 +213,9 @@ def measure_mt(params: MultiTaskParams, runtime) -> Measurement:
     Gamma_k and the zero-sum ratio are read at the last log with the error of
     `numerics.settled_value` over the logged history (Adam noise and drift; the zero-sum ratio
     toward 0). The error of Gamma_k adds the member's measured first-order truncation (its
-    relative RMS gap between kernel and first-order predictions) times the entry. Risks: Monte
-    Carlo MSE per task of each H's member, on the same prompts as restricted debiased GD at
-    eta*_k (the formula's check), SE of the mean.
+    relative RMS gap between kernel and first-order predictions) times the largest entry.
+    Risks: Monte Carlo MSE per task of each H's member, on the same prompts as restricted
+    debiased GD at eta*_k (the formula's check), SE of the mean.
     """
 
     supports, d = params.task_supports, params.d
@@ -255,8 +255,9 @@ def measure_mt(params: MultiTaskParams, runtime) -> Measurement:
         settled = np.array([numerics.settled_value(grouped[:, j]) for j in range(grouped.shape[1])])
         gamma_value.append(settled[:, 0])
         # the first-order reading of Gamma_k is exact only up to the member's truncation: its
-        # relative first-order gap times the entry joins the Adam noise and drift
-        gamma_error.append(settled[:, 1] + gap[i] * np.abs(settled[:, 0]))
+        # relative first-order gap (relative to the whole prediction, so times the scale of
+        # Gamma, its largest entry) joins the Adam noise and drift
+        gamma_error.append(settled[:, 1] + gap[i] * np.abs(settled[:, 0]).max())
         mu = history.mu[:, m, :H]  # (n, H, K)
         ratio = np.abs(mu.sum(axis=1)) / np.abs(mu).sum(axis=1)  # (n, K)
         for k in range(K):
@@ -333,7 +334,8 @@ def checks_mt(params: MultiTaskParams) -> tuple[Check, ...]:
                 f"{allowance:.3g} × {eta_star:.3f}. Error: Adam noise and drift of each entry "
                 f"over the logs (settled_value) plus the member's measured first-order "
                 f"truncation (RMS gap of kernel and first-order predictions over the RMS "
-                f"prediction) times the entry, as HE-5.3-KMS reads its preconditioner; where "
+                f"prediction) times the member's largest entry (the gap is relative to the "
+                f"whole prediction), as HE-5.3-KMS reads its preconditioner; where "
                 f"that error exceeds η*/L the first-order reading cannot resolve Γ_k "
                 f"(inconclusive).",
                 atol=allowance * eta_star,
