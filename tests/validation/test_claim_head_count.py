@@ -44,6 +44,22 @@ def test_an_even_split_is_the_two_head_loss_with_rescaled_gradients(n):
     )  # per head of one sign: half of the pair's derivative, 1/n of it per head
 
 
+def test_gradient_flow_from_matched_starts_shares_the_product_not_omega():
+    """The docstring's numbers: from one matched start the four-head flow of L̃ reaches the
+    two-head flow's 2 omega M at t = 1e3 but a smaller omega (about 0.89 of it)."""
+    from icl_verify.dynamics.solve import gradient_flow
+
+    ends = []
+    for n in (1, 2):
+        w = np.r_[np.full(n, 0.01), np.full(n, -0.01)]
+        m = np.r_[np.full(n, 0.02 / n), np.full(n, -0.02 / n)]
+        path = gradient_flow(w, m, SETTING, (0.0, 1e3))
+        ends.append((path.omega[-1, 0], path.mu[-1, :n].sum()))
+    (omega_2, M_2), (omega_4, M_4) = ends
+    assert 2 * omega_4 * M_4 == pytest.approx(2 * omega_2 * M_2, abs=1e-3)
+    assert omega_4 / omega_2 == pytest.approx(0.89, abs=0.01)
+
+
 def test_every_split_of_the_group_sums_has_the_manifold_minimum():
     """The group sums mu*(omega) minimise L̃ for H = 2, 4, 8 alike (any split)."""
     rng = np.random.default_rng(0)

@@ -18,14 +18,21 @@ valley toward omega -> 0, and the omega reached after a training depends on the 
 its budget ("river valley", §HE-MAN). Nor does gradient flow give the same path for every H:
 with n heads per group at one (omega, M/n), dM/dt is n times and d omega/dt 1/n times the
 two-head rate (each head's mu receives the full dLtilde/dM, each head's omega 1/n of
-dLtilde/domega), a different metric on the same landscape. "Same limiting omega" is therefore
-the paper's empirical statement about where training ends; the group sums at that omega are
-theory's (HE-MAN). Both are checked here, as relative differences to the smallest compared H.
+dLtilde/domega), a different metric on the same landscape. `dynamics.gradient_flow` from the
+matched start omega = +-0.01, group sums +-0.02 split evenly (d=5, L=40, sigma2=0.1) gives at
+t = 1e3 / 1e4 / 1e5 omega = 0.183 / 0.124 / 0.085 (H=2), 0.163 / 0.111 / 0.075 (H=4),
+0.147 / 0.099 / 0.067 (H=8): a ratio about 0.89 per doubling of H at every t (close to
+n^(-1/6)), while 2 omega M = 0.878 / 0.879 / 0.879 for all three. So the flow of Ltilde shares
+the manifold product across H but not the omega reached at a given time; Adam's per-parameter
+normalisation changes the metric again, so this does not predict the trained ratio. "Same
+limiting omega" is therefore the paper's empirical statement about where training ends; the
+group sums at that omega are theory's (HE-MAN). Both are checked here, as relative
+differences to the smallest compared H.
 
 The common scale of a member is the |mu|-weighted mean sum |omega_h mu_h| / sum |mu_h| over
 non-dummy heads (`numerics.head_count.member_scales`): with the group sums it reproduces the
 member's first-order step, and a head carrying little OV weight (still settling, HE-OBS4) moves
-it little; the plain mean is drawn beside it in Figure 13's data.
+it little (H = 8 at the end: weighted 0.157, plain mean 0.155).
 
 Checks:
 
