@@ -18,6 +18,8 @@
 - `patterns`: the head patterns of Observations 1, 2, 4 read off its logged history.
 - `proportions`: a fraction of independent runs with its Agresti-Coull standard error;
 - `softmax_pair`: the softmax pair (5.2) emulating a linear-attention head, its gap to it (§5.1);
+- `head_count`: the paired members' common KQ scale and group sums per H, the decay of dummy
+  heads (App. A.1);
 - `multitask`: the heads of a multi-task model (omega^h, the label block), its mode by a stated
   rule, the exact kernel predictor, per-task test errors beside restricted debiased GD (§5.4);
 - `preconditioning`: the preconditioner a trained model on KMS covariates learned (from its
@@ -105,6 +107,13 @@ __getattr__, __dir__, __all__ = attach(
             "pattern_dynamics",
             "settled_mean",
             "settled_value",
+        ),
+        "head_count": (
+            "DummyDecay",
+            "MemberScales",
+            "dummy_decay",
+            "member_scales",
+            "pooled_spread",
         ),
         "multitask": (
             "MultiTaskHeads",
