@@ -72,14 +72,7 @@ def fitted_steps(
     >>> steps.value.shape, bool((steps.stderr > 0).all())
     ((2,), True)
     """
-    members = list(members)
-    E = ensemble.heads.size
-    if not members or not all(
-        isinstance(e, numbers.Integral) and not isinstance(e, bool) and 0 <= e < E for e in members
-    ):
-        raise ValueError(
-            f"members must be a non-empty list of indices in 0..{E - 1}, got {members}"
-        )
+    members = ensemble.member_indices(members)
     L = ensemble.L if length is None else length
     model = ensemble.model(members, device)
     return _model_steps(

@@ -152,6 +152,25 @@ class TrainedEnsemble:
                 getattr(model, name).copy_(stored.to(torch.float32))
         return model.to(device)
 
+    def member_indices(self, members: Sequence[int]) -> list[int]:
+        """``members`` as a list of member indices; a one-line ValueError unless non-empty and
+        each in 0..E-1.
+
+        >>> from types import SimpleNamespace
+        >>> TrainedEnsemble.member_indices(SimpleNamespace(heads=np.array([1, 2])), [1, 0])
+        [1, 0]
+        """
+        members = list(members)
+        E = self.heads.size
+        if not members or not all(
+            isinstance(e, numbers.Integral) and not isinstance(e, bool) and 0 <= e < E
+            for e in members
+        ):
+            raise ValueError(
+                f"members must be a non-empty list of indices in 0..{E - 1}, got {members}"
+            )
+        return [int(e) for e in members]
+
     def circuits(self) -> tuple[np.ndarray, np.ndarray]:
         """Final KQ and OV circuits, each (E, H, D, D) float64 (inactive heads' OV is 0)."""
         model = self.model()

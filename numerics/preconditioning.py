@@ -107,18 +107,6 @@ def _covariance(ensemble: TrainedEnsemble, device) -> torch.Tensor | None:
     return kms_covariance(ensemble.d, ensemble.rho, device=device) if ensemble.rho else None
 
 
-def _members(ensemble: TrainedEnsemble, members: Sequence[int]) -> list[int]:
-    members = list(members)
-    E = ensemble.heads.size
-    if not members or not all(
-        isinstance(e, numbers.Integral) and not isinstance(e, bool) and 0 <= e < E for e in members
-    ):
-        raise ValueError(
-            f"members must be a non-empty list of indices in 0..{E - 1}, got {members}"
-        )
-    return members
-
-
 def fitted_preconditioners(
     ensemble: TrainedEnsemble,
     members: Sequence[int],
@@ -141,7 +129,7 @@ def fitted_preconditioners(
     >>> fit.value.shape, bool((fit.stderr > 0).all())
     ((2, 2, 2), True)
     """
-    members = _members(ensemble, members)
+    members = ensemble.member_indices(members)
     return model_preconditioners(
         ensemble.model(members, device), ensemble.d, ensemble.L, ensemble.sigma2,
         rho=ensemble.rho, n_prompts=n_prompts, seed=seed, device=device,
@@ -305,7 +293,7 @@ def preconditioned_losses(
     >>> losses.names
     ('model', 'I')
     """
-    indices = _members(ensemble, list(members.values()))
+    indices = ensemble.member_indices(list(members.values()))
     names = [*members, *gammas]
     if len(set(names)) != len(names):
         raise ValueError(f"members and gammas must have distinct names, got {names}")
