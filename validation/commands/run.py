@@ -221,11 +221,19 @@ def run(args) -> int:
 
 
 def verdict_table(record: RunRecord, ids: list[str]) -> str:
-    """One line per claim run: id, verdict, seconds (plain text for the terminal)."""
-    rows = [f"{'claim':<14}{'verdict':<14}{'seconds':>8}"]
+    """One line per claim run: id, verdict, seconds (plain text for the terminal).
+
+    >>> from types import SimpleNamespace as Record
+    >>> record = Record(claims=[Record(id="HE-C-SOFTMAXNORM", verdict="agrees", seconds=6.0)])
+    >>> print(verdict_table(record, ["HE-C-SOFTMAXNORM"]))
+    claim             verdict        seconds
+    HE-C-SOFTMAXNORM  agrees             6.0
+    """
+    width = max([len("claim"), *(len(claim_id) for claim_id in ids)]) + 2  # ids of any length
+    rows = [f"{'claim':<{width}}{'verdict':<14}{'seconds':>8}"]
     for claim in record.claims:
         if claim.id in ids:
-            rows.append(f"{claim.id:<14}{claim.verdict:<14}{claim.seconds:>8.1f}")
+            rows.append(f"{claim.id:<{width}}{claim.verdict:<14}{claim.seconds:>8.1f}")
     return "\n".join(rows)
 
 
