@@ -36,11 +36,11 @@ def _heads_figure(params, prediction, measurement, H: int, number: int):
     labels = np.asarray(data[f"labels_{H}"], dtype=float)  # (H, K, K)
     gamma = np.asarray(data[f"gamma_groups_{H}"], dtype=float)  # (K, G)
     K, G, d = labels.shape[-1], gamma.shape[-1], KQ.shape[-1]
-    figure, axes = new_figure(max(H, 3), 3, width=2.3, height=2.0)
-    grid = axes[2, 0].get_gridspec()
-    for axis in axes[2]:
-        axis.remove()
-    bars = figure.add_subplot(grid[2, :])
+    figure, _ = new_figure(1, 1, width=2.3 * max(H, 3), height=6.0)
+    figure.clf()  # two subfigures: circuits per head above, Gamma_k below (own layouts)
+    top, bottom = figure.subfigures(2, 1, height_ratios=(2.0, 1.0))
+    axes = top.subplots(2, max(H, 3), squeeze=False)  # (2, columns): KQ11 row, OV row
+    bars = bottom.subplots()
     kq_scale = np.abs(KQ).max() or 1.0
     ov_scale = np.abs(labels).max() or 1.0
     omega_groups = np.asarray(data[f"omega_groups_{H}"], dtype=float)  # (H, G)
@@ -63,8 +63,8 @@ def _heads_figure(params, prediction, measurement, H: int, number: int):
         kq_axis.set_title(f"head {h + 1}: KQ11", fontsize=7.5)
         kq_axis.set_xlabel(f"ω on G1, G2, ...:\n{omega}", fontsize=6.5)
         ov_axis.set_title(f"OV label block\nμ = ({mu})", fontsize=7)
-    figure.colorbar(kq_image, ax=axes[0, :], shrink=0.85, label="KQ entry")
-    figure.colorbar(ov_image, ax=axes[1, :], shrink=0.85, label="OV entry")
+    top.colorbar(kq_image, ax=axes[0, :H], shrink=0.85, label="KQ entry")
+    top.colorbar(ov_image, ax=axes[1, :H], shrink=0.85, label="OV entry")
 
     width = 0.8 / K
     positions = np.arange(G)
@@ -89,7 +89,6 @@ def _heads_figure(params, prediction, measurement, H: int, number: int):
             f"{n}\n{rule}" for n, rule in zip(names, ("S1\\S2", "S1∩S2", "S2\\S1"), strict=True)
         ]
     bars.set_xticks(positions, names)
-    bars.set_ylabel("Γ_k (group mean)")
     bars.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)
     member = int(data[f"member_{H}"])
     found = MODE_NAMES.get(int(data[f"mode_{H}"]), "?")
@@ -97,7 +96,7 @@ def _heads_figure(params, prediction, measurement, H: int, number: int):
     paper = MODE_NAMES[int(prediction.figure_data["paper_modes"][trained.index(H)])]
     zero_sum = ", ".join(f"{z:+.3f}" for z in np.asarray(data[f"zero_sum_{H}"]))
     bars.set_title(
-        f"Γ_k per group; Σ_h μ^h_k = ({zero_sum})",
+        f"Γ_k = Σ_h μ^h_k diag(ω^h), mean per coordinate group; Σ_h μ^h_k = ({zero_sum})",
         fontsize=7.5,
     )
     figure.suptitle(
