@@ -250,25 +250,49 @@ def multi_step_gd_prediction(
 # softmax kernel regressors (3.2), (4.12)
 
 
+def kernel_softmax(omega: torch.Tensor, X: torch.Tensor, x_query: torch.Tensor) -> torch.Tensor:
+    """Per-head attention weights ``softmax_i(omega_h x_i^T x_q)`` of the kernel sum (3.2).
+
+    The softmax is max-shifted (``exp(z - logsumexp z)``), so any omega is safe. Shapes:
+    omega (..., H) broadcasting against the prompt batch (...), X (..., L, d), x_query (..., d)
+    -> (..., H, L).
+
+    >>> kernel_softmax(torch.tensor([0.0]), torch.tensor([[1.0], [-1.0]]), torch.tensor([1.0]))
+    tensor([[0.5000, 0.5000]])
+    """
+    omega = torch.as_tensor(omega, dtype=X.dtype, device=X.device)
+    scores = _matvec(X, x_query)  # (..., L): s_i = x_i^T x_q
+    return torch.softmax(omega[..., :, None] * scores[..., None, :], dim=-1)  # (..., H, L)
+
+
 def kernel_head_averages(
     omega: torch.Tensor, X: torch.Tensor, y: torch.Tensor, x_query: torch.Tensor
 ) -> torch.Tensor:
     """Per-head kernel averages ``a_h = sum_i y_i softmax_i(omega_h x_i^T x_q)`` of (3.2).
 
-    The softmax is max-shifted (``exp(z - logsumexp z)``), so any omega is safe. Shapes:
-    omega (..., H) broadcasting against the prompt batch (...), X (..., L, d), y (..., L),
-    x_query (..., d) -> (..., H).
+    Shapes: omega (..., H) broadcasting against the prompt batch (...), X (..., L, d),
+    y (..., L), x_query (..., d) -> (..., H).
 
     >>> X = torch.tensor([[1.0], [-1.0]])
     >>> y, xq = torch.tensor([3.0, 5.0]), torch.tensor([1.0])
     >>> kernel_head_averages(torch.tensor([0.0, 1e4]), X, y, xq)
     tensor([4., 3.])
     """
-    omega = torch.as_tensor(omega, dtype=X.dtype, device=X.device)
-    scores = _matvec(X, x_query)  # (..., L): s_i = x_i^T x_q
-    logits = omega[..., :, None] * scores[..., None, :]  # (..., H, L)
-    weights = torch.softmax(logits, dim=-1)  # (..., H, L), max-shifted
-    return _matvec(weights, y)  # (..., H)
+    return _matvec(kernel_softmax(omega, X, x_query), y)  # (..., H)
+
+
+def kernel_sum_weights(
+    omega: torch.Tensor, mu: torch.Tensor, X: torch.Tensor, x_query: torch.Tensor
+) -> torch.Tensor:
+    """The label weights of the kernel sum (3.2), ``w_i = sum_h mu_h softmax_i(omega_h s)``:
+    the predictor is ``w^T y``. Shapes: omega, mu (..., H) -> (..., L).
+
+    >>> X, xq = torch.tensor([[1.0], [-1.0]]), torch.tensor([1.0])
+    >>> kernel_sum_weights(torch.tensor([0.0, 0.0]), torch.tensor([1.0, 3.0]), X, xq)
+    tensor([2., 2.])
+    """
+    mu = torch.as_tensor(mu, dtype=X.dtype, device=X.device)
+    return (mu[..., :, None] * kernel_softmax(omega, X, x_query)).sum(dim=-2)  # (..., L)
 
 
 def kernel_sum_prediction(

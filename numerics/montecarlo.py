@@ -264,10 +264,26 @@ def _linear_conditional_risk(
             "predictor must be linear in the labels to be wrapped in LinearInLabels, but "
             f"y_hat differs from (dy_hat/dy)^T y by up to {float(gap.max()):.3g}"
         )
-    weights = weights.double()
-    residual = (prompts.X.double().mT @ weights[..., None])[..., 0] - prompts.x_query.double()
-    sigma2 = float(setting.sigma2)
-    return (residual**2).sum(dim=-1) / setting.d + sigma2 * (weights**2).sum(dim=-1) + sigma2
+    return label_weights_risk(
+        weights.double(), prompts.X.double(), prompts.x_query.double(), float(setting.sigma2)
+    )
+
+
+def label_weights_risk(
+    weights: torch.Tensor, X: torch.Tensor, x_query: torch.Tensor, sigma2: float
+) -> torch.Tensor:
+    """``E[(w^T y - y_q)^2 | X, x_q]`` of a predictor ``w^T y`` on the data of §0.2 (see
+    `LinearInLabels` for the derivation): ``||X^T w - x_q||^2 / d + sigma2 ||w||^2 + sigma2``.
+
+    Shapes: weights (..., L), X (..., L, d), x_query (..., d) -> (...,); differentiable.
+
+    >>> X, xq = torch.eye(2), torch.tensor([1.0, 0.0])
+    >>> label_weights_risk(torch.tensor([1.0, 0.0]), X, xq, 0.1)  # w^T y = y_1: noise only
+    tensor(0.2000)
+    """
+    residual = (X.mT @ weights[..., None])[..., 0] - x_query  # (..., d)
+    d = X.shape[-1]
+    return (residual**2).sum(dim=-1) / d + sigma2 * (weights**2).sum(dim=-1) + sigma2
 
 
 def _per_prompt_losses(predictor, prompts: Prompts, setting: SettingLike | None) -> torch.Tensor:

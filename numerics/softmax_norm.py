@@ -11,16 +11,10 @@ from __future__ import annotations
 import math
 import numbers
 
-import numpy as np
 import torch
+from icl_verify.numerics.montecarlo import _block_generator, _check_int
 
 CHUNK_ELEMENTS = 2**22  # covariates (n_chunk * L * d) drawn at once
-
-
-def _check_int(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
 
 
 def softmax_norm_samples(
@@ -54,8 +48,7 @@ def softmax_norm_samples(
     out = torch.empty(n, dtype=torch.float64, device=device)  # (n,)
     for index, start in enumerate(range(0, n, chunk)):
         size = min(chunk, n - start)
-        state = np.random.SeedSequence([seed, index]).generate_state(1, dtype=np.uint64)[0]
-        generator = torch.Generator(device=device).manual_seed(int(state))
+        generator = _block_generator(seed, index, device)
         keys = torch.randn(size, L, d, generator=generator, dtype=torch.float64, device=device)
         query = torch.randn(size, d, 1, generator=generator, dtype=torch.float64, device=device)
         p = torch.softmax(float(omega) * (keys @ query).squeeze(-1), dim=-1)  # (size, L)

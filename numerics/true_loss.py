@@ -29,7 +29,9 @@ from dataclasses import dataclass, fields
 import numpy as np
 import torch
 from icl_verify.numerics.data import sample_linear_regression
+from icl_verify.numerics.estimators import kernel_sum_weights
 from icl_verify.numerics.models import KernelSumModel
+from icl_verify.numerics.montecarlo import label_weights_risk
 
 __all__ = [
     "TrueLossHistory",
@@ -58,12 +60,8 @@ def conditional_risk(
     >>> bool((zero - (p.x_query**2).sum(-1) / 5 - 0.1).abs().max() < 1e-15)  # y_hat = 0
     True
     """
-    d = X.shape[-1]
-    scores = (X @ x_query[..., :, None])[..., 0]  # (..., L): s_i = x_i^T x_q
-    softmax = torch.softmax(omega[..., :, None] * scores[..., None, :], dim=-1)  # (..., H, L)
-    weights = (mu[..., :, None] * softmax).sum(dim=-2)  # (..., L): w = d y_hat / d y
-    residual = (X.mT @ weights[..., None])[..., 0] - x_query  # (..., d)
-    return (residual**2).sum(-1) / d + sigma2 * (weights**2).sum(-1) + sigma2
+    weights = kernel_sum_weights(omega, mu, X, x_query)  # (..., L): w = d y_hat / d y
+    return label_weights_risk(weights, X, x_query, sigma2)
 
 
 @dataclass(frozen=True, kw_only=True)
