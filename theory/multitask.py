@@ -15,10 +15,10 @@ To first order in omega (reference "First order [DERIVED]"; §HE-4.10 per head),
 which is support-restricted debiased GD (A.1) when ``sum_h mu^h_k = 0`` and
 ``Gamma_k = eta_k 1_{S_k}`` (no weight off S_k): `support_conditions` reads both conditions.
 
-Risks (derived here, Monte-Carlo tested): for a diagonal ``Gamma`` (any d entries) the predictor
-``(1/L) sum_i y_i (x_i - xbar)^T Gamma x_q`` of one task (support S, s = |S|) has, with
-n = L - 1 and ``X^T P X ~ Wishart_d(n, I)`` (P the centring projector; E A_jj^2 = n(n+2),
-E A_mj^2 = n for m != j),
+Risks (Monte-Carlo tested): for a diagonal ``Gamma`` (any d entries) the predictor
+``(1/L) sum_i y_i (x_i - xbar)^T Gamma x_q`` of one task (support S, s = |S|) is preconditioned
+debiased GD (`theory.preconditioning.preconditioned_gd_risk`) with Sigma = I, beta ~ N(0,
+diag(1_S)), context noise r s and a noiseless query; with n = L - 1 its risk reads
 
     R(Gamma) = s - 2 (n/L) sum_{j in S} Gamma_j
                  + (n/L^2) [ (n+1) sum_{j in S} Gamma_j^2 + s (1+r) sum_j Gamma_j^2 ].
@@ -37,6 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from icl_verify.theory.preconditioning import preconditioned_gd_risk
 from icl_verify.theory.risks import TunedRisk, debiased_gd_risk, optimal_gd
 from icl_verify.theory.setting import Setting
 
@@ -200,8 +201,9 @@ def preconditioned_dgd_risk(gamma, support, L: int, relative_noise: float = 0.1)
     """Risk of ``(1/L) sum_i y_i (x_i - xbar)^T diag(gamma) x_q`` on one task (module formula).
 
     The task's data are those of `numerics.sample_multitask_regression` (beta ~ N(0, I_s),
-    context noise r s, noiseless query): ``R = s - 2 (n/L) sum_S gamma_j + (n/L^2) [(n+1)
-    sum_S gamma_j^2 + s (1+r) sum_j gamma_j^2]``, n = L - 1. gamma: (d,); support: indices.
+    context noise r s, noiseless query): `theory.preconditioning.preconditioned_gd_risk` with
+    that signal and noise, ``R = s - 2 (n/L) sum_S gamma_j + (n/L^2) [(n+1) sum_S gamma_j^2 +
+    s (1+r) sum_j gamma_j^2]``, n = L - 1. gamma: (d,); support: indices.
 
     >>> round(preconditioned_dgd_risk([0.9, 0.9, 0.9, 0.9, 0.0, 0.0], [0, 1, 2, 3], 48), 5)
     0.41331
@@ -213,10 +215,13 @@ def preconditioned_dgd_risk(gamma, support, L: int, relative_noise: float = 0.1)
         raise ValueError(f"gamma must be a (d,) array of diagonal entries, got shape {gamma.shape}")
     (support,) = _supports([support], gamma.size)
     _check_task(L, relative_noise)
-    s, n = len(support), L - 1
-    on = gamma[list(support)]
-    quadratic = (n + 1) * np.sum(on**2) + s * (1 + relative_noise) * np.sum(gamma**2)
-    return float(s - 2 * (n / L) * on.sum() + (n / L**2) * quadratic)
+    d, s = gamma.size, len(support)
+    mask = np.zeros(d)
+    mask[list(support)] = 1.0
+    task = Setting(d=d, L=L, sigma2=relative_noise * s)
+    return preconditioned_gd_risk(
+        np.diag(gamma), np.eye(d), task, debiased=True, signal=np.diag(mask), query_noise=False
+    )
 
 
 def restricted_dgd_risk(eta, s: int, L: int, relative_noise: float = 0.1) -> np.ndarray:

@@ -23,7 +23,11 @@ first two moments of g enter.
   the centring costs the factor (L-1)/L and removes the extra ``Sigma beta beta^T Sigma / L``
   of the vanilla second moment.
 
-Averaging over beta (``E beta beta^T = I/d``) gives, with ``t = tr(Sigma)/d + sigma2``,
+Averaging over beta with ``E beta beta^T = B`` (the conditional moments above are exact for
+every beta, so any B works; `preconditioned_gd_risk` takes it as ``signal``, e.g. one task of
+the multi-task data of §HE-5.4-MT) replaces ``Sigma^2 / d`` by ``Sigma B Sigma`` and
+``tr(Sigma)/d`` by ``tr(Sigma B)``. For the data of §0.2 (``B = I/d``), with
+``t = tr(Sigma)/d + sigma2``,
 
     risk(Gamma) = tr(Sigma)/d + sigma2 - 2 a tr(Gamma Sigma^2)/d + tr(Gamma Sigma Gamma^T M),
     M = b Sigma^2 / d + c t Sigma / L,
@@ -91,13 +95,26 @@ def optimal_preconditioner(covariance, setting: Setting, debiased: bool = False)
     return a * np.linalg.inv(b * sigma + ridge * np.eye(d))  # (d, d)
 
 
-def preconditioned_gd_risk(gamma, covariance, setting: Setting, debiased: bool = False) -> float:
+def preconditioned_gd_risk(
+    gamma,
+    covariance,
+    setting: Setting,
+    debiased: bool = False,
+    *,
+    signal=None,
+    query_noise: bool = True,
+) -> float:
     """E(y_hat - y_q)^2 of preconditioned one-step GD at Gamma, exact at finite d, L (Lemma E.4).
 
-    ``tr(Sigma)/d + sigma2 - 2 a tr(Gamma Sigma^2)/d + tr(Gamma Sigma Gamma^T M)`` with
-    ``M = b Sigma^2/d + c (tr(Sigma)/d + sigma2) Sigma / L`` and (a, b, c) = (1, 1 + 1/L, 1)
-    (vanilla) or ((L-1)/L,)*3 (debiased), as derived in the module docstring. ``gamma``: any
-    (d, d) real matrix (not necessarily symmetric).
+    ``tr(Sigma B) + sigma2 - 2 a tr(Gamma Sigma B Sigma) + tr(Gamma Sigma Gamma^T M)`` with
+    ``M = b Sigma B Sigma + c (tr(Sigma B) + sigma2) Sigma / L`` and (a, b, c) = (1, 1 + 1/L, 1)
+    (vanilla) or ((L-1)/L,)*3 (debiased), as derived in the module docstring for beta ~ N(0, B);
+    the Wishart moments it uses hold for any B. ``gamma``: any (d, d) real matrix (not
+    necessarily symmetric). ``signal``: B, (d, d), default I/d (the data of §0.2, where the risk
+    reads ``tr(Sigma)/d + ... - 2 a tr(Gamma Sigma^2)/d``); ``query_noise=False`` drops the
+    floor sigma2 of a noiseless query label. With B = diag(1_S), Sigma = I, context noise
+    r |S| and no query noise this is one task of the multi-task data (§HE-5.4-MT,
+    `theory.multitask.preconditioned_dgd_risk`).
 
     >>> from icl_verify.covariance import kms_covariance
     >>> s, sigma = Setting(d=5, L=40, sigma2=0.1), kms_covariance(5, 0.5)
@@ -108,15 +125,18 @@ def preconditioned_gd_risk(gamma, covariance, setting: Setting, debiased: bool =
     gamma = np.asarray(gamma, dtype=np.float64)
     if gamma.shape != sigma.shape or not np.isfinite(gamma).all():
         raise ValueError(f"gamma must be a finite {sigma.shape} matrix, got shape {gamma.shape}")
-    a, b, c = _coefficients(setting, debiased)
     d, L = setting.d, setting.L
-    signal = np.trace(sigma) / d + setting.sigma2  # t
-    sigma2_matrix = sigma @ sigma  # (d, d)
-    M = b * sigma2_matrix / d + c * signal * sigma / L  # (d, d)
+    B = np.eye(d) / d if signal is None else np.asarray(signal, dtype=np.float64)
+    if B.shape != sigma.shape or not np.isfinite(B).all():
+        raise ValueError(f"signal must be a finite {sigma.shape} matrix, got shape {B.shape}")
+    a, b, c = _coefficients(setting, debiased)
+    power = np.trace(sigma @ B)  # E (x^T beta)^2
+    sandwich = sigma @ B @ sigma  # (d, d)
+    M = b * sandwich + c * (power + setting.sigma2) * sigma / L  # (d, d)
     return float(
-        np.trace(sigma) / d
-        + setting.sigma2
-        - 2.0 * a * np.trace(gamma @ sigma2_matrix) / d
+        power
+        + (setting.sigma2 if query_noise else 0.0)
+        - 2.0 * a * np.trace(gamma @ sandwich)
         + np.trace(gamma @ sigma @ gamma.T @ M)
     )
 
