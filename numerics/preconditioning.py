@@ -103,8 +103,9 @@ class FittedPreconditioners:
     n: int
 
 
-def _covariance(ensemble: TrainedEnsemble, device) -> torch.Tensor | None:
-    return kms_covariance(ensemble.d, ensemble.rho, device=device) if ensemble.rho else None
+def _covariance(d: int, rho: float, device) -> torch.Tensor | None:
+    """The KMS covariance of the data model, None when isotropic (rho = 0: no matmul)."""
+    return kms_covariance(d, rho, device=device) if rho else None
 
 
 def fitted_preconditioners(
@@ -161,7 +162,7 @@ def model_preconditioners(
     """
     n_prompts, chunk, seed, where = _validated(n_prompts, RANDOMNESS_BLOCK, seed, device)
     M = model.config.ensemble
-    covariance = kms_covariance(d, rho, device=where) if rho else None
+    covariance = _covariance(d, rho, where)
 
     def sampler(count: int, generator: torch.Generator) -> Prompts:
         return sample_linear_regression(
@@ -310,7 +311,7 @@ def preconditioned_losses(
         predictors[name] = lambda p, tensor=tensor: preconditioned_gd_prediction(
             p.X, p.y, p.x_query, tensor, debiased=debiased
         )
-    covariance = _covariance(ensemble, device)
+    covariance = _covariance(ensemble.d, ensemble.rho, device)
 
     def sampler(count: int, generator: torch.Generator) -> Prompts:
         return sample_linear_regression(
