@@ -89,8 +89,13 @@ from icl_verify.validation.claim import (
     Tolerance,
     shifted,
 )
-from icl_verify.validation.claims._trained import TrainedParams, trained_ensemble, trained_presets
-from icl_verify.validation.claims.he2025.observations import _check_trained_heads, logged_steps
+from icl_verify.validation.claims._trained import (
+    TrainedParams,
+    check_trained_heads,
+    logged_steps,
+    trained_ensemble,
+    trained_presets,
+)
 from icl_verify.validation.params import ParameterError, param
 
 from icl_verify import numerics, theory
@@ -131,7 +136,7 @@ class HeadsParams(TrainedParams):
     def validate(self) -> None:
         super().validate()
         for name in ("compare_heads", "dummy_heads_of"):
-            _check_trained_heads(self, name)
+            check_trained_heads(self, name)
         if len(set(self.compare_heads)) < 2:
             raise ParameterError(
                 f"compare_heads must list at least two numbers of heads, got "

@@ -66,7 +66,13 @@ from icl_verify.validation.claim import (
     scaled,
     shifted,
 )
-from icl_verify.validation.claims._trained import TrainedParams, trained_ensemble, trained_presets
+from icl_verify.validation.claims._trained import (
+    TrainedParams,
+    check_trained_heads,
+    logged_steps,
+    trained_ensemble,
+    trained_presets,
+)
 from icl_verify.validation.params import ParameterError, param
 
 from icl_verify import numerics, theory
@@ -75,36 +81,12 @@ PAPER = "He et al. 2025"
 LENGTHS = tuple(range(10, 101, 5))  # test lengths L' of Figure 4
 
 
-def _check_trained_heads(params: TrainedParams, name: str) -> None:
-    """ParameterError unless every H listed in the field ``name`` is among the trained heads."""
-    missing = sorted(set(getattr(params, name)) - set(params.heads))
-    if missing:
-        raise ParameterError(
-            f"{name} must list numbers of heads that are trained (heads: "
-            f"{sorted(set(params.heads))}), got {list(getattr(params, name))}"
-        )
-
-
 def _multi_head_groups(params: TrainedParams) -> list[int]:
     """The trained H >= 2; ParameterError when there is none."""
     multi = sorted({h for h in params.heads if h >= 2})
     if not multi:
         raise ParameterError(f"heads must include a member with >= 2 heads, got {params.heads}")
     return multi
-
-
-def logged_steps(steps: np.ndarray, last: float, count: int) -> np.ndarray:
-    """Indices of the logged ``steps`` nearest to ``count`` steps spaced geometrically from the
-    first positive logged step to ``last`` (each index once): the snapshots of Figures 1 and 5.
-
-    >>> logged_steps(np.arange(0, 1001, 10), 1000, 3)
-    array([  1,  10, 100])
-    """
-    positive = steps[steps > 0]
-    first = positive.min() if positive.size else 1
-    targets = np.geomspace(first, max(last, first), count)
-    nearest = np.abs(np.log(np.maximum(steps, 0.5))[:, None] - np.log(targets)).argmin(axis=0)
-    return np.unique(nearest)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -126,7 +108,7 @@ class Obs1Params(TrainedParams):
 
     def validate(self) -> None:
         super().validate()
-        _check_trained_heads(self, "show_heads")
+        check_trained_heads(self, "show_heads")
 
 
 PRESETS_OBS1 = trained_presets(
@@ -414,7 +396,7 @@ class Obs3Params(TrainedParams):
 
     def validate(self) -> None:
         super().validate()
-        _check_trained_heads(self, "compare_heads")
+        check_trained_heads(self, "compare_heads")
         if 1 not in self.compare_heads or max(self.compare_heads) < 2:
             raise ParameterError(
                 f"compare_heads must include 1 and an H >= 2, got {list(self.compare_heads)}"
@@ -660,7 +642,7 @@ class Obs4Params(TrainedParams):
 
     def validate(self) -> None:
         super().validate()
-        _check_trained_heads(self, "show_heads")
+        check_trained_heads(self, "show_heads")
 
 
 PRESETS_OBS4 = trained_presets(Obs4Params, smoke={}, quick={}, paper={})
