@@ -12,7 +12,14 @@ from __future__ import annotations
 
 import numpy as np
 from icl_verify.figures.circuits import circuit_heatmaps
-from icl_verify.figures.style import MEASURED, PALETTE, REFERENCE, THEORY, new_figure
+from icl_verify.figures.style import (
+    MEASURED,
+    PALETTE,
+    REFERENCE,
+    THEORY,
+    new_figure,
+    new_subfigures,
+)
 
 from icl_verify.heads import DUMMY, head_types
 
@@ -128,9 +135,9 @@ def figure_14(params, prediction, measurement):
     snapshots, H = KQ.shape[0], KQ.shape[1]
     omega, mu, norms = data["member_omega_t"], data["member_mu_t"], data["member_kq_norm_t"]
     dummy = head_types(omega[-1], mu[-1]) == DUMMY
-    figure = new_figure(1, 1, width=2.6 * H + 4.0, height=1.7 * snapshots + 0.6)[0]
-    figure.clear()
-    left, right = figure.subfigures(1, 2, width_ratios=(2.6 * H, 4.0))
+    figure, (left, right) = new_subfigures(
+        2.6 * H + 4.0, 1.7 * snapshots + 0.6, ncols=2, width_ratios=(2.6 * H, 4.0)
+    )
     labels = [f"step {int(s)}" for s in data["snapshot_steps"]]
     circuit_heatmaps(KQ, OV, [H] * snapshots, labels, container=left)
     member = int(data["figure_member"])

@@ -23,6 +23,7 @@ from icl_verify.figures.style import (
     THEORY,
     log_ticks,
     new_figure,
+    new_subfigures,
     set_log_ticks,
     setting_text,
     training_text,
@@ -35,9 +36,9 @@ def figure_lin(params, prediction, measurement):
     KQ, OV = np.asarray(data["KQ"], dtype=float), np.asarray(data["OV"], dtype=float)  # (E, D, D)
     members = KQ.shape[0]
     eta, atol = float(theory["eta_gd"]), float(params.step_atol)
-    figure, axes = new_figure(width=11.5, height=max(5.0, 1.45 * members + 1.0))
-    axes[0, 0].remove()  # new_figure gives the house style; the panels live in subfigures
-    left, right = figure.subfigures(1, 2, width_ratios=(4.0, 7.5))
+    figure, (left, right) = new_subfigures(
+        11.5, max(5.0, 1.45 * members + 1.0), ncols=2, width_ratios=(4.0, 7.5)
+    )
     circuit_heatmaps(
         KQ[:, None],
         OV[:, None],

@@ -15,6 +15,7 @@ from icl_verify.figures.style import (
     PALETTE,
     THEORY,
     new_figure,
+    new_subfigures,
     setting_text,
     training_text,
 )
@@ -36,9 +37,8 @@ def _heads_figure(params, prediction, measurement, H: int, number: int):
     labels = np.asarray(data[f"labels_{H}"], dtype=float)  # (H, K, K)
     gamma = np.asarray(data[f"gamma_groups_{H}"], dtype=float)  # (K, G)
     K, G, d = labels.shape[-1], gamma.shape[-1], KQ.shape[-1]
-    figure, _ = new_figure(1, 1, width=2.3 * max(H, 3), height=6.0)
-    figure.clf()  # two subfigures: circuits per head above, Gamma_k below (own layouts)
-    top, bottom = figure.subfigures(2, 1, height_ratios=(2.0, 1.0))
+    # circuits per head above, Gamma_k below, each subfigure with its own layout
+    figure, (top, bottom) = new_subfigures(2.3 * max(H, 3), 6.0, nrows=2, height_ratios=(2, 1))
     axes = top.subplots(2, max(H, 3), squeeze=False)  # (2, columns): KQ11 row, OV row
     bars = bottom.subplots()
     kq_scale = np.abs(KQ).max() or 1.0

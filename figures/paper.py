@@ -23,6 +23,7 @@ from icl_verify.figures.style import (
     REFERENCE,
     THEORY,
     new_figure,
+    new_subfigures,
     setting_text,
     training_text,
 )
@@ -43,13 +44,6 @@ def _shown(data, heads: int) -> int | None:
     """The index among the shown members of the one with ``heads`` heads (None if none)."""
     found = np.flatnonzero(_a(data["shown_heads"]) == heads)
     return int(found[0]) if found.size else None
-
-
-def _subfigures(width: float, height: float, **layout):
-    """A figure in the house style split into subfigures (as `figures.linear_attention`)."""
-    figure, axes = new_figure(1, 1, width=width, height=height)
-    axes[0, 0].remove()
-    return figure, figure.subfigures(**layout)
 
 
 def _types(KQ, OV, heads: int) -> str:
@@ -74,7 +68,7 @@ def figure_1(records):
     OV = np.concatenate([_a(data["OV"])[None, member], _a(data["early_OV"])[:, member]])
     labels = [f"(a) step {int(data['steps'])}\n(end)"] + [f"(b) step {int(s)}" for s in early]
     rows = len(labels)
-    figure, (top, bottom) = _subfigures(
+    figure, (top, bottom) = new_subfigures(
         6.4, 1.55 * rows + 2.8, nrows=2, height_ratios=(1.55 * rows, 2.8)
     )
     circuit_heatmaps(
@@ -181,7 +175,7 @@ def figure_5(params, prediction, measurement):
         raise KeyError("a shown two-head member (show_heads must include 2)")
     snapshots = _a(data["snapshot_steps"])
     rows = snapshots.size
-    figure, (left, right) = _subfigures(
+    figure, (left, right) = new_subfigures(
         10.5, max(1.45 * rows, 5.0), ncols=2, width_ratios=(5.6, 4.9)
     )
     circuit_heatmaps(

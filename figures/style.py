@@ -62,6 +62,22 @@ def new_figure(ncols: int = 1, nrows: int = 1, width: float = 4.2, height: float
     return figure, axes
 
 
+def new_subfigures(width: float, height: float, **layout):
+    """A figure of ``width`` x ``height`` inches in the project style, split into subfigures
+    (``layout``: the arguments of `matplotlib.figure.Figure.subfigures`, e.g. ``nrows``,
+    ``ncols``, ``width_ratios``); returns (figure, subfigures), for panels with their own
+    layouts (heat maps beside curves).
+
+    >>> figure, (left, right) = new_subfigures(6.0, 3.0, ncols=2)
+    >>> len(figure.subfigs), len(figure.axes)
+    (2, 0)
+    >>> plt.close(figure)
+    """
+    figure, axes = new_figure(1, 1, width=width, height=height)
+    axes[0, 0].remove()
+    return figure, figure.subfigures(**layout)
+
+
 def save_figure(figure, path: Path | str, dpi: float | None = None) -> None:
     """Render `figure` as PNG to `path` atomically (temporary file, then rename) and close it."""
     from icl_verify._files import write_atomic
