@@ -27,6 +27,8 @@
 - `softmax_norm`: samples of ||softmax(omega X^T x_q)||^2 (App. C, Figure 20);
 - `true_loss`: plain SGD on the true loss of the kernel-sum model (3.2), the labels integrated
   out exactly (App. C, Figure 21);
+- `sparse_regression`: exact excess risks ``(v - w*)^T Sigma (v - w*)`` of the sparse-regression
+  estimators, GD and preprocess-then-GD along their paths (Chen, Zhao, Zou 2024 §4-5);
 - `risks`: Monte Carlo risks of one-step GD and debiased GD at several steps, and of the Bayes
   predictor and tuned debiased GD extrapolated to d -> inf at fixed d/L (§4.3, Thm 4.2(iii));
 - `threads`: run torch on one CPU thread (`single_thread`, `on_one_thread`; torch-free import).
@@ -47,6 +49,7 @@ __getattr__, __dir__, __all__ = attach(
         "data": (
             "MultiTaskPrompts",
             "Prompts",
+            "SparsePrompts",
             "embed",
             "kms_covariance",
             "sample_linear_regression",
@@ -55,6 +58,9 @@ __getattr__, __dir__, __all__ = attach(
         ),
         "estimators": (
             "bayes_prediction",
+            "feature_label_correlations",
+            "gd_coefficients",
+            "gd_path",
             "gd_prediction",
             "kernel_regression_prediction",
             "kernel_sum_prediction",
@@ -133,6 +139,7 @@ __getattr__, __dir__, __all__ = attach(
             "preconditioned_losses",
         ),
         "proportions": ("proportion",),
+        "sparse_regression": ("excess_risk", "gd_excess_risks", "largest_gram_eigenvalue"),
         "risks": (
             "OneStepRisks",
             "ProportionalLimit",

@@ -32,6 +32,7 @@ from icl_verify.covariance import kms_covariance as _kms_covariance
 __all__ = [
     "Prompts",
     "MultiTaskPrompts",
+    "SparsePrompts",
     "sample_linear_regression",
     "sample_multitask_regression",
     "sample_sparse_regression",
@@ -78,6 +79,27 @@ class MultiTaskPrompts:
     y_query: torch.Tensor
     beta: torch.Tensor
     supports: tuple[tuple[int, ...], ...]
+
+
+@dataclass(frozen=True)
+class SparsePrompts:
+    """A batch of sparse-regression prompts of Chen, Zhao, Zou (2024) (2.3), batch shape ``(...)``.
+
+    n labelled examples and q queries; the prompt matrix (2.3) is `embed` of it.
+
+    Attributes:
+        X: ``(..., n, d)`` context covariates x_1..x_n.
+        y: ``(..., n)`` context labels (noisy).
+        X_query: ``(..., q, d)`` query covariates x_{n+1}..x_{n+q}.
+        y_query: ``(..., q)`` query labels (noisy, the same noise level).
+        w_star: ``(..., d)`` the s-sparse task vector.
+    """
+
+    X: torch.Tensor
+    y: torch.Tensor
+    X_query: torch.Tensor
+    y_query: torch.Tensor
+    w_star: torch.Tensor
 
 
 # ---------------------------------------------------------------------------------------------
@@ -308,44 +330,47 @@ def sample_multitask_regression(
 def sample_sparse_regression(
     batch_shape,
     d: int,
-    L: int,
+    n: int,
     s: int,
-    sigma2: float,
+    sigma: float,
     *,
+    q: int = 1,
     generator: torch.Generator,
     signal: str = "gaussian",
     device=None,
     dtype: torch.dtype = torch.float32,
     covariance: torch.Tensor | None = None,
-) -> Prompts:
-    """Sparse linear-regression prompts of Chen, Zhao, Zou (2024) §1.1 / §2.1.
+) -> SparsePrompts:
+    """Sparse linear-regression prompts of Chen, Zhao, Zou (2024) §1.1, §1.2 and §2.1.
 
     Per prompt a support S of ``s`` distinct coordinates is drawn uniformly; ``w*`` is zero off S
     and on S is ``N(0, 1)`` (``signal="gaussian"``, the experiments: ``E||w*||^2 = s``) or
     ``±1/sqrt(s)`` with fair signs (``signal="sign"``, the prior of their Theorem 5.3:
     ``||w*|| = 1``). ``x ~ N(0, Sigma)`` (identity unless ``covariance`` is given; their theory
-    takes Sigma diagonal), ``y = x^T w* + eps`` with ``eps ~ N(0, sigma2)`` on context and query
-    labels. Note sigma2 is a variance here; the paper's experiment grid is in standard
-    deviations. One query per prompt (their q = 1); ``beta`` holds ``w*``.
+    takes Sigma diagonal), ``y = x^T w* + xi`` with ``xi ~ N(0, sigma^2)`` on every label, the
+    n context labels and the q query labels. ``sigma`` is the noise standard deviation, as in
+    the paper's grid {0, 0.1, 0.2, 0.4, 0.8}.
 
     >>> g = torch.Generator().manual_seed(0)
-    >>> p = sample_sparse_regression(32, d=16, L=12, s=4, sigma2=0.0, generator=g)
-    >>> (p.beta != 0).sum(dim=-1).tolist() == [4] * 32
-    True
+    >>> p = sample_sparse_regression(32, d=16, n=12, s=4, sigma=0.1, q=4, generator=g)
+    >>> tuple(p.X.shape), tuple(p.X_query.shape), (p.w_star != 0).sum(dim=-1).tolist() == [4] * 32
+    ((32, 12, 16), (32, 4, 16), True)
     """
     batch = _batch_shape(batch_shape)
-    d, L = _positive_int("d", d), _positive_int("L", L)
+    d, n, q = _positive_int("d", d), _positive_int("n", n), _positive_int("q", q)
     s = _positive_int("s", s)
     if s > d:
         raise ValueError(f"s must be an integer in [1, d={d}], got {s}")
-    sigma2 = _nonnegative_finite("sigma2", sigma2)
+    sigma = _nonnegative_finite("sigma", sigma)
     if signal not in ("gaussian", "sign"):
         raise ValueError(f"signal must be 'gaussian' or 'sign', got {signal!r}")
     dtype = _float_dtype(dtype)
     device = _device(generator, device)
     factor = _covariance_factor(covariance, d, device, dtype)
 
-    X, x_query = _covariates(batch, L, d, factor, generator, device, dtype)
+    X = _gaussian((*batch, n + q, d), generator, device, dtype)  # (..., n+q, d)
+    if factor is not None:
+        X = X @ factor.T
     permutation = torch.rand((*batch, d), generator=generator, device=device).argsort(dim=-1)
     on_support = (permutation < s).to(dtype)  # (..., d): a uniform random s-subset
     if signal == "gaussian":
@@ -353,18 +378,21 @@ def sample_sparse_regression(
     else:
         coin = torch.randint(0, 2, (*batch, d), generator=generator, device=device)
         values = (2.0 * coin - 1.0).to(dtype) / math.sqrt(s)
-    beta = values * on_support  # (..., d)
-    noise = _gaussian((*batch, L + 1), generator, device, dtype) * math.sqrt(sigma2)
-    y = torch.einsum("...ld,...d->...l", X, beta) + noise[..., :L]
-    y_query = torch.einsum("...d,...d->...", x_query, beta) + noise[..., L]
-    return Prompts(X=X, y=y, x_query=x_query, y_query=y_query, beta=beta)
+    w_star = values * on_support  # (..., d)
+    noise = _gaussian((*batch, n + q), generator, device, dtype) * sigma  # (..., n+q)
+    y = torch.einsum("...md,...d->...m", X, w_star) + noise  # (..., n+q)
+    return SparsePrompts(
+        X=X[..., :n, :], y=y[..., :n], X_query=X[..., n:, :], y_query=y[..., n:], w_star=w_star
+    )
 
 
-def embed(prompts: Prompts | MultiTaskPrompts) -> torch.Tensor:
-    """Prompt matrix Z of He et al. (2025) (2.1): columns are tokens, the query's label slot is 0.
+def embed(prompts: Prompts | MultiTaskPrompts | SparsePrompts) -> torch.Tensor:
+    """Prompt matrix Z of He et al. (2025) (2.1) and Chen et al. (2024) (2.3): columns are tokens,
+    the queries' label slots are 0.
 
     ``Z = [[x_1 ... x_L x_q], [y_1 ... y_L 0]]`` of shape ``(..., d+1, L+1)``; for K-task
-    prompts the label rows are K, ``Z`` is ``(..., d+K, L+1)`` and the query column ends in 0_K.
+    prompts the label rows are K, ``Z`` is ``(..., d+K, L+1)`` and the query column ends in 0_K;
+    for sparse prompts with n examples and q queries, ``(..., d+1, n+q)``.
 
     >>> g = torch.Generator().manual_seed(0)
     >>> p = sample_linear_regression(2, d=3, L=4, sigma2=0.1, generator=g)
@@ -372,13 +400,18 @@ def embed(prompts: Prompts | MultiTaskPrompts) -> torch.Tensor:
     >>> tuple(Z.shape), bool((Z[:, -1, -1] == 0).all()), bool(torch.equal(Z[:, :3, -1], p.x_query))
     ((2, 4, 5), True, True)
     """
-    labels = prompts.y if isinstance(prompts, MultiTaskPrompts) else prompts.y[..., None]
-    query_label = labels.new_zeros((*labels.shape[:-2], 1, labels.shape[-1]))  # (..., 1, K)
+    if isinstance(prompts, SparsePrompts):
+        queries = prompts.X_query  # (..., q, d)
+        labels = prompts.y[..., None]  # (..., n, 1)
+    else:
+        queries = prompts.x_query[..., None, :]  # (..., 1, d)
+        labels = prompts.y if isinstance(prompts, MultiTaskPrompts) else prompts.y[..., None]
+    query_labels = labels.new_zeros((*queries.shape[:-1], labels.shape[-1]))  # (..., q, K)
     tokens = torch.cat(
         [
             torch.cat([prompts.X, labels], dim=-1),  # (..., L, d+K)
-            torch.cat([prompts.x_query[..., None, :], query_label], dim=-1),  # (..., 1, d+K)
+            torch.cat([queries, query_labels], dim=-1),  # (..., q, d+K)
         ],
         dim=-2,
-    )  # (..., L+1, d+K)
-    return tokens.transpose(-1, -2)  # (..., d+K, L+1)
+    )  # (..., L+q, d+K)
+    return tokens.transpose(-1, -2)  # (..., d+K, L+q)

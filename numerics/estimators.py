@@ -28,7 +28,9 @@ import torch
 __all__ = [
     "LassoSolution",
     "bayes_prediction",
+    "feature_label_correlations",
     "gd_coefficients",
+    "gd_path",
     "gd_prediction",
     "kernel_head_averages",
     "kernel_regression_prediction",
@@ -208,28 +210,56 @@ def preconditioned_gd_prediction(
     return _dot(_one_step_direction(X, y, debiased), _matvec(gamma, x_query))
 
 
-def gd_coefficients(X: torch.Tensor, y: torch.Tensor, eta, steps: int) -> torch.Tensor:
-    """t GD steps from ``b_0 = 0`` on ``(1/2L) ||X b - y||^2``: ``b <- b + (eta/L) X^T (y - X b)``.
+def gd_path(X: torch.Tensor, y: torch.Tensor, eta, steps) -> torch.Tensor:
+    """GD iterates from ``b_0 = 0`` on ``(1/2L) ||X b - y||^2`` at several step counts.
 
-    This is the recursion of Chen et al. (2024) eq. (4.3) (there on preprocessed covariates).
-    Shapes: X (..., L, d), y (..., L), eta a number or a tensor broadcasting against (...),
-    steps >= 0 -> (..., d).
+    The recursion ``b <- b + (eta/L) X^T (y - X b)`` of Chen et al. (2024) eq. (4.3) (there on
+    preprocessed covariates), run once up to ``max(steps)`` in its Gram form
+    ``b <- b + eta (X^T y / L - (X^T X / L) b)`` (the same iterates, cheaper when L > d) and
+    recorded at each entry of ``steps`` (non-decreasing integers >= 0). A step too large
+    for a prompt makes its iterates overflow to inf/NaN, which are returned as they are.
+    Shapes: X (..., L, d), y (..., L), eta a number or a tensor broadcasting against (...);
+    returns (..., len(steps), d).
 
     >>> X = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
-    >>> gd_coefficients(X, torch.tensor([2.0, 4.0]), eta=1.0, steps=2)
-    tensor([1.5000, 3.0000])
+    >>> gd_path(X, torch.tensor([2.0, 4.0]), eta=1.0, steps=[0, 1, 2])
+    tensor([[0.0000, 0.0000],
+            [1.0000, 2.0000],
+            [1.5000, 3.0000]])
     """
-    steps = _steps(steps)
+    steps = [_steps(t) for t in ([steps] if isinstance(steps, numbers.Integral) else list(steps))]
+    if not steps or any(a > b for a, b in zip(steps[:-1], steps[1:], strict=True)):
+        raise ValueError(f"steps must be a non-empty non-decreasing list of integers, got {steps}")
     eta = _parameter("eta", eta, X)[..., None]  # (..., 1)
     L = X.shape[-2]
+    gram = X.mT @ X / L  # (..., d, d)
+    correlation = _matvec(X.mT, y) / L  # (..., d)
     b = torch.zeros(
         torch.broadcast_shapes(X.shape[:-2], eta.shape[:-1]) + X.shape[-1:],
         dtype=X.dtype,
         device=X.device,
     )  # (..., d)
-    for _ in range(steps):
-        b = b + (eta / L) * _matvec(X.mT, y - _matvec(X, b))
-    return b
+    path, done = [], 0
+    for target in steps:
+        for _ in range(target - done):
+            b = b + eta * (correlation - _matvec(gram, b))
+        done = target
+        path.append(b)
+    return torch.stack(path, dim=-2)  # (..., len(steps), d)
+
+
+def gd_coefficients(X: torch.Tensor, y: torch.Tensor, eta, steps: int) -> torch.Tensor:
+    """t GD steps from ``b_0 = 0`` on ``(1/2L) ||X b - y||^2``: ``b <- b + (eta/L) X^T (y - X b)``.
+
+    This is the recursion of Chen et al. (2024) eq. (4.3) (there on preprocessed covariates),
+    the last iterate of `gd_path`. Shapes: X (..., L, d), y (..., L), eta a number or a tensor
+    broadcasting against (...), steps >= 0 -> (..., d).
+
+    >>> X = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    >>> gd_coefficients(X, torch.tensor([2.0, 4.0]), eta=1.0, steps=2)
+    tensor([1.5000, 3.0000])
+    """
+    return gd_path(X, y, eta, [steps])[..., 0, :]
 
 
 def multi_step_gd_prediction(
@@ -455,14 +485,26 @@ def lasso_prediction(
     return _dot(solution.coef, x_query)
 
 
+def feature_label_correlations(X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Algorithm 1 of Chen et al. (2024) (reference §3.1): ``r_hat_j = (1/n) sum_i x_ij y_i``.
+
+    ``R_hat = diag(r_hat)`` rescales every covariate, context and query: ``x_tilde = R_hat x``,
+    i.e. ``r_hat * x``. Its population value is ``r = Sigma w*``. Shapes: X (..., n, d),
+    y (..., n) -> (..., d).
+
+    >>> feature_label_correlations(torch.tensor([[1.0, 2.0], [3.0, 0.0]]), torch.tensor([1.0, 1.0]))
+    tensor([2., 1.])
+    """
+    return _matvec(X.mT, y) / X.shape[-2]
+
+
 def preprocessed_gd_prediction(
     X: torch.Tensor, y: torch.Tensor, x_query: torch.Tensor, eta, steps: int
 ) -> torch.Tensor:
     """Preprocess-then-GD of Chen et al. (2024): Algorithm 1, then t GD steps (eq. 4.3), §3.1-3.2.
 
-    Algorithm 1: ``r_hat_j = (1/n) sum_i x_ij y_i`` (n = L context examples),
-    ``R_hat = diag(r_hat)``, every covariate (context and query) becomes ``x_tilde = R_hat x``.
-    Then ``w_t`` = t steps of GD from 0 with step eta on ``(1/2n) sum_i (y_i - <w, x_tilde_i>)^2``,
+    Algorithm 1 (`feature_label_correlations`) turns every covariate into ``x_tilde = R_hat x``;
+    ``w_t`` = t steps of GD from 0 with step eta on ``(1/2n) sum_i (y_i - <w, x_tilde_i>)^2``,
     and the prediction is ``<w_t, R_hat x_q>`` (effective raw-space weight ``R_hat w_t``).
     A sensible eta is ``c / ||R_hat Sigma_hat R_hat||`` with c < 2 (reference §4.5).
     Shapes: X (..., L, d), y (..., L), x_query (..., d) -> (...,).
@@ -471,6 +513,6 @@ def preprocessed_gd_prediction(
     >>> preprocessed_gd_prediction(X, torch.tensor([2.0, 0.0]), torch.tensor([1.0, 1.0]), 1.0, 1)
     tensor(1.)
     """
-    r_hat = _matvec(X.mT, y) / X.shape[-2]  # (..., d): feature-label correlations
+    r_hat = feature_label_correlations(X, y)  # (..., d)
     X_tilde = X * r_hat[..., None, :]  # (..., L, d): rows R_hat x_i
     return _dot(gd_coefficients(X_tilde, y, eta, steps), r_hat * x_query)

@@ -8,7 +8,8 @@ A `Claim` (DESIGN.md, "The claim") knows its `Source`, a one-sentence statement,
 - `measure(params, runtime) -> Measurement`: the simulation's numbers, each an
   `Estimate` (value with its standard error or error bound);
 - `checks(params) -> tuple[Check, ...]`: which quantity is compared by which
-  agreement rule (`ZScore`, `LogLogSlope`, `Tolerance`), each with its justification;
+  agreement rule (`ZScore`, `LogLogSlope`, `Tolerance`, the one-sided `Inequality` and
+  `BoundTrend`), each with its justification;
 - `figure`: a function of `icl_verify.figures` drawing theory and measurement side
   by side from the stored numbers only, so that `icl-verify report` can redraw it
   without re-running;
@@ -286,7 +287,129 @@ class LogLogSlope:
         return _decide(discrepancy, self.atol, uncertainty, self.atol)
 
 
-Rule = ZScore | Tolerance | LogLogSlope
+def _one_sided(excess, margin, uncertainty) -> Judgement:
+    """The three-way decision for a one-sided claim ``excess <= margin``: contradicted beyond
+    margin + uncertainty, confirmed when its clearance ``margin - excess`` exceeds the
+    uncertainty, inconclusive in between."""
+    excess = np.asarray(excess, dtype=float)
+    clearance = np.maximum(margin - excess, 0.0)
+    return _decide(np.maximum(excess, 0.0), margin, uncertainty, clearance)
+
+
+_SIDES = ("at_most", "at_least")
+
+
+def _side(side: str) -> float:
+    if side not in _SIDES:
+        raise ValueError(f"side must be one of {', '.join(_SIDES)}, got {side!r}")
+    return 1.0 if side == "at_most" else -1.0
+
+
+@dataclass(frozen=True)
+class Inequality:
+    """One-sided agreement: the measured value is at most (or at least) the predicted threshold.
+
+    For statements such as "pre-gd ends lower than gd" (a gap >= 0) or "the fraction is at
+    least 1 - delta". With ``side="at_most"`` the claim is measured <= predicted + margin:
+
+        disagrees     if  measured - predicted > margin + max_z SE      (the wrong side)
+        agrees        if  predicted + margin - measured >= max_z SE     (the right side, clearly)
+        inconclusive  otherwise                                         (too close to tell)
+
+    and mirrored for ``side="at_least"`` (measured >= predicted - margin).
+
+    >>> rule = Inequality("at_least", justification="paired Monte Carlo", max_z=3)
+    >>> [rule.judge(0.0, Estimate(g, 0.1)).verdict for g in (0.5, 0.1, -0.5)]
+    ['agrees', 'inconclusive', 'disagrees']
+    """
+
+    side: str
+    justification: str
+    margin: float = 0.0
+    max_z: float = 4.0
+
+    def __post_init__(self) -> None:
+        _side(self.side)
+        _justified(self.justification)
+        _positive("margin", self.margin, allow_zero=True)
+        _positive("max_z", self.max_z)
+
+    def describe(self) -> str:
+        relation = "<=" if self.side == "at_most" else ">="
+        margin = f" {'+' if self.side == 'at_most' else '−'} {self.margin:g}" if self.margin else ""
+        return f"meas {relation} pred{margin} at {self.max_z:g}·SE"
+
+    def judge(self, predicted, measured: Estimate) -> Judgement:
+        excess = _side(self.side) * (
+            np.asarray(measured.value, dtype=float) - np.asarray(predicted, dtype=float)
+        )
+        return _one_sided(excess, self.margin, self.max_z * np.asarray(measured.error))
+
+
+@dataclass(frozen=True)
+class BoundTrend:
+    """A rate bound up to one constant: ``measured(x) <= C predicted(x)`` (an upper bound,
+    ``side="at_most"``) or ``>= c predicted(x)`` (a lower bound) for one C over the grid `x`.
+
+    For "up to constants and logs" theorems (reference chen2024 §4.5): the predicted values
+    are the full bound expression (logs included) on the grid x (e.g. sample sizes n), the
+    measured ones the risks with their standard errors. The rule fits the least-squares slope
+    of ``log(measured / predicted)`` against ``log x`` and asks that it be <= margin (an upper
+    bound: no upward trend, so one constant C serves the whole grid; decaying faster than the
+    bound is consistent) or >= -margin (a lower bound). The slope's SE propagates the
+    measurements' SEs (independent draws per grid point) through the fit; it does not count
+    the curvature of log(measured/predicted), which is what `margin` allows for. The decision
+    is `Inequality`'s.
+
+    >>> n = np.array([100.0, 300.0, 1000.0, 3000.0])
+    >>> rule = BoundTrend("at_most", x=tuple(n), margin=0.1, justification="log factors")
+    >>> risk = Estimate(2.0 / n, 0.02 / n)  # decays like 1/n
+    >>> rule.judge(n**-0.5, risk).verdict, rule.judge(n**-2.0, risk).verdict
+    ('agrees', 'disagrees')
+    """
+
+    side: str
+    x: tuple[float, ...]
+    justification: str
+    margin: float = 0.1
+    max_z: float = 4.0
+
+    def __post_init__(self) -> None:
+        _side(self.side)
+        _justified(self.justification)
+        _positive("margin", self.margin, allow_zero=True)
+        _positive("max_z", self.max_z)
+        x = np.asarray(self.x, dtype=float)
+        if x.ndim != 1 or x.size < 3 or np.any(~(x > 0)) or np.ptp(np.log(x)) == 0:
+            raise ValueError(f"x must hold >= 3 positive values, not all equal, got {self.x!r}")
+        object.__setattr__(self, "x", tuple(float(v) for v in x))
+
+    def describe(self) -> str:
+        relation, sign = ("<=", "") if self.side == "at_most" else (">=", "−")
+        bound = f"{relation} {sign}{self.margin:g} at {self.max_z:g}·SE"
+        return f"slope of log(meas/pred) vs log x {bound}"
+
+    def trend(self, predicted, measured: Estimate) -> Estimate:
+        """Slope of log(measured / predicted) against log x, with its propagated SE."""
+        log_x = np.log(np.asarray(self.x))
+        value = np.asarray(measured.value, dtype=float)
+        weights = (log_x - log_x.mean()) / np.sum((log_x - log_x.mean()) ** 2)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            log_ratio = np.log(value / np.asarray(predicted, dtype=float))
+            log_se = np.asarray(measured.error, dtype=float) / np.abs(value)
+            slope = float(np.sum(weights * log_ratio))
+            error = float(np.sqrt(np.sum((weights * log_se) ** 2)))
+        if not (math.isfinite(slope) and math.isfinite(error)):
+            return Estimate(math.nan, 0.0)  # NaN: judged a disagreement
+        return Estimate(slope, error)
+
+    def judge(self, predicted, measured: Estimate) -> Judgement:
+        slope = self.trend(predicted, measured)
+        excess = _side(self.side) * slope.value
+        return _one_sided(excess, self.margin, self.max_z * slope.error)
+
+
+Rule = ZScore | Tolerance | LogLogSlope | Inequality | BoundTrend
 
 
 @dataclass(frozen=True)

@@ -214,6 +214,27 @@ class SettingParams(Params):
         return Setting(d=self.d, L=self.L, sigma2=self.sigma2)
 
 
+@dataclass(frozen=True, kw_only=True)
+class SparseSettingParams(Params):
+    """Parameters of the Chen, Zhao, Zou (2024) data model (§2): d, s, sigma.
+
+    >>> SparseSettingParams(d=8, s=9)
+    Traceback (most recent call last):
+    ...
+    icl_verify.validation.params.ParameterError: s must be an integer in [1, d=8], got 9
+    """
+
+    d: int = param(16, help="covariate dimension d", low=1)
+    s: int = param(4, help="sparsity s: non-zero coordinates of w*", low=1)
+    sigma: float = param(
+        0.1, help="label-noise standard deviation sigma (the paper's grids are in std)", low=0
+    )
+
+    def validate(self) -> None:
+        if self.s > self.d:
+            raise ParameterError(f"s must be an integer in [1, d={self.d}], got {self.s}")
+
+
 def check_order(params: Params, low: str, high: str) -> None:
     """ParameterError unless params.low < params.high (e.g. omega_min < omega_max)."""
     a, b = getattr(params, low), getattr(params, high)

@@ -14,7 +14,8 @@ import pkgutil
 
 from icl_verify.validation.claim import Claim
 
-# The He et al. (2025) catalogue order (reference/he2025.md, sections 2-5).
+# The catalogue order: He et al. (2025) (reference/he2025.md, sections 2-5), then
+# Chen, Zhao, Zou (2024) (reference/chen2024.md, sections 3-4).
 CATALOGUE_ORDER = (
     "HE-OBS1", "HE-OBS2", "HE-OBS3", "HE-OBS4",
     "HE-P4.1", "HE-S1", "HE-S2", "HE-MAN",
@@ -22,6 +23,7 @@ CATALOGUE_ORDER = (
     "HE-B-INIT", "HE-B-PHASE1", "HE-B-PHASE2", "HE-B-PHASE3",
     "HE-5.1-LIN", "HE-5.1-SM2LIN", "HE-5.1-LENGTH", "HE-5.2-ACT",
     "HE-5.3-KMS", "HE-5.4-MT", "HE-A-HEADS", "HE-C-TRUELOSS", "HE-C-SOFTMAXNORM",
+    "CZZ-P4.1", "CZZ-P4.2", "CZZ-PREGD", "CZZ-D1", "CZZ-D2", "CZZ-T5.1", "CZZ-T5.2", "CZZ-T5.3",
 )  # fmt: skip
 
 

@@ -106,15 +106,28 @@ def test_multitask_structure_and_noise():
 
 def test_sparse_support_is_uniform_and_signals_match_the_prior():
     d, s, n = 8, 3, 20000
-    p = sample_sparse_regression(n, d, 6, s, 0.2, generator=_gen(3), dtype=torch.float64)
-    on = (p.beta != 0).double()
+    p = sample_sparse_regression(n, d, 6, s, 0.2, q=2, generator=_gen(3), dtype=torch.float64)
+    on = (p.w_star != 0).double()
     assert (on.sum(-1) == s).all()
     for j in range(d):  # each coordinate is on the support with probability s/d
         _within_4se(on[:, j], s / d)
-    _within_4se(p.beta[on.bool()] ** 2, 1.0)  # N(0, 1) on the support
-    _within_4se((p.y_query - (p.x_query * p.beta).sum(-1)) ** 2, 0.2)
+    _within_4se(p.w_star[on.bool()] ** 2, 1.0)  # N(0, 1) on the support
+    residual = p.y_query - torch.einsum("bqd,bd->bq", p.X_query, p.w_star)
+    _within_4se(residual[:, 0] ** 2, 0.2**2)  # sigma is the noise standard deviation
+    _within_4se(residual[:, 1] ** 2, 0.2**2)
+    _within_4se((p.y - torch.einsum("bnd,bd->bn", p.X, p.w_star))[:, 0] ** 2, 0.2**2)
     q = sample_sparse_regression(100, d, 6, s, 0.0, generator=_gen(4), signal="sign")
-    torch.testing.assert_close(q.beta.norm(dim=-1), torch.ones(100))  # ||w*|| = 1
+    torch.testing.assert_close(q.w_star.norm(dim=-1), torch.ones(100))  # ||w*|| = 1
+
+
+def test_sparse_prompt_matrix_is_chen_2_3():
+    # E = [[x_1 .. x_n x_{n+1} .. x_{n+q}], [y_1 .. y_n 0 .. 0]], (d+1, n+q)
+    p = sample_sparse_regression(3, 5, 7, 2, 0.1, q=4, generator=_gen(5))
+    E = embed(p)
+    assert E.shape == (3, 6, 11)
+    assert torch.equal(E[:, :5, :7], p.X.transpose(-1, -2))
+    assert torch.equal(E[:, :5, 7:], p.X_query.transpose(-1, -2))
+    assert torch.equal(E[:, 5, :7], p.y) and (E[:, 5, 7:] == 0).all()
 
 
 def test_embed_layout():
@@ -154,6 +167,10 @@ def test_embed_layout():
         ),
         (lambda g: sample_sparse_regression(4, 3, 5, 4, 0.1, generator=g), "s"),
         (lambda g: sample_sparse_regression(4, 3, 5, 2, 0.1, generator=g, signal="x"), "signal"),
+        (lambda g: sample_sparse_regression(4, 3, 5, 0, 0.1, generator=g), "s"),
+        (lambda g: sample_sparse_regression(4, 3, 0, 2, 0.1, generator=g), "n"),
+        (lambda g: sample_sparse_regression(4, 3, 5, 2, 0.1, q=0, generator=g), "q"),
+        (lambda g: sample_sparse_regression(4, 3, 5, 2, -0.1, generator=g), "sigma"),
     ],
 )
 def test_bad_arguments_raise_one_line_naming_the_parameter(call, name):

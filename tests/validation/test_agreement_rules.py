@@ -7,8 +7,10 @@ from icl_verify.validation.claim import (
     AGREES,
     DISAGREES,
     INCONCLUSIVE,
+    BoundTrend,
     Check,
     Estimate,
+    Inequality,
     LogLogSlope,
     Measurement,
     Prediction,
@@ -87,9 +89,46 @@ def test_nan_measurement_disagrees():
     assert rule.judge(1.0, Estimate(np.nan, 0.0, "bound")).verdict == DISAGREES
 
 
+def test_inequality_is_decided_by_the_clearance_in_standard_errors():
+    at_most = Inequality("at_most", justification="paired Monte Carlo", max_z=2, margin=0.1)
+    # claim: measured <= 1.0 + 0.1; SE 0.05, so 2 SE = 0.1
+    assert at_most.judge(1.0, Estimate(0.85, 0.05)).verdict == AGREES  # clearance 0.25 > 0.1
+    assert at_most.judge(1.0, Estimate(1.05, 0.05)).verdict == INCONCLUSIVE  # clearance 0.05
+    assert at_most.judge(1.0, Estimate(1.15, 0.05)).verdict == INCONCLUSIVE  # over by < 2 SE
+    assert at_most.judge(1.0, Estimate(1.25, 0.05)).verdict == DISAGREES  # over by 0.15 > 0.1
+    at_least = Inequality("at_least", justification="paired Monte Carlo", max_z=2)
+    gaps = Estimate(np.array([0.5, 0.3]), np.array([0.1, 0.1]))
+    assert at_least.judge(0.0, gaps).verdict == AGREES
+    assert at_least.judge(0.0, Estimate(np.array([0.5, -0.3]), 0.1)).verdict == DISAGREES
+    assert at_least.judge(0.0, Estimate(np.nan, 0.0)).verdict == DISAGREES
+
+
+def test_bound_trend_takes_one_constant_and_rejects_a_bound_with_the_wrong_exponent():
+    rng = np.random.default_rng(3)
+    n = np.geomspace(100, 10_000, 6)
+    # risks ~ 3 log(n) / n with 2% Monte Carlo error, against bounds of several orders
+    truth = 3 * np.log(n) / n
+    risk = Estimate(truth * (1 + 0.02 * rng.standard_normal(n.size)), 0.02 * truth)
+    upper = BoundTrend("at_most", x=tuple(n), margin=0.1, justification="log factors")
+    assert upper.judge(np.log(n) / n, risk).verdict == AGREES  # the right bound, C = 3
+    assert upper.judge(n**-0.5, risk).verdict == AGREES  # looser: decaying faster is consistent
+    assert upper.judge(n**-2.0, risk).verdict == DISAGREES  # wrong exponent: ratio grows like n
+    assert upper.trend(np.log(n) / n, risk).value == pytest.approx(0.0, abs=0.05)
+    lower = BoundTrend("at_least", x=tuple(n), margin=0.1, justification="log factors")
+    assert lower.judge(np.log(n) / n, risk).verdict == AGREES
+    assert lower.judge(n**-0.5, risk).verdict == DISAGREES  # the risk falls below c n^-1/2
+    noisy = Estimate(truth, 0.5 * truth)  # SE of the slope ~ 0.3 > margin
+    assert upper.judge(np.log(n) / n, noisy).verdict == INCONCLUSIVE
+    assert upper.judge(np.log(n) / n, Estimate(np.full(n.size, np.inf), 0.0)).verdict == DISAGREES
+
+
 @pytest.mark.parametrize(
     "make",
     [
+        lambda: Inequality("below", justification="why"),
+        lambda: Inequality("at_most", justification=" "),
+        lambda: BoundTrend("at_most", x=(1.0, 2.0), justification="why"),
+        lambda: BoundTrend("at_most", x=(1.0, 2.0, -3.0), justification="why"),
         lambda: ZScore("", rel_resolution=0.1),
         lambda: ZScore("why", max_z=-1, rel_resolution=0.1),
         lambda: ZScore("why"),
