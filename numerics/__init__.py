@@ -139,7 +139,15 @@ __getattr__, __dir__, __all__ = attach(
             "preconditioned_losses",
         ),
         "proportions": ("proportion",),
-        "sparse_regression": ("excess_risk", "gd_excess_risks", "largest_gram_eigenvalue"),
+        "sparse_regression": (
+            "TunedRisks",
+            "excess_risk",
+            "gd_excess_risks",
+            "largest_gram_eigenvalue",
+            "lasso_excess_risks",
+            "least_squares_excess_risks",
+            "oracle_tuned",
+        ),
         "risks": (
             "OneStepRisks",
             "ProportionalLimit",

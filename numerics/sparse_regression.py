@@ -12,17 +12,37 @@ that definition halves these numbers.
 
 - `excess_risk`: ``(v - w*)^T Sigma (v - w*)`` for a batch of weight vectors;
 - `gd_excess_risks`: the excess risk of t-step GD from 0 on raw or on preprocessed covariates
-  (Algorithm 1) at several t, for one step size or a grid of them, on the same prompts.
+  (Algorithm 1) at several t, for one step size or a grid of them, on the same prompts;
+- `least_squares_excess_risks`, `lasso_excess_risks`: OLS (minimum norm when d > n) and ridge,
+  and Lasso, over a grid of their regularisation in the paper's normalisation;
+- `oracle_tuned`: the risk at the grid point of lowest mean risk (the paper's "tuned" baselines,
+  reference §2.2 and §4.5), chosen on one set of prompts and, when given, reported on another.
 
 Nothing here imports `theory`.
 """
 
 from __future__ import annotations
 
-import torch
-from icl_verify.numerics.estimators import feature_label_correlations, gd_path
+import math
+from dataclasses import dataclass
 
-__all__ = ["excess_risk", "gd_excess_risks", "largest_gram_eigenvalue"]
+import torch
+from icl_verify.numerics.estimators import (
+    feature_label_correlations,
+    gd_path,
+    lasso_coefficients,
+    least_squares_coefficients,
+)
+
+__all__ = [
+    "TunedRisks",
+    "excess_risk",
+    "gd_excess_risks",
+    "largest_gram_eigenvalue",
+    "lasso_excess_risks",
+    "least_squares_excess_risks",
+    "oracle_tuned",
+]
 
 
 def excess_risk(v: torch.Tensor, w_star: torch.Tensor, covariance=None) -> torch.Tensor:
@@ -95,3 +115,105 @@ def gd_excess_risks(
     if scales is not None:
         path = path * scales[..., None, :]  # effective raw-space weights R_hat w_tilde^t
     return excess_risk(path, w_star[..., None, :], covariance)  # (..., T)
+
+
+def least_squares_excess_risks(
+    X: torch.Tensor, y: torch.Tensor, w_star: torch.Tensor, lambdas=(0.0,), covariance=None
+) -> torch.Tensor:
+    """Excess risks of ridge ``w_lambda = (Sigma_hat + lambda I)^{-1} X^T y / n`` at each lambda
+    (Chen et al. 2024 Thm 5.3, reference §4.4; lambda = 0 is OLS, minimum norm when d > n).
+
+    lambda is in the paper's normalisation (``Sigma_hat = X^T X / n``), i.e. the unnormalised
+    ridge of `estimators.least_squares_coefficients` with ``n lambda``. Shapes: X (..., n, d),
+    y (..., n), w_star (..., d), lambdas (K,) -> (K, ...).
+
+    >>> X = torch.eye(2, dtype=torch.float64)
+    >>> least_squares_excess_risks(X, torch.tensor([2.0, 0.0], dtype=torch.float64),
+    ...                            torch.tensor([1.0, 0.0], dtype=torch.float64), [0.0, 0.5])
+    tensor([1., 0.], dtype=torch.float64)
+    """
+    n = X.shape[-2]
+    return torch.stack(
+        [
+            excess_risk(least_squares_coefficients(X, y, n * float(lam)), w_star, covariance)
+            for lam in lambdas
+        ]
+    )  # (K, ...)
+
+
+def lasso_excess_risks(
+    X: torch.Tensor,
+    y: torch.Tensor,
+    w_star: torch.Tensor,
+    alphas,
+    covariance=None,
+    *,
+    tol: float = 1e-8,
+    max_iter: int = 20_000,
+) -> torch.Tensor:
+    """Excess risks of the Lasso ``argmin_b (1/2n) ||X b - y||^2 + alpha ||b||_1`` at each alpha
+    (Chen et al. 2024 §2.2 and the s/n rate of §5 discussion, reference §4.4), by
+    `estimators.lasso_coefficients` (FISTA, stopped at KKT violation <= tol; raises if a
+    solve does not get there). Shapes: X (..., n, d), y (..., n), w_star (..., d),
+    alphas (K,) -> (K, ...).
+
+    >>> X = torch.eye(2, dtype=torch.float64) * 2 ** 0.5  # X^T X / n = I
+    >>> y = torch.tensor([2.0, 0.2], dtype=torch.float64) * 2 ** 0.5
+    >>> lasso_excess_risks(X, y, torch.tensor([1.5, 0.0], dtype=torch.float64), [0.5])
+    tensor([0.], dtype=torch.float64)
+    """
+    risks = []
+    for alpha in alphas:
+        solution = lasso_coefficients(X, y, float(alpha), tol=tol, max_iter=max_iter)
+        if not solution.converged:
+            raise RuntimeError(
+                f"Lasso at alpha={float(alpha):g} stopped with KKT violation "
+                f"{solution.kkt_violation:.3g} > tol={tol:g} after {solution.iterations} iterations"
+            )
+        risks.append(excess_risk(solution.coef, w_star, covariance))
+    return torch.stack(risks)  # (K, ...)
+
+
+@dataclass(frozen=True, eq=False)
+class TunedRisks:
+    """Excess risks at the oracle-tuned grid point (reference chen2024 §4.5).
+
+    Attributes:
+        index: the chosen grid point, an index into the grid axes.
+        risks: (N,) per-prompt excess risks there, on the evaluation prompts.
+        grid_means: (grid...) mean excess risk of every grid point on the tuning prompts
+            (inf where some prompt diverged).
+    """
+
+    index: tuple[int, ...]
+    risks: torch.Tensor
+    grid_means: torch.Tensor
+
+    @property
+    def mean(self) -> float:
+        return float(self.risks.mean())
+
+    @property
+    def se(self) -> float:
+        """Standard error of `mean` over the evaluation prompts."""
+        n = self.risks.numel()
+        return float(self.risks.std()) / math.sqrt(n) if n > 1 else math.inf
+
+
+def oracle_tuned(risks: torch.Tensor, held_out: torch.Tensor | None = None) -> TunedRisks:
+    """The grid point of lowest mean excess risk, and the risks there (the paper's tuning rule).
+
+    ``risks`` has the grid axes first and the prompts last, (grid..., N); the point is chosen
+    on it. ``held_out`` (grid..., N'), risks of the same grid on independent prompts, is
+    where the chosen point's risks are then read, so the reported mean carries no selection
+    bias; without it they are read on ``risks`` itself.
+
+    >>> tuned = oracle_tuned(torch.tensor([[3.0, 5.0], [1.0, 2.0], [4.0, 4.0]]))
+    >>> tuned.index, tuned.risks.tolist(), tuned.mean
+    ((1,), [1.0, 2.0], 1.5)
+    """
+    means = torch.nan_to_num(risks, nan=torch.inf).mean(dim=-1)  # (grid...)
+    flat = int(torch.argmin(means.flatten()))
+    index = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), means.shape))
+    source = risks if held_out is None else held_out
+    return TunedRisks(index=index, risks=source[index], grid_means=means)
