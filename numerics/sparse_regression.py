@@ -64,7 +64,7 @@ def excess_risk(v: torch.Tensor, w_star: torch.Tensor, covariance=None) -> torch
             risk = (covariance * error * error).sum(dim=-1)
         else:
             risk = torch.einsum("...i,ij,...j->...", error, covariance, error)
-    return torch.nan_to_num(risk, nan=torch.inf)
+    return torch.where(torch.isnan(risk), torch.inf, risk)
 
 
 def largest_gram_eigenvalue(X: torch.Tensor) -> torch.Tensor:
@@ -212,7 +212,7 @@ def oracle_tuned(risks: torch.Tensor, held_out: torch.Tensor | None = None) -> T
     >>> tuned.index, tuned.risks.tolist(), tuned.mean
     ((1,), [1.0, 2.0], 1.5)
     """
-    means = torch.nan_to_num(risks, nan=torch.inf).mean(dim=-1)  # (grid...)
+    means = torch.where(torch.isnan(risks), torch.inf, risks).mean(dim=-1)  # (grid...)
     flat = int(torch.argmin(means.flatten()))
     index = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), means.shape))
     source = risks if held_out is None else held_out
