@@ -403,6 +403,27 @@ class BoundTrend:
             return Estimate(math.nan, 0.0)  # NaN: judged a disagreement
         return Estimate(slope, error)
 
+    def statistic(self, predicted, measured: Estimate) -> str:
+        """What the report shows: the trend and the one constant over the grid.
+
+        >>> n = (10.0, 100.0, 1000.0)
+        >>> BoundTrend("at_most", x=n, justification="logs").statistic(
+        ...     [1.0, 0.1, 0.01], Estimate([0.5, 0.1, 0.1], 0.01))
+        'trend +0.651 ± 0.022 over x in [10, 1000]; C = max meas/pred = 10'
+        """
+        slope = self.trend(predicted, measured)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.asarray(measured.value, dtype=float) / np.asarray(predicted, dtype=float)
+        constant = (
+            f"C = max meas/pred = {np.max(ratio):.3g}"
+            if self.side == "at_most"
+            else f"c = min meas/pred = {np.min(ratio):.3g}"
+        )
+        return (
+            f"trend {slope.value:+.3g} ± {slope.error:.2g} over x in "
+            f"[{min(self.x):g}, {max(self.x):g}]; {constant}"
+        )
+
     def judge(self, predicted, measured: Estimate) -> Judgement:
         slope = self.trend(predicted, measured)
         excess = _side(self.side) * slope.value

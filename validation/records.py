@@ -62,9 +62,11 @@ class CheckRecord:
     justification: str
     verdict: str
     score: float
+    statistic: str = ""  # what the rule judged, when it is not the values (`BoundTrend`'s slope)
 
     @classmethod
     def from_result(cls, result: CheckResult) -> CheckRecord:
+        statistic = getattr(result.check.rule, "statistic", None)
         return cls(
             quantity=result.check.quantity,
             label=result.check.title,
@@ -76,6 +78,7 @@ class CheckRecord:
             justification=result.check.rule.justification,
             verdict=result.judgement.verdict,
             score=result.judgement.score,
+            statistic=statistic(result.predicted, result.measured) if statistic else "",
         )
 
 
@@ -274,7 +277,9 @@ _CLAIM_OPTIONAL = {"overrides", "tables"}
 _CHECK_FIELDS = {
     "quantity": str, "label": str, "predicted": object, "measured": object, "error": object,
     "error_kind": str, "rule": str, "justification": str, "verdict": str, "score": _NUMBER,
+    "statistic": str,
 }  # fmt: skip
+_CHECK_OPTIONAL = {"statistic"}
 
 
 def _short(value: Any) -> str:
@@ -330,7 +335,7 @@ def _claim_problem(claim: Any, what: str) -> str | None:
         except (KeyError, TypeError, ValueError, AttributeError):
             return f"{what}.measurement value {_short(name)} is not an estimate"
     for j, check in enumerate(claim["checks"]):
-        problem = _shape_problem(check, _CHECK_FIELDS, set(), f"{what}.checks[{j}]")
+        problem = _shape_problem(check, _CHECK_FIELDS, _CHECK_OPTIONAL, f"{what}.checks[{j}]")
         if problem is not None:
             return problem
         if check["verdict"] not in VERDICTS:

@@ -1,4 +1,5 @@
-"""report.md of a run: metadata, one table of every check, then one section per claim.
+"""report.md of a run: metadata, one table of every check, then one section per claim,
+grouped per paper.
 
 Rendered from the run's record alone (`results.json`), so `icl-verify report`
 re-renders it — and redraws the figures from their stored data — without
@@ -33,7 +34,8 @@ def format_number(value) -> str:
 
 
 def format_measured(check: CheckRecord) -> str:
-    """Measured value ± error; for arrays, the largest |measured − predicted| and largest error.
+    """Measured value ± error; for arrays, the largest |measured − predicted| and largest error;
+    the rule's statistic where it judged one (a `BoundTrend` slope).
 
     >>> from icl_verify.validation.records import CheckRecord
     >>> c = CheckRecord("q", "q", [1.0, 2.0], [1.1, 2.0], [0.01, 0.02], "se", "r", "j",
@@ -42,10 +44,21 @@ def format_measured(check: CheckRecord) -> str:
     'max |meas − pred| = 0.1 (errors ≤ 0.02, se)'
     """
     measured, error = np.asarray(check.measured, float), np.asarray(check.error, float)
+    if check.statistic:  # the rule judged a statistic of the values, not their differences
+        return check.statistic
     if measured.ndim == 0:
         return f"{float(measured):.6g} ± {float(error):.2g} ({check.error_kind})"
     gap = np.max(np.abs(measured - np.asarray(check.predicted, float)))
     return f"max |meas − pred| = {gap:.3g} (errors ≤ {error.max():.2g}, {check.error_kind})"
+
+
+def paper_of(source: str) -> str:
+    """The paper of a claim's source text (`Source.__str__`: "paper, §section, eq. ...").
+
+    >>> paper_of("He et al. 2025, §4.1, eq. (4.1)")
+    'He et al. 2025'
+    """
+    return source.split(", §")[0]
 
 
 def _finding(claim: ClaimRecord) -> str:
@@ -111,10 +124,14 @@ def render_report(record: RunRecord) -> str:
                 _MARK[check.verdict],
             )
             lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    paper = None
     for claim in record.claims:
+        if paper_of(claim.source) != paper:  # claims come grouped per paper (registry order)
+            paper = paper_of(claim.source)
+            lines += ["", f"## {paper}"]
         lines += [
             "",
-            f"## {claim.id}: {_MARK[claim.verdict]}",
+            f"### {claim.id}: {_MARK[claim.verdict]}",
             "",
             f"*{claim.statement}*",
             "",

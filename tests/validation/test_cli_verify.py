@@ -28,6 +28,22 @@ def test_list_names_every_claim_with_its_source(capsys):
     for claim_id in PILOTS:
         assert claim_id in text
     assert "He et al. 2025" in text and "(4.13)" in text
+    assert text.startswith("# He et al. 2025\n")  # one heading per paper
+
+
+def test_a_reader_closing_the_pipe_stops_the_listing_quietly(monkeypatch, capsys):
+    # `icl-verify list | head -1`: the reader has gone, so writing raises BrokenPipeError;
+    # the command stops with the shell's SIGPIPE status and no traceback.
+    import io
+    import os
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    closed_pipe = io.TextIOWrapper(io.FileIO(write_end, "w"), write_through=False)
+    monkeypatch.setattr("sys.stdout", closed_pipe)
+    assert main(["list"]) == 141
+    monkeypatch.undo()
+    assert capsys.readouterr().err == ""
 
 
 def test_run_of_the_pilots_agrees_and_writes_every_file(smoke_run):

@@ -11,8 +11,13 @@ def register(subparsers) -> None:
 
 
 def list_claims(args) -> int:
-    """Print one block per claim: id and source, then the statement, indented."""
+    """Print one block per claim: id and source, then the statement, indented; a heading per
+    paper."""
+    paper = None
     for claim in all_claims():
+        if claim.source.paper != paper:
+            paper = claim.source.paper
+            print(f"# {paper}")
         print(f"{claim.id:<12} {claim.source}")
         print(f"{'':<12} {claim.statement}")
     return 0
