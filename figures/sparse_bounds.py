@@ -1,0 +1,212 @@
+"""Figures of Chen, Zhao, Zou (2024) §5 and App. D: the upper bounds of Theorems 5.1 and 5.2
+(CZZ-T5.1, CZZ-T5.2) and Lemmas D.1, D.2 (CZZ-D1, CZZ-D2), from the stored numbers only."""
+
+from __future__ import annotations
+
+import numpy as np
+from icl_verify.figures.style import (
+    MEASURED,
+    PALETTE,
+    REFERENCE,
+    THEORY,
+    new_figure,
+    set_log_ticks,
+)
+
+
+def _caption(params) -> str:
+    return f"d={params.d}, s={params.s}, σ={params.sigma:g}, Σⱼⱼ in [1/{params.kappa:g}, 1]"
+
+
+def _risk_and_ratio(axes, params, prediction, measurement, what: str):
+    """(a) tuned risk vs n with C * bound; (b) risk / bound with its fitted trend."""
+    data = measurement.figure_data
+    n = np.asarray(data["n"])
+    risk = measurement.values["risk"]
+    bound = np.asarray(prediction.values["risk"])
+    constant = float(data["constant_C"])
+    left, right = axes
+    left.errorbar(
+        n,
+        risk.value,
+        yerr=2 * np.asarray(risk.error),
+        fmt="o",
+        ms=4,
+        color=MEASURED,
+        capsize=2,
+        label=f"tuned {what} (±2 SE)",
+    )
+    left.plot(
+        n, constant * bound, color=THEORY, label=f"C · bound, C = max(risk/bound) = {constant:.3g}"
+    )
+    fit = np.exp(data["risk_intercept"]) * n ** data["risk_slope"]
+    left.plot(
+        n,
+        fit,
+        color=REFERENCE,
+        ls="--",
+        lw=1,
+        label=f"fit: slope {data['risk_slope']:.2f} ± {data['risk_slope_se']:.2f}",
+    )
+    left.set(xscale="log", yscale="log", xlabel="n (in-context examples)", ylabel="excess risk")
+    left.set_title(f"tuned {what} vs the bound ({_caption(params)})", fontsize=8)
+    left.legend(fontsize=6.5)
+    ratio = np.asarray(data["ratio"])
+    ratio_se = np.asarray(risk.error) / bound
+    right.errorbar(
+        n,
+        ratio,
+        yerr=2 * ratio_se,
+        fmt="o",
+        ms=4,
+        color=MEASURED,
+        capsize=2,
+        label="risk / bound (±2 SE)",
+    )
+    log_n = np.log(n)
+    slope, intercept = np.polyfit(log_n, np.log(ratio), 1)
+    right.plot(
+        n,
+        np.exp(intercept + slope * log_n),
+        color=REFERENCE,
+        ls="--",
+        lw=1,
+        label=f"trend: slope {slope:.2f} (rule: ≤ {params.margin:g})",
+    )
+    right.set(xscale="log", yscale="log", xlabel="n", ylabel="risk / bound")
+    right.set_title("no upward trend = one constant C serves every n", fontsize=8)
+    right.legend(fontsize=6.5)
+    for axis in axes:
+        set_log_ticks(axis, n)
+    for axis, (t, eta) in ((right, (data["chosen_t"], data["chosen_eta"])),):
+        for x, y, steps, step, edge in zip(n, ratio, t, eta, data["t_at_edge"], strict=True):
+            mark = "*" if edge else ""
+            axis.annotate(
+                f"t={steps:.0f}{mark}\nη={step:g}",
+                (x, y),
+                fontsize=5.5,
+                textcoords="offset points",
+                xytext=(4, 4),
+                color=REFERENCE,
+            )
+
+
+def figure_theorem_5_1(params, prediction, measurement):
+    """Tuned pre-gd vs Theorem 5.1's bound, its ratio, and the closed form's mean parts."""
+    figure, axes = new_figure(3, width=4.0, height=3.4)
+    _risk_and_ratio(axes[0, :2], params, prediction, measurement, "pre-gd")
+    data = measurement.figure_data
+    n = np.asarray(data["n"])
+    parts = axes[0, 2]
+    for key, color, label in (
+        ("mean_excess", MEASURED, "excess (iterated pre-gd)"),
+        ("mean_bias", THEORY, "bias (closed form)"),
+        ("mean_variance", PALETTE[2], "variance (closed form)"),
+    ):
+        parts.plot(n, data[key], "o-", ms=3, color=color, label=label)
+    cross = np.asarray(data["mean_cross"])
+    parts.plot(
+        n, np.abs(cross), "s--", ms=3, color=PALETTE[1], label="|cross| (filled: > 0)", mfc="none"
+    )
+    parts.plot(n[cross > 0], cross[cross > 0], "s", ms=3, color=PALETTE[1])
+    share = measurement.values["cross_share"]
+    text = ", ".join(f"{v:.2f}±{e:.2f}" for v, e in zip(share.value, share.error, strict=True))
+    parts.set(xscale="log", yscale="log", xlabel="n", ylabel="mean over evaluation prompts")
+    parts.set_title(f"parts at the tuned (η, t); E[cross]/E[excess]:\n{text}", fontsize=6.5)
+    parts.legend(fontsize=6.5)
+    set_log_ticks(parts, n)
+    return figure
+
+
+def figure_theorem_5_2(params, prediction, measurement):
+    """Tuned plain GD vs Theorem 5.2's bound, and the ratio."""
+    figure, axes = new_figure(2, width=4.2, height=3.4)
+    _risk_and_ratio(axes[0], params, prediction, measurement, "GD")
+    return figure
+
+
+def figure_lemma_d1(params, prediction, measurement):
+    """||R_hat - R||_2 vs Lemma D.1's bound; the normalised ||R_hat - R|| sqrt(n / (s log d))."""
+    figure, axes = new_figure(2, width=4.0, height=3.3)
+    data = measurement.figure_data
+    n = np.asarray(data["n"])
+    error = measurement.values["sup_error"]
+    left, right = axes[0]
+    left.errorbar(
+        n,
+        error.value,
+        yerr=2 * np.asarray(error.error),
+        fmt="o",
+        ms=4,
+        color=MEASURED,
+        capsize=2,
+        label="mean ‖R̂ − R‖₂ (±2 SE)",
+    )
+    left.plot(
+        n,
+        prediction.values["sup_error"],
+        color=THEORY,
+        label=f"K√(s log(d/δ)/n), K = {prediction.figure_data['K']:g}",
+    )
+    left.set(xscale="log", yscale="log", xlabel="n", ylabel="‖R̂ − R‖₂")
+    left.set_title(f"Lemma D.1 ({_caption(params)})", fontsize=8)
+    left.legend(fontsize=7)
+    set_log_ticks(left, n)
+    right.errorbar(
+        n,
+        data["normalised"],
+        yerr=2 * np.asarray(data["normalised_se"]),
+        fmt="o",
+        ms=4,
+        color=MEASURED,
+        capsize=2,
+        label="‖R̂ − R‖₂ √(n / (s log d))",
+    )
+    right.set(xscale="log", xlabel="n", ylabel="normalised norm", ylim=(0, None))
+    right.set_title("bounded over n (the lemma: ≲ K)", fontsize=8)
+    right.legend(fontsize=7)
+    set_log_ticks(right, n)
+    return figure
+
+
+def figure_lemma_d2(params, prediction, measurement):
+    """Fraction of prompts losing a support coordinate vs c = n beta^2 / (s log(d/delta))."""
+    figure, axes = new_figure(1, width=5.0, height=3.4)
+    axis = axes[0, 0]
+    data = measurement.figure_data
+    c = np.asarray(data["c"])
+    failure = measurement.values["failure"]
+    axis.errorbar(
+        c,
+        failure.value,
+        yerr=2 * np.asarray(failure.error),
+        fmt="o-",
+        ms=4,
+        color=MEASURED,
+        capsize=2,
+        label="P(some |r̂ᵢ| < |rᵢ|/2 on S) (±2 SE, AC)",
+    )
+    axis.step(
+        c,
+        prediction.values["failure"],
+        where="mid",
+        color=THEORY,
+        label="allowed: δ from c* on (derived), 1 below",
+    )
+    c_star = prediction.figure_data["c_star"]
+    axis.axvline(c_star, color=THEORY, ls=":", lw=1)
+    axis.axhline(params.delta, color=REFERENCE, ls="--", lw=1, label=f"δ = {params.delta:g}")
+    reached = data["c_reached"]
+    axis.set(
+        xscale="log",
+        xlabel="c = n β² / (s log(d/δ))",
+        ylabel="failure fraction",
+        ylim=(-0.02, 1.02),
+    )
+    axis.set_title(
+        f"Lemma D.2 ({_caption(params)}); c* = {c_star:.2f}, data reach δ at c = {reached:g}",
+        fontsize=7.5,
+    )
+    axis.legend(fontsize=7)
+    set_log_ticks(axis, c)
+    return figure

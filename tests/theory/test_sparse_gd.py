@@ -1,0 +1,87 @@
+"""theory.sparse_gd: the closed form (D.1-D.3) against GD iterated in numerics, the bound
+expressions at hand-computed values."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from icl_verify.theory.sparse_gd import (
+    lemma_d1_bound,
+    lemma_d2_sample_size,
+    preprocessed_gd_closed_form,
+    support_margin,
+    theorem_5_1_bound,
+    theorem_5_2_bound,
+)
+
+from icl_verify import numerics
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_closed_form_equals_iterated_gd_at_random_sizes(seed):
+    rng = np.random.default_rng(seed)
+    n, d, s, t = int(rng.integers(5, 80)), int(rng.integers(2, 30)), 1, int(rng.integers(1, 200))
+    s = int(rng.integers(1, d + 1))
+    X = rng.normal(size=(3, n, d))
+    w = np.zeros((3, d))
+    w[:, :s] = rng.choice([-1.0, 1.0], size=(3, s)) / math.sqrt(s)
+    y = np.einsum("bnd,bd->bn", X, w) + 0.7 * rng.normal(size=(3, n))
+    cov = rng.uniform(0.3, 1.0, size=d)
+    Xt, yt = torch.tensor(X), torch.tensor(y)
+    r_hat = numerics.feature_label_correlations(Xt, yt)
+    eta = 1.2 / numerics.largest_gram_eigenvalue(Xt * r_hat[..., None, :])  # (3,)
+    closed = preprocessed_gd_closed_form(X, y, w, eta.numpy(), t, cov)
+    iterate = numerics.gd_path(Xt * r_hat[..., None, :], yt, eta, [t])[..., 0, :].numpy()
+    np.testing.assert_allclose(closed.w_tilde, iterate, rtol=1e-8, atol=1e-10)
+    risk = numerics.gd_excess_risks(
+        Xt,
+        yt,
+        torch.tensor(w),
+        1.2,
+        [t],
+        preprocessed=True,
+        relative=True,
+        covariance=torch.tensor(cov),
+    )[..., 0].numpy()
+    np.testing.assert_allclose(closed.bias + closed.variance + closed.cross, risk, rtol=1e-8)
+
+
+def test_parts_are_gd_on_the_clean_labels_and_on_the_noise():
+    rng = np.random.default_rng(7)
+    X, w = rng.normal(size=(40, 6)), np.array([0.5, -0.5, 0, 0, 0, 0.0])
+    y = X @ w + rng.normal(size=40)
+    closed = preprocessed_gd_closed_form(X, y, w, 0.3, 25)
+    r_hat = X.T @ y / 40
+    Xt = torch.tensor(X * r_hat)
+    clean = numerics.gd_path(Xt, torch.tensor(X @ w), 0.3, [25])[0].numpy()
+    noise = numerics.gd_path(Xt, torch.tensor(y - X @ w), 0.3, [25])[0].numpy()
+    assert closed.bias == pytest.approx(np.sum((r_hat * clean - w) ** 2), rel=1e-9)
+    assert closed.variance == pytest.approx(np.sum((r_hat * noise) ** 2), rel=1e-9)
+    assert closed.cross != pytest.approx(0.0, abs=1e-6)  # one draw: the cross term is there
+
+
+def test_bounds_at_hand_values():
+    b = theorem_5_1_bound(
+        1e4,
+        d=100,
+        s=4,
+        sigma=2.0,
+        trace_sigma=50.0,
+        trace_rsr=0.5,
+        norm_rsr=0.25,
+        beta=0.25,
+        delta=0.01,
+    )
+    L = math.log(1e4)
+    A = 4 * 0.5 * L / 1e4 + 4 * 4 * 50 * L**2 / 1e8
+    t = A**-0.5 / 0.25 / 4.0
+    assert (b.A, b.eta, b.t) == pytest.approx((A, 4.0, t))
+    assert b.value == pytest.approx(max(math.log(t), 1) / 0.25 * math.sqrt(A))
+    g = theorem_5_2_bound(400.0, d=100, sigma=1.0, trace_sigma=50.0, norm_sigma=2.0, delta=0.01)
+    assert g.t == pytest.approx(2.0 * (50 * L / 400) ** -0.5)
+    assert lemma_d1_bound(400.0, d=100, s=4, delta=0.01, K=3.0) == pytest.approx(
+        3 * math.sqrt(4 * L / 400)
+    )
+    assert lemma_d2_sample_size(d=100, s=4, delta=0.01, beta=0.5) == pytest.approx(16 * L)
+    assert float(support_margin([0.0, 0.5, -0.5], [1.0, 0.5, 2.0])) == 0.25

@@ -1,0 +1,288 @@
+"""Preprocess-then-GD of Chen, Zhao, Zou (2024) §4-5 and App. D as formulas, in float64 numpy.
+
+Reference `chen2024.md` §3.1-3.2 (Algorithm 1, eq. 4.3), §4.1-4.2 (Theorems 5.1, 5.2 and
+Lemmas D.1, D.2, D.5-D.7) and §6 (the excess risk the proofs bound, with no factor 1/2):
+
+- the population correlations ``R = diag(Sigma w*)`` and the support margin
+  ``beta = min_{i in S} |r_i|`` (`population_correlations`, `support_margin`);
+- the closed form (D.1-D.3) of the GD iterate on preprocessed covariates and its excess risk
+  split into bias, variance and the cross term the paper leaves out (`preprocessed_gd_closed_form`);
+- the bound expressions, with every constant the theorems hide set to 1:
+  Theorem 5.1 ``(log t / beta) sqrt(A)`` at the prescribed eta and t (`theorem_5_1_bound`),
+  Theorem 5.2 ``log t sqrt(sigma^2 Tr(Sigma) log(d/delta) / n)`` (`theorem_5_2_bound`),
+  Lemma D.1 ``K sqrt(s log(d/delta) / n)`` (`lemma_d1_bound`), Lemma D.2's sample size
+  ``s log(d/delta) / beta^2`` (`lemma_d2_sample_size`) and an explicit-constant version of it
+  from the Gaussian tail of ``r_hat_i`` (`support_retention_sample_size`, **derived here**).
+
+``log t`` in the bounds is read as ``max(log t, 1)``: the theorems' ``log t`` is an order
+factor (the proofs get it from a harmonic sum over the steps), and at the prescribed ``t < e``
+(small n) the bare logarithm would make the bound 0 or negative.
+
+Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "PreprocessedGD",
+    "RateBound",
+    "lemma_d1_bound",
+    "lemma_d2_sample_size",
+    "population_correlations",
+    "preprocessed_gd_closed_form",
+    "support_margin",
+    "support_retention_sample_size",
+    "theorem_5_1_bound",
+    "theorem_5_2_bound",
+]
+
+
+def _quadratic(a: np.ndarray, b: np.ndarray, covariance) -> np.ndarray:
+    """``a^T Sigma b`` over the last axis; Sigma None (identity), (d,) diagonal or (d, d)."""
+    if covariance is None:
+        return np.sum(a * b, axis=-1)
+    covariance = np.asarray(covariance, dtype=float)
+    if covariance.ndim == 1:
+        return np.sum(a * covariance * b, axis=-1)
+    return np.einsum("...i,ij,...j->...", a, covariance, b)
+
+
+def population_correlations(w_star, covariance=None) -> np.ndarray:
+    """Algorithm 1's population correlations ``r = E[x y] = Sigma w*`` (reference §3.1), the
+    diagonal of R. Sigma None (identity), (d,) diagonal or (d, d); w_star (..., d) -> (..., d).
+
+    >>> population_correlations([0.5, 0.0, -0.5], [2.0, 1.0, 0.5]).tolist()
+    [1.0, 0.0, -0.25]
+    """
+    w_star = np.asarray(w_star, dtype=float)
+    if covariance is None:
+        return w_star.copy()
+    covariance = np.asarray(covariance, dtype=float)
+    if covariance.ndim == 1:
+        return covariance * w_star
+    return np.einsum("ij,...j->...i", covariance, w_star)
+
+
+def support_margin(w_star, covariance=None) -> np.ndarray:
+    """``beta = min_{i in S} |r_i|``, S the support of w* (Theorem 5.1's beta, reference §4):
+    the smallest population correlation Algorithm 1 must keep. w_star (..., d) -> (...,).
+
+    >>> float(support_margin([0.5, 0.0, -0.5], [2.0, 1.0, 0.5]))
+    0.25
+    """
+    w_star = np.asarray(w_star, dtype=float)
+    r = np.abs(population_correlations(w_star, covariance))
+    return np.min(np.where(w_star != 0, r, np.inf), axis=-1)
+
+
+@dataclass(frozen=True)
+class PreprocessedGD:
+    """t steps of GD on Algorithm 1's covariates, in closed form (reference §4.1, D.1-D.3).
+
+    Attributes:
+        w_tilde: (..., d) the iterate ``w_tilde^t`` (the effective raw weight is R_hat w_tilde).
+        bias: (...,) ``||Sigma^{1/2} R_hat (I - eta G_hat)^t R_bar w*||^2``.
+        variance: (...,) ``eta^2 ||Sigma^{1/2} R_hat (1/n) sum_i (I - eta G_hat)^{i-1}
+            X_tilde^T eps||^2``.
+        cross: (...,) twice the Sigma-inner product of the two error vectors, which the paper's
+            "excess = bias + variance" leaves out (it vanishes only in expectation, if at all).
+    """
+
+    w_tilde: np.ndarray
+    bias: np.ndarray
+    variance: np.ndarray
+    cross: np.ndarray
+
+    @property
+    def excess(self) -> np.ndarray:
+        """``E(R_hat w_tilde^t) = bias + variance + cross`` (eq. D.2, no factor 1/2)."""
+        return self.bias + self.variance + self.cross
+
+
+def _geometric_sums(rate: np.ndarray, steps: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(1 - rate)^t`` and ``sum_{i=1}^t (1 - rate)^{i-1}`` per eigen-direction, without the
+    cancellation of ``(1 - (1 - rate)^t) / rate`` at small rates."""
+    small = np.abs(rate) < 0.5
+    safe = np.where(small, rate, 0.0)
+    decay = np.where(small, np.exp(steps * np.log1p(-safe)), (1.0 - rate) ** steps)
+    loss = np.where(small, -np.expm1(steps * np.log1p(-safe)), 1.0 - decay)  # 1 - (1-rate)^t
+    with np.errstate(divide="ignore", invalid="ignore"):
+        total = np.where(rate == 0, float(steps), loss / np.where(rate == 0, 1.0, rate))
+    return decay, total
+
+
+def preprocessed_gd_closed_form(X, y, w_star, eta, steps: int, covariance=None) -> PreprocessedGD:
+    """The GD iterate on preprocessed covariates and its excess risk in closed form (App. D).
+
+    Algorithm 1: ``r_hat = X^T y / n``, ``x_tilde = R_hat x``; GD from 0 on
+    ``(1/2n) ||X_tilde w - y||^2`` (eq. 4.3). With ``G_hat = X_tilde^T X_tilde / n``,
+    ``R_bar = diag(1/r_hat_j on S, 0 off S)`` and ``eps = y - X w*`` (reference §4.1, D.1):
+
+        w_tilde^t = (I - (I - eta G_hat)^t) R_bar w* + (eta/n) sum_{i=1}^t (I - eta G_hat)^{i-1}
+                    X_tilde^T eps,
+
+    evaluated in the eigenbasis of G_hat (no iteration), and
+    ``R_hat w_tilde^t - w* = -R_hat (I - eta G_hat)^t R_bar w* + R_hat (variance part)``,
+    whose squared Sigma-norm is bias + variance + cross (`PreprocessedGD`).
+
+    Shapes: X (..., n, d), y (..., n), w_star (..., d), eta a number or (...,) array, steps >= 0;
+    covariance None (identity), (d,) diagonal or (d, d). Needs r_hat_i != 0 on S (a.s.).
+
+    >>> X = np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
+    >>> w = np.array([1.0, 0.0]); y = X @ w  # noiseless: variance and cross are 0
+    >>> part = preprocessed_gd_closed_form(X, y, w, eta=0.5, steps=200)
+    >>> round(float(part.bias), 12), float(part.variance), float(part.cross)
+    (0.0, 0.0, 0.0)
+    """
+    X, y, w_star = (np.asarray(a, dtype=float) for a in (X, y, w_star))
+    n = X.shape[-2]
+    eta = np.asarray(eta, dtype=float)[..., None]  # (..., 1)
+    r_hat = np.einsum("...nd,...n->...d", X, y) / n  # (..., d)
+    X_tilde = X * r_hat[..., None, :]  # (..., n, d)
+    gram = np.swapaxes(X_tilde, -1, -2) @ X_tilde / n  # (..., d, d)
+    lam, U = np.linalg.eigh(gram)  # (..., d), (..., d, d)
+    noise = y - np.einsum("...nd,...d->...n", X, w_star)  # (..., n): eps
+    on_support = w_star != 0
+    target = np.where(on_support, w_star / np.where(on_support, r_hat, 1.0), 0.0)  # R_bar w*
+    score = np.einsum("...nd,...n->...d", X_tilde, noise) / n  # (..., d): X_tilde^T eps / n
+    decay, total = _geometric_sums(eta * lam, steps)  # (..., d) each
+
+    def rotate(coefficients):  # U diag(coefficients) U^T applied to a vector
+        return lambda v: np.einsum("...ij,...j->...i", U, coefficients * _project(U, v))
+
+    signal_part = rotate(1.0 - decay)(target)
+    noise_part = rotate(eta * total)(score)
+    bias_error = -r_hat * rotate(decay)(target)  # (..., d): R_hat w_signal - w*
+    noise_error = r_hat * noise_part  # (..., d)
+    return PreprocessedGD(
+        w_tilde=signal_part + noise_part,
+        bias=_quadratic(bias_error, bias_error, covariance),
+        variance=_quadratic(noise_error, noise_error, covariance),
+        cross=2.0 * _quadratic(bias_error, noise_error, covariance),
+    )
+
+
+def _project(U: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``U^T v`` for U (..., d, d), v (..., d)."""
+    return np.einsum("...ji,...j->...i", U, v)
+
+
+@dataclass(frozen=True)
+class RateBound:
+    """A theorem's excess-risk bound at sample sizes n, with the step size and step count it
+    prescribes (constants set to 1). Arrays of n's shape.
+
+    Attributes:
+        value: the bound expression.
+        A: the noise level under the square root (Theorem 5.1's A; sigma^2 Tr(Sigma) log(d/delta)/n
+            for Theorem 5.2).
+        eta: the prescribed step size.
+        t: the prescribed number of steps, ``eta t = (1/beta) A^{-1/2}`` (5.1) or
+            ``A^{-1/2}`` (5.2); not rounded.
+    """
+
+    value: np.ndarray
+    A: np.ndarray
+    eta: float
+    t: np.ndarray
+
+
+def _log_factor(t: np.ndarray) -> np.ndarray:
+    return np.maximum(np.log(t), 1.0)
+
+
+def theorem_5_1_bound(
+    n,
+    *,
+    d: int,
+    s: int,
+    sigma: float,
+    trace_sigma: float,
+    trace_rsr: float,
+    norm_rsr: float,
+    beta: float,
+    delta: float,
+) -> RateBound:
+    """Theorem 5.1's bound ``E(w_tilde^t) <~ (log t / beta) sqrt(A)`` (reference §4.1), with
+
+        A = sigma^2 Tr(R Sigma R) log(d/delta) / n + sigma^2 s Tr(Sigma) log^2(d/delta) / n^2,
+
+    ``eta = 1 / ||R Sigma R||_2`` and ``eta t = (1/beta) A^{-1/2}`` (the theorem's ``<~`` and
+    ``≍`` with constant 1); ``log t`` read as ``max(log t, 1)`` (module docstring). sigma is the
+    noise standard deviation; n a number or array.
+
+    >>> b = theorem_5_1_bound(100.0, d=10, s=1, sigma=1.0, trace_sigma=10.0, trace_rsr=1.0,
+    ...                       norm_rsr=1.0, beta=1.0, delta=1.0)
+    >>> L = math.log(10.0); A = L / 100 + 10 * L**2 / 100**2
+    >>> bool(np.isclose(b.A, A)), bool(np.isclose(b.t, A**-0.5))
+    (True, True)
+    >>> bool(np.isclose(b.value, math.log(A**-0.5) * A**0.5))
+    True
+    """
+    n = np.asarray(n, dtype=float)
+    log_d = math.log(d / delta)
+    A = sigma**2 * trace_rsr * log_d / n + sigma**2 * s * trace_sigma * log_d**2 / n**2
+    eta = 1.0 / norm_rsr
+    t = A**-0.5 / (beta * eta)
+    return RateBound(_log_factor(t) / beta * np.sqrt(A), A, eta, t)
+
+
+def theorem_5_2_bound(
+    n, *, d: int, sigma: float, trace_sigma: float, norm_sigma: float, delta: float
+) -> RateBound:
+    """Theorem 5.2's bound for plain GD, ``E(w^t) <~ log t sqrt(sigma^2 Tr(Sigma) log(d/delta)/n)``
+    (reference §4.2), with ``eta = 1 / ||Sigma||_2`` and ``eta t = (sigma^2 Tr(Sigma)
+    log(d/delta) / n)^{-1/2}`` (constants 1); ``log t`` read as ``max(log t, 1)``.
+
+    >>> b = theorem_5_2_bound(np.array([10.0, 1e4]), d=10, sigma=1.0, trace_sigma=10.0,
+    ...                       norm_sigma=1.0, delta=1.0)
+    >>> A = 10 * math.log(10.0) / np.array([10.0, 1e4])
+    >>> np.allclose(b.value, np.maximum(np.log(A**-0.5), 1) * A**0.5), bool(b.value[0] == A[0]**0.5)
+    (True, True)
+    """
+    n = np.asarray(n, dtype=float)
+    A = sigma**2 * trace_sigma * math.log(d / delta) / n
+    eta = 1.0 / norm_sigma
+    t = A**-0.5 / eta
+    return RateBound(_log_factor(t) * np.sqrt(A), A, eta, t)
+
+
+def lemma_d1_bound(n, *, d: int, s: int, delta: float, K: float) -> np.ndarray:
+    """Lemma D.1: ``||R_hat - R||_2 <~ K sqrt(s log(d/delta) / n)`` (reference §4.1), with
+    ``K = max_i Sigma_ii + sigma^2`` (the lemma's C set to 1). n a number or array.
+
+    >>> round(float(lemma_d1_bound(100.0, d=10, s=4, delta=1.0, K=2.0)), 6)
+    0.606971
+    """
+    return K * np.sqrt(s * math.log(d / delta) / np.asarray(n, dtype=float))
+
+
+def lemma_d2_sample_size(*, d: int, s: int, delta: float, beta: float) -> float:
+    """Lemma D.2's sample size ``s log(d/delta) / beta^2`` (reference §4.1): beyond a constant
+    multiple of it, ``|r_hat_i| >= |r_i| / 2`` on all of S with probability >= 1 - delta.
+
+    >>> round(lemma_d2_sample_size(d=64, s=4, delta=0.05, beta=0.25), 3)
+    457.895
+    """
+    return s * math.log(d / delta) / beta**2
+
+
+def support_retention_sample_size(*, s: int, delta: float, beta: float, variance: float) -> float:
+    """**Derived** explicit-constant form of Lemma D.2: ``n* = 8 V log(s/delta) / beta^2``.
+
+    Reading ``r_hat_i - r_i`` as Gaussian with variance ``V/n``, ``V >= max_i Var(x_i y)``, the
+    Chernoff tail ``2 Phi(-z) <= exp(-z^2/2)`` at ``z = |r_i| sqrt(n) / (2 sqrt(V))`` and a
+    union bound over the s coordinates of S give ``P(some |r_hat_i| < |r_i|/2) <= s exp(-n
+    beta^2 / (8V)) <= delta`` once ``n >= n*``. (The Gaussian reading is the CLT's; the lemma's
+    own proof uses a sub-exponential tail with an unstated constant.)
+
+    >>> n_star = support_retention_sample_size(s=4, delta=0.05, beta=0.25, variance=1.5)
+    >>> bool(np.isclose(4 * math.exp(-n_star * 0.25**2 / (8 * 1.5)), 0.05))
+    True
+    """
+    return 8.0 * variance * math.log(s / delta) / beta**2

@@ -1,0 +1,302 @@
+"""Lemmas D.1 and D.2 of Chen, Zhao, Zou (2024), App. D (reference `chen2024.md` §4.1, §4.5):
+how well Algorithm 1's correlations ``r_hat = X^T y / n`` estimate ``r = Sigma w*``.
+
+Setting as in `upper_bounds`: diagonal Sigma evenly spread in ``[1/kappa, 1]`` and the
+``±1/sqrt(s)`` prior on a support drawn afresh per prompt, so that every prompt has
+``beta = min_S |r_i| >= 1/(kappa sqrt(s))`` (the prior's guaranteed margin, used below).
+
+- CZZ-D1: ``||R_hat - R||_2 = max_j |r_hat_j - r_j|`` (R diagonal) against Lemma D.1's
+  ``K sqrt(s log(d/delta)/n)``, ``K = max_i Sigma_ii + sigma^2``, over an n grid: the ratio must
+  show no upward trend (`BoundTrend`), i.e. ``||R_hat - R|| sqrt(n/(s log d))`` stays bounded.
+- CZZ-D2: the fraction of prompts on which some ``|r_hat_i| < |r_i|/2`` on S (Algorithm 1
+  loses a support coordinate), at ``n = c s log(d/delta)/beta^2`` over a grid of c. Lemma D.2
+  says it is <= delta beyond some constant c; the constant is unstated, so the check uses
+  the explicit one derived from the Gaussian tail of ``r_hat_i``
+  (`theory.sparse_gd.support_retention_sample_size`, ``n* = 8 V log(s/delta)/beta^2``): the
+  failure fraction must be <= delta at every c with ``c s log(d/delta)/beta^2 >= n*``. The
+  figure and record give the smallest c of the grid where the data already reach delta.
+
+Measurements: `numerics.sparse_lemmas.sample_correlations`. Figures: `figures.sparse_bounds`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from icl_verify.theory.sparse_gd import (
+    lemma_d1_bound,
+    lemma_d2_sample_size,
+    support_retention_sample_size,
+)
+from icl_verify.validation.claim import (
+    BoundTrend,
+    Check,
+    Claim,
+    Estimate,
+    Inequality,
+    Measurement,
+    Prediction,
+    Source,
+    shifted,
+)
+from icl_verify.validation.params import ParameterError, SparseSettingParams, param
+
+from icl_verify import numerics
+
+
+@dataclass(frozen=True, kw_only=True)
+class LemmaParams(SparseSettingParams):
+    """Shared by CZZ-D1 and CZZ-D2: the flat spectrum, delta, repetitions."""
+
+    kappa: float = param(2.0, help="spectrum spread: Sigma_jj evenly in [1/kappa, 1]", low=1)
+    delta: float = param(
+        0.05, help="failure probability delta", low=0, high=1, low_open=True, high_open=True
+    )
+    reps: int = param(help="independent prompts per grid point", low=2)
+
+    @property
+    def spectrum(self) -> np.ndarray:
+        """Sigma's diagonal, evenly spaced in [1/kappa, 1]; (d,)."""
+        return np.linspace(1.0 / self.kappa, 1.0, self.d)
+
+    @property
+    def beta(self) -> float:
+        """The prior's guaranteed margin ``min_S |r_i| >= min_j Sigma_jj / sqrt(s)``."""
+        return float(self.spectrum.min()) / math.sqrt(self.s)
+
+
+def _correlations(params: LemmaParams, n: int, generator):
+    import torch
+    from icl_verify.numerics.sparse_lemmas import sample_correlations
+
+    covariance = torch.diag(torch.tensor(params.spectrum, dtype=torch.float64))  # (d, d)
+    return sample_correlations(
+        params.reps,
+        params.d,
+        n,
+        params.s,
+        params.sigma,
+        generator=generator,
+        covariance=covariance,
+    )
+
+
+def _generator(runtime, stream: str):
+    import torch
+
+    return torch.Generator().manual_seed(int(runtime.rng(stream).integers(2**62)))
+
+
+# ---------------------------------------------------------------------------------------------
+# CZZ-D1: ||R_hat - R||_2 <~ K sqrt(s log(d/delta) / n)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CorrelationErrorParams(LemmaParams):
+    """CZZ-D1: the sample sizes and the allowed trend of the ratio."""
+
+    n_grid: tuple[int, ...] = param(help="sample sizes n (>= 3 distinct)", low=1)
+    margin: float = param(0.1, help="largest allowed slope of log(error/bound) vs log n", low=0)
+
+    def validate(self) -> None:
+        super().validate()
+        if len(set(self.n_grid)) < 3:
+            raise ParameterError(
+                f"n_grid must hold >= 3 distinct sample sizes, got {list(self.n_grid)}"
+            )
+
+    @property
+    def n_values(self) -> np.ndarray:
+        return np.array(sorted(set(self.n_grid)), dtype=float)
+
+
+D1_PRESETS = {
+    "smoke": CorrelationErrorParams(d=16, s=2, sigma=0.5, n_grid=(32, 128, 512), reps=60),
+    "quick": CorrelationErrorParams(
+        d=64, s=4, sigma=0.5, n_grid=(64, 128, 256, 512, 1024, 2048, 4096), reps=200
+    ),
+    "paper": CorrelationErrorParams(
+        d=64, s=4, sigma=1.0, n_grid=(64, 128, 256, 512, 1024, 2048, 4096, 8192), reps=1000
+    ),
+}
+
+
+def predict_d1(params: CorrelationErrorParams) -> Prediction:
+    """Lemma D.1's bound with K = max Sigma_ii + sigma^2 (the lemma's C = 1)."""
+    K = float(params.spectrum.max()) + params.sigma**2
+    bound = lemma_d1_bound(params.n_values, d=params.d, s=params.s, delta=params.delta, K=K)
+    return Prediction(values={"sup_error": bound}, figure_data={"K": K})
+
+
+@numerics.on_one_thread
+def measure_d1(params: CorrelationErrorParams, runtime) -> Measurement:
+    """Mean ``max_j |r_hat_j - r_j|`` per n over independent prompts, with its SE."""
+    means, ses = [], []
+    for k, n in enumerate(runtime.progress(params.n_values.astype(int), "sample sizes")):
+        errors = _correlations(params, int(n), _generator(runtime, f"d1-{k}")).sup_error.numpy()
+        means.append(errors.mean())
+        ses.append(errors.std(ddof=1) / math.sqrt(errors.size))
+    means, ses = np.array(means), np.array(ses)
+    scale = np.sqrt(params.n_values / (params.s * math.log(params.d)))
+    return Measurement(
+        values={"sup_error": Estimate(means, ses)},
+        figure_data={
+            "n": params.n_values,
+            "normalised": means * scale,
+            "normalised_se": ses * scale,
+        },
+    )
+
+
+def checks_d1(params: CorrelationErrorParams) -> tuple[Check, ...]:
+    why = (
+        "Lemma D.1 bounds ||R_hat - R||_2 up to a constant; its n-dependence n^{-1/2} is exact "
+        "(a maximum of d centred means), so the ratio to the bound should be flat: slope of "
+        f"log(mean error / bound) vs log n <= {params.margin:g} (reference §4.5), SE from "
+        f"{params.reps} independent prompts per n."
+    )
+    rule = BoundTrend("at_most", x=tuple(params.n_values), margin=params.margin, justification=why)
+    return (Check("sup_error", rule, "mean ||R̂ − R||₂ vs K√(s log(d/δ)/n)"),)
+
+
+def d1_faster(params: CorrelationErrorParams, prediction: Prediction) -> Prediction:
+    """The bound with the wrong exponent, n^{-3/2} (times n_0/n)."""
+    n = params.n_values
+    return shifted("sup_error", lambda value: np.asarray(value) * n[0] / n)(params, prediction)
+
+
+CLAIM_D1 = Claim(
+    id="CZZ-D1",
+    source=Source("Chen et al. 2024", "App. D, Lemma D.1"),
+    statement="Algorithm 1's correlations satisfy ||R̂ − R||₂ ≲ K√(s log(d/δ)/n), K = max Σᵢᵢ + σ².",
+    params=CorrelationErrorParams,
+    presets=D1_PRESETS,
+    predict=predict_d1,
+    measure=measure_d1,
+    checks=checks_d1,
+    figure="sparse_bounds:figure_lemma_d1",
+    wrong=d1_faster,
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# CZZ-D2: |r_hat_i| >= |r_i|/2 on S once n >~ s log(d/delta) / beta^2
+
+
+@dataclass(frozen=True, kw_only=True)
+class SupportRetentionParams(LemmaParams):
+    """CZZ-D2: multiples c of Lemma D.2's sample size s log(d/delta)/beta^2."""
+
+    c_grid: tuple[float, ...] = param(
+        help="multiples c: n = ceil(c s log(d/delta) / beta^2)", low=0, low_open=True
+    )
+
+    @property
+    def c_values(self) -> np.ndarray:
+        return np.array(sorted(set(self.c_grid)), dtype=float)
+
+    @property
+    def variance(self) -> float:
+        """``V >= max_i Var(x_i y) = Sigma_ii (w*^T Sigma w* + sigma^2) + r_i^2`` under the prior
+        (``w*^T Sigma w* <= max Sigma_jj``, ``r_i^2 <= max Sigma_jj^2 / s``)."""
+        top = float(self.spectrum.max())
+        return top * (top + self.sigma**2) + top**2 / self.s
+
+    @property
+    def n_values(self) -> np.ndarray:
+        base = lemma_d2_sample_size(d=self.d, s=self.s, delta=self.delta, beta=self.beta)
+        return np.ceil(self.c_values * base)
+
+
+D2_PRESETS = {
+    "smoke": SupportRetentionParams(d=16, s=2, sigma=0.5, c_grid=(0.125, 0.5, 2.0), reps=300),
+    "quick": SupportRetentionParams(
+        d=64, s=4, sigma=0.5, c_grid=(0.0625, 0.125, 0.25, 0.5, 1.0, 2.0, 4.0), reps=400
+    ),
+    "paper": SupportRetentionParams(
+        d=64,
+        s=4,
+        sigma=1.0,
+        c_grid=(0.03125, 0.0625, 0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0),
+        reps=4000,
+    ),
+}
+
+
+def retention_threshold(params: SupportRetentionParams) -> float:
+    """The derived constant c* = n* / (s log(d/delta) / beta^2) (module docstring).
+
+    >>> round(retention_threshold(D2_PRESETS["quick"]), 3)
+    1.836
+    """
+    n_star = support_retention_sample_size(
+        s=params.s, delta=params.delta, beta=params.beta, variance=params.variance
+    )
+    return n_star / lemma_d2_sample_size(
+        d=params.d, s=params.s, delta=params.delta, beta=params.beta
+    )
+
+
+def predict_d2(params: SupportRetentionParams) -> Prediction:
+    """The largest failure fraction allowed per c: delta from c* on, 1 (no claim) below."""
+    c_star = retention_threshold(params)
+    level = np.where(params.c_values >= c_star, params.delta, 1.0)
+    return Prediction(values={"failure": level}, figure_data={"c_star": c_star})
+
+
+@numerics.on_one_thread
+def measure_d2(params: SupportRetentionParams, runtime) -> Measurement:
+    """Fraction of prompts losing a support coordinate per c, with its Agresti-Coull SE."""
+    fractions, ses = [], []
+    for k, n in enumerate(runtime.progress(params.n_values.astype(int), "multiples c")):
+        kept = _correlations(params, int(n), _generator(runtime, f"d2-{k}")).support_kept
+        fraction, se = numerics.proportion(~kept.numpy())
+        fractions.append(fraction)
+        ses.append(se)
+    fractions = np.array(fractions)
+    reached = params.c_values[fractions <= params.delta]
+    return Measurement(
+        values={"failure": Estimate(fractions, ses)},
+        figure_data={
+            "c": params.c_values,
+            "n": params.n_values,
+            "c_reached": float(reached.min()) if reached.size else math.nan,
+        },
+    )
+
+
+def checks_d2(params: SupportRetentionParams) -> tuple[Check, ...]:
+    why = (
+        "Lemma D.2: beyond a constant multiple of s log(d/delta)/beta^2 the support is kept with "
+        f"probability >= 1 - delta = {1 - params.delta:g}; the constant is the derived "
+        "Gaussian-tail one (8 V log(s/delta)/beta^2). Below it the lemma says nothing (level 1). "
+        f"Binomial SE (Agresti-Coull, {params.reps} prompts per c), 4 SE."
+    )
+    return (Check("failure", Inequality("at_most", why), "P(some |r̂ᵢ| < |rᵢ|/2 on S) per c"),)
+
+
+def d2_at_every_c(params: SupportRetentionParams, prediction: Prediction) -> Prediction:
+    """The support kept w.p. 1 - delta at every c of the grid (the lemma's constant taken as
+    the grid's smallest c): wrong where the small-n failure fraction is far above delta."""
+    return shifted("failure", lambda value: np.full_like(np.asarray(value), params.delta))(
+        params, prediction
+    )
+
+
+CLAIM_D2 = Claim(
+    id="CZZ-D2",
+    source=Source("Chen et al. 2024", "App. D, Lemma D.2"),
+    statement="Once n ≳ s log(d/δ)/β², |r̂ᵢ| ≥ |rᵢ|/2 for every i in S with probability ≥ 1 − δ "
+    "(tested with the derived constant n ≥ 8V log(s/δ)/β²).",
+    params=SupportRetentionParams,
+    presets=D2_PRESETS,
+    predict=predict_d2,
+    measure=measure_d2,
+    checks=checks_d2,
+    figure="sparse_bounds:figure_lemma_d2",
+    wrong=d2_at_every_c,
+)
+
+CLAIMS = (CLAIM_D1, CLAIM_D2)
