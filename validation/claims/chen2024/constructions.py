@@ -268,7 +268,7 @@ def _tolerance(bound: float, precision: str, what: str) -> Tolerance:
         f"the longest chain of roundings counted in theory.constructions.network_roundings / "
         f"algorithm_roundings (exact products by 0, 1 and sums with zeros add none); divided by "
         f"the float64 f_abs of the prompts, the bound normalised_error_bound depends only on "
-        f"(d, n, t) and u; taken at the largest d, n{', t' if what else ''} drawn, here "
+        f"(d, n, t) and u and grows with each; taken at the largest d, n drawn{what}, here "
         f"{bound:.3g} ({precision} network vs float64 algorithm). Not fitted to the errors.",
         atol=bound,
     )
@@ -367,12 +367,12 @@ def checks_42(params: GDConstructionParams) -> tuple[Check, ...]:
     return (
         Check(
             "predictions",
-            _tolerance(bounds["float64"], "float64", "t"),
+            _tolerance(bounds["float64"], "float64", " and t = t_max"),
             "read-out −e_{d+1} after every GD layer vs <w̃^l, R̂x_{n+i}>, / f_abs (float64)",
         ),
         Check(
             "predictions_float32",
-            _tolerance(bounds["float32"], "float32", "t"),
+            _tolerance(bounds["float32"], "float32", " and t = t_max"),
             "the same, network in float32",
         ),
     )
