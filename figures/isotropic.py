@@ -1,0 +1,148 @@
+"""Figure of Chen, Zhao, Zou (2024) Theorem 5.3 (CZZ-T5.3): tuned excess risks of OLS, ridge, GD,
+pre-gd and Lasso against n in both regimes, the baseline/pre-gd ratio against d/s, and the
+§7.11 reading (pre-gd against s beside the theorem's d s^2/n^2 and the discussion's d s/n^2)."""
+
+from __future__ import annotations
+
+import numpy as np
+from icl_verify.figures.style import (
+    MEASURED,
+    PALETTE,
+    REFERENCE,
+    THEORY,
+    log_ticks,
+    new_figure,
+    set_log_ticks,
+)
+
+SERIES = (  # name, label, colour, marker
+    ("ols", "OLS", REFERENCE, "o"),
+    ("ridge", "ridge (tuned)", PALETTE[1], "s"),
+    ("gd", "GD (tuned)", PALETTE[3], "^"),
+    ("pregd", "pre-gd (tuned)", MEASURED, "D"),
+    ("lasso", "Lasso (tuned)", PALETTE[2], "v"),
+)
+
+
+def _upper_constant(measured, bound) -> float:
+    """The smallest C with measured <= C bound on the grid (what the figure scales the bound by)."""
+    return float(np.max(np.asarray(measured) / np.asarray(bound)))
+
+
+def _lower_constant(measured, bound) -> float:
+    return float(np.min(np.asarray(measured) / np.asarray(bound)))
+
+
+def _regime(axis, regime, n, params, prediction, measurement, title):
+    data = measurement.figure_data
+    for name, label, colour, marker in SERIES:
+        if f"{name}_{regime}" in data:
+            axis.errorbar(
+                n,
+                data[f"{name}_{regime}"],
+                yerr=2 * data[f"{name}_{regime}_se"],
+                fmt=marker,
+                ms=4,
+                color=colour,
+                capsize=2,
+                label=label,
+                ls="-",
+                lw=0.6,
+            )
+    suffix = "" if regime == "narrow" else "_wide"
+    exact = prediction.values[f"ols_exact{suffix}"]
+    axis.plot(n, exact, color=REFERENCE, lw=1.2, ls=":", label="OLS exact")
+    upper = prediction.values[f"pregd_upper{suffix}"]
+    c_up = _upper_constant(measurement.values[f"pregd_upper{suffix}"].value, upper)
+    axis.plot(n, c_up * upper, color=THEORY, ls="--", label=f"{c_up:.2g} × upper bound")
+    lower = prediction.values[f"baseline_lower{suffix}"]
+    c_low = _lower_constant(measurement.values[f"baseline_lower{suffix}"].value, lower)
+    axis.plot(n, c_low * lower, color=THEORY, ls="-.", label=f"{c_low:.2g} × lower bound")
+    axis.set(
+        xscale="log",
+        yscale="log",
+        xlabel="n (in-context examples)",
+        ylabel="excess risk ‖v − w*‖²",
+        title=title,
+    )
+    set_log_ticks(axis, log_ticks(n.min(), n.max()))
+    axis.legend(fontsize=6.5)
+
+
+def figure_isotropic(params, prediction, measurement):
+    """Four panels: n >~ d, d >~ n (risks ± 2 SE, bounds scaled by their extreme constants),
+    the ratio best baseline / pre-gd at n = 4ds against d/s, and pre-gd against s."""
+    figure, axes = new_figure(4, width=3.6, height=3.4)
+    narrow, wide, ratio, reading = axes[0]
+    _regime(
+        narrow,
+        "narrow",
+        np.array(params.n_grid),
+        params,
+        prediction,
+        measurement,
+        f"n ≳ d: d={params.d}, s={params.s}, σ={params.sigma:g}",
+    )
+    _regime(
+        wide,
+        "wide",
+        np.array(params.n_wide),
+        params,
+        prediction,
+        measurement,
+        f"d ≳ n: d={params.d_wide}, s={params.s}, σ={params.sigma_wide:g}",
+    )
+
+    data = measurement.figure_data
+    x = np.array(params.ratio_d, dtype=float) / params.s
+    ratio.errorbar(
+        x,
+        data["ratio"],
+        yerr=2 * data["ratio_se"],
+        fmt="D",
+        color=MEASURED,
+        capsize=2,
+        label="best of ridge/GD ÷ pre-gd (±2 SE)",
+    )
+    ratio.plot(x, x, color=THEORY, label="d/s")
+    slope = measurement.values["ratio_slope"]
+    ratio.set(
+        xscale="log",
+        yscale="log",
+        xlabel="d/s",
+        ylabel="risk ratio",
+        title=f"n = 4ds: fitted slope {slope.value:.2f} ± {slope.error:.2f} (theory 1)",
+    )
+    set_log_ticks(ratio, log_ticks(x.min(), x.max()))
+    set_log_ticks(ratio, log_ticks(np.min(data["ratio"]) / 1.5, x.max() * 1.5), which="y")
+    ratio.legend(fontsize=6.5)
+
+    s = np.array(params.s_reading, dtype=float)
+    measured = data["pregd_reading"]
+    reading.errorbar(
+        s,
+        measured,
+        yerr=2 * data["pregd_reading_se"],
+        fmt="D",
+        color=MEASURED,
+        capsize=2,
+        label="pre-gd (±2 SE)",
+    )
+    for name, style, text in (
+        ("theorem", "--", "ds²/n² (theorem)"),
+        ("discussion", ":", "ds/n² (discussion)"),
+    ):
+        bound = prediction.figure_data[f"reading_{name}"]
+        c = _upper_constant(measured, bound)
+        reading.plot(s, c * bound, color=THEORY, ls=style, label=f"{c:.2g} × bound with {text}")
+    reading.set(
+        xscale="log",
+        yscale="log",
+        xlabel="sparsity s",
+        ylabel="excess risk",
+        title=f"§7.11: d={params.d_wide}, n={params.n_wide[-1]}",
+    )
+    set_log_ticks(reading, list(s))
+    set_log_ticks(reading, log_ticks(np.min(measured) / 2, np.max(measured) * 3), which="y")
+    reading.legend(fontsize=6.5)
+    return figure

@@ -1,0 +1,113 @@
+"""Theorem 5.3 of Chen, Zhao, Zou (2024), the isotropic case: pre-gd's upper bound against the
+lower bounds of OLS, ridge and GD, the Lasso rate, and exact OLS risks (numpy float64).
+
+Setting (reference chen2024 §4.4): ``Sigma = I``, a uniform random support of size s, ``w*_i``
+uniform on ``{-1/sqrt(s), +1/sqrt(s)}`` there (``||w*|| = 1``), label noise of standard deviation
+sigma. Every expression is an excess risk ``(v - w*)^T (v - w*)`` (reference §1.1, §6: no 1/2).
+
+- `theorem_5_3_upper_bound`: ``sigma^2 log^2(n s / sigma^2) log^2(d / delta) (s/n + d s^2/n^2)``
+  (the theorem), or with ``d s / n^2`` (the discussion's reading, reference §7 item 11);
+- `theorem_5_3_lower_bound`: ``sigma^2 d / n`` when n >= d, ``1 - n/d + sigma^2 n / d`` when n < d
+  (the headline forms, i.e. lambda = O(1) and eta t >~ 1);
+- `ols_excess_risk`: the exact expected excess risk of OLS on a Gaussian design,
+  ``sigma^2 d / (n - d - 1)`` for n > d + 1 and, minimum-norm, ``||w*||^2 (1 - n/d)
+  + sigma^2 n / (d - n - 1)`` for d > n + 1 (standard; Hastie, Montanari, Rosset, Tibshirani
+  2022, finite-sample isotropic case; not from the paper);
+- `lasso_rate`: ``sigma^2 s log(d / s) / n``, the classical rate behind the paper's "Lasso attains
+  O~(s/n)" (stated there without citation; the explicit log is the standard minimax one).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "READINGS",
+    "lasso_rate",
+    "ols_excess_risk",
+    "theorem_5_3_lower_bound",
+    "theorem_5_3_upper_bound",
+]
+
+READINGS = ("theorem", "discussion")  # d s^2/n^2 (Theorem 5.3) or d s/n^2 (its discussion)
+
+
+def _positive(name: str, value) -> np.ndarray:
+    array = np.asarray(value, dtype=np.float64)
+    if np.any(~(array > 0)) or np.any(~np.isfinite(array)):
+        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
+    return array
+
+
+def theorem_5_3_upper_bound(n, d, s, sigma, *, delta: float = 0.1, reading: str = "theorem"):
+    """Theorem 5.3's upper bound on pre-gd's excess risk, without its constant (reference §4.4).
+
+    ``sigma^2 log^2(n s / sigma^2) log^2(d / delta) (s/n + d s^2/n^2)``; ``reading="discussion"``
+    puts ``d s / n^2`` for ``d s^2 / n^2`` (the paper's discussion quotes O~(d s/n^2), reference
+    §7 item 11). sigma is the noise standard deviation (> 0: the bound's log needs it).
+    Arrays broadcast.
+
+    >>> round(float(theorem_5_3_upper_bound(256, 64, 4, 1.0)), 3)  # ln²1024 ln²640 (1/64 + 1/64)
+    62.685
+    >>> r = theorem_5_3_upper_bound(100, 400, [2, 8], 0.5, reading="discussion")
+    >>> [round(float(v), 4) for v in r / theorem_5_3_upper_bound(100, 400, [2, 8], 0.5)]
+    [0.5556, 0.1515]
+    """
+    if reading not in READINGS:
+        raise ValueError(f"reading must be one of {', '.join(READINGS)}, got {reading!r}")
+    n, d, s, sigma = (_positive(k, v) for k, v in (("n", n), ("d", d), ("s", s), ("sigma", sigma)))
+    _positive("delta", delta)
+    quadratic = d * s**2 / n**2 if reading == "theorem" else d * s / n**2
+    logs = np.log(n * s / sigma**2) ** 2 * np.log(d / delta) ** 2
+    return sigma**2 * logs * (s / n + quadratic)
+
+
+def theorem_5_3_lower_bound(n, d, sigma):
+    """Theorem 5.3's lower bound for OLS, ridge and GD, in expectation over w* (reference §4.4).
+
+    ``sigma^2 d / n`` where n >= d and ``1 - n/d + sigma^2 n / d`` where n < d (the theorem's
+    two regimes n >~ d and d >~ n, headline forms: lambda = O(1), eta t >~ 1), without the
+    constant. Arrays broadcast.
+
+    >>> theorem_5_3_lower_bound([256, 50], [64, 400], [1.0, 0.5]).tolist()
+    [0.25, 0.90625]
+    """
+    n, d = _positive("n", n), _positive("d", d)
+    sigma = np.asarray(sigma, dtype=np.float64)
+    if np.any(~(sigma >= 0)):
+        raise ValueError(f"sigma must be >= 0, got {sigma!r}")
+    return np.where(n >= d, sigma**2 * d / n, 1.0 - n / d + sigma**2 * n / d)
+
+
+def ols_excess_risk(n, d, sigma, signal_norm2: float = 1.0):
+    """Exact expected excess risk of OLS on x ~ N(0, I_d), given ``||w*||^2`` (a standard result,
+    not the paper's: Hastie, Montanari, Rosset, Tibshirani 2022, finite-sample isotropic case).
+
+    ``sigma^2 d / (n - d - 1)`` for n > d + 1 (``E tr((X^T X)^{-1}) = d / (n - d - 1)``);
+    for d > n + 1 the minimum-norm interpolant, ``||w*||^2 (1 - n/d) + sigma^2 n / (d - n - 1)``
+    (bias: the part of w* outside the rows' span; variance: ``sigma^2 E tr((X X^T)^{-1})``);
+    inf for |n - d| <= 1 (the interpolation peak: the expectation diverges). Arrays broadcast.
+
+    >>> ols_excess_risk([256, 50, 64], [64, 400, 64], [1.0, 0.5, 1.0]).round(6).tolist()
+    [0.335079, 0.910817, inf]
+    """
+    n, d = _positive("n", n), _positive("d", d)
+    sigma = np.asarray(sigma, dtype=np.float64)
+    if np.any(~(sigma >= 0)):
+        raise ValueError(f"sigma must be >= 0, got {sigma!r}")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        over = sigma**2 * d / (n - d - 1)
+        under = signal_norm2 * (1.0 - n / d) + sigma**2 * n / (d - n - 1)
+    return np.where(n > d + 1, over, np.where(d > n + 1, under, np.inf))
+
+
+def lasso_rate(n, d, s, sigma):
+    """The Lasso's excess-risk rate ``sigma^2 s log(d / s) / n`` without its constant: the paper's
+    "Lasso attains O~(s/n)" when d <~ n (reference §4.4), with the standard minimax log made
+    explicit (at fixed d and s it is a constant, so its n-slope is exactly -1). Arrays broadcast.
+
+    >>> round(float(lasso_rate(1024, 64, 4, 1.0)), 6)  # 4 ln 16 / 1024
+    0.01083
+    """
+    n, d, s = _positive("n", n), _positive("d", d), _positive("s", s)
+    return np.asarray(sigma, dtype=np.float64) ** 2 * s * np.log(d / s) / n
