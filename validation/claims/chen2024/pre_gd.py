@@ -78,7 +78,7 @@ def recorded_steps(params: PreGdParams) -> np.ndarray:
     early steps below the first interval (where the early-stopped minimum may sit).
 
     >>> recorded_steps(PreGdParams(steps=100, records=4, n_tune=2, n_prompts=2)).tolist()
-    [0, 1, 2, 3, 5, 8, 12, 16, 25, 50, 75, 100]
+    [0, 1, 2, 3, 4, 6, 10, 16, 25, 50, 75, 100]
     """
     grid = np.linspace(0, params.steps, params.records + 1)
     early = np.geomspace(1, max(params.steps / params.records, 1), 8)
