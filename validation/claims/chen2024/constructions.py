@@ -222,7 +222,9 @@ def predict_41(params: ConstructionParams) -> Prediction:
 def _network_outputs(config: Configuration, precision: str, every_layer: bool):
     """The constructed network (`numerics.linear_transformer`) on the configuration's prompts:
     rows 1..d+1 of layer 1's output (B, d+1, m), or the query read-outs after layers 2..t+1
-    (B, t, q); computed in `precision` (weights and prompts cast from float64)."""
+    (B, t, q); computed in `precision` (weights and prompts cast from float64). On the CPU
+    whatever the run's device: the networks are tiny, and a GPU's TF32 matmuls would round more
+    than the stated float32 bound counts."""
     import torch
     from icl_verify.numerics.linear_transformer import preprocess_then_gd_transformer
 
@@ -237,8 +239,8 @@ def _network_outputs(config: Configuration, precision: str, every_layer: bool):
                 X=torch.from_numpy(config.X),
                 y=torch.from_numpy(config.y),
                 X_query=torch.from_numpy(config.X_query),
-                y_query=torch.zeros(config.X_query.shape[:-1], dtype=torch.float64),
-                w_star=torch.zeros(config.X.shape[0], config.d, dtype=torch.float64),
+                y_query=torch.zeros(config.X_query.shape[:-1], dtype=torch.float64),  # unused
+                w_star=torch.zeros(config.X.shape[0], config.d, dtype=torch.float64),  # unused
             )
         ).to(dtype)  # (B, d+1, m)
         if every_layer:
