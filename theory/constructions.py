@@ -51,10 +51,10 @@ def _check_eta(eta: float) -> float:
     return eta
 
 
-def gamma(k: int, u: float) -> float:
+def higham_gamma(k: int, u: float) -> float:
     """Higham's ``gamma_k = k u / (1 - k u)``: ``|prod_{i<=k} (1 + delta_i)^{±1} - 1| <= gamma_k``.
 
-    >>> round(gamma(10, 2.0**-53) / (10 * 2.0**-53), 12), gamma(2, 0.25)
+    >>> round(higham_gamma(10, 2.0**-53) / (10 * 2.0**-53), 12), higham_gamma(2, 0.25)
     (1.0, 1.0)
     """
     if k < 0 or k * u >= 1:
@@ -203,6 +203,6 @@ def normalised_error_bound(d: int, n: int, t: int, precision: str = "float64") -
     if precision not in UNIT_ROUNDOFF:
         raise ValueError(f"precision must be one of float64, float32, got {precision!r}")
     cast = int(precision == "float32")
-    g_a = gamma(network_roundings(d, n, t, cast), UNIT_ROUNDOFF[precision])
-    g_b = gamma(algorithm_roundings(d, n, t), UNIT_ROUNDOFF["float64"])
+    g_a = higham_gamma(network_roundings(d, n, t, cast), UNIT_ROUNDOFF[precision])
+    g_b = higham_gamma(algorithm_roundings(d, n, t), UNIT_ROUNDOFF["float64"])
     return (g_a + g_b) / (1 - g_b)
