@@ -39,6 +39,7 @@ from icl_verify.validation.claim import (
     Prediction,
     Source,
     ZScore,
+    fit_loglog_slope,
 )
 from icl_verify.validation.params import ParameterError, SparseSettingParams, param
 
@@ -198,6 +199,12 @@ def predict_isotropic(params: IsotropicParams) -> Prediction:
         figure_data={
             "lasso_rate": lasso_rate(n, params.d, params.s, params.sigma),
             **{f"reading_{r}": _reading_bounds(params, r) for r in READINGS},
+            **{
+                f"reading_slope_{r}": fit_loglog_slope(
+                    params.s_reading, _reading_bounds(params, r)
+                ).slope.value
+                for r in READINGS
+            },
         },
     )
 
@@ -279,6 +286,14 @@ def _paired_ratio(rows, names, over):
     return np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
 
 
+def _slope(x, values, errors) -> Estimate:
+    """Least-squares slope of log(values) against log(x), its SE propagated from the values'
+    SEs (independent draws per point), as `BoundTrend.trend` computes it."""
+    x = tuple(float(v) for v in x)
+    fit = BoundTrend("at_most", x=x, justification="a slope fit")
+    return fit.trend(np.ones(len(x)), Estimate(values, errors))
+
+
 @numerics.on_one_thread  # torch-free at import; one thread for these small tensors
 def measure_isotropic(params: IsotropicParams, runtime) -> Measurement:
     """Tuned risks on both grids, the ratio grid and the sparsity grid."""
@@ -316,14 +331,8 @@ def measure_isotropic(params: IsotropicParams, runtime) -> Measurement:
     (best_w, best_w_se), _ = _best_baseline(wide)
     _, ratio_names = _best_baseline(ratio)
     ratios, ratio_se = _paired_ratio(ratio, ratio_names, "pregd")
-    ones = tuple(np.ones(len(p.ratio_d)))
-    ratio_fit = BoundTrend(
-        "at_most", x=tuple(np.array(p.ratio_d) / p.s), justification="fit"
-    ).trend(ones, Estimate(ratios, ratio_se))
-    lasso, lasso_se = _mean_se(narrow, "lasso")
-    lasso_fit = BoundTrend("at_most", x=tuple(map(float, p.n_grid)), justification="fit").trend(
-        np.ones(len(p.n_grid)), Estimate(lasso, lasso_se)
-    )
+    ratio_fit = _slope(np.array(p.ratio_d) / p.s, ratios, ratio_se)
+    lasso_fit = _slope(p.n_grid, *_mean_se(narrow, "lasso"))
     over_lasso = _paired_ratio(narrow, ["pregd"] * len(narrow), "lasso")
     ols = _mean_se(narrow, "ols")
     ols_w = _mean_se(wide, "ols")
@@ -352,7 +361,15 @@ def measure_isotropic(params: IsotropicParams, runtime) -> Measurement:
         }
     )
     pregd_s, pregd_s_se = _mean_se(reading, "pregd")
-    figure.update({"pregd_reading": pregd_s, "pregd_reading_se": pregd_s_se})
+    s_slope = _slope(p.s_reading, pregd_s, pregd_s_se)
+    figure.update(
+        {
+            "pregd_reading": pregd_s,
+            "pregd_reading_se": pregd_s_se,
+            "reading_slope": s_slope.value,
+            "reading_slope_se": s_slope.error,
+        }
+    )
     return Measurement(
         values={
             "pregd_upper": Estimate(*_mean_se(narrow, "pregd")),
