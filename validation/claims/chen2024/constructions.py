@@ -2,7 +2,8 @@
 
 - CZZ-P4.1 (Prop. 4.1/C.1, Eq. (4.2)): one linear-attention layer with d heads of dim 3
   (d_hid = 3d) outputs Algorithm 1's data: rows 1..d hold ``x_tilde = r_hat * x`` for the
-  examples and the queries, row d+1 the labels with 0 at the queries.
+  examples and the queries, row d+1 the labels with 0 at the queries (compared at the first
+  two and last two examples and every query, `compared_columns`).
 - CZZ-P4.2 (Prop. 4.2/C.2, eq. (4.3)): stacking t single-head GD layers on it, the (t+1)-layer
   network predicts ``<w_tilde^t, R_hat x_{n+i}>`` at every query, all q queries in parallel.
 
@@ -95,14 +96,16 @@ class GDConstructionParams(ConstructionParams):
 
 PRESETS_41 = {
     "smoke": ConstructionParams(n_configs=4, n_prompts=2, d_max=6, n_max=20, q_max=3),
-    "quick": ConstructionParams(n_configs=32, d_max=24, n_max=192, q_max=4),
-    "paper": ConstructionParams(n_configs=100, n_prompts=8, d_max=32, n_max=256, q_max=8),
+    "quick": ConstructionParams(n_configs=32, n_prompts=1, d_max=24, n_max=192, q_max=4),
+    "paper": ConstructionParams(n_configs=100, n_prompts=1, d_max=32, n_max=256, q_max=8),
 }
 PRESETS_42 = {
     "smoke": GDConstructionParams(n_configs=4, n_prompts=2, d_max=6, n_max=20, q_max=3, t_max=3),
-    "quick": GDConstructionParams(n_configs=32, d_max=24, n_max=192, q_max=4, t_max=12),
+    "quick": GDConstructionParams(
+        n_configs=32, n_prompts=2, d_max=24, n_max=192, q_max=4, t_max=12
+    ),
     "paper": GDConstructionParams(
-        n_configs=100, n_prompts=8, d_max=32, n_max=256, q_max=8, t_max=20
+        n_configs=100, n_prompts=2, d_max=32, n_max=256, q_max=8, t_max=20
     ),
 }
 
@@ -170,8 +173,28 @@ def _scale(values: np.ndarray, f_abs: np.ndarray) -> np.ndarray:
     return values / np.where(f_abs > 0, f_abs, 1.0)
 
 
-def _layer_one_scale(config: Configuration) -> np.ndarray:
-    return absolute_evaluation(config.X, config.y, config.X_query, config.eta, 0)[0]
+def compared_columns(config: Configuration) -> np.ndarray:
+    """The tokens CZZ-P4.1 compares: the first two and last two examples and every query.
+
+    The layer applies one map to every example column (only the mask tells examples from
+    queries), so these stand for all n; storing all n + q columns made results.json 200 MB at
+    the paper preset.
+
+    >>> config = draw_configurations(PRESETS_41["smoke"])[0]
+    >>> columns = compared_columns(config)
+    >>> bool(np.all(columns[-config.q :] == np.arange(config.n, config.n + config.q)))
+    True
+    """
+    n = config.n
+    examples = sorted({0, 1, n - 2, n - 1} & set(range(n)))
+    return np.array(examples + list(range(n, n + config.q)))
+
+
+def _layer_one(matrix: np.ndarray, config: Configuration) -> np.ndarray:
+    """The compared part of a (B, d+1, m) layer-1 output, divided by f_abs, flattened."""
+    f_abs = absolute_evaluation(config.X, config.y, config.X_query, config.eta, 0)[0]
+    columns = compared_columns(config)
+    return _scale(matrix[..., columns], f_abs[..., columns]).ravel()
 
 
 def _prediction_scale(config: Configuration) -> np.ndarray:
@@ -197,12 +220,10 @@ def _sizes(configs) -> dict[str, np.ndarray]:
 
 
 def predict_41(params: ConstructionParams) -> Prediction:
-    """Algorithm 1's prompt matrix (4.2) (`theory.constructions.preprocessed_prompt`) / f_abs."""
+    """Algorithm 1's prompt matrix (4.2) (`theory.constructions.preprocessed_prompt`) / f_abs,
+    at the `compared_columns`."""
     configs = draw_configurations(params)
-    scaled_ = [
-        _scale(preprocessed_prompt(c.X, c.y, c.X_query), _layer_one_scale(c)).ravel()
-        for c in configs
-    ]
+    scaled_ = [_layer_one(preprocessed_prompt(c.X, c.y, c.X_query), c) for c in configs]
     values = np.concatenate(scaled_)
     config = np.concatenate([np.full(v.size, i) for i, v in enumerate(scaled_)])
     bounds = {
@@ -256,7 +277,7 @@ def measure_41(params: ConstructionParams, runtime) -> Measurement:
     values = {}
     for precision, key in zip(PRECISIONS, ("layer1", "layer1_float32"), strict=True):
         outputs = [
-            _scale(_network_outputs(c, precision, every_layer=False), _layer_one_scale(c)).ravel()
+            _layer_one(_network_outputs(c, precision, every_layer=False), c)
             for c in runtime.progress(configs, f"layer 1 ({precision})", len(configs))
         ]
         values[key] = Estimate(np.concatenate(outputs), 0.0, "bound")
@@ -299,7 +320,7 @@ def _raw_queries(params: ConstructionParams, prediction: Prediction) -> Predicti
     for c in configs:
         matrix = preprocessed_prompt(c.X, c.y, c.X_query)  # (B, d+1, m)
         matrix[:, : c.d, c.n :] = np.swapaxes(c.X_query, -1, -2)
-        wrong.append(_scale(matrix, _layer_one_scale(c)).ravel())
+        wrong.append(_layer_one(matrix, c))
     values = np.concatenate(wrong)
     return prediction.with_values(layer1=values, layer1_float32=values)
 
