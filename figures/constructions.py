@@ -51,7 +51,8 @@ def figure_preprocessing(params, prediction, measurement):
     data = prediction.figure_data
     config = data["config"].astype(int)
     scatter.set_title(
-        f"(a) layer 1, rows 1..d+1: {data['n'].size} configs × {params.n_prompts} prompts"
+        f"(a) layer 1, rows 1..d+1, at ≤ 4 examples + all queries\n"
+        f"{data['n'].size} configs × {params.n_prompts} prompt(s)"
     )
     n = data["n"]
     for suffix, (label, colour, marker) in STYLES.items():
@@ -92,7 +93,7 @@ def figure_gd(params, prediction, measurement):
     scatter.legend(loc="upper center", fontsize=7)
     scatter.set_title(
         f"(a) read-out −e_(d+1) after each layer: {data['n'].size} configs × "
-        f"{params.n_prompts} prompts"
+        f"{params.n_prompts} prompt(s)"
     )
     steps = data["bound_steps"]
     for suffix, (label, colour, marker) in STYLES.items():
