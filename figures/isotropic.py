@@ -142,11 +142,12 @@ def figure_isotropic(params, prediction, measurement):
         yscale="log",
         xlabel="sparsity s",
         ylabel="excess risk",
-        title=f"§7.11 (d={params.d_wide}, n={params.n_wide[-1]}): pre-gd ∝ s^"
-        f"{data['reading_slope']:.2f}±{data['reading_slope_se']:.2f}\nbound ∝ s^"
+        title=f"§7.11: pre-gd ∝ s^{data['reading_slope']:.2f}±{data['reading_slope_se']:.2f}"
+        f" (d={params.d_wide}, n={params.n_wide[-1]})\nbound ∝ s^"
         f"{prediction.figure_data['reading_slope_theorem']:.2f} (theorem), s^"
         f"{prediction.figure_data['reading_slope_discussion']:.2f} (discussion)",
     )
+    reading.title.set_fontsize(8)  # two long lines of exponents
     set_log_ticks(reading, list(s))
     set_log_ticks(reading, log_ticks(np.min(measured) / 2, np.max(measured) * 3), which="y")
     reading.legend(fontsize=6.5)
