@@ -29,6 +29,11 @@
   out exactly (App. C, Figure 21);
 - `sparse_regression`: exact excess risks ``(v - w*)^T Sigma (v - w*)`` of the sparse-regression
   estimators, GD and preprocess-then-GD along their paths (Chen, Zhao, Zou 2024 §4-5);
+- `linear_transformer`: the multi-layer linear-attention network (2.2) of Chen et al. (2024) and the
+  explicit weights of their Propositions 4.1/4.2 (Algorithm 1, then t GD steps);
+- `pre_gd`: GD on raw vs preprocessed data at tuned learning rates, their paired gap (Figure 2c);
+- `isotropic`: tuned OLS, ridge, GD, pre-gd and Lasso risks, isotropic sparse regression (Thm 5.3);
+- `sparse_lemmas`: draws of Algorithm 1's correlations r_hat beside r = Sigma w* (Lemmas D.1, D.2);
 - `risks`: Monte Carlo risks of one-step GD and debiased GD at several steps, and of the Bayes
   predictor and tuned debiased GD extrapolated to d -> inf at fixed d/L (§4.3, Thm 4.2(iii));
 - `threads`: run torch on one CPU thread (`single_thread`, `on_one_thread`; torch-free import).
@@ -139,6 +144,17 @@ __getattr__, __dir__, __all__ = attach(
             "preconditioned_losses",
         ),
         "proportions": ("proportion",),
+        "linear_transformer": (
+            "LinearAttentionLayer",
+            "LinearTransformer",
+            "gd_layer",
+            "preprocess_then_gd_transformer",
+            "preprocessing_embedding",
+            "preprocessing_layer",
+        ),
+        "pre_gd": ("PreGdComparison", "TunedPath", "compare_pre_gd", "stable_learning_rates"),
+        "isotropic": ("IsotropicRisks", "isotropic_risks", "ratio_of_means"),
+        "sparse_lemmas": ("CorrelationDraws", "sample_correlations"),
         "sparse_regression": (
             "TunedRisks",
             "excess_risk",

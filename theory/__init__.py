@@ -1,4 +1,5 @@
-"""Exact and symbolic mathematics of He et al. (2025), in float64 numpy and sympy.
+"""Exact and symbolic mathematics of He et al. (2025) and Chen, Zhao, Zou (2024), in float64
+numpy and sympy.
 
 The closed forms a researcher needs every day are re-exported here flat:
 
@@ -22,7 +23,12 @@ The closed forms a researcher needs every day are re-exported here flat:
   Gamma_k, the conditions for support-restricted debiased GD, its exact risk and optimum, the
   arithmetic of Table 2, §5.4 (`multitask`);
 - the squared norm of the softmax vector, L ||p||^2, to O(1/L^2) and its regime, App. C
-  (`softmax_norm`).
+  (`softmax_norm`);
+- Chen et al. (2024): what the constructed transformer of Props. 4.1/4.2 must compute
+  (Algorithm 1, then t GD steps) and its floating-point error bound (`constructions`);
+  the closed form of preprocess-then-GD with its bias/variance/cross parts (D.1-D.3), the
+  bounds of Theorems 5.1, 5.2 and Lemmas D.1, D.2 (`sparse_gd`); Theorem 5.3's upper and lower
+  bounds, the exact OLS risks and the Lasso rate on isotropic data (`sparse_isotropic`).
 
 `theory.symbolic` derives these formulas with sympy. Nothing here imports torch.
 """
@@ -40,6 +46,15 @@ from icl_verify.theory.approximation_error import (
     dgd_gap_rms_large_d,
     manifold_gap_limit,
     manifold_gap_slope_bias,
+)
+from icl_verify.theory.constructions import (
+    absolute_evaluation,
+    algorithm_roundings,
+    higham_gamma,
+    network_roundings,
+    normalised_error_bound,
+    preprocessed_gd_predictions,
+    preprocessed_prompt,
 )
 from icl_verify.theory.linear_attention import (
     FrozenLinearMinimum,
@@ -100,24 +115,36 @@ from icl_verify.theory.softmax_norm import (
     softmax_norm_expansion,
     softmax_norm_regime,
 )
+from icl_verify.theory.sparse_gd import (
+    PreprocessedGD,
+    RateBound,
+    lemma_d1_bound,
+    lemma_d2_sample_size,
+    population_correlations,
+    preprocessed_gd_closed_form,
+    support_margin,
+    support_retention_sample_size,
+    theorem_5_1_bound,
+    theorem_5_2_bound,
+)
+from icl_verify.theory.sparse_isotropic import (
+    READINGS,
+    lasso_rate,
+    ols_excess_risk,
+    theorem_5_3_lower_bound,
+    theorem_5_3_upper_bound,
+)
 
 __all__ = [
-    "ActivationCoefficients",
-    "BayesComparison",
-    "FrozenLinearMinimum",
-    "GroupTable",
-    "NormExpansion",
-    "PAPER_TABLE_2",
-    "Setting",
-    "SingleHeadOptimum",
-    "SoftmaxPairExpansion",
-    "SupportConditions",
-    "TunedRisk",
+    "absolute_evaluation",
     "activation_coefficients",
+    "ActivationCoefficients",
+    "algorithm_roundings",
     "approximate_loss",
     "approximate_loss_grad",
     "approximate_loss_hessian",
     "bayes_risk_limit",
+    "BayesComparison",
     "compare_with_bayes",
     "conditional_norm_expansion",
     "debiased_gd_risk",
@@ -129,32 +156,61 @@ __all__ = [
     "first_order_step",
     "frozen_linear_attention_minimum",
     "frozen_linear_attention_risk",
+    "FrozenLinearMinimum",
     "gd_risk",
     "gd_risk_limit",
+    "GroupTable",
+    "higham_gamma",
     "kernel_mean_step",
     "kms_inverse",
+    "lasso_rate",
+    "lemma_d1_bound",
+    "lemma_d2_sample_size",
     "limit_density",
     "manifold_gap_limit",
     "manifold_gap_slope_bias",
     "manifold_limit_bound",
     "manifold_loss",
     "manifold_mu",
+    "network_roundings",
+    "normalised_error_bound",
+    "NormExpansion",
+    "ols_excess_risk",
     "optimal_gd",
     "optimal_mu",
     "optimal_mu_loss",
     "optimal_preconditioner",
     "paper_mode",
+    "PAPER_TABLE_2",
+    "population_correlations",
     "preconditioned_dgd_risk",
     "preconditioned_gd_risk",
+    "preprocessed_gd_closed_form",
+    "preprocessed_gd_predictions",
+    "preprocessed_prompt",
+    "PreprocessedGD",
+    "RateBound",
+    "READINGS",
     "restricted_dgd_risk",
     "restricted_optimum",
     "second_order_step",
+    "Setting",
     "shared_preconditioner",
     "single_head_optimum",
+    "SingleHeadOptimum",
     "softmax_norm_expansion",
     "softmax_norm_regime",
     "softmax_pair_expansion",
+    "SoftmaxPairExpansion",
     "support_conditions",
     "support_groups",
+    "support_margin",
+    "support_retention_sample_size",
+    "SupportConditions",
     "task_preconditioners",
+    "theorem_5_1_bound",
+    "theorem_5_2_bound",
+    "theorem_5_3_lower_bound",
+    "theorem_5_3_upper_bound",
+    "TunedRisk",
 ]

@@ -50,7 +50,7 @@ from icl_verify.validation.claim import (
 )
 from icl_verify.validation.params import ParameterError, Params, check_order, param
 
-PAPER = "Chen, Zhao, Zou 2024"
+PAPER = "Chen et al. 2024"
 PRECISIONS = ("float64", "float32")
 
 
