@@ -228,8 +228,8 @@ D2_PRESETS = {
 def retention_threshold(params: SupportRetentionParams) -> float:
     """The derived constant c* = n* / (s log(d/delta) / beta^2) (module docstring).
 
-    >>> round(retention_threshold(D2_PRESETS["quick"]), 3)
-    1.836
+    >>> round(retention_threshold(D2_PRESETS["quick"]), 2)
+    1.84
     """
     n_star = support_retention_sample_size(
         s=params.s, delta=params.delta, beta=params.beta, variance=params.variance
