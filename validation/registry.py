@@ -23,7 +23,8 @@ CATALOGUE_ORDER = (
     "HE-B-INIT", "HE-B-PHASE1", "HE-B-PHASE2", "HE-B-PHASE3",
     "HE-5.1-LIN", "HE-5.1-SM2LIN", "HE-5.1-LENGTH", "HE-5.2-ACT",
     "HE-5.3-KMS", "HE-5.4-MT", "HE-A-HEADS", "HE-C-TRUELOSS", "HE-C-SOFTMAXNORM",
-    "CZZ-P4.1", "CZZ-P4.2", "CZZ-PREGD", "CZZ-D1", "CZZ-D2", "CZZ-T5.1", "CZZ-T5.2", "CZZ-T5.3",
+    "CZZ-P4.1", "CZZ-P4.2", "CZZ-PREGD", "CZZ-D1", "CZZ-D2", "CZZ-T5.1", "CZZ-T5.2", "CZZ-4.3",
+    "CZZ-T5.3",
 )  # fmt: skip
 
 
