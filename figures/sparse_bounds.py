@@ -1,5 +1,6 @@
-"""Figures of Chen, Zhao, Zou (2024) §5 and App. D: the upper bounds of Theorems 5.1 and 5.2
-(CZZ-T5.1, CZZ-T5.2) and Lemmas D.1, D.2 (CZZ-D1, CZZ-D2), from the stored numbers only."""
+"""Figures of Chen, Zhao, Zou (2024) §4.3, §5 and App. D: the upper bounds of Theorems 5.1 and
+5.2 (CZZ-T5.1, CZZ-T5.2), their comparison (CZZ-4.3) and Lemmas D.1, D.2 (CZZ-D1, CZZ-D2), from
+the stored numbers only."""
 
 from __future__ import annotations
 
@@ -92,8 +93,9 @@ def _risk_and_ratio(axes, params, prediction, measurement, what: str):
 
 
 def figure_theorem_5_1(params, prediction, measurement):
-    """Tuned pre-gd vs Theorem 5.1's bound, its ratio, and the closed form's mean parts."""
-    figure, axes = new_figure(3, width=4.0, height=3.4)
+    """Tuned pre-gd vs Theorem 5.1's bound, its ratio, the closed form's mean parts, and the
+    cross term's share with R_hat from the same labels and from an independent sample."""
+    figure, axes = new_figure(4, width=4.0, height=3.4)
     _risk_and_ratio(axes[0, :2], params, prediction, measurement, "pre-gd")
     data = measurement.figure_data
     n = np.asarray(data["n"])
@@ -109,12 +111,31 @@ def figure_theorem_5_1(params, prediction, measurement):
         n, np.abs(cross), "s--", ms=3, color=PALETTE[1], label="|cross| (filled: > 0)", mfc="none"
     )
     parts.plot(n[cross > 0], cross[cross > 0], "s", ms=3, color=PALETTE[1])
-    share = measurement.values["cross_share"]
-    text = ", ".join(f"{v:.2f}±{e:.2f}" for v, e in zip(share.value, share.error, strict=True))
     parts.set(xscale="log", yscale="log", xlabel="n", ylabel="mean over evaluation prompts")
-    parts.set_title(f"parts at the tuned (η, t); E[cross]/E[excess]:\n{text}", fontsize=6.5)
+    parts.set_title("parts at the tuned (η, t), R̂ from the same labels", fontsize=7.5)
     parts.legend(fontsize=6.5)
     set_log_ticks(parts, n)
+    shares = axes[0, 3]
+    for key, offset, color, label in (
+        ("cross_share", 0.97, PALETTE[1], "R̂ from the same labels (Algorithm 1)"),
+        ("split_cross_share", 1.03, MEASURED, "R̂ from an independent sample"),
+    ):
+        share = measurement.values[key]
+        shares.errorbar(
+            n * offset,
+            share.value,
+            yerr=4 * np.asarray(share.error),
+            fmt="o",
+            ms=4,
+            color=color,
+            capsize=2,
+            label=label,
+        )
+    shares.axhline(0.0, color=THEORY, lw=1, label="(D.2)-(D.3): 0 in expectation")
+    shares.set(xscale="log", xlabel="n", ylabel="E[cross] / E[excess] (±4 SE)")
+    shares.set_title("the cross term's share: nonzero only with R̂ from the same labels", fontsize=7)
+    shares.legend(fontsize=6.5)
+    set_log_ticks(shares, n)
     return figure
 
 
@@ -209,4 +230,62 @@ def figure_lemma_d2(params, prediction, measurement):
     )
     axis.legend(fontsize=7)
     set_log_ticks(axis, c)
+    return figure
+
+
+def figure_preprocessing_wins(params, prediction, measurement):
+    """CZZ-4.3: (a) the paired ratio of tuned risks GD / pre-gd vs n, beside the bounds' ratio
+    5.2 / 5.1 (constants 1); (b) §7.10: the largest s/(n²β²) over the drawn tasks against the
+    two readings of §4.3's bound and the condition's 1/n."""
+    figure, axes = new_figure(2, width=4.4, height=3.5)
+    left, right = axes[0]
+    data, theory = measurement.figure_data, prediction.figure_data
+    n = np.asarray(data["n"])
+    ratio = measurement.values["gd_over_pregd"]
+    left.errorbar(
+        n,
+        ratio.value,
+        yerr=2 * np.asarray(ratio.error),
+        fmt="o",
+        ms=4,
+        color=MEASURED,
+        capsize=2,
+        label="tuned GD risk / tuned pre-gd risk, paired (±2 SE)",
+    )
+    left.plot(
+        n,
+        theory["bounds_ratio"],
+        "s--",
+        ms=3,
+        color=THEORY,
+        label="bound 5.2 / bound 5.1 (constants 1, logs kept)",
+    )
+    left.axhline(1.0, color=REFERENCE, ls=":", lw=1, label="1: above, pre-gd wins")
+    left.axhline(
+        params.d / params.s, color=PALETTE[2], ls="--", lw=1, label=f"d/s = {params.d / params.s:g}"
+    )
+    left.set(xscale="log", yscale="log", xlabel="n (in-context examples)", ylabel="ratio")
+    left.set_title(
+        f"when preprocessing wins ({_caption(params)})\n"
+        f"Tr(RΣR)/β² = {theory['trace_condition']:.3g} vs Tr(Σ) = {theory['trace_sigma']:.3g}",
+        fontsize=7.5,
+    )
+    left.legend(fontsize=6.5)
+    set_log_ticks(left, n)
+    right.plot(n, data["margin_term_max"], "o", ms=5, color=MEASURED, label="max over draws")
+    right.plot(n, data["margin_term_median"], "o", ms=3, mfc="none", color=MEASURED, label="median")
+    right.plot(n, theory["margin_over_n2"], color=THEORY, label="κ²s²/n² (the algebra's)")
+    right.plot(
+        n, theory["margin_over_n"], color=PALETTE[1], ls="--", label="κ²s²/n (printed, §7.10)"
+    )
+    right.plot(n, theory["margin_condition"], color=REFERENCE, ls=":", label="1/n (the condition)")
+    right.set(xscale="log", yscale="log", xlabel="n", ylabel="s / (n² β²)")
+    worst = np.asarray(measurement.values["margin_max"].value)
+    right.set_title(
+        "§7.10: s/(n²β²) over the drawn tasks (β = min_S |r_i|)\n"
+        f"max / (κ²s²/n²) per n: {', '.join(f'{v:.3g}' for v in worst)}",
+        fontsize=7.5,
+    )
+    right.legend(fontsize=6.5)
+    set_log_ticks(right, n)
     return figure
