@@ -1,6 +1,7 @@
 """Figure of Chen, Zhao, Zou (2024) Theorem 5.3 (CZZ-T5.3): tuned excess risks of OLS, ridge, GD,
-pre-gd and Lasso against n in both regimes, the baseline/pre-gd ratio against d/s, and the
-§7.11 reading (pre-gd against s beside the theorem's d s^2/n^2 and the discussion's d s/n^2)."""
+pre-gd and Lasso against n in both regimes, the baseline/pre-gd ratio against d/s, the §7.11
+reading (pre-gd against s beside the theorem's d s^2/n^2 and the discussion's d s/n^2), and
+§7.11's condition on t (pre-gd's tuned absolute eta t against s and n beside both readings)."""
 
 from __future__ import annotations
 
@@ -69,12 +70,103 @@ def _regime(axis, regime, n, params, prediction, measurement, title):
     axis.legend(fontsize=6.5)
 
 
+def _through(measured, curve) -> np.ndarray:
+    """`curve` scaled by the one constant that centres it on `measured` (geometric mean)."""
+    measured, curve = np.asarray(measured), np.asarray(curve)
+    return curve * float(np.exp(np.mean(np.log(measured / curve))))
+
+
+def _step_panels(by_s, by_n, params, prediction, measurement):
+    """Pre-gd's tuned absolute eta t against s (both s grids) beside F.1's two readings, and
+    against n beside log(n s/σ²) (the same n-shape in both readings)."""
+    data, theory = measurement.figure_data, prediction.figure_data
+    s = np.array(params.s_reading, dtype=float)
+    for panel, colour, marker, text in (
+        ("step", MEASURED, "D", f"d={params.d}, n={params.n_step}, σ={params.sigma:g}"),
+        (
+            "reading",
+            PALETTE[2],
+            "o",
+            f"d={params.d_wide}, n={params.n_wide[-1]}, σ={params.sigma_wide:g}",
+        ),
+    ):
+        by_s.errorbar(
+            s,
+            data[f"pregd_eta_t_{panel}"],
+            yerr=2 * data[f"pregd_eta_t_{panel}_se"],
+            fmt=marker,
+            color=colour,
+            capsize=2,
+            ls="-",
+            lw=0.6,
+            label=f"tuned η·t, {text}",
+        )
+    measured = data["pregd_eta_t_step"]
+    for name, style, text in (
+        ("beta", "--", "s log(ns/σ²): β²=1/s"),
+        ("appendix", ":", "log(ns/σ²)/s: F.1 as printed"),
+    ):
+        by_s.plot(
+            s,
+            _through(measured, theory[f"step_budget_{name}"]),
+            color=THEORY,
+            ls=style,
+            label=f"∝ {text}",
+        )
+    by_s.set(
+        xscale="log",
+        yscale="log",
+        xlabel="sparsity s",
+        ylabel="η·t (absolute step × steps)",
+        title=f"§7.11 condition on t: η·t ∝ s^{data['step_slope']:.2f}±{data['step_slope_se']:.2f}"
+        f" (d={params.d}),\ns^{data['step_slope_reading']:.2f}±{data['step_slope_reading_se']:.2f}"
+        f" (d={params.d_wide}); F.1: s^{theory['step_slope_beta']:+.2f} or "
+        f"s^{theory['step_slope_appendix']:+.2f}",
+    )
+    by_s.title.set_fontsize(8)
+    set_log_ticks(by_s, list(s))
+    low, high = by_s.get_ylim()
+    set_log_ticks(by_s, log_ticks(low, high), which="y")
+    by_s.legend(fontsize=6)
+
+    n = np.array(params.n_grid, dtype=float)
+    by_n.errorbar(
+        n,
+        data["pregd_eta_t_narrow"],
+        yerr=2 * data["pregd_eta_t_narrow_se"],
+        fmt="D",
+        color=MEASURED,
+        capsize=2,
+        ls="-",
+        lw=0.6,
+        label="tuned η·t (±2 SE)",
+    )
+    curve = _through(data["pregd_eta_t_narrow"], theory["step_budget_narrow"])
+    by_n.plot(n, curve, color=THEORY, ls="--", label="∝ log(ns/σ²) (either reading)")
+    steps = np.asarray(params.steps, dtype=float)
+    g = float(np.max(steps[1:] / steps[:-1]))
+    by_n.set(
+        xscale="log",
+        yscale="log",
+        xlabel="n (in-context examples)",
+        ylabel="η·t (absolute step × steps)",
+        title=f"η·t vs n: d={params.d}, s={params.s}, σ={params.sigma:g}\n(t on a grid: "
+        f"resolution ×{g:g})",
+    )
+    by_n.title.set_fontsize(8)
+    set_log_ticks(by_n, log_ticks(n.min(), n.max()))
+    low, high = by_n.get_ylim()
+    set_log_ticks(by_n, log_ticks(low, high), which="y")
+    by_n.legend(fontsize=6.5)
+
+
 def figure_isotropic(params, prediction, measurement):
-    """Four panels: n >~ d, d >~ n (risks ± 2 SE, bounds scaled by their extreme constants),
-    the ratio best baseline / pre-gd at n = 4ds against d/s, and pre-gd against s beside both
-    readings of the bound, with the fitted s-exponents (stored by the claim)."""
-    figure, axes = new_figure(4, width=3.6, height=3.4)
-    narrow, wide, ratio, reading = axes[0]
+    """Six panels: n >~ d, d >~ n (risks ± 2 SE, bounds scaled by their extreme constants),
+    the ratio best baseline / pre-gd at n = 4ds against d/s, pre-gd against s beside both
+    readings of the bound, with the fitted s-exponents (stored by the claim), and pre-gd's
+    tuned absolute eta t against s and n beside both readings of F.1's condition on t."""
+    figure, axes = new_figure(3, 2, width=3.8, height=3.4)
+    (narrow, wide, ratio), (reading, step_s, step_n) = axes
     _regime(
         narrow,
         "narrow",
@@ -151,4 +243,5 @@ def figure_isotropic(params, prediction, measurement):
     set_log_ticks(reading, list(s))
     set_log_ticks(reading, log_ticks(np.min(measured) / 2, np.max(measured) * 3), which="y")
     reading.legend(fontsize=6.5)
+    _step_panels(step_s, step_n, params, prediction, measurement)
     return figure

@@ -5,7 +5,9 @@ Chen, Zhao, Zou (2024) Theorem 5.3 (reference chen2024 §4.4-4.5).
 (Sigma = I, w* uniform on ``±1/sqrt(s)`` over a random support): each estimator's grid (step size
 relative to ``1/lambda_max`` and step count for GD and pre-gd, lambda for ridge, alpha for Lasso)
 is tuned on the first set and its risks read on the second (`sparse_regression.oracle_tuned`), so
-the reported means carry no selection bias. OLS needs no tuning and is read on both sets.
+the reported means carry no selection bias. OLS needs no tuning and is read on both sets. The
+curvature ``lambda_max`` of each evaluation prompt's preprocessed Gram is returned too: it turns
+pre-gd's tuned relative step into the absolute one (reference §7 item 11).
 `ratio_of_means` compares two estimators on the same prompts. Nothing here imports `theory`.
 """
 
@@ -16,9 +18,11 @@ from dataclasses import dataclass
 
 import torch
 from icl_verify.numerics.data import sample_sparse_regression
+from icl_verify.numerics.estimators import feature_label_correlations
 from icl_verify.numerics.sparse_regression import (
     TunedRisks,
     gd_excess_risks,
+    largest_gram_eigenvalue,
     lasso_excess_risks,
     least_squares_excess_risks,
     oracle_tuned,
@@ -36,6 +40,8 @@ class IsotropicRisks:
         ridge, gd, pregd: tuned on the tuning prompts, read on the N evaluation prompts
             (`TunedRisks`; for GD and pre-gd the grid axes are (eta, step count)).
         lasso: as ridge, or None when no alpha grid was given.
+        pregd_curvature: (N,) ``lambda_max(R_hat Sigma_hat R_hat)`` of each evaluation prompt,
+            the unit of pre-gd's relative step: its absolute step is ``eta / pregd_curvature``.
     """
 
     ols: torch.Tensor
@@ -43,6 +49,7 @@ class IsotropicRisks:
     gd: TunedRisks
     pregd: TunedRisks
     lasso: TunedRisks | None
+    pregd_curvature: torch.Tensor
 
 
 def isotropic_risks(
@@ -71,6 +78,9 @@ def isotropic_risks(
     ...                     lambdas=[0.0, 0.1], alphas=[0.05])
     >>> tuple(r.ols.shape), tuple(r.pregd.risks.shape), r.lasso.mean < float(r.ols.mean())
     ((8,), (4,), True)
+    >>> c = r.pregd_curvature  # ~ beta^2 = 1/s = 0.5, inflated by R_hat's and Sigma_hat's noise
+    >>> tuple(c.shape), bool(((c > 0.25) & (c < 1.0)).all())
+    ((4,), True)
     """
     sets = [
         sample_sparse_regression(
@@ -105,7 +115,16 @@ def isotropic_risks(
         None if tune is None else oracle_tuned(tune, held_out=held)
         for tune, held in zip(tuning, evaluation, strict=True)
     )
-    return IsotropicRisks(ols=ols, ridge=ridge, gd=gd, pregd=pregd, lasso=lasso)
+    held = sets[1]
+    preprocessed = held.X * feature_label_correlations(held.X, held.y)[..., None, :]  # (N, n, d)
+    return IsotropicRisks(
+        ols=ols,
+        ridge=ridge,
+        gd=gd,
+        pregd=pregd,
+        lasso=lasso,
+        pregd_curvature=largest_gram_eigenvalue(preprocessed),  # (N,)
+    )
 
 
 def ratio_of_means(a: torch.Tensor, b: torch.Tensor) -> tuple[float, float]:

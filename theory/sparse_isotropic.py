@@ -14,7 +14,9 @@ sigma. Every expression is an excess risk ``(v - w*)^T (v - w*)`` (reference §1
   + sigma^2 n / (d - n - 1)`` for d > n + 1 (standard; Hastie, Montanari, Rosset, Tibshirani
   2022, finite-sample isotropic case; not from the paper);
 - `lasso_rate`: ``sigma^2 s log(d / s) / n``, the classical rate behind the paper's "Lasso attains
-  O~(s/n)" (stated there without citation; the explicit log is the standard minimax one).
+  O~(s/n)" (stated there without citation; the explicit log is the standard minimax one);
+- `theorem_5_3_step_budget`: the absolute ``eta t`` that F.1's bias step asks for, in either reading
+  of the paper's condition on t (reference §7 item 11).
 """
 
 from __future__ import annotations
@@ -23,13 +25,16 @@ import numpy as np
 
 __all__ = [
     "READINGS",
+    "STEP_READINGS",
     "lasso_rate",
     "ols_excess_risk",
     "theorem_5_3_lower_bound",
+    "theorem_5_3_step_budget",
     "theorem_5_3_upper_bound",
 ]
 
 READINGS = ("theorem", "discussion")  # d s^2/n^2 (Theorem 5.3) or d s/n^2 (its discussion)
+STEP_READINGS = ("beta", "appendix")  # t >~ log/(eta beta^2), beta^2 = 1/s; or F.1's log/(eta s)
 
 
 def _positive(name: str, value) -> np.ndarray:
@@ -111,3 +116,26 @@ def lasso_rate(n, d, s, sigma):
     """
     n, d, s = _positive("n", n), _positive("d", d), _positive("s", s)
     return np.asarray(sigma, dtype=np.float64) ** 2 * s * np.log(d / s) / n
+
+
+def theorem_5_3_step_budget(n, s, sigma, *, reading: str = "beta"):
+    """The absolute ``eta t`` (step size times step count) that the bias step of Theorem 5.3's
+    proof (App. F.1) asks for, without its constant (reference §4.4, §7 item 11).
+
+    F.1 bounds the bias by ``s (1 - eta beta^2 / 2)^{2t} <= sigma^2 / n``, which holds once
+    ``t >~ log(n s / sigma^2) / (eta beta^2)``; with ``beta^2 = 1/s`` that is
+    ``eta t >~ s log(n s / sigma^2)`` (``reading="beta"``, the substitution). F.1 prints
+    ``t >~ log(n s / sigma^2) / (eta s)``, i.e. ``eta t >~ log(n s / sigma^2) / s``
+    (``reading="appendix"``). The two differ by s^2: exponent +1 against -1 in s.
+    Arrays broadcast.
+
+    >>> theorem_5_3_step_budget(1024, [2, 8], 1.0).round(3).tolist()  # s ln(1024 s)
+    [15.249, 72.087]
+    >>> theorem_5_3_step_budget(1024, [2, 8], 1.0, reading="appendix").round(4).tolist()
+    [3.8123, 1.1264]
+    """
+    if reading not in STEP_READINGS:
+        raise ValueError(f"reading must be one of {', '.join(STEP_READINGS)}, got {reading!r}")
+    n, s, sigma = (_positive(k, v) for k, v in (("n", n), ("s", s), ("sigma", sigma)))
+    log = np.log(n * s / sigma**2)
+    return s * log if reading == "beta" else log / s

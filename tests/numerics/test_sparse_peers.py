@@ -99,3 +99,29 @@ def test_lasso_objective_matches_sklearn_when_d_exceeds_n():
     gap = _objective(X.numpy(), y.numpy(), b, alpha) - _objective(X.numpy(), y.numpy(), b_sk, alpha)
     assert gap <= ours.kkt_violation * np.abs(b - b_sk).sum() + 1e-14
     assert -gap <= max(peer.dual_gap_, 0.0) + 1e-14
+
+
+def test_pregd_curvature_is_numpys_largest_eigenvalue_of_the_evaluation_prompts():
+    """`isotropic_risks`'s curvature (the unit of pre-gd's relative step) against numpy on the
+    evaluation prompts replayed from the same generator: r_hat = X^T y / n, eigvalsh of
+    (X diag(r_hat))^T (X diag(r_hat)) / n. Direct symmetric eigensolves: 1e-10 relative."""
+    from icl_verify.numerics.isotropic import isotropic_risks
+
+    risks = isotropic_risks(
+        12, 40, 3, 0.5, prompts=5, generator=torch.Generator().manual_seed(3),
+        etas=[1.0], steps=[2], lambdas=[0.0],
+    )  # fmt: skip
+    replay = torch.Generator().manual_seed(3)
+    _, held = (
+        sample_sparse_regression(
+            5, 12, 40, 3, 0.5, generator=replay, signal="sign", dtype=torch.float64
+        )
+        for _ in range(2)
+    )  # tuning, evaluation: drawn in this order
+    X, y = held.X.numpy(), held.y.numpy()
+    r_hat = np.einsum("bnd,bn->bd", X, y) / 40
+    features = X * r_hat[:, None, :]
+    gram = np.einsum("bni,bnj->bij", features, features) / 40
+    np.testing.assert_allclose(
+        risks.pregd_curvature.numpy(), np.linalg.eigvalsh(gram)[:, -1], rtol=1e-10
+    )

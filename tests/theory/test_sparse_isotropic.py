@@ -10,6 +10,7 @@ from icl_verify.theory.sparse_isotropic import (
     lasso_rate,
     ols_excess_risk,
     theorem_5_3_lower_bound,
+    theorem_5_3_step_budget,
     theorem_5_3_upper_bound,
 )
 
@@ -68,6 +69,27 @@ def test_lower_bound_regimes_and_lasso_rate_by_hand():
     assert float(lasso_rate(200, 40, 4, 0.5)) == pytest.approx(0.25 * 4 * math.log(10) / 200)
 
 
+def _smallest_t(eta, n, s, sigma):
+    """The first t at which F.1's bias bound s (1 - eta beta^2/2)^(2t), beta^2 = 1/s, falls to
+    sigma^2/n, by iterating it (no logarithm, no closed form)."""
+    bias, t = float(s), 0
+    while bias > sigma**2 / n:
+        bias *= (1 - eta / (2 * s)) ** 2
+        t += 1
+    return t
+
+
+def test_step_budget_is_what_the_bias_bound_iterated_needs_in_the_beta_reading():
+    # a small absolute step (eta beta^2 <= 0.025): (1 - x/2)^(2t) ~ exp(-x t), so the iterated
+    # bound needs eta t = s ln(n s/sigma^2) up to O(eta/s) and one step of rounding
+    eta, n, sigma, s = 0.05, 1000, 0.5, np.array([2, 4, 8, 16])
+    needed = np.array([eta * _smallest_t(eta, n, k, sigma) for k in s])
+    np.testing.assert_allclose(needed / theorem_5_3_step_budget(n, s, sigma), 1.0, rtol=0.02)
+    # the appendix's printed t >~ log/(eta s) misses it by s^2: 64x over s = 2..16
+    ratio = needed / theorem_5_3_step_budget(n, s, sigma, reading="appendix")
+    assert ratio[-1] / ratio[0] == pytest.approx(64.0, rel=0.02)
+
+
 @pytest.mark.parametrize(
     ("call", "message"),
     [
@@ -75,6 +97,8 @@ def test_lower_bound_regimes_and_lasso_rate_by_hand():
         (lambda: theorem_5_3_upper_bound(0, 50, 2, 1.0), "n must be finite and > 0"),
         (lambda: theorem_5_3_upper_bound(10, 50, 2, 1.0, reading="x"), "reading must be one of"),
         (lambda: ols_excess_risk(10, 5, -1.0), "sigma must be >= 0"),
+        (lambda: theorem_5_3_step_budget(10, 2, 1.0, reading="x"), "reading must be one of"),
+        (lambda: theorem_5_3_step_budget(10, 0, 1.0), "s must be finite and > 0"),
     ],
 )
 def test_bad_input_is_one_line_value_error(call, message):

@@ -37,6 +37,19 @@ def test_a_bound_with_the_wrong_exponent_and_a_wrong_ols_level_each_disagree(at_
     assert _verdicts(params, higher, measurement)["ols_exact"] == DISAGREES
 
 
+def test_eta_t_grows_with_s_and_the_appendix_reading_of_t_disagrees(at_smoke):
+    """§7.11: pre-gd's tuned absolute eta t grows with s (the beta^2 = 1/s reading, slope ~ +1),
+    so F.1's printed log/(eta s) (slope ~ -1) is called `disagrees` (unless the smoke grid
+    censors the tuned t, when the check must say inconclusive, never agree)."""
+    params, prediction, measurement = at_smoke(CLAIM_ISOTROPIC)
+    eta_t = measurement.figure_data["pregd_eta_t_step"]
+    assert eta_t[-1] > 2 * eta_t[0]
+    appendix = prediction.with_values(step_slope=prediction.figure_data["step_slope_appendix"])
+    censored = not np.isfinite(measurement.values["step_slope"].error)
+    expected = "inconclusive" if censored else DISAGREES
+    assert _verdicts(params, appendix, measurement)["step_slope"] == expected
+
+
 def test_the_reading_parameter_switches_the_s_dependence_of_the_bound():
     theorem = CLAIM_ISOTROPIC.parameters("smoke")
     discussion = CLAIM_ISOTROPIC.parameters("smoke", {"reading": "discussion"})
@@ -46,12 +59,14 @@ def test_the_reading_parameter_switches_the_s_dependence_of_the_bound():
     assert growth > 0.5 * np.log(theorem.s_reading[-1] / theorem.s_reading[0])
 
 
-def test_figure_draws_four_panels_from_the_stored_numbers(at_smoke):
+def test_figure_draws_six_panels_from_the_stored_numbers(at_smoke):
     params, prediction, measurement = at_smoke(CLAIM_ISOTROPIC)
     (figure,) = CLAIM_ISOTROPIC.draw(params, prediction, measurement)
-    assert len(figure.axes) == 4
+    assert len(figure.axes) == 6
     ratio_points = figure.axes[2].lines[0].get_ydata()
     np.testing.assert_allclose(ratio_points, measurement.figure_data["ratio"])
+    eta_t_points = figure.axes[4].lines[0].get_ydata()
+    np.testing.assert_allclose(eta_t_points, measurement.figure_data["pregd_eta_t_step"])
     plt.close(figure)
 
 
@@ -64,6 +79,9 @@ def test_figure_draws_four_panels_from_the_stored_numbers(at_smoke):
         ("sigma=-1", "sigma must be a number >= 0, got -1"),
         ("sigma_wide=0", "sigma_wide must be a number > 0"),
         ("n_wide=50,100,300", "n_wide must be <= d_wide/2=80"),
+        ("n_step=100", "n_step must be >= 2d=128, got 100"),
+        ("s_reading=2,4,128", "s_reading <= min(d, d_wide)=64"),
+        ("step_reading=x", "step_reading must be one of"),
     ],
 )
 def test_bad_settings_are_one_line_and_exit_2(setting, message, tmp_path, capsys):

@@ -10,9 +10,15 @@ Measured (`numerics.isotropic_risks`): exact excess risks, every estimator tuned
 prompts and read on an independent one, on two n grids: d = 64, sigma = 1 (n >= 2d) and
 d = 400, sigma = 0.5 (n <= d/2); the ratio best baseline / pre-gd at n = 4 d s over several d;
 pre-gd over several s at d = 400 for the §7 reading (``d s^2/n^2`` of the theorem, or ``d s/n^2``
-of its discussion; parameter `reading`). Lower bounds are tested against baselines tuned over a
-wide grid (lambda up to 100, eta t down to 1/lambda_max), i.e. beyond the bounded-lambda /
-eta t >~ 1 range in which the paper proves them: the stronger reading.
+of its discussion; parameter `reading`). §7.11's condition on t: pre-gd's tuned absolute step
+times its step count, ``eta t`` (the relative step over ``lambda_max`` of the preprocessed Gram,
+times t), against s at d, n = n_step (n >~ d), where F.1's bias step asks for
+``eta t ~ s log(n s/sigma^2)`` when beta^2 = 1/s is substituted into
+``t >~ log(n s/sigma^2)/(eta beta^2)`` and ``log(n s/sigma^2)/s`` as F.1 prints it (parameter
+`step_reading`); also reported per n and over s in the d >~ n panel. Lower bounds are tested
+against baselines tuned over a wide grid (lambda up to 100, eta t down to 1/lambda_max), i.e.
+beyond the bounded-lambda / eta t >~ 1 range in which the paper proves them: the stronger
+reading.
 
 Figure: `figures.isotropic`.
 """
@@ -24,9 +30,11 @@ from dataclasses import dataclass
 import numpy as np
 from icl_verify.theory.sparse_isotropic import (
     READINGS,
+    STEP_READINGS,
     lasso_rate,
     ols_excess_risk,
     theorem_5_3_lower_bound,
+    theorem_5_3_step_budget,
     theorem_5_3_upper_bound,
 )
 from icl_verify.validation.claim import (
@@ -58,6 +66,9 @@ class IsotropicParams(SparseSettingParams):
     )
     s_reading: tuple[int, ...] = param(
         help="sparsities s of the §7 reading, at d_wide and n = max(n_wide)", low=1
+    )
+    n_step: int = param(
+        help="n of the eta*t-vs-s grid (s in s_reading, at d and sigma; >= 2d)", low=1
     )
     ratio_d: tuple[int, ...] = param(help="dimensions d of the ratio check, at n = 4 d s", low=1)
     prompts: int = param(help="prompts per set (tuning, evaluation) in the n >~ d regime", low=2)
@@ -95,6 +106,12 @@ class IsotropicParams(SparseSettingParams):
     reading: str = param(
         "theorem", help="§7.11: d s^2/n^2 (theorem) or d s/n^2 (discussion)", choices=READINGS
     )
+    step_reading: str = param(
+        "beta",
+        help="§7.11 condition on t: eta t ~ s log(ns/σ²) (beta: beta^2 = 1/s substituted) or "
+        "log(ns/σ²)/s (appendix: F.1 as printed)",
+        choices=STEP_READINGS,
+    )
 
     def validate(self) -> None:
         super().validate()
@@ -106,14 +123,19 @@ class IsotropicParams(SparseSettingParams):
             grid = getattr(self, name)
             if len(grid) < 3 or any(a >= b for a, b in zip(grid, grid[1:], strict=False)):
                 raise ParameterError(f"{name} must be >= 3 increasing integers, got {grid}")
-        if self.n_grid[0] < 2 * self.d:
-            raise ParameterError(f"n_grid must be >= 2d={2 * self.d}, got {self.n_grid[0]}")
+        for name in ("n_grid", "n_step"):
+            smallest = min(np.atleast_1d(getattr(self, name)))
+            if smallest < 2 * self.d:
+                raise ParameterError(f"{name} must be >= 2d={2 * self.d}, got {smallest}")
         if 2 * self.n_wide[-1] > self.d_wide:
             raise ParameterError(
                 f"n_wide must be <= d_wide/2={self.d_wide // 2}, got {self.n_wide}"
             )
-        if self.s_reading[-1] > self.d_wide or self.s > self.d_wide:
-            raise ParameterError(f"s and s_reading must be <= d_wide={self.d_wide}")
+        if self.s_reading[-1] > min(self.d, self.d_wide) or self.s > self.d_wide:
+            raise ParameterError(
+                f"s must be <= d_wide={self.d_wide} and s_reading <= min(d, d_wide)="
+                f"{min(self.d, self.d_wide)}"
+            )
         if self.ratio_d[0] < self.s:
             raise ParameterError(f"ratio_d must be >= s={self.s}, got {self.ratio_d}")
 
@@ -129,6 +151,7 @@ PRESETS = {
         n_grid=(128, 512, 2048),
         n_wide=(20, 40, 80),
         s_reading=(2, 4, 8),
+        n_step=512,
         ratio_d=(4, 8, 16),
         prompts=16,
         prompts_wide=4,
@@ -139,6 +162,7 @@ PRESETS = {
         n_grid=(256, 512, 1024, 2048, 4096, 8192),
         n_wide=(50, 100, 200),
         s_reading=(2, 4, 8),
+        n_step=2048,
         ratio_d=(8, 16, 32, 64),
         prompts=48,
         prompts_wide=8,
@@ -147,6 +171,7 @@ PRESETS = {
         n_grid=(256, 512, 1024, 2048, 4096, 8192),
         n_wide=(50, 71, 100, 141, 200),
         s_reading=(2, 4, 8, 16),
+        n_step=2048,
         ratio_d=(8, 16, 32, 64, 128),
         prompts=64,
         prompts_wide=32,
@@ -168,8 +193,20 @@ def _reading_bounds(params: IsotropicParams, reading: str) -> np.ndarray:
     )
 
 
+def _step_budget(params: IsotropicParams, reading: str) -> np.ndarray:
+    """F.1's eta t over s_reading at d, n_step, sigma (no constant)."""
+    s = np.array(params.s_reading, dtype=float)
+    return theorem_5_3_step_budget(params.n_step, s, params.sigma, reading=reading)
+
+
+def _step_slope(params: IsotropicParams, reading: str) -> float:
+    """The s-exponent of F.1's eta t over s_reading (±1 plus what log(n s/σ²) adds)."""
+    return fit_loglog_slope(params.s_reading, _step_budget(params, reading)).slope.value
+
+
 def predict_isotropic(params: IsotropicParams) -> Prediction:
-    """The bounds on both grids, exact OLS, slope 1 of the ratio in d/s, Lasso slope -1."""
+    """The bounds on both grids, exact OLS, slope 1 of the ratio in d/s, Lasso slope -1, and
+    the s-exponent of F.1's eta t in the `step_reading`."""
     n, wide = (np.array(g, dtype=float) for g in (params.n_grid, params.n_wide))
     upper = {
         "pregd_upper": theorem_5_3_upper_bound(
@@ -195,9 +232,15 @@ def predict_isotropic(params: IsotropicParams) -> Prediction:
             "lasso_slope": -1.0,
             "pregd_over_lasso": np.ones_like(n),
             "reading": _reading_bounds(params, params.reading),
+            "step_slope": _step_slope(params, params.step_reading),
         },
         figure_data={
             "lasso_rate": lasso_rate(n, params.d, params.s, params.sigma),
+            **{f"step_budget_{r}": _step_budget(params, r) for r in STEP_READINGS},
+            **{f"step_slope_{r}": _step_slope(params, r) for r in STEP_READINGS},
+            "step_budget_narrow": theorem_5_3_step_budget(
+                n, params.s, params.sigma, reading=params.step_reading
+            ),
             **{f"reading_{r}": _reading_bounds(params, r) for r in READINGS},
             **{
                 f"reading_slope_{r}": fit_loglog_slope(
@@ -253,9 +296,14 @@ def _run(params, runtime, stream, d, n, s, sigma, prompts, lasso):
             if tuned is not None:
                 row[name] = tuned.risks.cpu().numpy()
                 row[f"{name}_index"] = np.array(tuned.index, dtype=float)
+        eta, t = (params.etas[risks.pregd.index[0]], params.steps[risks.pregd.index[1]])
+        curvature = risks.pregd_curvature.cpu().numpy()  # (N,) lambda_max, preprocessed Gram
+        row["pregd_eta_t"] = eta * t / curvature  # absolute step times steps, per prompt
+        row["pregd_s_curvature"] = s * curvature  # 1 where R_hat Sigma_hat R_hat ~ I/s on S
         return row
 
-    return runtime.cached("czz-t53-setting", config, compute)
+    # "-v2": rows carry pre-gd's eta t and curvature (older cached rows lack them)
+    return runtime.cached("czz-t53-setting-v2", config, compute)
 
 
 def _mean_se(rows, name):
@@ -288,10 +336,27 @@ def _paired_ratio(rows, names, over):
 
 def _slope(x, values, errors) -> Estimate:
     """Least-squares slope of log(values) against log(x), its SE propagated from the values'
-    SEs (independent draws per point), as `BoundTrend.trend` computes it."""
+    SEs (independent draws per point), by `BoundTrend.trend` against a flat prediction.
+
+    Not `fit_loglog_slope`: its SE comes from the residuals, which on 3-6 points have 1-4
+    degrees of freedom (0 when the points happen to be collinear) and ignore the Monte Carlo SE
+    every point carries; here each point's SE is known, so it is propagated."""
     x = tuple(float(v) for v in x)
     fit = BoundTrend("at_most", x=x, justification="a slope fit")
     return fit.trend(np.ones(len(x)), Estimate(values, errors))
+
+
+def _censored(params: IsotropicParams, rows) -> bool:
+    """Whether pre-gd's tuned t sits at an end of the steps grid in some row: the best eta t
+    may lie beyond it, so the grid does not locate it."""
+    ends = (0, len(params.steps) - 1)
+    return any(int(r["pregd_index"][1]) in ends for r in rows)
+
+
+def _step_exponent(params: IsotropicParams, rows) -> Estimate:
+    """The s-exponent of pre-gd's tuned eta t; SE infinite (inconclusive) when censored."""
+    fit = _slope(params.s_reading, *_mean_se(rows, "pregd_eta_t"))
+    return Estimate(fit.value, np.inf) if _censored(params, rows) else fit
 
 
 @numerics.on_one_thread  # torch-free at import; one thread for these small tensors
@@ -321,6 +386,12 @@ def measure_isotropic(params: IsotropicParams, runtime) -> Measurement:
             False,
         )
         for s in runtime.progress(p.s_reading, "sparsity")
+    ]
+    step = [
+        narrow[p.n_grid.index(p.n_step)]
+        if s == p.s and p.n_step in p.n_grid
+        else _run(p, runtime, f"step{s}", p.d, p.n_step, s, p.sigma, p.prompts, False)
+        for s in runtime.progress(p.s_reading, "eta t vs s")
     ]
     ratio = [
         _run(p, runtime, f"ratio{d}", d, _ratio_n(p, d), p.s, p.sigma, p.prompts, False)
@@ -370,6 +441,20 @@ def measure_isotropic(params: IsotropicParams, runtime) -> Measurement:
             "reading_slope_se": s_slope.error,
         }
     )
+    step_slope = _step_exponent(p, step)
+    step_slope_wide = _step_exponent(p, reading)
+    for panel, rows in (("narrow", narrow), ("step", step), ("reading", reading)):
+        for key in ("pregd_eta_t", "pregd_s_curvature"):
+            figure[f"{key}_{panel}"], figure[f"{key}_{panel}_se"] = _mean_se(rows, key)
+        figure[f"pregd_index_{panel}"] = np.array([r["pregd_index"] for r in rows])  # (eta, t)
+    figure.update(
+        {
+            "step_slope": step_slope.value,
+            "step_slope_se": step_slope.error,
+            "step_slope_reading": step_slope_wide.value,
+            "step_slope_reading_se": step_slope_wide.error,
+        }
+    )
     return Measurement(
         values={
             "pregd_upper": Estimate(*_mean_se(narrow, "pregd")),
@@ -382,6 +467,7 @@ def measure_isotropic(params: IsotropicParams, runtime) -> Measurement:
             "lasso_slope": lasso_fit,
             "pregd_over_lasso": Estimate(*over_lasso),
             "reading": Estimate(pregd_s, pregd_s_se),
+            "step_slope": step_slope,
         },
         figure_data=figure,
     )
@@ -398,6 +484,18 @@ def _ratio_allowance(params: IsotropicParams) -> float:
     2 (log log(d_max/delta) - log log(d_min/delta)) / log(d_max/d_min)."""
     lo, hi = (np.log(np.log(d / params.delta)) for d in (params.ratio_d[0], params.ratio_d[-1]))
     return float(2 * (hi - lo) / np.log(params.ratio_d[-1] / params.ratio_d[0]))
+
+
+def _grid_allowance(params: IsotropicParams) -> float:
+    """How far rounding moves the s-exponent of the tuned eta t: at each eta the steps grid has
+    at most a factor g = max steps[k+1]/steps[k] between neighbours (2: powers of 2), so the
+    tuned eta t is the best one rounded to within sqrt(g), i.e. |error of log eta t| <= log(g)/2
+    per point; a least-squares slope over log s moves by at most log(g)/2 sum_i |c_i|,
+    c_i = (log s_i - mean) / sum_j (log s_j - mean)^2 (0.5 for g = 2, s = 2, 4, 8)."""
+    log_s = np.log(np.array(params.s_reading, dtype=float))
+    centred = log_s - log_s.mean()
+    spacing = max(np.log(b / a) for a, b in zip(params.steps, params.steps[1:], strict=False))
+    return float(spacing / 2 * np.sum(np.abs(centred)) / np.sum(centred**2))
 
 
 def checks_isotropic(params: IsotropicParams) -> tuple[Check, ...]:
@@ -483,15 +581,32 @@ def checks_isotropic(params: IsotropicParams) -> tuple[Check, ...]:
             ),
             f"pre-gd vs s, {params.reading} reading",
         ),
+        Check(
+            "step_slope",
+            LogLogSlope(
+                f"§7.11, reading '{params.step_reading}' of F.1's condition on t: the tuned "
+                f"absolute eta t over s at d={params.d}, n={params.n_step} scales as that "
+                "condition (pre-gd takes the fewest steps that remove the bias, since its "
+                f"variance grows with eta t); {_grid_allowance(params):.2f} is the most that "
+                "rounding eta t to the steps grid (half its spacing, in log) moves the slope; SE "
+                "propagated from the per-prompt lambda_max; infinite if the tuned t is at an end "
+                "of the steps grid",
+                atol=_grid_allowance(params),
+            ),
+            f"s-exponent of tuned η·t, {params.step_reading} reading",
+        ),
     )
 
 
 def wrong_isotropic(params: IsotropicParams, prediction: Prediction) -> Prediction:
-    """The upper bound with the wrong exponent (times n0/n: s/n^2) and OLS at 1.5 x its level."""
+    """The upper bound with the wrong exponent (times n0/n: s/n^2), OLS at 1.5 x its level,
+    and the s-exponent of eta t in the other reading of F.1's condition on t."""
     n = np.array(params.n_grid, dtype=float)
+    other = next(r for r in STEP_READINGS if r != params.step_reading)
     return prediction.with_values(
         pregd_upper=prediction.values["pregd_upper"] * n[0] / n,
         ols_exact=1.5 * prediction.values["ols_exact"],
+        step_slope=prediction.figure_data[f"step_slope_{other}"],
     )
 
 
@@ -525,7 +640,53 @@ def table_isotropic(params: IsotropicParams, prediction: Prediction, measurement
     for k, s in enumerate(params.s_reading):
         ratios = [pregd[k] / prediction.figure_data[f"reading_{r}"][k] for r in READINGS]
         lines.append(f"| {s} | {pregd[k]:.4g} | {ratios[0]:.3g} | {ratios[1]:.3g} |")
-    return "\n".join(lines)
+    return "\n".join(lines + _step_table(params, prediction, measurement))
+
+
+def _step_table(params: IsotropicParams, prediction: Prediction, measurement: Measurement):
+    """§7.11's condition on t: pre-gd's tuned point and absolute eta t per n and per s, and
+    eta t over each reading's s log(ns/σ²) or log(ns/σ²)/s (a constant if that reading holds)."""
+    data = measurement.figure_data
+    g = max(b / a for a, b in zip(params.steps, params.steps[1:], strict=False))
+    lines = [
+        "",
+        "§7.11, condition on t: pre-gd's tuned step η/λ_max and count t, s·λ_max of the "
+        "preprocessed Gram (1 when it is I/s on the support), the absolute η·t (mean over "
+        f"prompts ± SE), and η·t over each reading's budget. η·t is read on the steps grid: "
+        f"resolution a factor {g:g} (each value within ×{np.sqrt(g):.2g} of the best η·t).",
+        "",
+        "| setting | s | η/λ_max | t | s·λ_max | η·t | η·t / (s log(ns/σ²)) | "
+        "η·t / (log(ns/σ²)/s) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    m = len(params.s_reading)
+    panels = (
+        ("narrow", params.d, params.n_grid, [params.s] * len(params.n_grid), params.sigma),
+        ("step", params.d, [params.n_step] * m, params.s_reading, params.sigma),
+        ("reading", params.d_wide, [params.n_wide[-1]] * m, params.s_reading, params.sigma_wide),
+    )
+    for panel, d, ns, ss, sigma in panels:
+        for k, (n, s) in enumerate(zip(ns, ss, strict=True)):
+            eta, t = (int(i) for i in data[f"pregd_index_{panel}"][k])
+            value, se = (data[f"pregd_eta_t_{panel}{e}"][k] for e in ("", "_se"))
+            budgets = [theorem_5_3_step_budget(n, s, sigma, reading=r) for r in STEP_READINGS]
+            lines.append(
+                f"| d={d}, n={n}, σ={sigma:g} | {s} | {params.etas[eta]:g} | "
+                f"{params.steps[t]} | {data[f'pregd_s_curvature_{panel}'][k]:.3g} | "
+                f"{value:.3g} ± {se:.2g} | {value / budgets[0]:.3g} | {value / budgets[1]:.3g} |"
+            )
+    lines += [
+        "",
+        f"s-exponent of η·t: {data['step_slope']:.2f} ± {data['step_slope_se']:.2g} at "
+        f"d={params.d}, n={params.n_step} (checked), {data['step_slope_reading']:.2f} ± "
+        f"{data['step_slope_reading_se']:.2g} at d={params.d_wide}, n={params.n_wide[-1]} "
+        "(reported); the budgets' exponents over s_reading are "
+        + ", ".join(
+            f"{prediction.figure_data[f'step_slope_{r}']:+.2f} ({r})" for r in STEP_READINGS
+        )
+        + ".",
+    ]
+    return lines
 
 
 CLAIM_ISOTROPIC = Claim(
