@@ -129,9 +129,11 @@ from icl_verify.theory.sparse_gd import (
 )
 from icl_verify.theory.sparse_isotropic import (
     READINGS,
+    STEP_READINGS,
     lasso_rate,
     ols_excess_risk,
     theorem_5_3_lower_bound,
+    theorem_5_3_step_budget,
     theorem_5_3_upper_bound,
 )
 
@@ -202,6 +204,7 @@ __all__ = [
     "softmax_norm_regime",
     "softmax_pair_expansion",
     "SoftmaxPairExpansion",
+    "STEP_READINGS",
     "support_conditions",
     "support_groups",
     "support_margin",
@@ -211,6 +214,7 @@ __all__ = [
     "theorem_5_1_bound",
     "theorem_5_2_bound",
     "theorem_5_3_lower_bound",
+    "theorem_5_3_step_budget",
     "theorem_5_3_upper_bound",
     "TunedRisk",
 ]
