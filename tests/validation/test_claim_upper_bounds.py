@@ -1,17 +1,21 @@
-"""Claims CZZ-T5.1, CZZ-T5.2, CZZ-D1, CZZ-D2 at smoke size: wrong exponents rejected, the
-closed-form identities tight, CLI errors one line and exit 2."""
+"""Claims CZZ-T5.1, CZZ-T5.2, CZZ-4.3, CZZ-D1, CZZ-D2 at smoke size: wrong exponents and
+readings rejected, the closed-form identities tight, the cross term's share 0 only with sample
+splitting, CLI errors one line and exit 2."""
 
 import numpy as np
 import pytest
-from icl_verify.validation.claim import DISAGREES, evaluate
+from icl_verify.theory.sparse_gd import support_margin
+from icl_verify.validation.claim import AGREES, DISAGREES, evaluate
 from icl_verify.validation.claims.chen2024.lemmas import CLAIM_D1, CLAIM_D2
-from icl_verify.validation.claims.chen2024.upper_bounds import CLAIM_T51, CLAIM_T52
+from icl_verify.validation.claims.chen2024.upper_bounds import CLAIM_43, CLAIM_T51, CLAIM_T52
 from icl_verify.validation.cli import main
 
 COMMON = ["--preset", "smoke", "--device", "cpu", "--no-progress"]
 
 
-@pytest.mark.parametrize("claim", [CLAIM_T51, CLAIM_T52, CLAIM_D1, CLAIM_D2], ids=lambda c: c.id)
+@pytest.mark.parametrize(
+    "claim", [CLAIM_T51, CLAIM_T52, CLAIM_43, CLAIM_D1, CLAIM_D2], ids=lambda c: c.id
+)
 def test_wrong_exponent_disagrees_and_the_bound_does_not(claim, at_smoke):
     params, prediction, measurement = at_smoke(claim)
     checks = claim.checks(params)
@@ -38,6 +42,44 @@ def test_closed_form_identities_hold_to_rounding(at_smoke):
     )
 
 
+def test_split_share_is_zero_within_4_se_and_is_the_ratio_of_its_means(at_smoke):
+    params, prediction, measurement = at_smoke(CLAIM_T51)
+    split = measurement.values["split_cross_share"]
+    assert np.all(np.asarray(split.error) > 0)
+    assert np.all(np.abs(split.value) <= 4 * np.asarray(split.error))
+    data = measurement.figure_data
+    assert np.allclose(split.value, data["split_mean_cross"] / data["split_mean_excess"])
+
+
+def test_comparison_wins_and_the_printed_reading_disagrees(at_smoke):
+    params, prediction, measurement = at_smoke(CLAIM_43)
+    right = CLAIM_43.verdicts(params, prediction, measurement)
+    assert right["gd_over_pregd"] != DISAGREES and right["margin_tight"] == AGREES
+    assert measurement.values["gd_over_pregd"].value[-1] > 1  # pre-gd ahead at the largest n
+    wrong = {
+        r.check.quantity: r.judgement.verdict
+        for r in evaluate(CLAIM_43.checks(params), CLAIM_43.wrong(params, prediction), measurement)
+    }
+    assert wrong["gd_over_pregd"] == DISAGREES and wrong["margin_tight"] == DISAGREES
+    # the printed /n bound is valid but loose: s/(n^2 beta^2) stays below it by a factor n
+    assert wrong["margin_max"] == AGREES
+
+
+def test_margin_term_against_an_independent_draw_of_the_prior(at_smoke):
+    """The max of s/(n^2 beta^2) over fresh numpy draws of the ±1/sqrt(s) prior reaches
+    kappa^2 s^2/n^2 (support holding coordinate 0) and never exceeds it."""
+    params, prediction, measurement = at_smoke(CLAIM_43)
+    rng = np.random.default_rng(3)
+    w = np.zeros((2000, params.d))
+    for row in w:
+        row[rng.choice(params.d, params.s, replace=False)] = rng.choice([-1, 1], params.s)
+    beta = support_margin(w / np.sqrt(params.s), params.spectrum)
+    n = params.n_values[:, None]
+    largest = (params.s / (n**2 * beta**2)).max(axis=1)
+    np.testing.assert_allclose(largest, prediction.figure_data["margin_over_n2"], rtol=1e-12)
+    np.testing.assert_allclose(measurement.values["margin_max"].value, 1.0, rtol=1e-12)
+
+
 @pytest.mark.parametrize(
     ("claim", "setting", "message"),
     [
@@ -51,6 +93,12 @@ def test_closed_form_identities_hold_to_rounding(at_smoke):
         ("CZZ-D1", "n_grid=32,32,64", "n_grid must hold >= 3 distinct sample sizes"),
         ("CZZ-D2", "c_grid=0,1", "c_grid must be a non-empty list of numbers > 0"),
         ("CZZ-D2", "delta=1", "delta must be a number in (0, 1), got 1"),
+        ("CZZ-4.3", "s=17", "s must be an integer in [1, d=16], got 17"),
+        ("CZZ-4.3", "n_grid=32,0,64", "n_grid must be a non-empty list of integers >= 1"),
+        ("CZZ-4.3", "sigma=-0.5", "sigma must be a number >= 0, got -0.5"),
+        ("CZZ-4.3", "etas=0", "etas must be a non-empty list of numbers in (0, 2)"),
+        ("CZZ-4.3", "margin=0.2", "margin"),
+        ("CZZ-T5.1", "split_reps=1", "split_reps must be an integer >= 2, got 1"),
     ],
 )
 def test_bad_parameters_are_one_line_and_exit_2(claim, setting, message, tmp_path, capsys):

@@ -536,8 +536,8 @@ def margin_bounds(params: TunedGDParams) -> dict[str, np.ndarray]:
     printed ``kappa^2 s^2 / n``; and the condition's right side ``1/n``. Arrays on `n_grid`.
 
     >>> b = margin_bounds(COMPARISON_PRESETS["smoke"])  # kappa = 2, s = 2, n = 32, 128, 512
-    >>> b["over_n2"][0], b["over_n"][0], b["condition"][0]
-    (0.015625, 0.5, 0.03125)
+    >>> [float(b[key][0]) for key in ("over_n2", "over_n", "condition")]
+    [0.015625, 0.5, 0.03125]
     """
     n = params.n_values
     scale = params.kappa**2 * params.s**2
