@@ -207,14 +207,14 @@ def figure_lemma_d2(params, prediction, measurement):
         capsize=2,
         label="P(some |r̂ᵢ| < |rᵢ|/2 on S) (±2 SE, AC)",
     )
-    axis.step(
-        c,
-        prediction.values["failure"],
-        where="mid",
+    c_star = prediction.figure_data["c_star"]
+    axis.step(  # the rule's allowed level as a function of c: 1 below c*, delta from c* on
+        [min(c), c_star, max(c)],
+        [1.0, params.delta, params.delta],
+        where="post",
         color=THEORY,
         label="allowed: δ from c* on (derived), 1 below",
     )
-    c_star = prediction.figure_data["c_star"]
     axis.axvline(c_star, color=THEORY, ls=":", lw=1)
     axis.axhline(params.delta, color=REFERENCE, ls="--", lw=1, label=f"δ = {params.delta:g}")
     reached = data["c_reached"]

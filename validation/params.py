@@ -196,7 +196,26 @@ class Params:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Params:
-        """The parameters stored by `as_json` (lists become tuples again)."""
+        """The parameters stored by `as_json` (lists become tuples again).
+
+        Parameters stored by another version of the claim (a field added or removed since)
+        raise `ParameterError` naming the field, never a TypeError.
+        """
+        fields = dataclasses.fields(cls)
+        unknown = sorted(set(data) - {f.name for f in fields})
+        missing = [
+            f.name
+            for f in fields
+            if f.name not in data
+            and f.default is dataclasses.MISSING
+            and f.default_factory is dataclasses.MISSING
+        ]
+        if unknown or missing:
+            what = f"unknown field {unknown[0]!r}" if unknown else f"no field {missing[0]!r}"
+            raise ParameterError(
+                f"the stored parameters do not fit {cls.__name__} ({what}): "
+                "stored by another version of the claim"
+            )
         return cls(**data)
 
 

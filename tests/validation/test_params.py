@@ -86,3 +86,16 @@ def test_every_claim_preset_round_trips_through_json_and_is_described():
             assert claim.params.from_json(preset.as_json()) == preset
         for info in claim.params.describe():
             assert info.help, f"{claim.id}.{info.name} has no meaning"
+
+
+def test_parameters_stored_by_another_version_are_one_line_not_a_type_error():
+    stored = Example(n_prompts=5).as_json()
+    assert Example.from_json(stored) == Example(n_prompts=5)
+    without = {k: v for k, v in stored.items() if k != "n_prompts"}  # a field added since
+    with pytest.raises(ParameterError, match=r"^the stored parameters do not fit Example \(no "
+                       r"field 'n_prompts'\)"):  # fmt: skip
+        Example.from_json(without)
+    with pytest.raises(ParameterError, match=r"\(unknown field 'gone'\)"):  # a field removed
+        Example.from_json({**stored, "gone": 1})
+    defaulted = {k: v for k, v in stored.items() if k != "symmetric"}  # has a default: fine
+    assert Example.from_json(defaulted).symmetric is False
