@@ -339,6 +339,24 @@ class Inequality:
         margin = f" {'+' if self.side == 'at_most' else '−'} {self.margin:g}" if self.margin else ""
         return f"meas {relation} pred{margin} at {self.max_z:g}·SE"
 
+    def statistic(self, predicted, measured: Estimate) -> str:
+        """What the report shows: the element closest to (or beyond) the threshold, in SEs.
+
+        >>> Inequality("at_least", justification="paired").statistic(
+        ...     [1.0, 1.0], Estimate([2.2, 16.5], [0.2, 1.0]))
+        'closest: 2.2 ± 0.2 vs 1 (2 values in [2.2, 16.5])'
+        """
+        value = np.atleast_1d(np.asarray(measured.value, dtype=float))
+        error = np.broadcast_to(np.asarray(measured.error, dtype=float), value.shape)
+        threshold = np.broadcast_to(np.asarray(predicted, dtype=float), value.shape)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            excess = _side(self.side) * (value - threshold) / np.where(error > 0, error, 1.0)
+        i = int(np.nanargmax(excess)) if np.any(~np.isnan(excess)) else 0
+        closest = f"{value[i]:.4g} ± {error[i]:.2g} vs {threshold[i]:.4g}"
+        if value.size == 1:
+            return closest
+        return f"closest: {closest} ({value.size} values in [{value.min():.4g}, {value.max():.4g}])"
+
     def judge(self, predicted, measured: Estimate) -> Judgement:
         excess = _side(self.side) * (
             np.asarray(measured.value, dtype=float) - np.asarray(predicted, dtype=float)
