@@ -19,7 +19,7 @@ import sys
 from icl_verify.validation.errors import CommandLineError
 
 # Subcommand modules under validation.commands, in the order `--help` lists them.
-COMMANDS = ("list", "show", "run", "report", "figures", "derive", "flow")
+COMMANDS = ("list", "show", "run", "sweep", "report", "figures", "derive", "flow")
 
 
 #: Failures of the machine, not the program: reported in one line, never a traceback.

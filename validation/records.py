@@ -7,6 +7,10 @@ measured values with errors, every check with its rule, justification and verdic
 seconds, figure paths, and the figure data, so figures can be redrawn from the
 file alone). The runner rewrites the file atomically after each claim.
 
+A sweep (`icl-verify sweep`) stores one `ClaimRecord` per grid point of its one claim
+(the point's swept values in `params` and `overrides`) and a `sweep` field, a
+`SweepSpec`; plain runs have no `sweep` field, so their files are as before.
+
 Schema history: 1 - first version; 2 - typed claim parameters: `params` holds every
 field of the claim's parameter class as used, `overrides` the fields set by the user
 (--set, --config) that differ from the preset.
@@ -170,6 +174,35 @@ def _arrays(values: dict) -> dict:
 
 
 @dataclass(frozen=True)
+class SweepSpec:
+    """What a sweep covers: its claim, the swept parameters and every grid point.
+
+    `points` holds each point's swept values as JSON (`Params.as_json` form), in grid
+    order; `mode` is "product" (every combination of the `--grid` lists) or "zip" (the
+    lists paired element by element). A point's record is the `ClaimRecord` whose
+    `params` carry these values.
+
+    >>> spec = SweepSpec("HE-MAN", ("d",), "product", ({"d": 3}, {"d": 5}))
+    >>> spec.index({"d": 5, "L": 40})
+    1
+    """
+
+    claim: str
+    keys: tuple[str, ...]
+    mode: str  # "product" or "zip"
+    points: tuple[dict, ...]
+
+    def index(self, params: dict) -> int | None:
+        """The grid index of the point whose swept values `params` (JSON form) has; None if none."""
+        values = {key: params.get(key) for key in self.keys}
+        return next((i for i, point in enumerate(self.points) if point == values), None)
+
+    @classmethod
+    def from_json(cls, data: dict) -> SweepSpec:
+        return cls(data["claim"], tuple(data["keys"]), data["mode"], tuple(data["points"]))
+
+
+@dataclass(frozen=True)
 class RunRecord:
     """One run of `icl-verify run`: its metadata and the records of its finished claims."""
 
@@ -182,6 +215,7 @@ class RunRecord:
     schema_version: int = SCHEMA_VERSION
     environment: dict = field(default_factory=dict)
     claims: tuple[ClaimRecord, ...] = ()
+    sweep: SweepSpec | None = None  # set for `icl-verify sweep` runs only
 
     @classmethod
     def start(cls, run_id: str, preset: str, seed: int, device: str) -> RunRecord:
@@ -191,6 +225,11 @@ class RunRecord:
         kept = tuple(c for c in self.claims if c.id != record.id)
         return replace(self, claims=kept + (record,), finished=None)
 
+    def with_point(self, record: ClaimRecord) -> RunRecord:
+        """This sweep's record with `record` added, replacing a point of the same parameters."""
+        kept = tuple(c for c in self.claims if c.params != record.params)
+        return replace(self, claims=kept + (record,), finished=None)
+
     def finished_ids(self) -> set[str]:
         return {c.id for c in self.claims}
 
@@ -198,7 +237,10 @@ class RunRecord:
         return worst_verdict(c.verdict for c in self.claims)
 
     def to_json(self) -> str:
-        return json.dumps(to_json(asdict(self)), indent=1, allow_nan=True)
+        data = asdict(self)
+        if self.sweep is None:  # a plain run's file is as it was before sweeps existed
+            del data["sweep"]
+        return json.dumps(to_json(data), indent=1, allow_nan=True)
 
     @classmethod
     def from_json(cls, text: str, where: str = RESULTS_FILE) -> RunRecord:
@@ -229,7 +271,8 @@ class RunRecord:
                 f"{where}: not a run record of schema {SCHEMA_VERSION} ({problem})"
             )
         claims = tuple(ClaimRecord.from_json(c) for c in data["claims"])
-        return cls(**{**data, "claims": claims})
+        sweep = SweepSpec.from_json(data["sweep"]) if data.get("sweep") is not None else None
+        return cls(**{**data, "claims": claims, "sweep": sweep})
 
     def save(self, run_dir: Path) -> None:
         """Write `<run_dir>/results.json` atomically."""
@@ -266,8 +309,11 @@ _NUMBER = (int, float)
 _RUN_FIELDS = {
     "run_id": str, "preset": str, "seed": int, "device": str, "started": str,
     "finished": (str, type(None)), "schema_version": int, "environment": dict, "claims": list,
+    "sweep": (dict, type(None)),
 }  # fmt: skip
-_RUN_OPTIONAL = {"finished", "environment"}
+_RUN_OPTIONAL = {"finished", "environment", "sweep"}
+_SWEEP_FIELDS = {"claim": str, "keys": list, "mode": str, "points": list}
+_SWEEP_MODES = ("product", "zip")
 _CLAIM_FIELDS = {
     "id": str, "source": str, "statement": str, "params": dict, "prediction": dict,
     "measurement": dict, "checks": list, "verdict": str, "seconds": _NUMBER, "figures": list,
@@ -309,11 +355,28 @@ def _shape_problem(data: Any, fields: dict, optional: set, what: str) -> str | N
 def _run_problem(data: dict) -> str | None:
     """What is wrong with a parsed results.json of the current schema version, or None."""
     problem = _shape_problem(data, _RUN_FIELDS, _RUN_OPTIONAL, "the run")
+    if problem is None and data.get("sweep") is not None:
+        problem = _sweep_problem(data["sweep"])
     for i, claim in enumerate(data.get("claims", []) if problem is None else ()):
         problem = _claim_problem(claim, f"claims[{i}]")
         if problem is not None:
             break
     return problem
+
+
+def _sweep_problem(sweep: dict) -> str | None:
+    """What is wrong with a stored `SweepSpec`, or None."""
+    problem = _shape_problem(sweep, _SWEEP_FIELDS, set(), "the sweep")
+    if problem is not None:
+        return problem
+    if sweep["mode"] not in _SWEEP_MODES:
+        return f"the sweep's mode must be product or zip, got {_short(sweep['mode'])}"
+    if not all(isinstance(key, str) for key in sweep["keys"]):
+        return "the sweep's keys must be strings"
+    for point in sweep["points"]:
+        if not isinstance(point, dict) or set(point) != set(sweep["keys"]):
+            return f"the sweep's points must be objects of its keys, got {_short(point)}"
+    return None
 
 
 def _claim_problem(claim: Any, what: str) -> str | None:

@@ -4,16 +4,24 @@ grouped per paper.
 Rendered from the run's record alone (`results.json`), so `icl-verify report`
 re-renders it — and redraws the figures from their stored data — without
 re-running anything. A disagreement is stated as a finding, in words.
+
+A sweep's report (`icl-verify sweep`) opens with the sweep: one table row per grid point
+(swept values, verdict, worst check and its score) and the validity map, a figure of the
+verdict at each point drawn from the stored checks (`validity_map_figure`); then one
+section per point.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from icl_verify.validation.claim import VERDICTS
 from icl_verify.validation.params import ParameterError
-from icl_verify.validation.records import CheckRecord, ClaimRecord, RunRecord
+from icl_verify.validation.records import CheckRecord, ClaimRecord, RunRecord, SweepSpec
 
 from icl_verify._files import write_atomic
 
@@ -97,10 +105,10 @@ def _summary(record: RunRecord) -> list[str]:
     return lines + ([""] if len(lines) > 2 else [])
 
 
-def render_report(record: RunRecord) -> str:
-    """The markdown text of report.md for `record`."""
+def _header(record: RunRecord) -> list[str]:
+    """The run's metadata lines."""
     env = record.environment
-    lines = [
+    return [
         f"# icl-verify report: {record.run_id}",
         "",
         f"- preset `{record.preset}`, seed {record.seed}, device `{record.device}`",
@@ -109,6 +117,15 @@ def render_report(record: RunRecord) -> str:
         f"python {env.get('python')}, numpy {env.get('numpy')}, torch {env.get('torch')}",
         f"- schema version {record.schema_version}; overall verdict: {_MARK[record.verdict()]}",
         "",
+    ]
+
+
+def render_report(record: RunRecord) -> str:
+    """The markdown text of report.md for `record` (`render_sweep_report` for a sweep)."""
+    if record.sweep is not None:
+        return render_sweep_report(record)
+    lines = [
+        *_header(record),
         *_summary(record),
         "| claim | quantity | prediction | measurement | rule | verdict |",
         "|---|---|---|---|---|---|",
@@ -129,39 +146,41 @@ def render_report(record: RunRecord) -> str:
         if paper_of(claim.source) != paper:  # claims come grouped per paper (registry order)
             paper = paper_of(claim.source)
             lines += ["", f"## {paper}"]
-        lines += [
-            "",
-            f"### {claim.id}: {_MARK[claim.verdict]}",
-            "",
-            f"*{claim.statement}*",
-            "",
-            f"Source: {claim.source}. Parameters: `{_params(claim.params)}`"
-            + (
-                f" (changed from the preset: `{_params(claim.overrides)}`)"
-                if claim.overrides
-                else ""
-            )
-            + f". Time: {claim.seconds:.1f} s on `{claim.device}`.",
-            "",
-            _finding(claim),
-            "",
-        ]
-        explained: set[str] = set()  # a justification shared by several checks is said once
-        for check in claim.checks:
-            lines.append(
-                f"- **{check.label}**: predicted {format_number(check.predicted)}; "
-                f"measured {format_measured(check)}; rule `{check.rule}`; "
-                f"{_MARK[check.verdict]} (score {check.score:.3g})."
-            )
-            if check.justification in explained:
-                lines.append("  Why this rule: as above.")
-            else:
-                lines.append(f"  Why this rule: {check.justification}")
-                explained.add(check.justification)
-        for table in claim.tables:
-            lines += ["", table.rstrip("\n")]
-        lines += [""] + [f"![{claim.id}]({path})" for path in claim.figures]
+        lines += _claim_section(claim, f"### {claim.id}: {_MARK[claim.verdict]}")
     return "\n".join(lines) + "\n"
+
+
+def _claim_section(claim: ClaimRecord, heading: str) -> list[str]:
+    """One claim's section: statement, source, parameters, finding, checks, tables, figures."""
+    lines = [
+        "",
+        heading,
+        "",
+        f"*{claim.statement}*",
+        "",
+        f"Source: {claim.source}. Parameters: `{_params(claim.params)}`"
+        + (f" (changed from the preset: `{_params(claim.overrides)}`)" if claim.overrides else "")
+        + f". Time: {claim.seconds:.1f} s on `{claim.device}`.",
+        "",
+        _finding(claim),
+        "",
+    ]
+    explained: set[str] = set()  # a justification shared by several checks is said once
+    for check in claim.checks:
+        lines.append(
+            f"- **{check.label}**: predicted {format_number(check.predicted)}; "
+            f"measured {format_measured(check)}; rule `{check.rule}`; "
+            f"{_MARK[check.verdict]} (score {check.score:.3g})."
+        )
+        if check.justification in explained:
+            lines.append("  Why this rule: as above.")
+        else:
+            lines.append(f"  Why this rule: {check.justification}")
+            explained.add(check.justification)
+    for table in claim.tables:
+        lines += ["", table.rstrip("\n")]
+    lines += [""] + [f"![{claim.id}]({path})" for path in claim.figures]
+    return lines
 
 
 def _params(params: dict) -> str:
@@ -176,7 +195,8 @@ def write_report(record: RunRecord, run_dir: Path) -> Path:
 
 
 def redraw_figures(record: RunRecord, run_dir: Path) -> list[str]:
-    """Redraw each claim's figure from its stored data; ids no longer registered are skipped."""
+    """Redraw each claim's figure from its stored data, and a sweep's validity map; ids no
+    longer registered are skipped."""
     from icl_verify.figures.style import save_figure
     from icl_verify.validation.registry import all_claims
 
@@ -198,4 +218,213 @@ def redraw_figures(record: RunRecord, run_dir: Path) -> list[str]:
         for figure, path in zip(figures, stored.figures, strict=False):
             save_figure(figure, Path(run_dir) / path)
         redrawn.append(stored.id)
+    if record.sweep is not None and record.claims:
+        draw_validity_map(record, run_dir)
     return redrawn
+
+
+# -- sweeps: the table of points and the validity map ------------------------------------------
+
+
+def describe_values(params: dict, keys: Sequence[str]) -> str:
+    """``key=value, ...`` of `keys` in JSON-form parameters (numbers with :g).
+
+    >>> describe_values({"d": 5, "L": 40, "sigma2": 0.1, "L_values": [80, 160]},
+    ...                 ("d", "sigma2", "L_values"))
+    'd=5, sigma2=0.1, L_values=[80,160]'
+    """
+
+    def show(value) -> str:
+        if isinstance(value, float):
+            return f"{value:g}"
+        return json.dumps(value, separators=(",", ":")) if isinstance(value, list) else str(value)
+
+    return ", ".join(f"{key}={show(params[key])}" for key in keys)
+
+
+def worst_check(claim: ClaimRecord) -> CheckRecord | None:
+    """The check that decides a point's verdict: the worst verdict, then the largest score.
+
+    >>> from types import SimpleNamespace as Check
+    >>> checks = [Check(verdict="agrees", score=0.9), Check(verdict="inconclusive", score=0.2)]
+    >>> worst_check(Check(checks=checks)).verdict
+    'inconclusive'
+    """
+    return max(claim.checks, key=lambda c: (VERDICTS.index(c.verdict), c.score), default=None)
+
+
+def sweep_points(record: RunRecord) -> list[ClaimRecord | None]:
+    """Each grid point's record in grid order, None where the point is not finished."""
+    found: list[ClaimRecord | None] = [None] * len(record.sweep.points)
+    for claim in record.claims:
+        index = record.sweep.index(claim.params)
+        if index is not None:
+            found[index] = claim
+    return found
+
+
+def sweep_table(record: RunRecord) -> str:
+    """A markdown table, one row per grid point: swept values, verdict, worst check, its score.
+
+    >>> from types import SimpleNamespace as Record
+    >>> check = Record(label="μ sum", verdict="agrees", score=0.031)
+    >>> point = Record(params={"d": 3, "L": 40}, verdict="agrees", checks=[check])
+    >>> spec = SweepSpec("HE-MAN", ("d",), "product", ({"d": 3}, {"d": 5}))
+    >>> print(sweep_table(Record(sweep=spec, claims=[point])))
+    | point | d | verdict | worst check | score |
+    |---|---|---|---|---|
+    | 1 | 3 | agrees | μ sum | 0.031 |
+    | 2 | 5 | (not run) |  |  |
+    """
+    spec = record.sweep
+    lines = [
+        "| point | " + " | ".join(spec.keys) + " | verdict | worst check | score |",
+        "|---|" + "---|" * len(spec.keys) + "---|---|---|",
+    ]
+    for i, (values, claim) in enumerate(zip(spec.points, sweep_points(record), strict=True)):
+        check = worst_check(claim) if claim else None
+        cells = (
+            str(i + 1),
+            *(describe_values(values, (key,)).partition("=")[2] for key in spec.keys),
+            _MARK[claim.verdict] if claim else "(not run)",
+            check.label if check else "",
+            f"{check.score:.3g}" if check else "",
+        )
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return "\n".join(lines)
+
+
+def render_sweep_report(record: RunRecord) -> str:
+    """The markdown text of a sweep's report.md: the table of points and the validity map,
+    then one section per finished point."""
+    spec = record.sweep
+    points = sweep_points(record)
+    finished = [claim for claim in points if claim is not None]
+    counts = {verdict: sum(c.verdict == verdict for c in finished) for verdict in VERDICTS}
+    paired = " (paired element by element: --zip)" if spec.mode == "zip" else ""
+    lines = [*_header(record), f"## Sweep of {spec.claim} over {' × '.join(spec.keys)}{paired}"]
+    if finished:
+        lines += ["", f"*{finished[0].statement}*", "", f"Source: {finished[0].source}."]
+    lines += [
+        "",
+        f"**{len(points)} points, {len(finished)} finished: {counts['agrees']} agree, "
+        f"{counts['inconclusive']} inconclusive, {counts['disagrees']} disagree.** "
+        "A check's score is |measured − predicted| / (allowed + uncertainty); above 1 the "
+        "point contradicts the claim.",
+        "",
+        sweep_table(record),
+        "",
+        f"![{spec.claim} validity map]({validity_map_path(spec)})",
+        "",
+        "## Points",
+    ]
+    for i, claim in enumerate(points):
+        if claim is not None:
+            values = describe_values(claim.params, spec.keys)
+            lines += _claim_section(claim, f"### point {i + 1}: {values}: {_MARK[claim.verdict]}")
+    return "\n".join(lines) + "\n"
+
+
+def validity_map_path(spec: SweepSpec) -> str:
+    """The validity map's path relative to the run folder.
+
+    >>> validity_map_path(SweepSpec("HE-MAN", ("d",), "product", ({"d": 3},)))
+    'figures/HE-MAN-validity-map.png'
+    """
+    return f"figures/{spec.claim}-validity-map.png"
+
+
+@dataclass(frozen=True)
+class ValidityMap:
+    """The numbers of a sweep's validity map, as `figures.validity_map` draws them.
+
+    2-D (`y_values` set) for a product of two numeric parameters: `verdicts` and `scores`
+    are (ny, nx), each point's verdict ("" where unfinished) and its worst check's score
+    (NaN where unfinished). 1-D otherwise: x is the swept parameter when one numeric
+    parameter is swept, else the point number (zip sweeps, 3+ keys, list values);
+    `verdicts` is (n,) and `series` holds (label, predicted, measured, error) arrays (n,)
+    per check: a check with one number per point as itself; an array-valued check as its
+    worst score at each point against the line 1 (above it: contradicted).
+    """
+
+    title: str
+    x_name: str
+    x_values: np.ndarray
+    verdicts: np.ndarray
+    y_name: str = ""
+    y_values: np.ndarray | None = None
+    scores: np.ndarray | None = None
+    series: tuple = ()
+
+
+def validity_map_data(record: RunRecord) -> ValidityMap:
+    """The validity map of a sweep's record, from the stored checks alone."""
+    spec = record.sweep
+    points = sweep_points(record)
+    title = f"{spec.claim}: verdict per point ({record.preset} preset)"
+    columns = {key: [values[key] for values in spec.points] for key in spec.keys}
+    numeric = all(_is_number(v) for column in columns.values() for v in column)
+    if spec.mode == "product" and len(spec.keys) == 2 and numeric:
+        (x_name, xs), (y_name, ys) = ((k, list(dict.fromkeys(columns[k]))) for k in spec.keys)
+        verdicts = np.full((len(ys), len(xs)), "", dtype=object)
+        scores = np.full((len(ys), len(xs)), np.nan)
+        for values, claim in zip(spec.points, points, strict=True):
+            if claim is not None:
+                cell = ys.index(values[y_name]), xs.index(values[x_name])
+                verdicts[cell], scores[cell] = claim.verdict, worst_check(claim).score
+        return ValidityMap(
+            title, x_name, np.asarray(xs, float), verdicts, y_name, np.asarray(ys, float), scores
+        )
+    if len(spec.keys) == 1 and numeric:
+        x_name, x_values = spec.keys[0], np.asarray(columns[spec.keys[0]], float)
+    else:
+        x_name = f"point ({', '.join(spec.keys)}: see the table)"
+        x_values = np.arange(1.0, len(points) + 1)
+    verdicts = np.array([claim.verdict if claim else "" for claim in points], dtype=object)
+    columns = {}  # a check is matched across points by quantity (labels may carry parameters)
+    for j, claim in enumerate(points):
+        for i, check in enumerate(claim.checks if claim else ()):
+            key = (check.quantity, [c.quantity for c in claim.checks[:i]].count(check.quantity))
+            columns.setdefault(key, [None] * len(points))[j] = check
+    series = tuple(_series(checks) for checks in columns.values())
+    return ValidityMap(title, x_name, x_values, verdicts, series=series)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _series(checks: list[CheckRecord | None]) -> tuple:
+    """(label, predicted, measured, error) of one check over the points (None where missing:
+    NaN); labelled by its label, or its quantity where the label differs between points."""
+    found = [c for c in checks if c is not None]
+    labels = {c.label for c in found}
+    label = found[0].label if len(labels) == 1 else found[0].quantity
+    if all(np.ndim(part) == 0 for c in found for part in (c.predicted, c.measured, c.error)):
+        columns = [
+            np.array([float(getattr(c, part)) if c else np.nan for c in checks])
+            for part in ("predicted", "measured", "error")
+        ]
+        return (label, *columns)
+    scores = np.array([c.score if c else np.nan for c in checks])
+    return (f"{label}: worst score (1 = contradicted)", np.ones_like(scores), scores, 0 * scores)
+
+
+def draw_validity_map(record: RunRecord, run_dir: Path) -> Path:
+    """Draw the sweep's validity map (`validity_map_data`) into the run folder; its path."""
+    from icl_verify.figures.style import save_figure
+    from icl_verify.figures.validity_map import validity_map_1d, validity_map_2d
+
+    data = validity_map_data(record)
+    if data.y_values is not None:
+        figure = validity_map_2d(
+            data.x_name, data.x_values, data.y_name, data.y_values, data.verdicts, data.scores,
+            data.title,
+        )  # fmt: skip
+    else:
+        figure = validity_map_1d(
+            data.x_name, data.x_values, list(data.series), data.verdicts, data.title
+        )
+    path = Path(run_dir) / validity_map_path(record.sweep)
+    save_figure(figure, path)
+    return path
