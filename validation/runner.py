@@ -150,6 +150,11 @@ def run_claims(
     run_dir = Path(out) / run_id
     sizes = dict(parameters or claim_parameters(claims, preset))  # fail before any work
     record = open_run(run_dir, preset, seed, device)
+    if record.sweep is not None:  # its points are one claim at other parameters, not a run
+        raise RunMismatchError(
+            f"run-id {run_id!r} holds a sweep of {record.sweep.claim}; resume it with "
+            "`icl-verify sweep` or choose another --run-id"
+        )
     for stored in record.claims:
         if stored.id in sizes and stored.params != sizes[stored.id].as_json():
             raise RunMismatchError(

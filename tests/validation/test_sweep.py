@@ -209,6 +209,10 @@ def test_reusing_a_run_id_with_another_grid_seed_or_set_exits_2(swept, capsys):
     for extra, message in cases.values():
         assert main(base + extra) == 2
         assert message in _one_error_line(capsys)
+    # `icl-verify run` given the sweep's run id refuses it too (its points are not a run)
+    run = ["run", FAST, "--preset", "smoke", "--out", str(out), "--run-id", "s", "--no-progress"]
+    assert main(run) == 2
+    assert "holds a sweep of" in _one_error_line(capsys)
     assert (out / "s" / "results.json").read_bytes() == before
 
 
