@@ -364,17 +364,15 @@ def validity_map_data(record: RunRecord) -> ValidityMap:
     title = f"{spec.claim}: verdict per point ({record.preset} preset)"
     columns = {key: [values[key] for values in spec.points] for key in spec.keys}
     numeric = all(_is_number(v) for column in columns.values() for v in column)
-    if spec.mode == "product" and len(spec.keys) == 2 and numeric:
-        (x_name, xs), (y_name, ys) = ((k, list(dict.fromkeys(columns[k]))) for k in spec.keys)
+    if spec.mode == "product" and len(spec.keys) == 2:  # list values become category labels
+        (x_name, xs), (y_name, ys) = ((k, _distinct(columns[k])) for k in spec.keys)
         verdicts = np.full((len(ys), len(xs)), "", dtype=object)
         scores = np.full((len(ys), len(xs)), np.nan)
         for values, claim in zip(spec.points, points, strict=True):
             if claim is not None:
                 cell = ys.index(values[y_name]), xs.index(values[x_name])
                 verdicts[cell], scores[cell] = claim.verdict, worst_check(claim).score
-        return ValidityMap(
-            title, x_name, np.asarray(xs, float), verdicts, y_name, np.asarray(ys, float), scores
-        )
+        return ValidityMap(title, x_name, _ticks(xs), verdicts, y_name, _ticks(ys), scores)
     if len(spec.keys) == 1 and numeric:
         x_name, x_values = spec.keys[0], np.asarray(columns[spec.keys[0]], float)
     else:
@@ -388,6 +386,23 @@ def validity_map_data(record: RunRecord) -> ValidityMap:
             columns.setdefault(key, [None] * len(points))[j] = check
     series = tuple(_series(checks) for checks in columns.values())
     return ValidityMap(title, x_name, x_values, verdicts, series=series)
+
+
+def _distinct(values: list) -> list:
+    """The distinct values in order of first appearance (lists allowed, unlike dict keys)."""
+    distinct = []
+    for value in values:
+        if value not in distinct:
+            distinct.append(value)
+    return distinct
+
+
+def _ticks(values: list) -> np.ndarray:
+    """An axis's values: floats when every value is a number, else their JSON text
+    (list-valued parameters such as HE-S2's heads, e.g. "[2]")."""
+    if all(_is_number(v) for v in values):
+        return np.asarray(values, float)
+    return np.array([json.dumps(v) for v in values], dtype=object)
 
 
 def _is_number(value) -> bool:

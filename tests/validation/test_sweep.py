@@ -144,6 +144,16 @@ def test_the_validity_map_is_drawn_by_report_from_results_json_alone(swept, caps
     assert figure.stat().st_size > 0 and "| 1 | 3 | 20 |" in (run_dir / "report.md").read_text()
 
 
+def test_a_list_valued_key_is_a_category_of_the_2d_map(tmp_path):
+    # HE-S2's heads is a list parameter: two keys still give the 2-D grid, ticks as JSON text.
+    argv = ["sweep", "HE-S2", "--grid", "heads=[[2],[4]]", "--grid", "scale=0.01,0.1"]
+    assert main(argv + ["--preset", "smoke", "--out", str(tmp_path), "--run-id", "s",
+                        "--no-progress"]) in (0, 1)  # fmt: skip
+    data = validity_map_data(load_run(tmp_path / "s"))
+    assert data.x_values.tolist() == ["[2]", "[4]"] and data.y_values.tolist() == [0.01, 0.1]
+    assert data.scores.shape == (2, 2) and np.isfinite(data.scores).all()
+
+
 def test_a_one_key_sweep_maps_each_scalar_check_and_array_checks_by_score(swept):
     out, _ = swept
     record = load_run(out / "s")
