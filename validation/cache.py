@@ -10,19 +10,22 @@ reader (which reads a file whole through one open handle) sees one or the other.
 
 Damage and concurrency. A stored result that cannot be loaded (truncated, garbage, a
 file of another program) is reported on stderr in one line, deleted and recomputed.
-Two processes sharing a cache may compute the same entry at the same time: each gets
-its own result and the last atomic write wins (the results are equal: the key is the
-full configuration), so nothing is torn; at worst the work is done twice.
+Processes sharing a cache (the workers of `icl-verify run` and `sweep`) compute an entry
+once: `cached` holds an exclusive lock on `<root>/<key>.lock` (`fcntl.flock`) while it
+computes, so a second process asking for the same key waits, then reads the stored
+result. The lock is the kernel's: a killed holder releases it.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import io
 import json
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -97,25 +100,53 @@ class ArtefactCache:
         (one line on stderr), deleted and computed again.
         """
         folder = self.directory(name, config)
-        arrays, document = folder / "result.npz", folder / "result.json"
-        for path, parse in ((arrays, _parse_arrays), (document, _parse_document)):
-            try:
-                data, identity = _read_whole(path)
-            except FileNotFoundError:
-                continue
-            except OSError as error:  # e.g. a folder in its place, or unreadable
-                _discard_damaged(path, None, name, error)
-                continue
-            try:
-                return parse(data)
-            except Exception as error:  # any failure to load means a damaged entry
-                _discard_damaged(path, identity, name, error)
-        result = compute()
-        if isinstance(result, Mapping) and all(isinstance(v, np.ndarray) for v in result.values()):
-            write_atomic(arrays, _npz_bytes(result))
-        else:
-            write_atomic(document, json.dumps(to_json(result)))
-        return result
+        with _locked(folder.with_name(folder.name + ".lock")):  # one process computes it
+            stored = _load_stored(folder, name)
+            if stored is not _MISSING:
+                return stored
+            result = compute()
+            if isinstance(result, Mapping) and all(
+                isinstance(v, np.ndarray) for v in result.values()
+            ):
+                write_atomic(folder / "result.npz", _npz_bytes(result))
+            else:
+                write_atomic(folder / "result.json", json.dumps(to_json(result)))
+            return result
+
+
+_MISSING = object()
+
+
+def _load_stored(folder: Path, name: str) -> Any:
+    """The entry's stored result, or `_MISSING` when there is none or it was damaged (then
+    reported and deleted)."""
+    parsers = (("result.npz", _parse_arrays), ("result.json", _parse_document))
+    for file, parse in parsers:
+        path = folder / file
+        try:
+            data, identity = _read_whole(path)
+        except FileNotFoundError:
+            continue
+        except OSError as error:  # e.g. a folder in its place, or unreadable
+            _discard_damaged(path, None, name, error)
+            continue
+        try:
+            return parse(data)
+        except Exception as error:  # any failure to load means a damaged entry
+            _discard_damaged(path, identity, name, error)
+    return _MISSING
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive `flock` on `path` (created if missing) for the body; another process
+    asking for it waits. Released when the body ends or the process dies."""
+    with open(path, "a") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def _npz_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:

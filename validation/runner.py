@@ -1,9 +1,10 @@
 """Run claims: predict, measure, judge, draw, record; resumable (DESIGN.md, "Command line").
 
-`run_claims` writes `<out>/<run-id>/results.json` atomically after every claim,
-so a killed run loses at most the claim in progress; running the same run id
-again skips the finished claims (resume) and the artefact cache `<out>/cache`
-hands trainers their checkpoints back. `claim_parameters` turns a preset and the
+`run_claims` runs the claims on every core (or a Dask cluster: `executors`) and
+writes `<out>/<run-id>/results.json` atomically after every finished claim, so a
+killed run loses at most the claims in progress; running the same run id again
+skips the finished claims (resume) and the artefact cache `<out>/cache` hands
+trainers their checkpoints back. `claim_parameters` turns a preset and the
 user's overrides (`--set`, `--config`) into each claim's typed parameters.
 """
 
@@ -12,15 +13,16 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from icl_verify.validation.cache import ArtefactCache
 from icl_verify.validation.claim import Claim, evaluate
+from icl_verify.validation.executors import execute, in_process
 from icl_verify.validation.params import ParameterError, Params
 from icl_verify.validation.records import RESULTS_FILE, ClaimRecord, RunRecord, load_run, now
-from icl_verify.validation.report import write_report
+from icl_verify.validation.report import redraw_figures, write_report
 from icl_verify.validation.runtime import Runtime, claim_seed
 
 RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -98,10 +100,11 @@ def open_run(run_dir: Path, preset: str, seed: int, device: str) -> RunRecord:
     return stored
 
 
-def run_claim(
-    claim: Claim, params: Params, runtime: Runtime, run_dir: Path, preset: str = "quick"
+def measure_claim(
+    claim: Claim, params: Params, runtime: Runtime, preset: str = "quick"
 ) -> ClaimRecord:
-    """Predict, measure and judge one claim, draw its figure into `run_dir`; its record.
+    """Predict, measure and judge one claim; its record (figure data included, figures not
+    drawn: `draw_claim_figures` draws them from the record, wherever it was computed).
 
     `preset` names the preset `params` started from (the record lists what was changed).
     """
@@ -109,23 +112,45 @@ def run_claim(
     prediction = claim.predict(params)
     measurement = claim.measure(params, runtime)
     results = evaluate(claim.checks(params), prediction, measurement)
-    seconds = time.perf_counter() - start
-    from icl_verify.figures.style import save_figure  # matplotlib only when drawing
-
-    paths = figure_paths(claim)
-    for figure, path in zip(claim.draw(params, prediction, measurement), paths, strict=True):
-        save_figure(figure, run_dir / path)
     return ClaimRecord.build(
         claim,
         params,
         prediction,
         measurement,
         results,
-        seconds,
-        paths,
+        time.perf_counter() - start,
+        figure_paths(claim),
         runtime.device,
         claim.presets[preset],
     )
+
+
+def draw_claim_figures(record: RunRecord, finished: ClaimRecord, run_dir: Path) -> None:
+    """Draw `finished`'s figures into `run_dir` from its stored data, as `icl-verify report`
+    redraws them (`report.redraw_figures`)."""
+    redraw_figures(replace(record, claims=(finished,), sweep=None), run_dir)
+
+
+@dataclass(frozen=True)
+class ClaimTask:
+    """One claim of a run, as a worker gets it (picklable: the claim by id)."""
+
+    claim_id: str
+    params: Params
+    preset: str
+    seed: int  # the claim's seed (`claim_seed`)
+    device: str
+    cache_dir: Path
+    show_progress: bool = False
+
+
+def run_task(task: ClaimTask) -> ClaimRecord:
+    """The record of one claim of a run (`measure_claim`), computed wherever this is called."""
+    from icl_verify.validation.registry import select_claims
+
+    claim = select_claims([task.claim_id])[0]
+    runtime = Runtime(task.device, task.seed, ArtefactCache(task.cache_dir), task.show_progress)
+    return measure_claim(claim, task.params, runtime, task.preset)
 
 
 def run_claims(
@@ -138,14 +163,20 @@ def run_claims(
     device: str,
     parameters: Mapping[str, Params] | None = None,
     show_progress: bool = False,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    cache: Path | None = None,
 ) -> RunRecord:
     """Run `claims` under `preset` into `<out>/<run_id>/`; finished claims of that run are skipped.
 
     `parameters` maps claim ids to the parameters to use (`claim_parameters`; default:
     the preset's). A finished claim of a resumed run must have been run with the same
-    parameters (`RunMismatchError` otherwise). Returns the run's record with every
-    claim of `claims` finished; writes results.json after each claim and report.md at
-    the end.
+    parameters (`RunMismatchError` otherwise). The claims run through `executors.execute`
+    (`workers` local processes, default one per core, or the Dask `scheduler`), with the
+    artefact cache `cache` (default `<out>/cache`, as each worker sees its file system);
+    this process writes every file: results.json after each finished claim (in finishing
+    order), then the claims in the order of `claims`, and report.md. Returns the run's
+    record with every claim of `claims` finished.
     """
     run_dir = Path(out) / run_id
     sizes = dict(parameters or claim_parameters(claims, preset))  # fail before any work
@@ -161,24 +192,43 @@ def run_claims(
                 f"run-id {run_id!r} finished {stored.id} with other parameters; resume it with "
                 "the same --set/--config or choose another --run-id"
             )
-    cache = ArtefactCache(Path(out) / "cache")
+    todo = [claim for claim in claims if claim.id not in record.finished_ids()]
+    nested = show_progress and in_process(len(todo), workers, scheduler)
+    tasks = [
+        ClaimTask(
+            claim.id,
+            sizes[claim.id],
+            preset,
+            claim_seed(seed, claim.id),
+            device,
+            Path(cache or Path(out) / "cache"),
+            nested,
+        )
+        for claim in todo
+    ]
+    results = execute(run_task, tasks, workers=workers, scheduler=scheduler)  # connects first
     record.save(run_dir)
-    bar = _claim_bar(claims, show_progress)
-    for claim in bar:
-        if claim.id in record.finished_ids():
-            continue
-        if show_progress:
-            bar.set_postfix_str(claim.id)
-        runtime = Runtime(device, claim_seed(seed, claim.id), cache, show_progress)
-        record = record.with_claim(run_claim(claim, sizes[claim.id], runtime, run_dir, preset))
+    bar = progress_bar(len(claims), len(claims) - len(todo), "claims", "claim", show_progress)
+    for _, finished in results:
+        draw_claim_figures(record, finished, run_dir)
+        record = record.with_claim(finished)
         record.save(run_dir)
-    record = replace(record, finished=now())
+        bar.set_postfix_str(finished.id)
+        bar.update()
+    bar.close()
+    order = {claim.id: i for i, claim in enumerate(claims)}
+    in_order = sorted(record.claims, key=lambda c: (c.id in order, order.get(c.id, 0)))
+    record = replace(record, claims=tuple(in_order), finished=now())
     record.save(run_dir)
     write_report(record, run_dir)
     return record
 
 
-def _claim_bar(claims: Sequence[Claim], show_progress: bool):
+def progress_bar(total: int, done: int, description: str, unit: str, show_progress: bool):
+    """A progress bar over finished tasks (claims of a run, points of a sweep)."""
     from tqdm.auto import tqdm
 
-    return tqdm(claims, desc="claims", unit="claim", position=0, disable=not show_progress)
+    return tqdm(
+        total=total, initial=done, desc=description, unit=unit, position=0,
+        disable=not show_progress,
+    )  # fmt: skip

@@ -3,10 +3,10 @@
 `parse_grid` turns `--grid KEY=...` arguments into a `Grid` of typed points: every
 value is parsed and range-checked by the claim's parameter class (`Params.with_overrides`)
 before any work, so a bad grid is one line naming the key and the point. `run_sweep` runs
-the claim at each point by the path of `icl-verify run` (`runner.run_claim`), rewrites
-results.json atomically after each point, and on a rerun of the same run id redoes only
-the points not finished (a point is identified by its parameters). Points execute through
-`map_points`, the one seam where a process pool or a Dask cluster will plug in.
+the claim at each point by the path of `icl-verify run` (`runner.measure_claim`), on
+every core or a Dask cluster (`executors.execute`), rewrites results.json atomically after
+each point, and on a rerun of the same run id redoes only the points not finished (a
+point is identified by its parameters).
 
 Grid syntax, per `--grid` (several give their product, or with `--zip` their pairing):
 
@@ -38,26 +38,30 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 from icl_verify.validation.cache import ArtefactCache
 from icl_verify.validation.claim import Claim
+from icl_verify.validation.executors import execute, in_process
 from icl_verify.validation.params import ParameterError, Params
 from icl_verify.validation.records import ClaimRecord, RunRecord, SweepSpec, now
 from icl_verify.validation.report import describe_values, draw_validity_map, write_report
-from icl_verify.validation.runner import RunMismatchError, open_run, run_claim
+from icl_verify.validation.runner import (
+    RunMismatchError,
+    draw_claim_figures,
+    measure_claim,
+    open_run,
+    progress_bar,
+)
 from icl_verify.validation.runtime import Runtime, claim_seed
 
 MAX_POINTS = 10_000  # a grid larger than this is a typo (logspace:1:1e6:1e6), not a sweep
 POINT_DIR = "points"  # each point's own figures: <run>/points/NNN/figures/*.png
 _RANGE = re.compile(r"(logspace|linspace):([^:]*):([^:]*):([^:]*)")
-
-T = TypeVar("T")
-R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -226,20 +230,6 @@ def point_seed(run_seed: int, claim_id: str, values: dict) -> int:
     return claim_seed(run_seed, f"{claim_id}@{json.dumps(values, sort_keys=True)}")
 
 
-def map_points(fn: Callable[[T], R], items: Iterable[T], workers: int = 1) -> Iterator[R]:
-    """`fn` of each item, yielded as each finishes: the one place a sweep executes its points.
-
-    Sequential and in order today (`workers` must be 1); a process pool and a Dask client
-    are to plug in here, which is why the point function takes one picklable `PointTask`.
-
-    >>> list(map_points(abs, [-2, 3]))
-    [2, 3]
-    """
-    if workers != 1:
-        raise ValueError(f"workers must be 1 (parallel sweeps are not built yet), got {workers}")
-    return map(fn, items)
-
-
 @dataclass(frozen=True)
 class PointTask:
     """Everything one grid point's run needs, picklable (the claim by id)."""
@@ -251,23 +241,21 @@ class PointTask:
     preset: str
     seed: int  # the point's measurement seed (`point_seed`)
     device: str
-    run_dir: Path
-    cache_dir: Path
+    cache_dir: Path  # the artefact cache as the worker sees its file system
     show_progress: bool = False
 
 
 def run_point(task: PointTask) -> ClaimRecord:
-    """Run the claim at one grid point (`runner.run_claim`); its record, with its figures under
-    ``points/NNN/`` and the swept values among its `overrides`."""
+    """The claim's record at one grid point (`runner.measure_claim`), its figure paths under
+    ``points/NNN/`` and the swept values among its `overrides`; draws and writes nothing."""
     from icl_verify.validation.registry import select_claims
 
     claim = select_claims([task.claim_id])[0]
-    folder = f"{POINT_DIR}/{task.index:03d}"
     runtime = Runtime(task.device, task.seed, ArtefactCache(task.cache_dir), task.show_progress)
-    record = run_claim(claim, task.params, runtime, task.run_dir / folder, task.preset)
+    record = measure_claim(claim, task.params, runtime, task.preset)
     return replace(
         record,
-        figures=tuple(f"{folder}/{path}" for path in record.figures),
+        figures=tuple(f"{POINT_DIR}/{task.index:03d}/{path}" for path in record.figures),
         overrides={**task.swept, **record.overrides},
     )
 
@@ -282,13 +270,19 @@ def run_sweep(
     seed: int,
     device: str,
     show_progress: bool = False,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    cache: Path | None = None,
 ) -> RunRecord:
     """Run `claim` at every point of `grid` into `<out>/<run_id>/`; returns the sweep's record.
 
     A stored sweep of that run id must have the same claim, grid, preset and seed (and its
     finished points the same parameters: `RunMismatchError` otherwise); its finished points
-    are kept, the others run. results.json is rewritten after each point; at the end the
-    points are put in grid order, and the validity map and report.md are written.
+    are kept, the others run through `executors.execute` (`workers` local processes, default
+    one per core, or the Dask `scheduler`; the artefact cache `cache`, default
+    `<out>/cache`). This process writes every file: each finished point's figures and
+    results.json after it; at the end the points in grid order, the validity map and
+    report.md.
     """
     run_dir = Path(out) / run_id
     spec = grid.spec(claim.id)
@@ -312,8 +306,13 @@ def run_sweep(
                 f"run-id {run_id!r} finished the point {describe_values(stored.params, spec.keys)} "
                 "with other parameters; resume it with the same --set or choose another --run-id"
             )
-    record.save(run_dir)
     done = {_identity(stored.params) for stored in record.claims}
+    todo = [
+        (i, point, swept)
+        for i, (point, swept) in enumerate(zip(grid.points, spec.points, strict=True))
+        if _identity(point.params.as_json()) not in done
+    ]
+    nested = show_progress and in_process(len(todo), workers, scheduler)
     tasks = [
         PointTask(
             claim.id,
@@ -323,15 +322,17 @@ def run_sweep(
             preset,
             point_seed(seed, claim.id, swept),
             device,
-            run_dir,
-            Path(out) / "cache",
-            show_progress,
+            Path(cache or Path(out) / "cache"),
+            nested,
         )
-        for i, (point, swept) in enumerate(zip(grid.points, spec.points, strict=True))
-        if _identity(point.params.as_json()) not in done
+        for i, point, swept in todo
     ]
-    bar = _point_bar(claim.id, len(grid.points), len(grid.points) - len(tasks), show_progress)
-    for finished in map_points(run_point, tasks):
+    results = execute(run_point, tasks, workers=workers, scheduler=scheduler)  # connects first
+    record.save(run_dir)
+    total = len(grid.points)
+    bar = progress_bar(total, total - len(tasks), f"{claim.id} points", "point", show_progress)
+    for _, finished in results:
+        draw_claim_figures(record, finished, run_dir)
         record = record.with_point(finished)
         record.save(run_dir)
         bar.update()
@@ -346,12 +347,3 @@ def run_sweep(
 
 def _identity(params: dict) -> str:
     return json.dumps(params, sort_keys=True)
-
-
-def _point_bar(claim_id: str, total: int, done: int, show_progress: bool):
-    from tqdm.auto import tqdm
-
-    return tqdm(
-        total=total, initial=done, desc=f"{claim_id} points", unit="point", position=0,
-        disable=not show_progress,
-    )  # fmt: skip

@@ -111,7 +111,7 @@ def test_a_run_killed_mid_way_keeps_the_finished_claims(tmp_path, monkeypatch, c
     first, second = registry.select_claims(["HE-MAN", "HE-T4.2ii"])  # both agree at smoke size
     monkeypatch.setattr(registry, "all_claims", lambda: (first, replace(second, measure=killed)))
     args = ["run", "--preset", "smoke", "--out", str(tmp_path), "--run-id", "k", "--device", "cpu",
-            "--no-progress"]  # fmt: skip
+            "--no-progress", "--workers", "1"]  # fmt: skip  (the registry patched here)
     with pytest.raises(KeyboardInterrupt):
         main(args)
     kept = load_run(tmp_path / "k")

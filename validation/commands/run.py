@@ -3,7 +3,9 @@
 The preset sizes every claim; `--set KEY=VALUE` (repeatable) and `--config FILE.toml`
 (one table per claim id, e.g. ``["HE-P4.1"]`` then ``d = 10``) change any parameter
 (`icl-verify show ID` lists them with their allowed values). `--set` applies to every
-claim run that has the key, and wins over the file.
+claim run that has the key, and wins over the file. The claims run on every core
+(`--workers N`, default one process per core) or on a Dask cluster (`--scheduler
+tcp://HOST:PORT`), with the same records either way (`validation.executors`).
 
 Exit status: 0 when no claim run disagrees, 1 when any disagrees, 2 on bad input.
 An *inconclusive* claim (the measurement too coarse to decide, e.g. the smoke
@@ -22,6 +24,7 @@ from pathlib import Path
 
 from icl_verify.validation.claim import DEFAULT_PRESET, DISAGREES, INCONCLUSIVE, PRESET_NAMES
 from icl_verify.validation.errors import CommandLineError
+from icl_verify.validation.executors import SchedulerError
 from icl_verify.validation.params import ParameterError
 from icl_verify.validation.records import DamagedRunError, RunRecord
 from icl_verify.validation.registry import all_claims, select_claims
@@ -35,6 +38,7 @@ from icl_verify.validation.runner import (
 
 DEVICE_PATTERN = re.compile(r"auto|cpu|cuda(:\d+)?")
 MAX_SEED = 2**63 - 1
+SCHEDULER_PATTERN = re.compile(r"[a-z][a-z0-9+]*://\S+:\d+")
 
 
 def register(subparsers) -> None:
@@ -86,7 +90,67 @@ def register(subparsers) -> None:
         "--strict", action="store_true", help="exit 1 also when a claim is inconclusive"
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    add_executor_options(parser, "claims")
     parser.set_defaults(func=run)
+
+
+def add_executor_options(parser, what: str) -> None:
+    """--workers N | --scheduler ADDRESS (one or the other) and --cache DIR: where the
+    independent `what` (claims, points) run (`validation.executors`)."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--workers",
+        default=None,
+        metavar="N",
+        help=f"local processes running the {what} (default: one per core; 1 runs them here, "
+        "one after another); the results are the same for any N",
+    )
+    where.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help=f"run the {what} on the Dask cluster of this scheduler, e.g. tcp://HOST:8786 "
+        "(this process writes every file; workers need no shared file system)",
+    )
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="artefact cache (trained models) as the workers see their file system "
+        "(default OUT/cache)",
+    )
+
+
+def parse_workers(text: str | None) -> int | None:
+    """--workers as an integer >= 1 (None: one per core); CommandLineError otherwise.
+
+    >>> parse_workers("2"), parse_workers(None)
+    (2, None)
+    """
+    if text is None:
+        return None
+    try:
+        workers = int(text)
+    except ValueError:
+        workers = 0
+    if workers < 1:
+        raise CommandLineError(f"--workers must be an integer >= 1, got {text!r}")
+    return workers
+
+
+def parse_scheduler(address: str | None) -> str | None:
+    """--scheduler as a Dask address PROTOCOL://HOST:PORT; CommandLineError otherwise (the
+    scheduler itself is reached when the work starts: `executors.connect`).
+
+    >>> parse_scheduler("tcp://127.0.0.1:8786")
+    'tcp://127.0.0.1:8786'
+    """
+    if address is not None and not SCHEDULER_PATTERN.fullmatch(address):
+        raise CommandLineError(
+            f"--scheduler must be a Dask scheduler address like tcp://HOST:8786, got {address!r}"
+        )
+    return address
 
 
 def resolve_device(name: str) -> str:
@@ -199,8 +263,11 @@ def run(args) -> int:
         raise CommandLineError(
             f"--run-id must be 1-100 characters of letters, digits, '.', '_', '-', got {run_id!r}"
         )
+    workers, scheduler = parse_workers(args.workers), parse_scheduler(args.scheduler)
     for folder in (args.out / run_id, args.out / "cache"):  # e.g. a run owned by another user
         writable_directory(folder, option="--out: folder")
+    if args.cache is not None and scheduler is None:  # a cluster's workers have their own
+        writable_directory(args.cache, option="--cache")
     device = resolve_device(args.device)
     try:
         record = run_claims(
@@ -212,8 +279,11 @@ def run(args) -> int:
             device=device,
             parameters=parameters,
             show_progress=not args.no_progress,
+            workers=workers,
+            scheduler=scheduler,
+            cache=args.cache,
         )
-    except (RunMismatchError, DamagedRunError) as error:
+    except (RunMismatchError, DamagedRunError, SchedulerError) as error:
         raise CommandLineError(str(error)) from None
     print(verdict_table(record, [claim.id for claim in claims]))
     print(f"report: {args.out / run_id / REPORT_FILE}")

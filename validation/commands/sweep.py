@@ -7,7 +7,8 @@ pairing) is a full run of the claim at those parameters, recorded in one
 `figures/ID-validity-map.png`. Rerunning a killed sweep with its `--run-id` redoes only
 the unfinished points. Grid syntax: `KEY=5,10,20`, `KEY=logspace:40:640:5`,
 `KEY=linspace:0:1:5`, `KEY=[[80,160],[160,320]]` (JSON, for list parameters); see
-`validation.sweep`.
+`validation.sweep`. The points run on every core (`--workers N`) or a Dask cluster
+(`--scheduler tcp://HOST:PORT`); the records are the same either way.
 
 Exit status as `run`: 0 when no point disagrees (inconclusive points print a warning),
 1 when a point disagrees (or, with --strict, is inconclusive), 2 on bad input.
@@ -21,12 +22,16 @@ from pathlib import Path
 
 from icl_verify.validation.claim import DEFAULT_PRESET, DISAGREES, INCONCLUSIVE, PRESET_NAMES
 from icl_verify.validation.commands.run import (
+    add_executor_options,
+    parse_scheduler,
     parse_seed,
     parse_sets,
+    parse_workers,
     resolve_device,
     writable_directory,
 )
 from icl_verify.validation.errors import CommandLineError
+from icl_verify.validation.executors import SchedulerError
 from icl_verify.validation.params import ParameterError
 from icl_verify.validation.records import DamagedRunError, RunRecord
 from icl_verify.validation.registry import select_claims
@@ -91,6 +96,7 @@ def register(subparsers) -> None:
         "--strict", action="store_true", help="exit 1 also when a point is inconclusive"
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    add_executor_options(parser, "points")
     parser.set_defaults(func=sweep)
 
 
@@ -122,8 +128,11 @@ def sweep(args) -> int:
         raise CommandLineError(
             f"--run-id must be 1-100 characters of letters, digits, '.', '_', '-', got {run_id!r}"
         )
+    workers, scheduler = parse_workers(args.workers), parse_scheduler(args.scheduler)
     for folder in (args.out / run_id, args.out / "cache"):
         writable_directory(folder, option="--out: folder")
+    if args.cache is not None and scheduler is None:  # a cluster's workers have their own
+        writable_directory(args.cache, option="--cache")
     device = resolve_device(args.device)
     try:
         record = run_sweep(
@@ -135,8 +144,11 @@ def sweep(args) -> int:
             seed=seed,
             device=device,
             show_progress=not args.no_progress,
+            workers=workers,
+            scheduler=scheduler,
+            cache=args.cache,
         )
-    except (RunMismatchError, DamagedRunError) as error:
+    except (RunMismatchError, DamagedRunError, SchedulerError) as error:
         raise CommandLineError(str(error)) from None
     print(sweep_table(record))
     print(f"validity map: {args.out / run_id / validity_map_path(record.sweep)}")

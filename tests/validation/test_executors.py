@@ -1,0 +1,163 @@
+"""Local process pool and Dask through `executors.execute`: the same records as one worker,
+the cache computed once across processes, a dead Dask worker costs nothing, an unreachable
+scheduler is one line."""
+
+import dataclasses
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from icl_verify.validation import executors
+from icl_verify.validation import sweep as sweep_module
+from icl_verify.validation.cli import main
+from icl_verify.validation.records import load_run
+from icl_verify.validation.registry import select_claims
+
+FAST = "HE-T4.2ii"  # ~0.1 s a point at the smoke preset
+RUN_CLAIMS = ["HE-T4.2ii", "HE-MAN", "HE-4.9"]  # three fast claims of different kinds
+SWEEP = ["sweep", FAST, "--grid", "d=3,5", "--grid", "L=20,40", "--preset", "smoke"]
+
+
+def _comparable(run_dir: Path) -> list[dict]:
+    """The run's claim records without what may differ between back ends: timings."""
+    return [{**dataclasses.asdict(claim), "seconds": None} for claim in load_run(run_dir).claims]
+
+
+def _run(argv: list[str], out: Path, run_id: str, *extra: str) -> int:
+    return main([*argv, "--out", str(out), "--run-id", run_id, "--no-progress", *extra])
+
+
+def test_execute_yields_every_index_once_from_each_back_end():
+    tasks = [-3, 1, -2, 5]
+    for workers in (1, 2):
+        assert sorted(executors.execute(abs, tasks, workers=workers)) == [
+            (0, 3), (1, 1), (2, 2), (3, 5),
+        ]  # fmt: skip
+    assert executors.in_process(1) and not executors.in_process(4, workers=2)
+
+
+def test_two_workers_give_one_workers_records_for_a_sweep_and_a_run(tmp_path):
+    for workers in ("1", "2"):
+        assert _run(SWEEP, tmp_path / workers, "s", "--workers", workers) == 0
+        assert _run(["run", *RUN_CLAIMS, "--preset", "smoke"], tmp_path / workers, "r",
+                    "--workers", workers) in (0, 1)  # fmt: skip
+    for run_id in ("s", "r"):
+        one, two = _comparable(tmp_path / "1" / run_id), _comparable(tmp_path / "2" / run_id)
+        assert len(one) == (4 if run_id == "s" else 3) and one == two
+        for claim in two:  # the client drew every figure from the records it was handed
+            assert all((tmp_path / "2" / run_id / path).stat().st_size > 0
+                       for path in claim["figures"])  # fmt: skip
+    registry_order = [claim.id for claim in select_claims(RUN_CLAIMS)]
+    assert [c["id"] for c in _comparable(tmp_path / "2" / "r")] == registry_order  # not finishing
+
+
+_COUNTING = """
+import sys, time
+from icl_verify.validation.cache import ArtefactCache
+def compute():
+    with open(sys.argv[2], "a") as calls:
+        calls.write("computed\\n")
+    time.sleep(1.5)  # long enough for the other process to ask meanwhile
+    return {"value": 42}
+print(ArtefactCache(sys.argv[1]).cached("slow", {"n": 1}, compute)["value"])
+"""
+
+
+def test_two_processes_asking_for_one_cache_key_compute_it_once(tmp_path):
+    calls = tmp_path / "calls.txt"
+    command = [sys.executable, "-c", _COUNTING, str(tmp_path / "cache"), str(calls)]
+    processes = [subprocess.Popen(command, stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    outputs = [process.communicate(timeout=60)[0].strip() for process in processes]
+    assert outputs == ["42", "42"]
+    assert calls.read_text().splitlines() == ["computed"]  # the second waited, then read
+
+
+# -- Dask --------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A real local Dask cluster: two worker processes of one thread; its scheduler address."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
+    ) as local:
+        yield local.scheduler_address
+
+
+def _dies_once(task):
+    """run_point, except that point 1 kills its worker process the first time it runs."""
+    from icl_verify.validation.sweep import run_point
+
+    marker = Path(task.cache_dir).parent / "worker-killed"
+    if task.index == 1 and not marker.exists():
+        marker.write_text(str(os.getpid()))
+        os._exit(1)
+    return run_point(task)
+
+
+def test_a_sweep_on_dask_equals_the_local_one_and_survives_a_dead_worker(
+    cluster, tmp_path, monkeypatch
+):
+    import cloudpickle
+
+    assert _run(SWEEP, tmp_path / "local", "s", "--workers", "1") == 0
+    assert _run(SWEEP, tmp_path / "dask", "s", "--scheduler", cluster) == 0
+    assert _comparable(tmp_path / "dask" / "s") == _comparable(tmp_path / "local" / "s")
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import tests
+    monkeypatch.setattr(sweep_module, "run_point", _dies_once)
+    real, yielded = sweep_module.execute, []
+
+    def recorded(*args, **kwargs):
+        for index, record in real(*args, **kwargs):
+            yielded.append(index)
+            yield index, record
+
+    monkeypatch.setattr(sweep_module, "execute", recorded)
+    try:
+        assert _run(SWEEP, tmp_path / "killed", "s", "--scheduler", cluster) == 0
+    finally:
+        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    assert (tmp_path / "killed" / "worker-killed").is_file()  # a worker did die mid-sweep
+    assert sorted(yielded) == [0, 1, 2, 3]  # each point handed to the client once
+    assert _comparable(tmp_path / "killed" / "s") == _comparable(tmp_path / "local" / "s")
+
+
+def test_an_unreachable_scheduler_exits_2_with_one_line_within_the_timeout(
+    tmp_path, capsys, monkeypatch
+):
+    pytest.importorskip("distributed")
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setattr(executors, "CONNECT_TIMEOUT", 2.0)
+    start = time.monotonic()
+    status = _run(SWEEP, tmp_path / "out", "x", "--scheduler", f"tcp://127.0.0.1:{port}")
+    assert status == 2 and time.monotonic() - start < 10
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and "Traceback" not in captured.err + captured.out
+    assert lines[0].startswith(f"icl-verify: error: --scheduler tcp://127.0.0.1:{port}: ")
+    assert "within 2 s" in lines[0]
+    assert not (tmp_path / "out").exists()  # nothing written
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--workers", "0"], "--workers must be an integer >= 1, got '0'"),
+        (["--workers", "two"], "--workers must be an integer >= 1"),
+        (["--scheduler", "localhost"], "--scheduler must be a Dask scheduler address"),
+        (["--workers", "2", "--scheduler", "tcp://h:1"], "not allowed with argument"),
+    ],
+)
+def test_bad_workers_or_scheduler_exit_2_with_one_line(tmp_path, capsys, extra, message):
+    assert _run(SWEEP, tmp_path / "out", "x", *extra) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and message in lines[0]
+    assert not (tmp_path / "out").exists()

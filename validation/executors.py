@@ -1,0 +1,140 @@
+"""Where independent tasks run: in this process, a local process pool, or a Dask cluster.
+
+`execute(fn, tasks, workers=..., scheduler=...)` is the one seam through which
+`icl-verify sweep` runs its grid points and `icl-verify run` its claims. It yields
+``(index, fn(tasks[index]))`` as each task finishes (completion order), from one of
+three back ends:
+
+- in this process, in order, when one worker is asked for (or there is one task);
+- a local process pool (the default: one worker per core of this machine,
+  `default_workers`), started with the spawn method;
+- a Dask cluster (``scheduler="tcp://HOST:PORT"``): each task is submitted with
+  ``retries=2`` and ``pure=False``, so a worker that dies mid-task costs only that
+  task, which the scheduler runs again elsewhere.
+
+Every task runs on one torch thread in every back end (`numerics.single_thread`), so a
+task's numbers do not depend on where it ran: one worker or many give the same records,
+seed for seed. Tasks and results travel by pickle: `fn` must be a module-level function
+and a task plain data (the callers' task dataclasses carry the claim by id). Nothing
+here writes files; the caller stores each result as it arrives.
+
+>>> sorted(execute(abs, [-2, 3], workers=1))
+[(0, 2), (1, 3)]
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing import get_context
+from typing import TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+CONNECT_TIMEOUT = 10.0  # seconds to reach a Dask scheduler before giving up
+RETRIES = 2  # Dask reruns of a task whose worker died or failed
+
+
+class SchedulerError(ValueError):
+    """No Dask scheduler answered at the address within the timeout (a one-line message)."""
+
+
+def default_workers() -> int:
+    """The number of cores this process may use (its CPU affinity where the system has one).
+
+    >>> default_workers() >= 1
+    True
+    """
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
+
+
+def in_process(count: int, workers: int | None = None, scheduler: str | None = None) -> bool:
+    """Whether `execute` would run `count` tasks here, in order (then nested progress bars
+    can be drawn; a pool's or a cluster's workers draw none).
+
+    >>> in_process(5, workers=1), in_process(1, workers=4), in_process(5, scheduler="tcp://h:1")
+    (True, True, False)
+    """
+    return scheduler is None and min(workers or default_workers(), count) <= 1
+
+
+def execute(
+    fn: Callable[[T], R],
+    tasks: Sequence[T],
+    *,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    timeout: float | None = None,
+) -> Iterator[tuple[int, R]]:
+    """``(i, fn(tasks[i]))`` for every task, as each finishes.
+
+    `workers`: processes of the local pool (default `default_workers()`; 1 runs the
+    tasks here, in order). `scheduler`: a Dask scheduler's address, used instead of
+    the pool; `SchedulerError` when none answers within `timeout` seconds (default
+    `CONNECT_TIMEOUT`). An exception of a task is raised here; closing the iterator
+    early (an interrupt, a failed task) cancels the tasks not started.
+    """
+    if scheduler is not None:
+        return _on_dask(fn, tasks, scheduler, CONNECT_TIMEOUT if timeout is None else timeout)
+    workers = min(workers or default_workers(), len(tasks))
+    if workers <= 1:
+        return ((i, _on_one_thread(fn, task)) for i, task in enumerate(tasks))
+    return _on_pool(fn, tasks, workers)
+
+
+def _on_one_thread(fn: Callable[[T], R], task: T) -> R:
+    """`fn(task)` with torch on one thread (the same in this process and in any worker)."""
+    from icl_verify.numerics.threads import single_thread
+
+    with single_thread():
+        return fn(task)
+
+
+def _on_pool(fn: Callable[[T], R], tasks: Sequence[T], workers: int) -> Iterator[tuple[int, R]]:
+    pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"))
+    try:
+        futures = {pool.submit(_on_one_thread, fn, task): i for i, task in enumerate(tasks)}
+        for future in as_completed(futures):
+            yield futures[future], future.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def connect(scheduler: str, timeout: float = CONNECT_TIMEOUT):
+    """A `distributed.Client` of the scheduler at `scheduler`; SchedulerError (one line, naming
+    the address and the timeout) when none answers in `timeout` seconds."""
+    from distributed import Client
+
+    try:
+        return Client(scheduler, timeout=timeout, set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as error:
+        reason = " ".join(str(error).split())[:160] or type(error).__name__
+        raise SchedulerError(
+            f"--scheduler {scheduler}: no Dask scheduler answered within {timeout:g} s ({reason})"
+        ) from None
+
+
+def _on_dask(
+    fn: Callable[[T], R], tasks: Sequence[T], scheduler: str, timeout: float
+) -> Iterator[tuple[int, R]]:
+    from distributed import as_completed as finished
+
+    client = connect(scheduler, timeout)  # before the first task: fail fast, nothing written
+
+    def results() -> Iterator[tuple[int, R]]:
+        futures = {
+            client.submit(_on_one_thread, fn, task, retries=RETRIES, pure=False): i
+            for i, task in enumerate(tasks)
+        }
+        try:
+            for future in finished(list(futures), loop=client.loop):
+                yield futures[future], future.result()
+        finally:
+            client.cancel(list(futures))
+            client.close()
+
+    return results()
