@@ -88,8 +88,9 @@ def least_squares_coefficients(X: torch.Tensor, y: torch.Tensor, lam=0.0) -> tor
 
     Computed by a linear solve, never an explicit inverse or pseudo-inverse:
 
-    - ``L >= d``: lam > 0 solves ``(X^T X + lam I_d) b = X^T y``; lam = 0 is ``torch.linalg.lstsq``
-      (QR, no squared condition number);
+    - ``L >= d``: lam > 0 solves ``(X^T X + lam I_d) b = X^T y``; lam = 0 solves ``R b = Q^T y``
+      with the QR factors of X (no squared condition number; bit-reproducible from run to run,
+      which LAPACK's gelsy, lstsq's CPU default, is not);
     - ``L < d``: the dual form ``b = X^T (X X^T + lam I_L)^{-1} y``, which at lam = 0 is the
       minimum-norm interpolant ``X^+ y``.
 
@@ -108,8 +109,9 @@ def least_squares_coefficients(X: torch.Tensor, y: torch.Tensor, lam=0.0) -> tor
     if L < d:
         gram = X @ X.mT + lam * torch.eye(L, dtype=X.dtype, device=X.device)  # (..., L, L)
         return _matvec(X.mT, torch.linalg.solve(gram, y[..., None])[..., 0])
-    if exact_ols:
-        return torch.linalg.lstsq(X, y[..., None]).solution[..., 0]
+    if exact_ols:  # Householder QR, R b = Q^T y: deterministic, unlike lstsq's default gelsy
+        Q, R = torch.linalg.qr(X)  # (..., L, d), (..., d, d)
+        return torch.linalg.solve_triangular(R, Q.mT @ y[..., None], upper=True)[..., 0]
     gram = X.mT @ X + lam * torch.eye(d, dtype=X.dtype, device=X.device)  # (..., d, d)
     return torch.linalg.solve(gram, _matvec(X.mT, y)[..., None])[..., 0]
 
