@@ -1,5 +1,8 @@
 """numerics.train: resume after a kill is bit-for-bit, divergence is caught, history is kept."""
 
+import dataclasses
+
+import numpy as np
 import pytest
 import torch
 from icl_verify.numerics.models import AttentionConfig
@@ -100,3 +103,86 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match="^checkpoint_path "):
         train(MODEL, TASK, CONFIG, resume=True, progress=False)
     assert resolve_device("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
+
+
+# ---------------------------------------------------------------------------------------------
+# workers: the members in slices, one process each, merged back
+
+WORKERS_MODEL = AttentionConfig(d=3, heads=2, ensemble=3)  # slices of 1 and 2 members
+TWO_WORKERS = dataclasses.replace(CONFIG, workers=2)
+
+
+def _assert_same_run(a, b):
+    for name, value in a.model.state_dict().items():
+        assert torch.equal(value, b.model.state_dict()[name]), name
+    for field in ("steps", "train_loss", "test_loss", "omega", "mu"):
+        assert (getattr(a.history, field) == getattr(b.history, field)).all(), field
+
+
+def test_two_workers_train_the_same_members_bit_for_bit(tmp_path):
+    # each slice is a run of its own with seed + lo, whose members draw the full run's streams;
+    # the ensemble axis is a batch axis, so a member's arithmetic does not depend on E
+    one = train(WORKERS_MODEL, TASK, CONFIG, progress=False)
+    path = tmp_path / "run.pt"
+    two = train(WORKERS_MODEL, TASK, TWO_WORKERS, checkpoint_path=path, progress=False)
+    _assert_same_run(one, two)
+    state = torch.load(path, weights_only=False)  # one merged checkpoint, parts removed
+    assert state["step"] == 30 and sorted(p.name for p in tmp_path.iterdir()) == ["run.pt"]
+    assert state["model"]["W_Q"].shape[0] == 3 and len(state["generators"]) == 3
+
+
+def test_two_workers_with_per_member_heads_agree_to_rounding():
+    # a slice whose largest H is smaller sums over a shorter head axis, so its members round
+    # differently (padding heads are exact zeros, their Adam moments too): float32 rounding only
+    model = AttentionConfig(d=3, heads=(1, 2, 3), ensemble=3)
+    one = train(model, TASK, CONFIG, progress=False)
+    two = train(model, TASK, TWO_WORKERS, progress=False)
+    for name, value in one.model.state_dict().items():
+        assert value.shape == two.model.state_dict()[name].shape, name
+        if value.is_floating_point():
+            assert torch.allclose(value, two.model.state_dict()[name], rtol=0, atol=1e-5), name
+    assert np.allclose(one.history.mu, two.history.mu, rtol=0, atol=1e-5)
+    assert (two.history.omega[:, 0, 1:] == 0).all()  # member 0's padded (inactive) heads
+
+
+def test_two_workers_resume_after_a_kill_bit_for_bit(tmp_path):
+    from icl_verify.numerics.trainer import _slices, _sub_run
+
+    uninterrupted = train(WORKERS_MODEL, TASK, CONFIG, progress=False)
+    path = tmp_path / "run.pt"
+    # a killed two-worker run: worker 0 died at step 13 (part at step 10), worker 1 at 7 (step 5)
+    tasks = (TASK,) * WORKERS_MODEL.ensemble
+    for i, ((lo, hi), die) in enumerate(zip(_slices(3, 2), (13, 7), strict=True)):
+        part = tmp_path / f"run.pt.part{i}of2"
+        with pytest.raises(Killed):
+            run = _sub_run(WORKERS_MODEL, tasks, CONFIG, lo, hi)
+            train(*run, checkpoint_path=part, callback=_kill_at(die), progress=False)
+    resumed = train(WORKERS_MODEL, TASK, TWO_WORKERS, checkpoint_path=path, resume=True,
+                    progress=False)  # fmt: skip
+    _assert_same_run(uninterrupted, resumed)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.pt"]
+
+
+def test_two_workers_resume_a_one_worker_checkpoint(tmp_path):
+    uninterrupted = train(WORKERS_MODEL, TASK, CONFIG, progress=False)
+    path = tmp_path / "run.pt"
+    with pytest.raises(Killed):  # one process, killed at step 13: the checkpoint is step 10
+        train(WORKERS_MODEL, TASK, CONFIG, checkpoint_path=path, callback=_kill_at(13),
+              progress=False)  # fmt: skip
+    resumed = train(WORKERS_MODEL, TASK, TWO_WORKERS, checkpoint_path=path, resume=True,
+                    progress=False)  # fmt: skip
+    _assert_same_run(uninterrupted, resumed)
+
+
+def test_bad_workers_one_line():
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="^workers must be an integer >= 1, got"):
+            TrainConfig(workers=bad)
+    shared = dataclasses.replace(TWO_WORKERS, data_streams="shared")
+    with pytest.raises(ValueError, match="^data_streams must be 'member' when workers > 1"):
+        train(WORKERS_MODEL, TASK, shared, progress=False)
+    with pytest.raises(ValueError, match="^callback must be None when workers > 1"):
+        train(WORKERS_MODEL, TASK, TWO_WORKERS, callback=_kill_at(3), progress=False)
+    model = AttentionConfig(d=3, ensemble=2, attention=lambda x: x)
+    with pytest.raises(ValueError, match="^workers must be 1 for an attention that cannot be"):
+        train(model, TASK, TWO_WORKERS, progress=False)
