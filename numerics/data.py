@@ -153,19 +153,32 @@ def _device(generator: object, device: object) -> torch.device:
 def _covariance_factor(
     covariance: torch.Tensor | None, d: int, device: torch.device, dtype: torch.dtype
 ) -> torch.Tensor | None:
-    """Lower Cholesky factor C of a (d, d) symmetric positive definite Sigma (C C^T = Sigma)."""
+    """A factor C of Sigma (C C^T = Sigma): the lower Cholesky factor of a (d, d) symmetric
+    positive definite Sigma, or, for a diagonal Sigma given as its (d,) diagonal, the (d,)
+    vector sqrt(diag) (applied elementwise by `_correlate`: no d x d product)."""
     if covariance is None:
         return None
-    if not isinstance(covariance, torch.Tensor) or covariance.shape != (d, d):
+    if not isinstance(covariance, torch.Tensor) or covariance.shape not in ((d, d), (d,)):
         shape = tuple(covariance.shape) if isinstance(covariance, torch.Tensor) else covariance
-        raise ValueError(f"covariance must be a ({d}, {d}) tensor, got {shape!r}")
+        raise ValueError(f"covariance must be a ({d}, {d}) or ({d},) tensor, got {shape!r}")
     sigma = covariance.to(device=device, dtype=torch.float64)
+    if sigma.ndim == 1:
+        if not bool((torch.isfinite(sigma) & (sigma > 0)).all()):
+            raise ValueError("covariance must be a diagonal of finite numbers > 0, got another")
+        return sigma.sqrt().to(dtype)
     if not torch.isfinite(sigma).all() or not torch.allclose(sigma, sigma.T, atol=1e-12):
         raise ValueError("covariance must be a finite symmetric matrix, got a non-symmetric one")
     factor, info = torch.linalg.cholesky_ex(sigma)
     if info.item() != 0:
         raise ValueError("covariance must be positive definite, got a singular or indefinite one")
     return factor.to(dtype)
+
+
+def _correlate(Z: torch.Tensor, factor: torch.Tensor | None) -> torch.Tensor:
+    """Rows C z of standard normal rows z (..., d): covariance C C^T (`_covariance_factor`)."""
+    if factor is None:
+        return Z
+    return Z * factor if factor.ndim == 1 else Z @ factor.T
 
 
 def _gaussian(
@@ -186,10 +199,7 @@ def _covariates(
     """Context covariates (..., L, d) and query covariate (..., d), rows ~ N(0, C C^T)."""
     X = _gaussian((*batch, L, d), generator, device, dtype)  # (..., L, d)
     x_query = _gaussian((*batch, d), generator, device, dtype)  # (..., d)
-    if factor is not None:
-        X = X @ factor.T
-        x_query = x_query @ factor.T
-    return X, x_query
+    return _correlate(X, factor), _correlate(x_query, factor)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -346,10 +356,10 @@ def sample_sparse_regression(
     Per prompt a support S of ``s`` distinct coordinates is drawn uniformly; ``w*`` is zero off S
     and on S is ``N(0, 1)`` (``signal="gaussian"``, the experiments: ``E||w*||^2 = s``) or
     ``±1/sqrt(s)`` with fair signs (``signal="sign"``, the prior of their Theorem 5.3:
-    ``||w*|| = 1``). ``x ~ N(0, Sigma)`` (identity unless ``covariance`` is given; their theory
-    takes Sigma diagonal), ``y = x^T w* + xi`` with ``xi ~ N(0, sigma^2)`` on every label, the
-    n context labels and the q query labels. ``sigma`` is the noise standard deviation, as in
-    the paper's grid {0, 0.1, 0.2, 0.4, 0.8}.
+    ``||w*|| = 1``). ``x ~ N(0, Sigma)`` (identity unless ``covariance`` is given, as a (d, d)
+    matrix or, for their theory's diagonal Sigma, as its (d,) diagonal), ``y = x^T w* + xi``
+    with ``xi ~ N(0, sigma^2)`` on every label, the n context labels and the q query labels.
+    ``sigma`` is the noise standard deviation, as in the paper's grid {0, 0.1, 0.2, 0.4, 0.8}.
 
     >>> g = torch.Generator().manual_seed(0)
     >>> p = sample_sparse_regression(32, d=16, n=12, s=4, sigma=0.1, q=4, generator=g)
@@ -368,9 +378,7 @@ def sample_sparse_regression(
     device = _device(generator, device)
     factor = _covariance_factor(covariance, d, device, dtype)
 
-    X = _gaussian((*batch, n + q, d), generator, device, dtype)  # (..., n+q, d)
-    if factor is not None:
-        X = X @ factor.T
+    X = _correlate(_gaussian((*batch, n + q, d), generator, device, dtype), factor)  # (..., n+q, d)
     permutation = torch.rand((*batch, d), generator=generator, device=device).argsort(dim=-1)
     on_support = (permutation < s).to(dtype)  # (..., d): a uniform random s-subset
     if signal == "gaussian":

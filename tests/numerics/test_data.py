@@ -177,3 +177,16 @@ def test_bad_arguments_raise_one_line_naming_the_parameter(call, name):
     with pytest.raises(ValueError, match=f"^{name} ") as info:
         call(_gen())
     assert "\n" not in str(info.value)
+
+
+def test_a_diagonal_covariance_may_be_given_as_its_diagonal():
+    # (d,) diag and the (d, d) matrix diag(diag) draw the same prompts from the same seed.
+    diagonal = torch.tensor([0.5, 1.0, 2.0], dtype=torch.float64)
+    a = sample_sparse_regression(4, 3, 6, 2, 0.1, generator=_gen(7), dtype=torch.float64,
+                                 covariance=diagonal)  # fmt: skip
+    b = sample_sparse_regression(4, 3, 6, 2, 0.1, generator=_gen(7), dtype=torch.float64,
+                                 covariance=torch.diag(diagonal))  # fmt: skip
+    torch.testing.assert_close(a.X, b.X, rtol=1e-15, atol=0.0)
+    torch.testing.assert_close(a.y, b.y, rtol=1e-14, atol=1e-15)
+    with pytest.raises(ValueError, match="^covariance must be a diagonal of finite numbers > 0"):
+        sample_sparse_regression(4, 3, 6, 2, 0.1, generator=_gen(), covariance=-diagonal)

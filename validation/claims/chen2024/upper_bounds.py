@@ -227,7 +227,7 @@ def _prompt_pairs(params: TunedGDParams, runtime, stream: str) -> list[tuple]:
     """(tuning, evaluation) prompts at every n, from the named random stream."""
     import torch
 
-    covariance = torch.diag(torch.tensor(params.spectrum, dtype=torch.float64))  # (d, d)
+    covariance = torch.tensor(params.spectrum, dtype=torch.float64)  # (d,): diagonal Sigma
     pairs = []
     for k, n in enumerate(runtime.progress(params.n_values.astype(int), "sample sizes")):
         generator = torch.Generator().manual_seed(int(runtime.rng(f"{stream}-{k}").integers(2**62)))
@@ -342,10 +342,10 @@ def _split_parts(params: UpperBoundParams, result: TunedAtN, generator) -> np.nd
     import torch
 
     n = result.prompts.X.shape[-2]
-    scale = torch.tensor(np.sqrt(params.spectrum))  # (d,): Sigma^{1/2} (diagonal)
+    diagonal = torch.tensor(params.spectrum, dtype=torch.float64)  # (d,): diagonal Sigma
     parts = []
     for size in np.diff(np.r_[0 : params.split_reps : params.reps, params.split_reps]):
-        raw = numerics.sample_sparse_regression(
+        sample = numerics.sample_sparse_regression(
             int(size),
             params.d,
             2 * n,
@@ -354,12 +354,12 @@ def _split_parts(params: UpperBoundParams, result: TunedAtN, generator) -> np.nd
             generator=generator,
             signal="sign",
             dtype=torch.float64,
-        )  # Sigma = I, rescaled below (a diagonal Sigma needs no Cholesky product)
-        X = raw.X * scale  # (size, 2n, d): rows ~ N(0, Sigma)
-        y = raw.y + torch.einsum("rnd,rd->rn", X - raw.X, raw.w_star)  # X w* + the same noise
+            covariance=diagonal,
+        )  # (size, 2n, d)
+        X, y = sample.X, sample.y
         r_hat = numerics.feature_label_correlations(X[:, :n], y[:, :n])  # (size, d)
         parts.append(
-            _iterated_parts(params, X[:, n:], y[:, n:], raw.w_star, r_hat, result.eta, result.t)
+            _iterated_parts(params, X[:, n:], y[:, n:], sample.w_star, r_hat, result.eta, result.t)
         )
     return np.concatenate(parts, axis=1)
 
