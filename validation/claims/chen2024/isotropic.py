@@ -48,6 +48,7 @@ from icl_verify.validation.claim import (
     Source,
     ZScore,
     fit_loglog_slope,
+    propagated_loglog_slope,
 )
 from icl_verify.validation.params import ParameterError, SparseSettingParams, param
 
@@ -335,15 +336,9 @@ def _paired_ratio(rows, names, over):
 
 
 def _slope(x, values, errors) -> Estimate:
-    """Least-squares slope of log(values) against log(x), its SE propagated from the values'
-    SEs (independent draws per point), by `BoundTrend.trend` against a flat prediction.
-
-    Not `fit_loglog_slope`: its SE comes from the residuals, which on 3-6 points have 1-4
-    degrees of freedom (0 when the points happen to be collinear) and ignore the Monte Carlo SE
-    every point carries; here each point's SE is known, so it is propagated."""
-    x = tuple(float(v) for v in x)
-    fit = BoundTrend("at_most", x=x, justification="a slope fit")
-    return fit.trend(np.ones(len(x)), Estimate(values, errors))
+    """Slope of log(values) against log(x), its SE propagated from the values' Monte Carlo SEs
+    (`propagated_loglog_slope`; independent draws per point)."""
+    return propagated_loglog_slope(x, Estimate(values, errors))
 
 
 def _censored(params: IsotropicParams, rows) -> bool:
