@@ -258,17 +258,9 @@ def run(args) -> int:
         parameters = claim_parameters(claims, args.preset, parse_sets(args.set), tables)
     except ParameterError as error:
         raise CommandLineError(str(error)) from None
-    run_id = args.run_id or f"{args.preset}-{datetime.now():%Y%m%d-%H%M%S}"
-    if not RUN_ID_PATTERN.fullmatch(run_id):
-        raise CommandLineError(
-            f"--run-id must be 1-100 characters of letters, digits, '.', '_', '-', got {run_id!r}"
-        )
-    workers, scheduler = parse_workers(args.workers), parse_scheduler(args.scheduler)
-    for folder in (args.out / run_id, args.out / "cache"):  # e.g. a run owned by another user
-        writable_directory(folder, option="--out: folder")
-    if args.cache is not None and scheduler is None:  # a cluster's workers have their own
-        writable_directory(args.cache, option="--cache")
-    device = resolve_device(args.device)
+    run_id, workers, scheduler, device = run_target(
+        args, f"{args.preset}-{datetime.now():%Y%m%d-%H%M%S}"
+    )
     try:
         record = run_claims(
             claims,
@@ -288,6 +280,23 @@ def run(args) -> int:
     print(verdict_table(record, [claim.id for claim in claims]))
     print(f"report: {args.out / run_id / REPORT_FILE}")
     return exit_status(record, [claim.id for claim in claims], strict=args.strict)
+
+
+def run_target(args, default_run_id: str) -> tuple[str, int | None, str | None, str]:
+    """The run id (`--run-id` or the default), the executor (`--workers`, `--scheduler`) and
+    the device of `run` and `sweep`, checked before any work: the run folder, the cache and
+    `--cache` must be writable. Bad input raises `CommandLineError` (one line)."""
+    run_id = args.run_id or default_run_id
+    if not RUN_ID_PATTERN.fullmatch(run_id):
+        raise CommandLineError(
+            f"--run-id must be 1-100 characters of letters, digits, '.', '_', '-', got {run_id!r}"
+        )
+    workers, scheduler = parse_workers(args.workers), parse_scheduler(args.scheduler)
+    for folder in (args.out / run_id, args.out / "cache"):  # e.g. a run owned by another user
+        writable_directory(folder, option="--out: folder")
+    if args.cache is not None and scheduler is None:  # a cluster's workers have their own
+        writable_directory(args.cache, option="--cache")
+    return run_id, workers, scheduler, resolve_device(args.device)
 
 
 def verdict_table(record: RunRecord, ids: list[str]) -> str:

@@ -23,11 +23,9 @@ from pathlib import Path
 from icl_verify.validation.claim import DEFAULT_PRESET, DISAGREES, INCONCLUSIVE, PRESET_NAMES
 from icl_verify.validation.commands.run import (
     add_executor_options,
-    parse_scheduler,
     parse_seed,
     parse_sets,
-    parse_workers,
-    resolve_device,
+    run_target,
     writable_directory,
 )
 from icl_verify.validation.errors import CommandLineError
@@ -36,7 +34,7 @@ from icl_verify.validation.params import ParameterError
 from icl_verify.validation.records import DamagedRunError, RunRecord
 from icl_verify.validation.registry import select_claims
 from icl_verify.validation.report import REPORT_FILE, sweep_table, validity_map_path
-from icl_verify.validation.runner import RUN_ID_PATTERN, RunMismatchError, claim_parameters
+from icl_verify.validation.runner import RunMismatchError, claim_parameters
 from icl_verify.validation.sweep import parse_grid, run_sweep
 
 
@@ -123,17 +121,9 @@ def sweep(args) -> int:
         raise CommandLineError(str(error)) from None
     for note in grid.notes:
         print(f"icl-verify: note: {note}", file=sys.stderr)
-    run_id = args.run_id or f"sweep-{claim.id}-{datetime.now():%Y%m%d-%H%M%S}"
-    if not RUN_ID_PATTERN.fullmatch(run_id):
-        raise CommandLineError(
-            f"--run-id must be 1-100 characters of letters, digits, '.', '_', '-', got {run_id!r}"
-        )
-    workers, scheduler = parse_workers(args.workers), parse_scheduler(args.scheduler)
-    for folder in (args.out / run_id, args.out / "cache"):
-        writable_directory(folder, option="--out: folder")
-    if args.cache is not None and scheduler is None:  # a cluster's workers have their own
-        writable_directory(args.cache, option="--cache")
-    device = resolve_device(args.device)
+    run_id, workers, scheduler, device = run_target(
+        args, f"sweep-{claim.id}-{datetime.now():%Y%m%d-%H%M%S}"
+    )
     try:
         record = run_sweep(
             claim,
