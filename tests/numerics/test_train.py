@@ -2,7 +2,6 @@
 
 import dataclasses
 
-import numpy as np
 import pytest
 import torch
 from icl_verify.numerics.models import AttentionConfig
@@ -131,18 +130,17 @@ def test_two_workers_train_the_same_members_bit_for_bit(tmp_path):
     assert state["model"]["W_Q"].shape[0] == 3 and len(state["generators"]) == 3
 
 
-def test_two_workers_with_per_member_heads_agree_to_rounding():
-    # a slice whose largest H is smaller sums over a shorter head axis, so its members round
-    # differently (padding heads are exact zeros, their Adam moments too): float32 rounding only
-    model = AttentionConfig(d=3, heads=(1, 2, 3), ensemble=3)
+def test_two_workers_with_per_member_heads_are_bit_for_bit_the_same_run():
+    # members with fewer heads than the largest (padded with exact zeros and zero Adam
+    # moments) are split and merged back exactly when every slice keeps the largest H (slices
+    # (0,) and (1, 2): H = 3 and H = 1, 3), so no tensor changes shape and nothing rounds
+    # differently. (A slice whose largest H is smaller sums in another order: that case agrees
+    # only to float32 rounding, see the module docstring, and is not asserted here.)
+    model = AttentionConfig(d=3, heads=(3, 1, 3), ensemble=3)
     one = train(model, TASK, CONFIG, progress=False)
     two = train(model, TASK, TWO_WORKERS, progress=False)
-    for name, value in one.model.state_dict().items():
-        assert value.shape == two.model.state_dict()[name].shape, name
-        if value.is_floating_point():
-            assert torch.allclose(value, two.model.state_dict()[name], rtol=0, atol=1e-5), name
-    assert np.allclose(one.history.mu, two.history.mu, rtol=0, atol=1e-5)
-    assert (two.history.omega[:, 0, 1:] == 0).all()  # member 0's padded (inactive) heads
+    _assert_same_run(one, two)
+    assert (two.history.omega[:, 1, 1:] == 0).all()  # member 1's padded (inactive) heads
 
 
 def test_two_workers_resume_after_a_kill_bit_for_bit(tmp_path):
