@@ -7,7 +7,9 @@ three back ends:
 
 - in this process, in order, when one worker is asked for (or there is one task);
 - a local process pool (the default: one worker per core of this machine,
-  `default_workers`), started with the spawn method;
+  `default_workers`), started with the spawn method; a worker process that dies (killed,
+  out of memory) breaks the pool, which is started again for the tasks not yet
+  returned, up to ``RETRIES`` times (as Dask reruns a dead worker's task);
 - a Dask cluster (``scheduler="tcp://HOST:PORT"``): each task is submitted with
   ``retries=2`` and ``pure=False``, so a worker that dies mid-task costs only that
   task, which the scheduler runs again elsewhere.
@@ -27,6 +29,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from typing import TypeVar
 
@@ -34,11 +37,20 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 CONNECT_TIMEOUT = 10.0  # seconds to reach a Dask scheduler before giving up
-RETRIES = 2  # Dask reruns of a task whose worker died or failed
+RETRIES = 2  # reruns of a task whose worker died (Dask: or failed); local: pool restarts
 
 
-class SchedulerError(ValueError):
-    """No Dask scheduler answered at the address within the timeout (a one-line message)."""
+class ExecutorError(Exception):
+    """The tasks could not be run where they were sent (a one-line message; tasks that
+    finished were handed back before it was raised)."""
+
+
+class SchedulerError(ExecutorError):
+    """No Dask scheduler answered at the address within the timeout."""
+
+
+class WorkersDiedError(ExecutorError):
+    """Local worker processes kept dying: the pool broke ``RETRIES + 1`` times."""
 
 
 def default_workers() -> int:
@@ -95,13 +107,28 @@ def _on_one_thread(fn: Callable[[T], R], task: T) -> R:
 
 
 def _on_pool(fn: Callable[[T], R], tasks: Sequence[T], workers: int) -> Iterator[tuple[int, R]]:
-    pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"))
-    try:
-        futures = {pool.submit(_on_one_thread, fn, task): i for i, task in enumerate(tasks)}
-        for future in as_completed(futures):
-            yield futures[future], future.result()
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    todo = dict(enumerate(tasks))  # index -> task, until its result is handed back
+    for _ in range(RETRIES + 1):
+        pool = ProcessPoolExecutor(min(workers, len(todo)), mp_context=get_context("spawn"))
+        try:
+            futures = {pool.submit(_on_one_thread, fn, task): i for i, task in todo.items()}
+            for future in as_completed(futures):
+                try:
+                    result = future.result()
+                except BrokenProcessPool:  # a worker died; every unfinished task fails with it
+                    continue
+                index = futures[future]
+                del todo[index]
+                yield index, result
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+        if not todo:
+            return
+    raise WorkersDiedError(
+        f"a worker process died {RETRIES + 1} times ({len(todo)} of {len(tasks)} tasks "
+        "unfinished; out of memory?); what finished is stored: rerun with the same --run-id "
+        "to resume"
+    )
 
 
 def connect(scheduler: str, timeout: float = CONNECT_TIMEOUT):

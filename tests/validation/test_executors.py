@@ -1,6 +1,6 @@
 """Local process pool and Dask through `executors.execute`: the same records as one worker,
-the cache computed once across processes, a dead Dask worker costs nothing, an unreachable
-scheduler is one line."""
+the cache computed once across processes, a dead worker (local or Dask) costs only its task,
+an unreachable scheduler is one line."""
 
 import dataclasses
 import os
@@ -76,6 +76,32 @@ def test_two_processes_asking_for_one_cache_key_compute_it_once(tmp_path):
     assert calls.read_text().splitlines() == ["computed"]  # the second waited, then read
 
 
+def _dies_once(task: tuple[str, int]) -> int:
+    """10 * value, except that value 1 kills its worker process the first time it runs."""
+    folder, value = task
+    marker = Path(folder) / "worker-killed"
+    if value == 1 and not marker.exists():
+        marker.write_text(str(os.getpid()))
+        os._exit(1)
+    return 10 * value
+
+
+def _always_dies(value: int) -> int:
+    os._exit(1)
+
+
+def test_a_local_worker_that_dies_costs_only_a_restart_of_the_pool(tmp_path):
+    tasks = [(str(tmp_path), value) for value in range(4)]
+    results = sorted(executors.execute(_dies_once, tasks, workers=2))
+    assert (tmp_path / "worker-killed").is_file()  # a worker did die
+    assert results == [(0, 0), (1, 10), (2, 20), (3, 30)]  # each handed back once
+
+
+def test_workers_that_keep_dying_end_in_one_error_after_the_retries():
+    with pytest.raises(executors.WorkersDiedError, match=r"died 3 times \(2 of 2 tasks"):
+        list(executors.execute(_always_dies, [1, 2], workers=2))
+
+
 # -- Dask --------------------------------------------------------------------------------------
 
 
@@ -89,7 +115,7 @@ def cluster():
         yield local.scheduler_address
 
 
-def _dies_once(task):
+def _point_dies_once(task):
     """run_point, except that point 1 kills its worker process the first time it runs."""
     from icl_verify.validation.sweep import run_point
 
@@ -110,7 +136,7 @@ def test_a_sweep_on_dask_equals_the_local_one_and_survives_a_dead_worker(
     assert _comparable(tmp_path / "dask" / "s") == _comparable(tmp_path / "local" / "s")
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import tests
-    monkeypatch.setattr(sweep_module, "run_point", _dies_once)
+    monkeypatch.setattr(sweep_module, "run_point", _point_dies_once)
     real, yielded = sweep_module.execute, []
 
     def recorded(*args, **kwargs):

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from icl_verify.validation.claim import DEFAULT_PRESET, DISAGREES, INCONCLUSIVE, PRESET_NAMES
 from icl_verify.validation.errors import CommandLineError
-from icl_verify.validation.executors import SchedulerError
+from icl_verify.validation.executors import ExecutorError
 from icl_verify.validation.params import ParameterError
 from icl_verify.validation.records import DamagedRunError, RunRecord
 from icl_verify.validation.registry import all_claims, select_claims
@@ -275,7 +275,7 @@ def run(args) -> int:
             scheduler=scheduler,
             cache=args.cache,
         )
-    except (RunMismatchError, DamagedRunError, SchedulerError) as error:
+    except (RunMismatchError, DamagedRunError, ExecutorError) as error:
         raise CommandLineError(str(error)) from None
     print(verdict_table(record, [claim.id for claim in claims]))
     print(f"report: {args.out / run_id / REPORT_FILE}")

@@ -29,7 +29,7 @@ from icl_verify.validation.commands.run import (
     writable_directory,
 )
 from icl_verify.validation.errors import CommandLineError
-from icl_verify.validation.executors import SchedulerError
+from icl_verify.validation.executors import ExecutorError
 from icl_verify.validation.params import ParameterError
 from icl_verify.validation.records import DamagedRunError, RunRecord
 from icl_verify.validation.registry import select_claims
@@ -138,7 +138,7 @@ def sweep(args) -> int:
             scheduler=scheduler,
             cache=args.cache,
         )
-    except (RunMismatchError, DamagedRunError, SchedulerError) as error:
+    except (RunMismatchError, DamagedRunError, ExecutorError) as error:
         raise CommandLineError(str(error)) from None
     print(sweep_table(record))
     print(f"validity map: {args.out / run_id / validity_map_path(record.sweep)}")
