@@ -37,7 +37,7 @@ import pickle
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -599,12 +599,32 @@ def _split_state(state: dict, lo: int, hi: int, H: int, fingerprint: str) -> dic
     }
 
 
+_steps_done = None  # in a worker of `_train_in_workers`: the shared steps-done counter per slice
+
+
+def _share_steps_done(counters) -> None:
+    """Worker initialiser: keep the parent's shared counters (one per slice) for `_train_part`."""
+    global _steps_done
+    _steps_done = counters
+
+
 def _train_part(
-    model_config: AttentionConfig, tasks: tuple, config: TrainConfig, path: Path, resume: bool
+    model_config: AttentionConfig,
+    tasks: tuple,
+    config: TrainConfig,
+    path: Path,
+    resume: bool,
+    index: int,
 ) -> None:
-    """A worker process: train one slice on one torch thread; its checkpoint is its result."""
+    """A worker process: train slice `index` on one torch thread, counting its steps in the
+    shared counter the parent's progress bar reads; its checkpoint is its result."""
     torch.set_num_threads(1)
-    train(model_config, tasks, config, checkpoint_path=path, resume=resume, progress=False)
+
+    def count(step: int, model: MultiHeadAttention) -> None:
+        _steps_done[index] = step
+
+    train(model_config, tasks, config, checkpoint_path=path, resume=resume, progress=False,
+          callback=count)  # fmt: skip
 
 
 def _train_in_workers(
@@ -656,14 +676,22 @@ def _train_in_workers(
             position=progress_position, leave=progress_position == 0,
         )  # fmt: skip
         spawn = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(len(runs), mp_context=spawn) as pool:
+        steps_done = spawn.Array("q", len(runs), lock=False)  # written by slice i's worker only
+        with ProcessPoolExecutor(
+            len(runs), mp_context=spawn, initializer=_share_steps_done, initargs=(steps_done,)
+        ) as pool:
             futures = [
-                pool.submit(_train_part, *run, part, resume)
-                for run, part in zip(runs, parts, strict=True)
+                pool.submit(_train_part, *run, part, resume, i)
+                for i, (run, part) in enumerate(zip(runs, parts, strict=True))
             ]
+            while True:
+                running = wait(futures, timeout=0.5).not_done
+                bar.update(min(steps_done) - bar.n)  # the slowest slice's step
+                if not running:
+                    break
             for future in futures:
                 future.result()
-        bar.update(config.steps - bar.n)
+        bar.update(config.steps - bar.n)  # parts resumed at their last step counted none
         bar.close()
         loaded = [torch.load(part, map_location=device, weights_only=False) for part in parts]
         state = _merge_states(loaded, fingerprint, H)

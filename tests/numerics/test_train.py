@@ -172,6 +172,29 @@ def test_two_workers_resume_a_one_worker_checkpoint(tmp_path):
     _assert_same_run(uninterrupted, resumed)
 
 
+def test_two_workers_progress_bar_counts_the_workers_steps(monkeypatch):
+    from icl_verify.numerics import trainer
+
+    updates = []
+
+    class Bar:  # records the parent's updates of the bar
+        def __init__(self, **options):
+            self.n = 0
+
+        def update(self, k):
+            self.n += k
+            updates.append(k)
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(trainer, "tqdm", Bar)
+    train(WORKERS_MODEL, TASK, TWO_WORKERS, progress=True)
+    # the slices' shared step counters took the bar to the end; the closing update found
+    # nothing left (it completes the bar only for parts that resumed at their last step)
+    assert sum(updates) == CONFIG.steps and updates[-1] == 0
+
+
 def test_bad_workers_one_line():
     for bad in (0, -1, 1.5, True):
         with pytest.raises(ValueError, match="^workers must be an integer >= 1, got"):
