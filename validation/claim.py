@@ -539,6 +539,10 @@ class Claim:
         table: optional ``table(params, prediction, measurement) -> str``, a markdown table
             of the numbers a reader compares with the paper's own (e.g. He et al.'s Table 1),
             stored with the claim's record and printed in its report section.
+        trains: optional ``trains(params) -> tuple``: the trainings its measurement reads
+            from the artefact cache (hashable keys, e.g. `claims._trained.training`), which
+            other claims may read too; a run schedules by them (`runner.schedule`) so that
+            no worker waits on another's training.
     """
 
     id: str
@@ -552,6 +556,7 @@ class Claim:
     figure: str | tuple[str, ...]
     wrong: Callable[[Any, Prediction], Prediction]
     table: Callable[[Any, Prediction, Measurement], str] | None = None
+    trains: Callable[[Any], tuple] | None = None
 
     def __post_init__(self) -> None:
         if not self.id or any(ch.isspace() for ch in self.id):

@@ -125,6 +125,28 @@ def measure_claim(
     )
 
 
+def schedule(claims: Sequence[Claim], sizes: Mapping[str, Params]) -> list[Claim]:
+    """The order in which a run hands `claims` to its workers: first each claim that starts a
+    training (``Claim.trains`` names one that no earlier claim reads: the long tasks, begun at
+    once), then the claims that train nothing, then those whose trainings an earlier claim
+    runs, so that these find them in the cache instead of holding a worker while they wait
+    on the training's lock. Each group keeps the order of `claims`; a claim's record does not
+    depend on when it runs.
+
+    >>> from icl_verify.validation.registry import select_claims
+    >>> claims = select_claims(["HE-OBS1", "HE-OBS2", "HE-P4.1", "HE-5.1-LIN"])
+    >>> [c.id for c in schedule(claims, claim_parameters(claims, "smoke"))]
+    ['HE-OBS1', 'HE-5.1-LIN', 'HE-P4.1', 'HE-OBS2']
+    """
+    started: set = set()
+    starting, untrained, waiting = [], [], []
+    for claim in claims:
+        trainings = set(claim.trains(sizes[claim.id])) if claim.trains else set()
+        (starting if trainings - started else waiting if trainings else untrained).append(claim)
+        started |= trainings
+    return starting + untrained + waiting
+
+
 def draw_claim_figures(record: RunRecord, finished: ClaimRecord, run_dir: Path) -> None:
     """Draw `finished`'s figures into `run_dir` from its stored data, as `icl-verify report`
     redraws them (`report.redraw_figures`)."""
@@ -192,7 +214,7 @@ def run_claims(
                 f"run-id {run_id!r} finished {stored.id} with other parameters; resume it with "
                 "the same --set/--config or choose another --run-id"
             )
-    todo = [claim for claim in claims if claim.id not in record.finished_ids()]
+    todo = [claim for claim in schedule(claims, sizes) if claim.id not in record.finished_ids()]
     nested = show_progress and in_process(len(todo), workers, scheduler)
     tasks = [
         ClaimTask(

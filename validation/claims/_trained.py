@@ -8,7 +8,7 @@ own; the presets of the training (`TRAINING_PRESETS`) are the same for the four 
 
 Claims that train other members or another attention (He et al. §5: linear attention,
 normalised activations) take `TrainingParams`, the same training without ``heads``, and name
-their members and attention to `trained_ensemble`.
+their members and attention to `training`.
 
 The training is one cached artefact (`trained_ensemble`): its key is exactly the training's
 fields (as `numerics.EnsembleTraining`) and the device, since float32 results differ across
@@ -178,16 +178,18 @@ def training(
     )
 
 
-def trained_ensemble(
-    params: TrainingParams,
-    runtime,
-    heads: tuple[int, ...] | None = None,
-    attention="softmax",
-    rho: float = 0.0,
-    supports: tuple[tuple[int, ...], ...] = (),
-) -> numerics.TrainedEnsemble:
-    """Train (or load, or resume) the ensemble of
-    ``training(params, heads, attention, rho, supports)``.
+def default_training(params: TrainedParams) -> tuple[numerics.EnsembleTraining]:
+    """``Claim.trains`` of a claim reading the shared ensemble of its `TrainedParams` alone.
+
+    >>> from icl_verify.validation.claims.he2025.observations import CLAIMS
+    >>> default_training(CLAIMS[0].presets["smoke"])[0].heads
+    (1, 2, 2, 4)
+    """
+    return (training(params),)
+
+
+def trained_ensemble(config: numerics.EnsembleTraining, runtime) -> numerics.TrainedEnsemble:
+    """Train (or load, or resume) the ensemble of ``config`` (a `training`).
 
     The cache key is the training and the device; the trainer checkpoints into
     ``runtime.checkpoint_dir`` under the same key.
@@ -198,15 +200,14 @@ def trained_ensemble(
     >>> runtime = Runtime("cpu", 0, ArtefactCache(tempfile.mkdtemp()))
     >>> params = TrainedParams(d=2, L=8, heads=(1, 2), lr=3e-3, steps=24, batch=16,
     ...     log_every=2, checkpoint_every=12, validation_batch=64)
-    >>> ensemble = trained_ensemble(params, runtime)
+    >>> ensemble = trained_ensemble(training(params), runtime)
     >>> ensemble.omega.shape, ensemble.heads.tolist()
     ((12, 2, 2), [1, 2])
-    >>> trained_ensemble(params, runtime).steps[-2:].tolist()  # loaded from the cache
+    >>> trained_ensemble(training(params), runtime).steps[-2:].tolist()  # loaded from the cache
     [22, 24]
-    >>> trained_ensemble(params, runtime, heads=(1,), attention="linear").heads.tolist()
+    >>> trained_ensemble(training(params, heads=(1,), attention="linear"), runtime).heads.tolist()
     [1]
     """
-    config = training(params, heads, attention, rho, supports)
     key = {**dataclasses.asdict(config), "device": runtime.device}
     folder = runtime.checkpoint_dir("trained-ensemble", key)
 

@@ -42,7 +42,12 @@ from icl_verify.validation.claim import (
     ZScore,
     scaled,
 )
-from icl_verify.validation.claims._trained import TrainingParams, trained_ensemble, trained_presets
+from icl_verify.validation.claims._trained import (
+    TrainingParams,
+    trained_ensemble,
+    trained_presets,
+    training,
+)
 from icl_verify.validation.params import ParameterError, param
 
 from icl_verify import MAX_PROMPT_LENGTH, numerics, theory
@@ -226,6 +231,12 @@ def predict_act(params: ActivationParams) -> Prediction:
     )
 
 
+def _training(params: ActivationParams) -> numerics.EnsembleTraining:
+    """One ensemble: member a * seeds + k has activation a and init seed train_seed + member."""
+    return training(params, heads=(2,) * (len(_specs(params)) * params.seeds),
+                    attention=_member_attention(params))  # fmt: skip
+
+
 def measure_act(params: ActivationParams, runtime) -> Measurement:
     """Fixed pair models' fitted steps; per activation, the trained members read at the end.
 
@@ -245,10 +256,7 @@ def measure_act(params: ActivationParams, runtime) -> Measurement:
 
     lengths = [int(n) for n in params.lengths]
     n_lengths, seeds = len(lengths), params.seeds
-    # one ensemble, member a * seeds + k: activation a, init seed train_seed + member
-    ensemble = trained_ensemble(
-        params, runtime, heads=(2,) * (A * seeds), attention=_member_attention(params)
-    )
+    ensemble = trained_ensemble(_training(params), runtime)
     kinds = numerics.member_kinds(ensemble)
     KQ, OV = ensemble.circuits()
     paired_any = np.zeros(A)
@@ -439,6 +447,7 @@ CLAIM_ACT = Claim(
     table=table_act,
     # the first-order step read as the applied one with a_f doubled (a factor-2 slip)
     wrong=scaled("kernel_step", 2.0),
+    trains=lambda params: (_training(params),),
 )
 
 CLAIMS = (CLAIM_ACT,)

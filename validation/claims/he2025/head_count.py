@@ -92,9 +92,11 @@ from icl_verify.validation.claim import (
 from icl_verify.validation.claims._trained import (
     TrainedParams,
     check_trained_heads,
+    default_training,
     logged_steps,
     trained_ensemble,
     trained_presets,
+    training,
 )
 from icl_verify.validation.params import ParameterError, param
 
@@ -199,7 +201,7 @@ def measure_heads(params: HeadsParams, runtime) -> Measurement:
     """Read-outs of `numerics.head_count` on the paired members of the compared H."""
     from icl_verify.numerics.head_count import dummy_decay, member_scales, pooled_spread
 
-    ensemble = trained_ensemble(params, runtime)
+    ensemble = trained_ensemble(training(params), runtime)
     kinds = numerics.member_kinds(ensemble)
     heads = ensemble.heads
     members = np.flatnonzero(kinds.paired & np.isin(heads, params.compare_heads))
@@ -372,6 +374,7 @@ CLAIM_HEADS = Claim(
     # each of H's heads carrying the two-head μ*: group sums growing with H, at least doubled
     # from H_ref's (H = 4 vs 2): 1.0 off, 20 x the allowed 0.05
     wrong=shifted("sums_vs_ref", lambda relative: np.asarray(relative) + 1.0),
+    trains=default_training,
 )
 
 CLAIMS = (CLAIM_HEADS,)

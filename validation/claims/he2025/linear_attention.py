@@ -41,6 +41,7 @@ from icl_verify.validation.claims._trained import (
     TrainingParams,
     trained_ensemble,
     trained_presets,
+    training,
 )
 from icl_verify.validation.designs import linear_head_and_prompts
 from icl_verify.validation.params import ParameterError, Params, check_order, param
@@ -51,9 +52,9 @@ PAPER = "He et al. 2025"
 LENGTHS = tuple(range(10, 101, 5))  # test lengths L' of Figure 8 (reference §HE-5.1-LENGTH)
 
 
-def _linear_ensemble(params, runtime) -> numerics.TrainedEnsemble:
+def _linear_training(params) -> numerics.EnsembleTraining:
     """The one-head linear-attention members (5.1), trained like the softmax ensemble."""
-    return trained_ensemble(params, runtime, heads=(1,) * params.linear_members, attention="linear")
+    return training(params, heads=(1,) * params.linear_members, attention="linear")
 
 
 def _step_series(ensemble: numerics.TrainedEnsemble) -> np.ndarray:
@@ -118,7 +119,7 @@ def measure_lin(params: LinearParams, runtime) -> Measurement:
     lr 3e-3, which the test risk at L barely feels: +2e-4). The
     pattern measures are `numerics.summarize_circuits`' off-pattern RMS ratios at the end.
     """
-    ensemble = _linear_ensemble(params, runtime)
+    ensemble = trained_ensemble(_linear_training(params), runtime)
     steps = _step_series(ensemble)
     settled = [numerics.settled_mean(steps[:, e]) for e in range(steps.shape[1])]
     summaries = ensemble.summaries()
@@ -202,6 +203,7 @@ CLAIM_LIN = Claim(
     figure="linear_attention:figure_lin",
     # the debiased step L/(L+D) in place of the vanilla one: 0.019 off, twice step_atol
     wrong=shifted("step", lambda eta: eta + 0.02),
+    trains=lambda params: (_linear_training(params),),
 )
 
 
@@ -521,8 +523,8 @@ def measure_length(params: LengthParams, runtime) -> Measurement:
     predictions at the training L (`numerics.fitted_steps`, no formula assumed).
     """
     setting, lengths = params.setting, [int(n) for n in params.lengths]
-    linear = _linear_ensemble(params, runtime)
-    softmax = trained_ensemble(params, runtime)
+    linear = trained_ensemble(_linear_training(params), runtime)
+    softmax = trained_ensemble(training(params), runtime)
     one, two = numerics.representative(softmax, 1), numerics.representative(softmax, 2)
     seed = runtime.seed % (2**62)
     fitted = numerics.fitted_steps(
@@ -648,6 +650,7 @@ CLAIM_LENGTH = Claim(
     # linear attention predicted to renormalise like softmax (risk of GD at eta* for every L'):
     # at L' = 100 that is 0.17 instead of 1.72
     wrong=scaled("linear_risk", 0.5),
+    trains=lambda params: (_linear_training(params), training(params)),
 )
 
 CLAIMS = (CLAIM_LIN, CLAIM_SM2LIN, CLAIM_LENGTH)

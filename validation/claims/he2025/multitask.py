@@ -55,7 +55,12 @@ from icl_verify.validation.claim import (
     ZScore,
     scaled,
 )
-from icl_verify.validation.claims._trained import TrainingParams, trained_ensemble, trained_presets
+from icl_verify.validation.claims._trained import (
+    TrainingParams,
+    trained_ensemble,
+    trained_presets,
+    training,
+)
 from icl_verify.validation.params import ParameterError, param
 
 from icl_verify import numerics
@@ -207,6 +212,11 @@ def _relative_first_order_gap(heads, members, params, seed: int) -> np.ndarray:
     return np.array(gaps)
 
 
+def _training(params: MultiTaskParams) -> numerics.EnsembleTraining:
+    """The members of `params.heads` on the multi-task prompts of its supports."""
+    return training(params, supports=params.task_supports)
+
+
 def measure_mt(params: MultiTaskParams, runtime) -> Measurement:
     """Train the ensemble; read modes, Gamma_k, zero sums over the logs; Monte Carlo risks.
 
@@ -221,7 +231,7 @@ def measure_mt(params: MultiTaskParams, runtime) -> Measurement:
     supports, d = params.task_supports, params.d
     K, groups = len(supports), support_groups(supports, d)
     seed = runtime.seed % (2**62)
-    ensemble = trained_ensemble(params, runtime, supports=supports)
+    ensemble = trained_ensemble(_training(params), runtime)
     # (n, E, H, ...): the heads at every logged step
     history = numerics.multitask_heads(ensemble.KQ_history, ensemble.OV_history, d)
     KQ, OV = ensemble.circuits()  # (E, H, D, D)
@@ -462,6 +472,7 @@ CLAIM_MT = Claim(
     table=table_mt,
     # the restricted dGD risk in the reference data model's units (labels / sqrt(s), s = 4)
     wrong=scaled("dgd_risk", 0.25),
+    trains=lambda params: (_training(params),),
 )
 
 CLAIMS = (CLAIM_MT,)

@@ -69,9 +69,11 @@ from icl_verify.validation.claim import (
 from icl_verify.validation.claims._trained import (
     TrainedParams,
     check_trained_heads,
+    default_training,
     logged_steps,
     trained_ensemble,
     trained_presets,
+    training,
 )
 from icl_verify.validation.params import ParameterError, param
 
@@ -135,7 +137,7 @@ def measure_obs1(params: Obs1Params, runtime) -> Measurement:
     pattern's value (plus Adam's noise floor on the RMS-type measures); the sign product is
     exact.
     """
-    ensemble = trained_ensemble(params, runtime)
+    ensemble = trained_ensemble(training(params), runtime)
     kinds = numerics.member_kinds(ensemble)
     heads = numerics.head_patterns(ensemble, np.flatnonzero(kinds.pattern), toward=PATTERN)
     values = {name: Estimate(heads.value[name], heads.error[name], "bound") for name in PATTERN}
@@ -208,6 +210,7 @@ CLAIM_OBS1 = Claim(
     figure="observations:figure_obs1",
     # anti-matched signs, sign(ω_h) = −sign(μ_h): a discrepancy of 2 per head, 4 x the atol 0.5
     wrong=shifted("sign_product", lambda sign: -sign),
+    trains=default_training,
 )
 
 
@@ -253,7 +256,7 @@ def measure_obs2(params: Obs2Params, runtime) -> Measurement:
     The error bar of an end-of-training value is its `numerics.settled_value` error (drift still
     under way plus the Adam noise), from `numerics.group_patterns`.
     """
-    ensemble = trained_ensemble(params, runtime)
+    ensemble = trained_ensemble(training(params), runtime)
     kinds = numerics.member_kinds(ensemble)
     multi = np.unique(ensemble.heads[ensemble.heads >= 2])
     counts = np.array([np.sum(ensemble.heads == h) for h in multi], dtype=float)
@@ -354,6 +357,7 @@ CLAIM_OBS2 = Claim(
     # 2ωμ* doubled, a factor-2 slip between μ* and the group sum ‖μ‖₁ = 2μ*: 0.88 off, 20 x
     # the tolerance 1/L + curvature
     wrong=scaled("manifold_eta", 2.0),
+    trains=default_training,
 )
 
 
@@ -463,7 +467,7 @@ def measure_obs3(params: Obs3Params, runtime) -> Measurement:
     `theory.optimal_gd`; "dGD at η_eff" uses each trained model's own
     eta_eff = sum_h omega_h mu_h (the first-order step of (4.10)).
     """
-    ensemble = trained_ensemble(params, runtime)
+    ensemble = trained_ensemble(training(params), runtime)
     setting, lengths = params.setting, list(params.lengths)
     members = [numerics.representative(ensemble, h) for h in params.compare_heads]
     eta_eff = ensemble.first_order_steps(members)
@@ -616,6 +620,7 @@ CLAIM_OBS3 = Claim(
     figure="observations:figure_obs3",
     # multi-head models 50% above debiased GD (about the one-head level): 10 x the rtol 0.05
     wrong=scaled("tf_vs_dgd", 1.5),
+    trains=default_training,
 )
 
 
@@ -672,7 +677,7 @@ def measure_obs4(params: Obs4Params, runtime) -> Measurement:
     """`numerics.pattern_dynamics` of the paired members: per non-dummy head the rise and fall of
     |omega| and the largest drop of |mu|, per group the largest drop of its OV sum, per member the
     share of logs after the pattern first forms on which it holds."""
-    ensemble = trained_ensemble(params, runtime)
+    ensemble = trained_ensemble(training(params), runtime)
     kinds = numerics.member_kinds(ensemble)
     dynamics = numerics.pattern_dynamics(
         ensemble, np.flatnonzero(kinds.paired), params.noise_margin
@@ -765,6 +770,7 @@ CLAIM_OBS4 = Claim(
     figure="observations:figure_obs4",
     # the pattern held on only half of the logs after it forms: 0.5 off, 10 x the atol 0.05
     wrong=scaled("persistence", 0.5),
+    trains=default_training,
 )
 
 CLAIMS = (CLAIM_OBS1, CLAIM_OBS2, CLAIM_OBS3, CLAIM_OBS4)

@@ -45,7 +45,12 @@ from icl_verify.validation.claim import (
     Source,
     Tolerance,
 )
-from icl_verify.validation.claims._trained import TrainingParams, trained_ensemble, trained_presets
+from icl_verify.validation.claims._trained import (
+    TrainingParams,
+    trained_ensemble,
+    trained_presets,
+    training,
+)
 from icl_verify.validation.params import param
 
 from icl_verify import numerics, theory
@@ -177,6 +182,11 @@ def _opposition(ensemble, members: np.ndarray) -> tuple[float, float]:
     return float(value.mean()), float(error.mean())
 
 
+def _training(params: PreconditioningParams) -> numerics.EnsembleTraining:
+    """Two-head members on KMS covariates of correlation rho."""
+    return training(params, heads=(2,) * params.members, rho=params.rho)
+
+
 def measure_kms(params: PreconditioningParams, runtime) -> Measurement:
     """Train (or load) the members; Gamma_eff, its fit, distances, opposition and risks."""
     # imported here, not at the top: it imports torch, and `icl-verify list` must stay light
@@ -188,7 +198,7 @@ def measure_kms(params: PreconditioningParams, runtime) -> Measurement:
     )
 
     seed = runtime.seed % (2**62)
-    ensemble = trained_ensemble(params, runtime, heads=(2,) * params.members, rho=params.rho)
+    ensemble = trained_ensemble(_training(params), runtime)
     kinds = numerics.member_kinds(ensemble)
     paired = np.flatnonzero(kinds.paired)
     targets = _targets(params)
@@ -391,6 +401,7 @@ CLAIM_KMS = Claim(
     figure=("preconditioning:figure_12", "preconditioning:figure_15"),
     table=table_kms,
     wrong=sigma_inverse_learned,
+    trains=lambda params: (_training(params),),
 )
 
 CLAIMS = (CLAIM_KMS,)
