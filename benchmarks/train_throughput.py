@@ -24,6 +24,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -63,25 +64,45 @@ def seconds_for(
     return time.perf_counter() - start
 
 
-def measure(
+def seconds_per_step(
     E: int, steps: int, device: str, data_streams: str, compile_: bool, workers: int
-) -> dict:
+) -> float:
+    """Seconds per training step: the difference of a short and a long run over their step
+    difference (set-up, validation prompts and process start-up cancel, on average)."""
     short, long = max(steps // 5, 2), steps + max(steps // 5, 2)
-    run = (E, device, data_streams, compile_, workers)
-    seconds_for(E, short, *run[1:])  # warm-up (imports, compilation)
-    t_short = seconds_for(E, short, *run[1:])
-    t_long = seconds_for(E, long, *run[1:])
-    per_step = max(t_long - t_short, 1e-9) / (long - short)
-    return {
-        "ensemble": E,
-        "device": device,
-        "data_streams": data_streams,
-        "compile": compile_,
-        "workers": workers,
-        "steps_timed": long - short,
-        "ms_per_step": 1e3 * per_step,
-        "model_steps_per_s": E / per_step,
-    }
+    run = (device, data_streams, compile_, workers)
+    t_short = seconds_for(E, short, *run)
+    t_long = seconds_for(E, long, *run)
+    return max(t_long - t_short, 1e-9) / (long - short)
+
+
+def measure(
+    E: int,
+    steps: int,
+    device: str,
+    data_streams: str,
+    compile_: bool,
+    workers: list[int],
+    repeats: int,
+) -> list[dict]:
+    """One row per workers count: the median of `repeats` timings, the counts interleaved in
+    each repeat (1, 2, 1, 2, ...) so that a slow spell of the machine hits both alike."""
+    for w in workers:
+        seconds_for(E, max(steps // 5, 2), device, data_streams, compile_, w)  # warm-up
+    samples: dict[int, list[float]] = {w: [] for w in workers}
+    for _ in range(repeats):
+        for w in workers:
+            samples[w].append(seconds_per_step(E, steps, device, data_streams, compile_, w))
+    rows = []
+    for w in workers:
+        per_step = statistics.median(samples[w])
+        rows.append({
+            "ensemble": E, "device": device, "data_streams": data_streams, "compile": compile_,
+            "workers": w, "steps_timed": steps, "repeats": repeats,
+            "ms_per_step": 1e3 * per_step, "ms_per_step_samples": [1e3 * t for t in samples[w]],
+            "model_steps_per_s": E / per_step,
+        })  # fmt: skip
+    return rows
 
 
 def profile(E: int, steps: int) -> dict:
@@ -126,6 +147,9 @@ def main(argv: list[str] | None = None) -> int:
         "--workers", type=int, nargs="+", default=[1, 2], help="TrainConfig.workers to compare"
     )
     parser.add_argument(
+        "--repeats", type=int, default=1, help="timings per row, interleaved; the median is shown"
+    )
+    parser.add_argument(
         "--threads", type=int, default=1, help="torch CPU threads of the workers=1 run"
     )
     parser.add_argument(
@@ -139,29 +163,29 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     print(
         f"{'device':>6} {'streams':>7} {'compile':>7} {'E':>4} {'workers':>7} {'ms/step':>9} "
-        f"{'model-steps/s':>14} {'vs E=1':>7} {'vs 1 worker':>11}"
+        f"{'model-steps/s':>14} {'vs E=1':>7} {'vs 1 worker':>11}   ms/step of each repeat"
     )
     for device in devices:
         for compile_ in [False, True] if (args.compile or device == "cuda") else [False]:
             for streams in args.data_streams:
                 base = None
                 for E in args.ensembles:
-                    one_worker = None
-                    for workers in args.workers:
-                        if workers > 1 and (streams != "member" or E < workers):
-                            continue  # a shared stream is not split; fewer members than workers
-                        row = measure(E, args.steps, device, streams, compile_, workers)
+                    # a shared stream is not split; no more workers than members
+                    counts = [w for w in args.workers if w == 1 or (streams == "member" and E >= w)]
+                    measured = measure(E, args.steps, device, streams, compile_, counts,
+                                       args.repeats)  # fmt: skip
+                    for row in measured:
                         rate = row["model_steps_per_s"]
                         base = base or rate
-                        one_worker = one_worker or rate
                         row["speedup_vs_first"] = rate / base
-                        row["speedup_vs_first_workers"] = rate / one_worker
+                        row["speedup_vs_first_workers"] = rate / measured[0]["model_steps_per_s"]
                         rows.append(row)
                         print(
-                            f"{device:>6} {streams:>7} {compile_!s:>7} {E:>4} {workers:>7} "
+                            f"{device:>6} {streams:>7} {compile_!s:>7} {E:>4} {row['workers']:>7} "
                             f"{row['ms_per_step']:>9.2f} {rate:>14.1f} "
                             f"{row['speedup_vs_first']:>7.2f} "
-                            f"{row['speedup_vs_first_workers']:>11.2f}",
+                            f"{row['speedup_vs_first_workers']:>11.2f}   "
+                            + " ".join(f"{t:.1f}" for t in row["ms_per_step_samples"]),
                             flush=True,
                         )
 
