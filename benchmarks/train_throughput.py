@@ -7,12 +7,14 @@ With per-member data streams each E >= 2 is also trained by ``TrainConfig.worker
 processes side by side (one torch thread each), in the same run, and the ratio to one worker is
 printed ("vs 1 worker"; the issue asks for >= 1.7 with two workers on a 2-core machine). Each
 worker process starts by importing torch (1.5 s here, up to several seconds on a loaded machine);
-the difference cancels it only on average, so time the workers over a few hundred steps
-(``--steps 300``), not the default 40. ``--profile`` splits one process's step into drawing the
-data, forward + backward and the Adam update.
+the difference cancels it only on average, so time the workers over 1000 steps, several times
+(``--repeats``: interleaved, the median shown): at 300 steps two workers measured 1.55-1.67
+times one, at 1000 steps with three repeats 1.93. ``--profile`` splits one process's step into
+drawing the data, forward + backward and the Adam update.
 
     python benchmarks/train_throughput.py                      # CPU (and CUDA when present)
-    python benchmarks/train_throughput.py --ensembles 64 --data-streams member --steps 300
+    python benchmarks/train_throughput.py --ensembles 64 --data-streams member --steps 1000 \
+        --repeats 3                                            # the issue's ratio, ~6 min
     python benchmarks/train_throughput.py --compile --out x.json
 
 Prints a table and writes JSON (default benchmarks/out/train_throughput.json).

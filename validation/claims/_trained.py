@@ -19,9 +19,10 @@ trains anew, and a killed run resumes from the trainer's checkpoint in
 ``design_seed``): ``--seed`` changes only the measurements' Monte Carlo prompts, not which
 models are read.
 
-On the CPU the training runs with one torch thread: for these tiny models (D = 6, L = 40) extra
-threads only add synchronisation, and on a loaded 2-core machine two threads measured >10x
-slower than one.
+On the CPU the training runs with one torch thread: a run keeps every core busy with claims of
+its own, and on a loaded 2-core machine two threads measured >10x slower than one. (On an idle
+one, the paper preset's training ran 1.5x faster on two threads than on one: 6.9 against 10.3
+ms per step, `benchmarks/paper_training_cost.py`.)
 """
 
 from __future__ import annotations
