@@ -23,8 +23,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -33,6 +31,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _machine import machine  # noqa: E402  (benchmarks/, the script's folder)
 from icl_verify.numerics.ensemble import train_ensemble  # noqa: E402
 from icl_verify.validation.claims._trained import training  # noqa: E402
 from icl_verify.validation.registry import select_claims  # noqa: E402
@@ -52,7 +51,9 @@ def seconds_for(paper, steps: int) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--preset", default="paper")
-    parser.add_argument("--steps", type=int, nargs=2, default=[300, 2300], metavar=("SHORT", "LONG"))
+    parser.add_argument(
+        "--steps", type=int, nargs=2, default=[300, 2300], metavar=("SHORT", "LONG")
+    )
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--out", default="benchmarks/out/paper_training_cost.json")
     args = parser.parse_args(argv)
@@ -76,10 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     meta = {
-        "torch": torch.__version__,
-        "python": platform.python_version(),
-        "machine": platform.machine(),
-        "cpu_count": os.cpu_count(),
+        **machine(),
         "claim": CLAIM,
         "preset": args.preset,
         "training": dataclasses.asdict(paper),

@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import statistics
 import sys
 import time
@@ -35,6 +33,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _machine import machine  # noqa: E402  (benchmarks/, the script's folder)
 from icl_verify.numerics.models import AttentionConfig  # noqa: E402
 from icl_verify.numerics.trainer import LinearRegressionTask, TrainConfig, train  # noqa: E402
 
@@ -205,10 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     meta = {
-        "torch": torch.__version__,
-        "python": platform.python_version(),
-        "machine": platform.machine(),
-        "cpu_count": os.cpu_count(),
+        **machine(),
         "torch_threads": torch.get_num_threads(),
         "cuda": torch.cuda.get_device_name() if torch.cuda.is_available() else None,
         "setting": {"d": 5, "L": 40, "batch": 256, "heads": 4, "optimizer": "adam"},
