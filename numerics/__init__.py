@@ -31,6 +31,8 @@
   estimators, GD and preprocess-then-GD along their paths (Chen, Zhao, Zou 2024 §4-5);
 - `linear_transformer`: the multi-layer linear-attention network (2.2) of Chen et al. (2024) and the
   explicit weights of their Propositions 4.1/4.2 (Algorithm 1, then t GD steps);
+- `encoder`: the multi-layer post-LN softmax encoder of Chen et al. (2024) §3, batched over
+  members, with head masking (App. B) and per-layer representations;
 - `pre_gd`: GD on raw vs preprocessed data at tuned learning rates, their paired gap (Figure 2c);
 - `isotropic`: tuned OLS, ridge, GD, pre-gd and Lasso risks, isotropic sparse regression (Thm 5.3);
 - `sparse_lemmas`: draws of Algorithm 1's correlations r_hat beside r = Sigma w* (Lemmas D.1, D.2);
@@ -152,6 +154,7 @@ __getattr__, __dir__, __all__ = attach(
             "preprocessing_embedding",
             "preprocessing_layer",
         ),
+        "encoder": ("Encoder", "EncoderConfig", "encoder_tokens"),
         "pre_gd": ("PreGdComparison", "TunedPath", "compare_pre_gd", "stable_learning_rates"),
         "isotropic": ("IsotropicRisks", "isotropic_risks", "ratio_of_means"),
         "sparse_lemmas": ("CorrelationDraws", "sample_correlations"),
