@@ -33,6 +33,7 @@
   explicit weights of their Propositions 4.1/4.2 (Algorithm 1, then t GD steps);
 - `encoder`: the multi-layer post-LN softmax encoder of Chen et al. (2024) §3, batched over
   members, with head masking (App. B) and per-layer representations;
+- `encoder_analysis`: head importance by masking (3.1), App. B's sorted average, linear probes;
 - `pre_gd`: GD on raw vs preprocessed data at tuned learning rates, their paired gap (Figure 2c);
 - `isotropic`: tuned OLS, ridge, GD, pre-gd and Lasso risks, isotropic sparse regression (Thm 5.3);
 - `sparse_lemmas`: draws of Algorithm 1's correlations r_hat beside r = Sigma w* (Lemmas D.1, D.2);
@@ -155,6 +156,15 @@ __getattr__, __dir__, __all__ = attach(
             "preprocessing_layer",
         ),
         "encoder": ("Encoder", "EncoderConfig", "encoder_tokens"),
+        "encoder_analysis": (
+            "HeadImportance",
+            "LinearProbe",
+            "effective_heads",
+            "fit_probe",
+            "head_importance",
+            "probe_excess_risks",
+            "sorted_average",
+        ),
         "pre_gd": ("PreGdComparison", "TunedPath", "compare_pre_gd", "stable_learning_rates"),
         "isotropic": ("IsotropicRisks", "isotropic_risks", "ratio_of_means"),
         "sparse_lemmas": ("CorrelationDraws", "sample_correlations"),

@@ -1,0 +1,162 @@
+"""Reading a trained encoder (Chen, Zhao, Zou 2024 §3, App. B): head importance and linear probes.
+
+- `head_importance`: the ICL excess risk with one head masked minus the intact model's, per
+  (layer, head), and the normalised importance W (3.1), ``W_ij = dE_ij / sum_k dE_ik``
+  (reference §2.3). Masking zeroes the head's slice of the concatenated attention output before
+  W_O (`numerics.encoder`). The risks are paired on the same prompts, and taken against the
+  noiseless query label ``x_q^T w*``: ``E (y_hat - y)^2 - sigma^2 = E (y_hat - x_q^T w*)^2``
+  because the label noise is independent of the prediction, so the noise term drops out
+  exactly instead of adding variance. The SE of each difference is the paired SE of the mean.
+- `sorted_average`: App. B's aggregation, each model's rows sorted (descending) and averaged
+  over models (the noise grid), and `effective_heads`, 1 / sum_j W_ij^2 per layer (h for flat
+  rows, 1 for one dominant head).
+- `fit_probe` / `probe_excess_risks`: a linear probe (ridge with intercept, penalty lam on the
+  weights only) from the query token's representation after each layer to the query label,
+  fitted on one set of prompts and read on another, as the excess risk above (reference §2.4;
+  the paper names neither token nor fit: these are the choices here).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from icl_verify.numerics.encoder import Encoder
+
+__all__ = [
+    "HeadImportance",
+    "LinearProbe",
+    "effective_heads",
+    "fit_probe",
+    "head_importance",
+    "probe_excess_risks",
+    "sorted_average",
+]
+
+
+@dataclass(frozen=True)
+class HeadImportance:
+    """Per member, layer and head (E, layers, heads): the risk increase on masking the head, its
+    paired SE, and the normalised importance (3.1) (rows summing to 1; NaN where a layer's
+    increases sum to 0)."""
+
+    delta: np.ndarray
+    delta_se: np.ndarray
+    weights: np.ndarray
+    intact: np.ndarray  # (E,) the intact model's excess risk
+
+
+def head_importance(
+    model: Encoder, tokens: torch.Tensor, n: int, clean_target: torch.Tensor
+) -> HeadImportance:
+    """Mask each head in turn (all members at once) on the prompts ``tokens`` (E, B, n+1, d+1)
+    with one query whose noiseless label is ``clean_target`` (E, B).
+
+    >>> from icl_verify.numerics.encoder import EncoderConfig
+    >>> model = Encoder(EncoderConfig(d=3, d_hid=8, heads=2, layers=2, ensemble=1), [0]).double()
+    >>> Z, target = torch.randn(1, 64, 6, 4, dtype=torch.float64), torch.randn(1, 64).double()
+    >>> result = head_importance(model, Z, 5, target)
+    >>> result.delta.shape, np.allclose(result.weights.sum(-1), 1.0)
+    ((1, 2, 2), True)
+    """
+    config = model.config
+    E, B = clean_target.shape
+    with torch.no_grad():
+
+        def errors(head_mask: torch.Tensor | None) -> torch.Tensor:
+            return (model(tokens, n, head_mask=head_mask)[..., 0] - clean_target) ** 2  # (E, B)
+
+        intact = errors(None)
+        delta = np.zeros((E, config.layers, config.heads))
+        delta_se = np.zeros_like(delta)
+        for i in range(config.layers):
+            for j in range(config.heads):
+                head_mask = torch.ones(E, config.layers, config.heads, dtype=tokens.dtype)
+                head_mask[:, i, j] = 0.0
+                paired = (errors(head_mask) - intact).double().cpu().numpy()  # (E, B)
+                delta[:, i, j] = paired.mean(axis=1)
+                delta_se[:, i, j] = paired.std(axis=1, ddof=1) / np.sqrt(B)
+    sums = delta.sum(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        weights = np.where(sums != 0, delta / sums, np.nan)
+    return HeadImportance(delta, delta_se, weights, intact.double().mean(dim=1).cpu().numpy())
+
+
+def sorted_average(weights: np.ndarray) -> np.ndarray:
+    """App. B's aggregate of models' importance matrices (M, layers, heads): each row sorted in
+    descending order, then the mean over the M models.
+
+    >>> sorted_average(np.array([[[0.2, 0.8]], [[0.6, 0.4]]])).round(12).tolist()
+    [[0.7, 0.3]]
+    """
+    return np.mean(-np.sort(-np.asarray(weights, dtype=float), axis=-1), axis=0)
+
+
+def effective_heads(weights: np.ndarray) -> np.ndarray:
+    """1 / sum_j W_ij^2 per layer (rows summing to 1): h for a flat row, 1 for a single head.
+
+    >>> effective_heads(np.array([[0.25, 0.25, 0.25, 0.25], [1.0, 0.0, 0.0, 0.0]])).tolist()
+    [4.0, 1.0]
+    """
+    return 1.0 / np.sum(np.asarray(weights, dtype=float) ** 2, axis=-1)
+
+
+@dataclass(frozen=True)
+class LinearProbe:
+    """A fitted probe ``y_hat = states @ weights + bias`` (float64)."""
+
+    weights: torch.Tensor  # (K,)
+    bias: float
+    lam: float
+
+    def __call__(self, states: torch.Tensor) -> torch.Tensor:
+        return states.double() @ self.weights + self.bias
+
+
+def fit_probe(states: torch.Tensor, target: torch.Tensor, lam: float) -> LinearProbe:
+    """Ridge with intercept: minimise ``sum_b (states_b w + c - target_b)^2 + lam ||w||^2`` over
+    the prompts b of ``states`` (B, K) (the intercept is not penalised), in float64, through the
+    SVD of the centred states (lam = 0: the minimum-norm least-squares fit, directions below
+    the rank cut-off ``S_max max(B, K) u`` dropped).
+
+    >>> X = torch.randn(200, 3, dtype=torch.float64)
+    >>> probe = fit_probe(X, X @ torch.tensor([1.0, -2.0, 0.5]).double() + 3.0, lam=1e-9)
+    >>> [round(v, 6) for v in probe.weights.tolist()], round(probe.bias, 6)
+    ([1.0, -2.0, 0.5], 3.0)
+    """
+    if not lam >= 0:
+        raise ValueError(f"lam must be a number >= 0, got {lam!r}")
+    X, y = states.double(), target.double()
+    mean_x, mean_y = X.mean(dim=0), y.mean()
+    U, S, Vh = torch.linalg.svd(X - mean_x, full_matrices=False)  # no gram: its kappa is squared
+    kept = S > S[0] * max(X.shape) * torch.finfo(X.dtype).eps  # lam = 0: minimum-norm solution
+    shrink = torch.where(kept, S / (S**2 + lam), torch.zeros_like(S))  # ridge's S / (S^2 + lam)
+    weights = Vh.T @ (shrink * (U.T @ (y - mean_y)))  # (K,)
+    return LinearProbe(weights, float(mean_y - mean_x @ weights), float(lam))
+
+
+def probe_excess_risks(
+    fit_states: Sequence[torch.Tensor],
+    fit_target: torch.Tensor,
+    eval_states: Sequence[torch.Tensor],
+    eval_clean_target: torch.Tensor,
+    lam: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per representation (e.g. after the embedding and each layer): a probe fitted on
+    ``fit_states[l]`` (B, K) to ``fit_target`` (B,) (noisy labels, as a probe is trained),
+    read on ``eval_states[l]`` against the noiseless ``eval_clean_target``; the excess risks
+    (mean squared error) and their SEs, each (len(states),).
+
+    >>> X = torch.randn(500, 4, dtype=torch.float64)
+    >>> risk, se = probe_excess_risks([X], X[:, 0], [X], X[:, 0], lam=0.0)
+    >>> bool(risk[0] < 1e-20)
+    True
+    """
+    risks, ses = [], []
+    for fit, evaluate in zip(fit_states, eval_states, strict=True):
+        errors = (fit_probe(fit, fit_target, lam)(evaluate) - eval_clean_target.double()) ** 2
+        risks.append(errors.mean().item())
+        ses.append(errors.std().item() / np.sqrt(errors.numel()))
+    return np.asarray(risks), np.asarray(ses)
