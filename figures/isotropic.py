@@ -12,6 +12,7 @@ from icl_verify.figures.style import (
     REFERENCE,
     THEORY,
     log_ticks,
+    measured,
     new_figure,
     set_log_ticks,
 )
@@ -38,15 +39,15 @@ def _regime(axis, regime, n, params, prediction, measurement, title):
     data = measurement.figure_data
     for name, label, colour, marker in SERIES:
         if f"{name}_{regime}" in data:
-            axis.errorbar(
+            measured(
+                axis,
                 n,
                 data[f"{name}_{regime}"],
-                yerr=2 * data[f"{name}_{regime}_se"],
+                data[f"{name}_{regime}_se"],
+                label,
                 fmt=marker,
-                ms=4,
                 color=colour,
-                capsize=2,
-                label=label,
+                ms=4,
                 ls="-",
                 lw=0.6,
             )
@@ -90,25 +91,25 @@ def _step_panels(by_s, by_n, params, prediction, measurement):
             f"d={params.d_wide}, n={params.n_wide[-1]}, σ={params.sigma_wide:g}",
         ),
     ):
-        by_s.errorbar(
+        measured(
+            by_s,
             s,
             data[f"pregd_eta_t_{panel}"],
-            yerr=2 * data[f"pregd_eta_t_{panel}_se"],
+            data[f"pregd_eta_t_{panel}_se"],
+            f"tuned η·t, {text}",
             fmt=marker,
             color=colour,
-            capsize=2,
             ls="-",
             lw=0.6,
-            label=f"tuned η·t, {text}",
         )
-    measured = data["pregd_eta_t_step"]
+    eta_t = data["pregd_eta_t_step"]
     for name, style, text in (
         ("beta", "--", "s log(ns/σ²): β²=1/s"),
         ("appendix", ":", "log(ns/σ²)/s: F.1 as printed"),
     ):
         by_s.plot(
             s,
-            _through(measured, theory[f"step_budget_{name}"]),
+            _through(eta_t, theory[f"step_budget_{name}"]),
             color=THEORY,
             ls=style,
             label=f"∝ {text}",
@@ -130,16 +131,15 @@ def _step_panels(by_s, by_n, params, prediction, measurement):
     by_s.legend(fontsize=6)
 
     n = np.array(params.n_grid, dtype=float)
-    by_n.errorbar(
+    measured(
+        by_n,
         n,
         data["pregd_eta_t_narrow"],
-        yerr=2 * data["pregd_eta_t_narrow_se"],
+        data["pregd_eta_t_narrow_se"],
+        "tuned η·t (±2 SE)",
         fmt="D",
-        color=MEASURED,
-        capsize=2,
         ls="-",
         lw=0.6,
-        label="tuned η·t (±2 SE)",
     )
     curve = _through(data["pregd_eta_t_narrow"], theory["step_budget_narrow"])
     by_n.plot(n, curve, color=THEORY, ls="--", label="∝ log(ns/σ²) (either reading)")
@@ -188,14 +188,8 @@ def figure_isotropic(params, prediction, measurement):
 
     data = measurement.figure_data
     x = np.array(params.ratio_d, dtype=float) / params.s
-    ratio.errorbar(
-        x,
-        data["ratio"],
-        yerr=2 * data["ratio_se"],
-        fmt="D",
-        color=MEASURED,
-        capsize=2,
-        label="best of ridge/GD ÷ pre-gd (±2 SE)",
+    measured(
+        ratio, x, data["ratio"], data["ratio_se"], "best of ridge/GD ÷ pre-gd (±2 SE)", fmt="D"
     )
     ratio.plot(x, x, color=THEORY, label="d/s")
     slope = measurement.values["ratio_slope"]
@@ -212,22 +206,14 @@ def figure_isotropic(params, prediction, measurement):
     ratio.legend(fontsize=6.5)
 
     s = np.array(params.s_reading, dtype=float)
-    measured = data["pregd_reading"]
-    reading.errorbar(
-        s,
-        measured,
-        yerr=2 * data["pregd_reading_se"],
-        fmt="D",
-        color=MEASURED,
-        capsize=2,
-        label="pre-gd (±2 SE)",
-    )
+    pregd = data["pregd_reading"]
+    measured(reading, s, pregd, data["pregd_reading_se"], "pre-gd (±2 SE)", fmt="D")
     for name, style, text in (
         ("theorem", "--", "ds²/n² (theorem)"),
         ("discussion", ":", "ds/n² (discussion)"),
     ):
         bound = prediction.figure_data[f"reading_{name}"]
-        c = _upper_constant(measured, bound)
+        c = _upper_constant(pregd, bound)
         reading.plot(s, c * bound, color=THEORY, ls=style, label=f"{c:.2g} × bound with {text}")
     reading.set(
         xscale="log",
@@ -241,7 +227,7 @@ def figure_isotropic(params, prediction, measurement):
     )
     reading.title.set_fontsize(8)  # two long lines of exponents
     set_log_ticks(reading, list(s))
-    set_log_ticks(reading, log_ticks(np.min(measured) / 2, np.max(measured) * 3), which="y")
+    set_log_ticks(reading, log_ticks(np.min(pregd) / 2, np.max(pregd) * 3), which="y")
     reading.legend(fontsize=6.5)
     _step_panels(step_s, step_n, params, prediction, measurement)
     return figure

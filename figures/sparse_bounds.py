@@ -10,6 +10,7 @@ from icl_verify.figures.style import (
     PALETTE,
     REFERENCE,
     THEORY,
+    measured,
     new_figure,
     set_log_ticks,
 )
@@ -27,16 +28,7 @@ def _risk_and_ratio(axes, params, prediction, measurement, what: str):
     bound = np.asarray(prediction.values["risk"])
     constant = float(data["constant_C"])
     left, right = axes
-    left.errorbar(
-        n,
-        risk.value,
-        yerr=2 * np.asarray(risk.error),
-        fmt="o",
-        ms=4,
-        color=MEASURED,
-        capsize=2,
-        label=f"tuned {what} (±2 SE)",
-    )
+    measured(left, n, risk.value, risk.error, f"tuned {what} (±2 SE)", ms=4)
     left.plot(
         n, constant * bound, color=THEORY, label=f"C · bound, C = max(risk/bound) = {constant:.3g}"
     )
@@ -54,16 +46,7 @@ def _risk_and_ratio(axes, params, prediction, measurement, what: str):
     left.legend(fontsize=6.5)
     ratio = np.asarray(data["ratio"])
     ratio_se = np.asarray(risk.error) / bound
-    right.errorbar(
-        n,
-        ratio,
-        yerr=2 * ratio_se,
-        fmt="o",
-        ms=4,
-        color=MEASURED,
-        capsize=2,
-        label="risk / bound (±2 SE)",
-    )
+    measured(right, n, ratio, ratio_se, "risk / bound (±2 SE)", ms=4)
     log_n = np.log(n)
     slope, intercept = np.polyfit(log_n, np.log(ratio), 1)
     right.plot(
@@ -121,16 +104,7 @@ def figure_theorem_5_1(params, prediction, measurement):
         ("split_cross_share", 1.03, MEASURED, "R̂ from an independent sample"),
     ):
         share = measurement.values[key]
-        shares.errorbar(
-            n * offset,
-            share.value,
-            yerr=4 * np.asarray(share.error),
-            fmt="o",
-            ms=4,
-            color=color,
-            capsize=2,
-            label=label,
-        )
+        measured(shares, n * offset, share.value, share.error, label, k=4, color=color, ms=4)
     shares.axhline(0.0, color=THEORY, lw=1, label="(D.2)-(D.3): 0 in expectation")
     shares.set(xscale="log", xlabel="n", ylabel="E[cross] / E[excess] (±4 SE)")
     shares.set_title("the cross term's share: nonzero only with R̂ from the same labels", fontsize=7)
@@ -153,16 +127,7 @@ def figure_lemma_d1(params, prediction, measurement):
     n = np.asarray(data["n"])
     error = measurement.values["sup_error"]
     left, right = axes[0]
-    left.errorbar(
-        n,
-        error.value,
-        yerr=2 * np.asarray(error.error),
-        fmt="o",
-        ms=4,
-        color=MEASURED,
-        capsize=2,
-        label="mean ‖R̂ − R‖₂ (±2 SE)",
-    )
+    measured(left, n, error.value, error.error, "mean ‖R̂ − R‖₂ (±2 SE)", ms=4)
     left.plot(
         n,
         prediction.values["sup_error"],
@@ -173,16 +138,7 @@ def figure_lemma_d1(params, prediction, measurement):
     left.set_title(f"Lemma D.1 ({_caption(params)})", fontsize=8)
     left.legend(fontsize=7)
     set_log_ticks(left, n)
-    right.errorbar(
-        n,
-        data["normalised"],
-        yerr=2 * np.asarray(data["normalised_se"]),
-        fmt="o",
-        ms=4,
-        color=MEASURED,
-        capsize=2,
-        label="‖R̂ − R‖₂ √(n / (s log d))",
-    )
+    measured(right, n, data["normalised"], data["normalised_se"], "‖R̂ − R‖₂ √(n / (s log d))", ms=4)
     right.set(xscale="log", xlabel="n", ylabel="normalised norm", ylim=(0, None))
     right.set_title("bounded over n (the lemma: ≲ K)", fontsize=8)
     right.legend(fontsize=7)
@@ -197,15 +153,14 @@ def figure_lemma_d2(params, prediction, measurement):
     data = measurement.figure_data
     c = np.asarray(data["c"])
     failure = measurement.values["failure"]
-    axis.errorbar(
+    measured(
+        axis,
         c,
         failure.value,
-        yerr=2 * np.asarray(failure.error),
+        failure.error,
+        "P(some |r̂ᵢ| < |rᵢ|/2 on S) (±2 SE, AC)",
         fmt="o-",
         ms=4,
-        color=MEASURED,
-        capsize=2,
-        label="P(some |r̂ᵢ| < |rᵢ|/2 on S) (±2 SE, AC)",
     )
     c_star = prediction.figure_data["c_star"]
     axis.step(  # the rule's allowed level as a function of c: 1 below c*, delta from c* on
@@ -242,15 +197,8 @@ def figure_preprocessing_wins(params, prediction, measurement):
     data, theory = measurement.figure_data, prediction.figure_data
     n = np.asarray(data["n"])
     ratio = measurement.values["gd_over_pregd"]
-    left.errorbar(
-        n,
-        ratio.value,
-        yerr=2 * np.asarray(ratio.error),
-        fmt="o",
-        ms=4,
-        color=MEASURED,
-        capsize=2,
-        label="tuned GD risk / tuned pre-gd risk, paired (±2 SE)",
+    measured(
+        left, n, ratio.value, ratio.error, "tuned GD risk / tuned pre-gd risk, paired (±2 SE)", ms=4
     )
     left.plot(
         n,

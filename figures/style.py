@@ -15,6 +15,7 @@ import matplotlib
 matplotlib.use("Agg")  # files only; never opens a window
 
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 
 THEORY = "#1f4e9c"  # dark blue: closed forms and ODE solutions
 MEASURED = "#d1495b"  # red: optimiser, Monte Carlo and training results
@@ -33,6 +34,15 @@ _RC = {
     "axes.grid": True,
     "grid.alpha": 0.25,
 }
+
+
+def measured(axis, x, value, se, label: str, *, k: float = 2, fmt: str = "o",
+             color: str = MEASURED, **line):  # fmt: skip
+    """Measurements at ``x`` as markers with bars of ``k`` standard errors (the look of every
+    measured series: capped bars, `MEASURED` colour unless given); ``line`` passes on to
+    ``errorbar`` (ms, ls, lw, ...)."""
+    return axis.errorbar(x, value, yerr=k * np.asarray(se), fmt=fmt, color=color, capsize=2,
+                         label=label, **line)  # fmt: skip
 
 
 def setting_text(params) -> str:
