@@ -15,7 +15,10 @@ attends to the q query tokens, so the predictions of different queries do not in
 
 Heads (reference §2.3): head j of a layer owns the slice ``j d_hid/h : (j+1) d_hid/h`` of the
 concatenated attention output; ``head_mask`` (E, layers, h) multiplies each head's slice before
-the output projection W_O, so 0 masks a head exactly as the paper does and 1 keeps it.
+the output projection W_O, so 0 masks a head exactly as the paper does and 1 keeps it. A pruned
+model (reference §2.4) carries its mask in the buffer ``kept`` (E, layers, h), part of its
+``state_dict``, so fine-tuning (`numerics.trainer.train` with ``initial``) keeps it pruned: a
+masked head's slice is zero, so its weights get no gradient and Adam leaves them unchanged.
 
 Every parameter carries a leading ensemble axis of E independent members (their own init seeds),
 so E models train in one optimizer step, as `numerics.models.MultiHeadAttention` does; a
@@ -25,6 +28,7 @@ m = n + q, the transpose of the paper's (2.3).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -78,6 +82,14 @@ class EncoderConfig:
     @property
     def ffn_width(self) -> int:
         return self.d_ffn or 4 * self.d_hid
+
+    def build(self, seeds: Sequence[int]) -> Encoder:
+        """The ensemble of this architecture, member e initialised from ``seeds[e]``."""
+        return Encoder(self, seeds)
+
+    def members(self, lo: int, hi: int) -> EncoderConfig:
+        """Members lo..hi-1 as an ensemble of their own (every member has this architecture)."""
+        return dataclasses.replace(self, ensemble=hi - lo)
 
 
 def encoder_tokens(prompts: SparsePrompts) -> torch.Tensor:
@@ -141,6 +153,7 @@ class Encoder(nn.Module):
         values["ln2_g"].fill_(1.0)
         for name, value in values.items():
             self.register_parameter(name, nn.Parameter(value))
+        self.register_buffer("kept", torch.ones(E, N, config.heads))  # 1 kept, 0 pruned
 
     def forward(
         self,
@@ -159,6 +172,7 @@ class Encoder(nn.Module):
         if config.mask_queries:  # keys of the query tokens are never attended to
             mask = torch.zeros(m, dtype=torch.bool, device=Z.device)
             mask[n:] = True
+        head_mask = self.kept if head_mask is None else self.kept * head_mask  # (E, layers, h)
         H = linear(Z, self.W_E, self.b_E)  # (E, B, m, K)
         states = [H]
         for i in range(config.layers):

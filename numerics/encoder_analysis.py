@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from icl_verify.numerics.encoder import Encoder
+from icl_verify.numerics.data import SparsePrompts, sample_sparse_regression
+from icl_verify.numerics.encoder import Encoder, encoder_tokens
 
 __all__ = [
     "HeadImportance",
@@ -31,9 +32,42 @@ __all__ = [
     "effective_heads",
     "fit_probe",
     "head_importance",
+    "member_prompts",
     "probe_excess_risks",
     "sorted_average",
 ]
+
+
+def member_prompts(
+    sigmas: Sequence[float],
+    count: int,
+    *,
+    d: int,
+    n: int,
+    s: int,
+    q: int = 1,
+    generator: torch.Generator,
+    dtype: torch.dtype = torch.float32,
+) -> tuple[SparsePrompts, torch.Tensor, torch.Tensor]:
+    """``count`` fresh prompts per ensemble member, member e's labels with noise ``sigmas[e]``:
+    the prompts (fields (E, count, ...)), their encoder tokens (E, count, n + q, d + 1) and the
+    noiseless query labels ``x_q^T w*`` (E, count, q).
+
+    >>> p, Z, clean = member_prompts((0.0, 0.5), 3, d=4, n=5, s=2, q=2,
+    ...                              generator=torch.Generator().manual_seed(0))
+    >>> tuple(Z.shape), tuple(clean.shape), bool((p.y_query[0] == clean[0]).all())
+    ((2, 3, 7, 5), (2, 3, 2), True)
+    """
+    parts = [
+        sample_sparse_regression(count, d, n, s, sigma, q=q, generator=generator, dtype=dtype)
+        for sigma in sigmas
+    ]
+    prompts = SparsePrompts(
+        *(torch.stack([getattr(p, f) for p in parts]) for f in ("X", "y", "X_query", "y_query",
+                                                                "w_star"))
+    )  # fmt: skip
+    clean = (prompts.X_query @ prompts.w_star.unsqueeze(-1)).squeeze(-1)  # (E, count, q)
+    return prompts, encoder_tokens(prompts), clean
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ reference §0.4) and ``OV_h = W_O^h W_V^h``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 from collections.abc import Callable, Sequence
@@ -127,6 +128,24 @@ class AttentionConfig:
     def max_heads(self) -> int:
         """Head axis length: the largest H over members."""
         return max(self.heads)
+
+    def build(self, seeds) -> MultiHeadAttention:
+        """The ensemble of this architecture, member e initialised from ``seeds[e]``."""
+        return MultiHeadAttention(self, seeds)
+
+    def members(self, lo: int, hi: int) -> AttentionConfig:
+        """Members lo..hi-1 as an ensemble of their own (their heads and attention).
+
+        >>> AttentionConfig(heads=(1, 2, 4), ensemble=3).members(1, 3).heads
+        (2, 4)
+        """
+        attention = self.attention
+        return dataclasses.replace(
+            self,
+            ensemble=hi - lo,
+            heads=self.heads[lo:hi],
+            attention=attention[lo:hi] if isinstance(attention, tuple) else attention,
+        )
 
 
 def _attention_spec(attention: str) -> str:

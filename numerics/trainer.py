@@ -1,5 +1,12 @@
 """Online training of an ensemble of attention models on fresh in-context regression prompts.
 
+Two architectures train here, each from its config (``config.build(seeds)``): the one-layer
+attention of He et al. (`numerics.models.MultiHeadAttention`, `AttentionConfig`) on linear
+regression prompts, and the multi-layer encoder of Chen et al. (`numerics.encoder.Encoder`,
+`EncoderConfig`) on sparse-regression prompts (`SparseRegressionTask`: loss at the q query
+positions, reference chen2024 §2.1). A task says how its prompts are drawn and how a model
+predicts from them (`task.predict(model, Z)`).
+
 As in He et al. (2025) §0.5 (the authors' notebook): every step draws a fresh batch of prompts,
 the loss is the plain mean squared error of the query prediction against the (noisy) query label
 (``torch.nn.MSELoss``, no 1/2), and the optimizer is Adam (lr 1e-3, batch 256 in the paper).
@@ -45,7 +52,13 @@ from pathlib import Path
 import numpy as np
 import torch
 from icl_verify.numerics.circuits import omega_mu
-from icl_verify.numerics.data import embed, sample_linear_regression, sample_multitask_regression
+from icl_verify.numerics.data import (
+    embed,
+    sample_linear_regression,
+    sample_multitask_regression,
+    sample_sparse_regression,
+)
+from icl_verify.numerics.encoder import Encoder, EncoderConfig, encoder_tokens
 from icl_verify.numerics.models import AttentionConfig, MultiHeadAttention
 from tqdm.auto import tqdm
 
@@ -54,6 +67,7 @@ from icl_verify._files import write_atomic
 __all__ = [
     "LinearRegressionTask",
     "MultiTaskRegressionTask",
+    "SparseRegressionTask",
     "TrainConfig",
     "TrainHistory",
     "TrainResult",
@@ -96,6 +110,9 @@ class LinearRegressionTask:
         )
         return embed(prompts), prompts.y_query
 
+    def predict(self, model: MultiHeadAttention, Z: torch.Tensor) -> torch.Tensor:
+        return model(Z)
+
 
 @dataclass(frozen=True)
 class MultiTaskRegressionTask:
@@ -126,8 +143,38 @@ class MultiTaskRegressionTask:
         )
         return embed(prompts), prompts.y_query
 
+    def predict(self, model: MultiHeadAttention, Z: torch.Tensor) -> torch.Tensor:
+        return model(Z)
 
-Task = LinearRegressionTask | MultiTaskRegressionTask
+
+@dataclass(frozen=True)
+class SparseRegressionTask:
+    """Prompts of `numerics.data.sample_sparse_regression` as encoder tokens (reference chen2024
+    §2.1: d = 16, s = 4, n = 12 examples, q = 4 queries, w* ~ N(0, I) on its support); the
+    loss is the squared error at the q query positions."""
+
+    d: int = 16  # covariate dimension
+    n: int = 12  # labelled examples per prompt
+    q: int = 4  # queries per prompt (label slot 0)
+    s: int = 4  # support size of w*
+    sigma: float = 0.1  # label-noise standard deviation
+
+    def sample(
+        self, batch: int, generator: torch.Generator, device: torch.device, dtype: torch.dtype
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Tokens (batch, n + q, d + 1) and query labels (batch, q)."""
+        prompts = sample_sparse_regression(
+            batch, self.d, self.n, self.s, self.sigma, q=self.q, generator=generator,
+            device=device, dtype=dtype,
+        )  # fmt: skip
+        return encoder_tokens(prompts), prompts.y_query
+
+    def predict(self, model: Encoder, Z: torch.Tensor) -> torch.Tensor:
+        return model(Z, self.n)
+
+
+Task = LinearRegressionTask | MultiTaskRegressionTask | SparseRegressionTask
+ModelConfig = AttentionConfig | EncoderConfig
 
 
 # ---------------------------------------------------------------------------------------------
@@ -211,7 +258,7 @@ class TrainHistory:
 class TrainResult:
     """A trained ensemble and its history."""
 
-    model: MultiHeadAttention
+    model: MultiHeadAttention | Encoder
     history: TrainHistory
 
 
@@ -266,19 +313,54 @@ def _callable_name(f: Callable) -> str:
     return f"{name}#{hashlib.sha256(content).hexdigest()[:16]}"
 
 
-def _fingerprint(model_config: AttentionConfig, tasks, config: TrainConfig) -> str:
+def _fingerprint(
+    model_config: ModelConfig, tasks, config: TrainConfig, initial: dict | None = None
+) -> str:
     """What must match for a checkpoint to be resumed (everything but the length of the run).
 
-    The model part is the config's dataclass repr, with a callable attention by `_callable_name`.
+    The model part is the config's dataclass repr, with a callable attention by `_callable_name`;
+    initial weights (a fine-tuning run) enter by a digest of their bytes.
     """
     fields = dataclasses.fields(model_config)
     values = {f.name: getattr(model_config, f.name) for f in fields if f.repr}
-    if callable(values["attention"]):
+    if callable(values.get("attention")):
         values["attention"] = _callable_name(values["attention"])
     described = ", ".join(f"{name}={value!r}" for name, value in values.items())
     model_part = f"{type(model_config).__qualname__}({described})"  # as repr(model_config)
     train_part = dataclasses.replace(config, steps=1, checkpoint_every=0)  # workers: repr=False
-    return f"({model_part}, {tasks!r}, {train_part!r})"  # as repr of the tuple
+    fingerprint = f"({model_part}, {tasks!r}, {train_part!r})"  # as repr of the tuple
+    if initial is not None:
+        digest = hashlib.sha256()
+        for name in sorted(initial):
+            digest.update(name.encode() + initial[name].detach().cpu().numpy().tobytes())
+        fingerprint += f" from {digest.hexdigest()[:16]}"
+    return fingerprint
+
+
+def _check_tasks(model_config: ModelConfig, tasks: tuple) -> None:
+    """ValueError unless every member's task fits its model and all share one prompt shape."""
+    for t in tasks:
+        if isinstance(model_config, EncoderConfig):
+            first = tasks[0]
+            fits = isinstance(t, SparseRegressionTask) and t.d == model_config.d
+            if not fits or (t.n, t.q) != (first.n, first.q):
+                raise ValueError(
+                    f"task must be a SparseRegressionTask with d = {model_config.d} and share "
+                    f"n = {first.n} and q = {first.q}, got {t!r}"
+                )
+        elif isinstance(t, SparseRegressionTask) or (
+            t.d + t.n_labels != model_config.d_embed or t.L != tasks[0].L
+        ):
+            raise ValueError(
+                f"task must match the model (D = {model_config.d_embed}) and share L "
+                f"= {tasks[0].L}, got {t!r}"
+            )
+
+
+def _logged_heads(model_config: ModelConfig) -> int | None:
+    """The head axis of omega/mu and of padded member slices: H for one-layer attention; None
+    for the encoder (no omega/mu: those read a one-layer model; every member has all heads)."""
+    return model_config.max_heads if isinstance(model_config, AttentionConfig) else None
 
 
 _CHECKPOINT_KEYS = frozenset(
@@ -317,40 +399,44 @@ def _save_atomically(state: dict, path: Path) -> None:
 
 
 def train(
-    model_config: AttentionConfig,
+    model_config: ModelConfig,
     task: Task | Sequence[Task],
     config: TrainConfig,
     *,
     checkpoint_path: str | os.PathLike | None = None,
     resume: bool = False,
-    callback: Callable[[int, MultiHeadAttention], None] | None = None,
+    callback: Callable[[int, torch.nn.Module], None] | None = None,
     progress: bool = True,
     progress_position: int = 0,
+    initial: dict[str, torch.Tensor] | None = None,
 ) -> TrainResult:
     """Train E = ``model_config.ensemble`` members online on fresh prompts; see the module doc.
 
-    ``task`` is one task for every member or a sequence of E tasks (they must share the token
-    length D = d + n_labels and L; sigma2 may differ). ``callback(step, model)`` runs after every
-    optimizer step (before the checkpoint of that step, if any). ``progress`` shows a tqdm bar on
-    line ``progress_position``: 0 for a top-level bar, >= 1 for a bar nested under an outer one
-    (cleared when training ends).
+    ``task`` is one task for every member or a sequence of E tasks (they must share the prompt
+    shape: D = d + n_labels and L for one-layer attention, n and q for the encoder; the noise may
+    differ). ``callback(step, model)`` runs after every optimizer step (before the checkpoint of
+    that step, if any). ``progress`` shows a tqdm bar on line ``progress_position``: 0 for a
+    top-level bar, >= 1 for a bar nested under an outer one (cleared when training ends).
+    ``initial`` (a ``state_dict`` of ``model_config``'s model) replaces the seeded init: a
+    fine-tuning run (e.g. of a pruned encoder, whose head mask is part of its state).
 
     >>> result = train(AttentionConfig(d=2, heads=2, ensemble=3), LinearRegressionTask(2, 8, 0.1),
     ...                TrainConfig(steps=20, batch=16, log_every=10, validation_batch=64),
     ...                progress=False)
     >>> result.history.test_loss.shape, result.history.omega.shape
     ((2, 3), (2, 3, 2))
+    >>> result = train(EncoderConfig(d=4, d_hid=8, heads=2, layers=2, ensemble=2),
+    ...                SparseRegressionTask(d=4, n=6, q=2, s=2, sigma=0.1),
+    ...                TrainConfig(steps=20, batch=16, log_every=10, validation_batch=64),
+    ...                progress=False)
+    >>> result.history.test_loss.shape, type(result.model).__name__
+    ((2, 2), 'Encoder')
     """
     E = model_config.ensemble
     tasks = tuple(task) if isinstance(task, Sequence) else (task,) * E
     if len(tasks) != E:
         raise ValueError(f"task must be one task or a sequence of {E} tasks, got {len(tasks)}")
-    for t in tasks:
-        if t.d + t.n_labels != model_config.d_embed or t.L != tasks[0].L:
-            raise ValueError(
-                f"task must match the model (D = {model_config.d_embed}) and share L "
-                f"= {tasks[0].L}, got {t!r}"
-            )
+    _check_tasks(model_config, tasks)
     if config.data_streams == "shared" and len(set(map(repr, tasks))) != 1:
         raise ValueError("data_streams must be 'member' when members have different tasks")
     device, dtype = resolve_device(config.device), getattr(torch, config.dtype)
@@ -363,13 +449,17 @@ def train(
                              "cannot be split between processes)")  # fmt: skip
         if callback is not None:
             raise ValueError("callback must be None when workers > 1 (members train apart)")
+        if initial is not None:
+            raise ValueError("initial must be None when workers > 1 (fine-tune in one process)")
         if min(config.workers, E) > 1:
             return _train_in_workers(
                 model_config, tasks, config, checkpoint_path, resume, progress, progress_position
             )
 
     seeds = [config.seed + e for e in range(E)]
-    model = MultiHeadAttention(model_config, seeds).to(device=device, dtype=dtype)
+    model = model_config.build(seeds).to(device=device, dtype=dtype)
+    if initial is not None:
+        model.load_state_dict(initial)
     optimizer = _optimizer(model, config)
     if config.data_streams == "member":
         generators = [torch.Generator(device).manual_seed(_stream_seed(s, 1)) for s in seeds]
@@ -389,12 +479,12 @@ def train(
     Z_val, y_val = draw(config.validation_batch, validation_generators)  # (E, Bv, D, T), (E, Bv..)
 
     def member_losses(Z: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        squared = (model(Z) - target) ** 2  # (E, B) or (E, B, K)
+        squared = (tasks[0].predict(model, Z) - target) ** 2  # (E, B), (E, B, K) or (E, B, q)
         return squared.flatten(1).mean(dim=1)  # (E,): each member's mean loss
 
     loss_fn = torch.compile(member_losses) if config.compile else member_losses
 
-    fingerprint = _fingerprint(model_config, tasks, config)
+    fingerprint = _fingerprint(model_config, tasks, config, initial)
     records: dict[str, list] = {k: [] for k in ("steps", "train", "test", "omega", "mu")}
     start, train_loss_sum, last_good = 0, torch.zeros(E, dtype=torch.float64, device=device), None
     state = _load_checkpoint(checkpoint_path, device) if resume else None
@@ -454,9 +544,12 @@ def train(
             check_finite()
             with torch.no_grad():
                 test = member_losses(Z_val, y_val)
-                omega, mu = omega_mu(model.KQ, model.OV, model_config.d)
-            if model_config.n_labels > 1:
-                omega, mu = torch.full_like(omega, math.nan), torch.full_like(mu, math.nan)
+                if _logged_heads(model_config) is None:
+                    omega = mu = torch.zeros(E, 0)
+                else:
+                    omega, mu = omega_mu(model.KQ, model.OV, model_config.d)
+                    if model_config.n_labels > 1:
+                        omega, mu = torch.full_like(omega, math.nan), torch.full_like(mu, math.nan)
             steps_in_record = step - (records["steps"][-1] if records["steps"] else 0)
             records["steps"].append(step)
             records["train"].append((train_loss_sum / steps_in_record).cpu().tolist())
@@ -478,17 +571,18 @@ def train(
     bar.close()
     check_finite()
 
-    return TrainResult(model=model, history=_history(records, E, model_config.max_heads))
+    return TrainResult(model=model, history=_history(records, E, _logged_heads(model_config) or 0))
 
 
 def _history(records: dict[str, list], E: int, H: int) -> TrainHistory:
     """The history of a run's (or a checkpoint's) records: lists of per-record member values."""
+    n = len(records["steps"])
     return TrainHistory(
         steps=np.asarray(records["steps"], dtype=np.int64),
-        train_loss=np.asarray(records["train"], dtype=np.float64).reshape(-1, E),
-        test_loss=np.asarray(records["test"], dtype=np.float64).reshape(-1, E),
-        omega=np.asarray(records["omega"], dtype=np.float64).reshape(-1, E, H),
-        mu=np.asarray(records["mu"], dtype=np.float64).reshape(-1, E, H),
+        train_loss=np.asarray(records["train"], dtype=np.float64).reshape(n, E),
+        test_loss=np.asarray(records["test"], dtype=np.float64).reshape(n, E),
+        omega=np.asarray(records["omega"], dtype=np.float64).reshape(n, E, H),
+        mu=np.asarray(records["mu"], dtype=np.float64).reshape(n, E, H),
     )
 
 
@@ -507,31 +601,28 @@ def _slices(E: int, W: int) -> list[tuple[int, int]]:
 
 
 def _sub_run(
-    model_config: AttentionConfig, tasks: tuple, config: TrainConfig, lo: int, hi: int
-) -> tuple[AttentionConfig, tuple, TrainConfig]:
-    """Members lo..hi-1 as a run of their own: their heads, attention, tasks and seeds.
+    model_config: ModelConfig, tasks: tuple, config: TrainConfig, lo: int, hi: int
+) -> tuple[ModelConfig, tuple, TrainConfig]:
+    """Members lo..hi-1 as a run of their own: their architecture (``config.members``), tasks
+    and seeds.
 
     Member e's init seed is ``seed + e`` and its data stream derives from that seed, so the
     slice run with seed ``seed + lo`` draws exactly the full run's data for these members.
     """
-    attention = model_config.attention
-    sub_model = dataclasses.replace(
-        model_config,
-        ensemble=hi - lo,
-        heads=model_config.heads[lo:hi],
-        attention=attention[lo:hi] if isinstance(attention, tuple) else attention,
-    )
-    return sub_model, tasks[lo:hi], dataclasses.replace(config, seed=config.seed + lo, workers=1)
+    sub_config = dataclasses.replace(config, seed=config.seed + lo, workers=1)
+    return model_config.members(lo, hi), tasks[lo:hi], sub_config
 
 
-def _pad_heads(value: torch.Tensor, H: int) -> torch.Tensor:
+def _pad_heads(value: torch.Tensor, H: int | None) -> torch.Tensor:
     """A member-stacked (E, H_slice, ...) tensor padded with zeros to H heads (inactive heads
-    are zero, with zero Adam moments: they never get a gradient)."""
+    are zero, with zero Adam moments: they never get a gradient); as it is when H is None."""
+    if H is None:
+        return value
     pad = torch.zeros((value.shape[0], H - value.shape[1], *value.shape[2:]), dtype=value.dtype)
     return torch.cat([value, pad.to(value.device)], dim=1)
 
 
-def _merge_states(parts: list[dict], fingerprint: str, H: int) -> dict:
+def _merge_states(parts: list[dict], fingerprint: str, H: int | None) -> dict:
     """One checkpoint of the whole ensemble from its slices' checkpoints (members in order)."""
     steps = {part["step"] for part in parts}
     if len(steps) != 1:
@@ -551,7 +642,7 @@ def _merge_states(parts: list[dict], fingerprint: str, H: int) -> dict:
     }
 
     def member_rows(key: str) -> list[list]:  # per record: members in order (omega, mu padded)
-        pad = (lambda m: [*m, *[0.0] * (H - len(m))]) if key in ("omega", "mu") else (lambda m: m)
+        pad = (lambda m: [*m, *[0.0] * ((H or 0) - len(m))]) if key in ("omega", "mu") else (lambda m: m)
         return [
             [pad(member) for record in per_part for member in record]
             for per_part in zip(*(p["records"][key] for p in parts), strict=True)
@@ -570,8 +661,9 @@ def _merge_states(parts: list[dict], fingerprint: str, H: int) -> dict:
     }
 
 
-def _split_state(state: dict, lo: int, hi: int, H: int, fingerprint: str) -> dict:
-    """The checkpoint of members lo..hi-1 (with H heads) cut from a whole ensemble's."""
+def _split_state(state: dict, lo: int, hi: int, H: int | None, fingerprint: str) -> dict:
+    """The checkpoint of members lo..hi-1 (with H heads; all when None) cut from a whole
+    ensemble's."""
 
     def cut(value: torch.Tensor) -> torch.Tensor:
         if value.dim() == 0:
@@ -610,7 +702,7 @@ def _share_steps_done(counters) -> None:
 
 
 def _train_part(
-    model_config: AttentionConfig,
+    model_config: ModelConfig,
     tasks: tuple,
     config: TrainConfig,
     path: Path,
@@ -621,7 +713,7 @@ def _train_part(
     shared counter the parent's progress bar reads; its checkpoint is its result."""
     torch.set_num_threads(1)
 
-    def count(step: int, model: MultiHeadAttention) -> None:
+    def count(step: int, model: torch.nn.Module) -> None:
         _steps_done[index] = step
 
     train(model_config, tasks, config, checkpoint_path=path, resume=resume, progress=False,
@@ -629,7 +721,7 @@ def _train_part(
 
 
 def _train_in_workers(
-    model_config: AttentionConfig,
+    model_config: ModelConfig,
     tasks: tuple,
     config: TrainConfig,
     checkpoint_path: Path | None,
@@ -644,13 +736,13 @@ def _train_in_workers(
     same as workers=1 writes, and are removed. Resuming reads the parts of a killed run, or, when
     there are none, cuts the whole checkpoint into slices (a run of any workers count resumes).
     """
-    E, H = model_config.ensemble, model_config.max_heads
+    E, H = model_config.ensemble, _logged_heads(model_config)
     try:
         pickle.dumps((model_config, tasks))
     except Exception:  # a lambda or local function cannot reach another process
         raise ValueError(
             "workers must be 1 for an attention that cannot be pickled (a lambda or local "
-            f"function), got {model_config.attention!r}"
+            f"function), got {getattr(model_config, 'attention', None)!r}"
         ) from None
     runs = [
         _sub_run(model_config, tasks, config, lo, hi)
@@ -670,7 +762,7 @@ def _train_in_workers(
                     f"checkpoint_path {str(checkpoint_path)!r} holds a different run; not resuming"
                 )
             for (lo, hi), run, part in zip(_slices(E, len(runs)), runs, parts, strict=True):
-                piece = _split_state(whole, lo, hi, run[0].max_heads, _fingerprint(*run))
+                piece = _split_state(whole, lo, hi, _logged_heads(run[0]), _fingerprint(*run))
                 _save_atomically(piece, part)
         bar = tqdm(
             total=config.steps, disable=not progress, desc=f"train ({len(runs)} processes)",
@@ -700,7 +792,7 @@ def _train_in_workers(
             _save_atomically(state, checkpoint_path)
             for part in parts:
                 part.unlink()
-    model = MultiHeadAttention(model_config, [config.seed + e for e in range(E)])
+    model = model_config.build([config.seed + e for e in range(E)])
     model = model.to(device=device, dtype=getattr(torch, config.dtype))
     model.load_state_dict(state["model"])
-    return TrainResult(model=model, history=_history(state["records"], E, H))
+    return TrainResult(model=model, history=_history(state["records"], E, H or 0))
