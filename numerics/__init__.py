@@ -33,7 +33,10 @@
   explicit weights of their Propositions 4.1/4.2 (Algorithm 1, then t GD steps);
 - `encoder`: the multi-layer post-LN softmax encoder of Chen et al. (2024) §3, batched over
   members, with head masking (App. B) and per-layer representations;
-- `encoder_analysis`: head importance by masking (3.1), App. B's sorted average, linear probes;
+- `encoder_analysis`: head importance by masking (3.1), App. B's sorted average, linear probes,
+  P-probing (§6), evaluation prompts per member;
+- `encoder_training`: the trained encoders of Chen et al. App. B (one ensemble per number of
+  heads, a member per noise level and replicate), pruning and fine-tuning;
 - `pre_gd`: GD on raw vs preprocessed data at tuned learning rates, their paired gap (Figure 2c);
 - `isotropic`: tuned OLS, ridge, GD, pre-gd and Lasso risks, isotropic sparse regression (Thm 5.3);
 - `sparse_lemmas`: draws of Algorithm 1's correlations r_hat beside r = Sigma w* (Lemmas D.1, D.2);
@@ -159,11 +162,21 @@ __getattr__, __dir__, __all__ = attach(
         "encoder_analysis": (
             "HeadImportance",
             "LinearProbe",
+            "PProbe",
             "effective_heads",
             "fit_probe",
             "head_importance",
+            "member_prompts",
+            "p_probe",
             "probe_excess_risks",
             "sorted_average",
+        ),
+        "encoder_training": (
+            "EncoderTraining",
+            "TrainedEncoders",
+            "fine_tune_pruned",
+            "pruned_heads",
+            "train_encoders",
         ),
         "pre_gd": ("PreGdComparison", "TunedPath", "compare_pre_gd", "stable_learning_rates"),
         "isotropic": ("IsotropicRisks", "isotropic_risks", "ratio_of_means"),

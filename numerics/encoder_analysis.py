@@ -10,6 +10,10 @@
 - `sorted_average`: App. B's aggregation, each model's rows sorted (descending) and averaged
   over models (the noise grid), and `effective_heads`, 1 / sum_j W_ij^2 per layer (h for flat
   rows, 1 for one dominant head).
+- `p_probe`: the P-probing of §6 (reference §2.5): GD from 0 on the query tokens'
+  representations (e.g. after layer 1) with their labels attached, all queries but the last,
+  and the excess risk of the last query's prediction along the GD path, the learning rate
+  chosen from a grid by the lowest mean final-step risk on tuning prompts and read on others.
 - `fit_probe` / `probe_excess_risks`: a linear probe (ridge with intercept, penalty lam on the
   weights only) from the query token's representation after each layer to the query label,
   fitted on one set of prompts and read on another, as the excess risk above (reference §2.4;
@@ -25,6 +29,8 @@ import numpy as np
 import torch
 from icl_verify.numerics.data import SparsePrompts, sample_sparse_regression
 from icl_verify.numerics.encoder import Encoder, encoder_tokens
+from icl_verify.numerics.estimators import gd_path
+from icl_verify.numerics.sparse_regression import oracle_tuned
 
 __all__ = [
     "HeadImportance",
@@ -33,6 +39,8 @@ __all__ = [
     "fit_probe",
     "head_importance",
     "member_prompts",
+    "p_probe",
+    "PProbe",
     "probe_excess_risks",
     "sorted_average",
 ]
@@ -194,3 +202,63 @@ def probe_excess_risks(
         risks.append(errors.mean().item())
         ses.append(errors.std().item() / np.sqrt(errors.numel()))
     return np.asarray(risks), np.asarray(ses)
+
+
+@dataclass(frozen=True)
+class PProbe:
+    """P-probing paths per member (E members, T recorded steps, K rates, B held-out prompts).
+
+    Attributes:
+        steps: (T,) recorded GD steps; rates: (K,) the grid.
+        rate: (E,) each member's chosen rate (lowest mean final-step risk on its tuning prompts).
+        risks: (E, T, B) held-out per-prompt excess risks of the last query at that rate.
+    """
+
+    steps: np.ndarray
+    rates: np.ndarray
+    rate: np.ndarray
+    risks: np.ndarray
+
+
+def _p_probe_risks(features, labels, clean, eta: float, steps) -> torch.Tensor:
+    """(..., T) squared errors of the last query's prediction along GD from 0 on the other
+    queries; features (..., q, K), labels (..., q), clean (...)."""
+    path = gd_path(features[..., :-1, :], labels[..., :-1], eta, steps)  # (..., T, K)
+    prediction = (path @ features[..., -1, :].unsqueeze(-1)).squeeze(-1)  # (..., T)
+    errors = (prediction - clean.unsqueeze(-1)) ** 2
+    return torch.where(torch.isfinite(errors), errors, torch.inf)  # a divergent rate: inf
+
+
+def p_probe(tune: tuple, held_out: tuple, rates, steps) -> PProbe:
+    """P-probing (Chen et al. 2024 §6, Figure 2b): each of ``tune`` and ``held_out`` is
+    ``(features, labels, clean)``: the q query tokens' representations (E, B, q, K), their
+    labels (E, B, q) and the noiseless label of the last query (E, B). GD on
+    ``(1/2(q-1)) ||F w - y||^2`` over the first q - 1 queries (`numerics.estimators.gd_path`),
+    prediction ``<w_t, f_q>``; per member the rate of lowest mean final-step excess risk on
+    ``tune`` (a rate diverging on some prompt: infinite mean) is read on ``held_out``.
+
+    >>> g = torch.Generator().manual_seed(0)
+    >>> F = torch.randn(1, 64, 11, 3, generator=g, dtype=torch.float64)
+    >>> w = torch.tensor([1.0, -1.0, 0.5], dtype=torch.float64)
+    >>> sets = [(F, F @ w, F[..., -1, :] @ w)] * 2
+    >>> result = p_probe(sets[0], sets[1], rates=[10.0, 0.3], steps=[0, 2000])
+    >>> result.rate.tolist(), bool(result.risks[0, -1].max() < 1e-12)
+    ([0.3], True)
+    """
+    rates = [float(r) for r in rates]
+    steps = [int(t) for t in steps]
+    E = tune[0].shape[0]
+    tune_final = torch.stack(
+        [_p_probe_risks(*(a.double() for a in tune), eta, steps[-1:])[..., -1] for eta in rates]
+    )  # (K, E, B)
+    chosen = [oracle_tuned(tune_final[:, e]).index[0] for e in range(E)]
+    held = [
+        _p_probe_risks(*(a[e].double() for a in held_out), rates[k], steps)  # (B', T)
+        for e, k in enumerate(chosen)
+    ]
+    return PProbe(
+        steps=np.asarray(steps),
+        rates=np.asarray(rates),
+        rate=np.asarray([rates[k] for k in chosen]),
+        risks=torch.stack(held).transpose(1, 2).cpu().numpy(),  # (E, T, B')
+    )

@@ -347,8 +347,9 @@ class Inequality:
         'closest: 2.2 ± 0.2 vs 1 (2 values in [2.2, 16.5])'
         """
         value = np.atleast_1d(np.asarray(measured.value, dtype=float))
-        error = np.broadcast_to(np.asarray(measured.error, dtype=float), value.shape)
-        threshold = np.broadcast_to(np.asarray(predicted, dtype=float), value.shape)
+        error = np.broadcast_to(np.asarray(measured.error, dtype=float), value.shape).ravel()
+        threshold = np.broadcast_to(np.asarray(predicted, dtype=float), value.shape).ravel()
+        value = value.ravel()  # an array of any shape: its elements
         with np.errstate(divide="ignore", invalid="ignore"):
             excess = _side(self.side) * (value - threshold) / np.where(error > 0, error, 1.0)
         i = int(np.nanargmax(excess)) if np.any(~np.isnan(excess)) else 0

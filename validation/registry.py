@@ -24,7 +24,7 @@ CATALOGUE_ORDER = (
     "HE-5.1-LIN", "HE-5.1-SM2LIN", "HE-5.1-LENGTH", "HE-5.2-ACT",
     "HE-5.3-KMS", "HE-5.4-MT", "HE-A-HEADS", "HE-C-TRUELOSS", "HE-C-SOFTMAXNORM",
     "CZZ-P4.1", "CZZ-P4.2", "CZZ-PREGD", "CZZ-D1", "CZZ-D2", "CZZ-T5.1", "CZZ-T5.2", "CZZ-4.3",
-    "CZZ-T5.3",
+    "CZZ-T5.3", "CZZ-HEADS", "CZZ-IMPORTANCE", "CZZ-PRUNE", "CZZ-PPROBE",
 )  # fmt: skip
 
 
