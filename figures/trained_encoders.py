@@ -36,7 +36,7 @@ def figure_heads(params, prediction, measurement):
     data = measurement.figure_data
     n = np.asarray(data["n"])
     sigmas = params.sigmas
-    figure, axes = new_figure(len(sigmas), 1, width=3.6, height=3.0)
+    figure, axes = new_figure(len(sigmas), 1, width=max(3.6, 6.5 / len(sigmas)), height=3.2)
     colors = _colors(params.heads)
     for k, (sigma, axis) in enumerate(zip(sigmas, axes.flatten(), strict=True)):
         for h in params.heads:
@@ -123,7 +123,8 @@ def figure_pprobe(params, prediction, measurement):
     data = measurement.figure_data
     steps = np.asarray(data["steps"])
     colors = _colors(params.heads)
-    figure, axes = new_figure(len(params.sigmas), 1, width=3.4, height=2.9)
+    figure, axes = new_figure(len(params.sigmas), 1, width=max(3.4, 6.5 / len(params.sigmas)),
+                              height=3.1)  # fmt: skip
     for k, (sigma, axis) in enumerate(zip(params.sigmas, np.asarray(axes).flatten(),
                                           strict=True)):  # fmt: skip
         for h in params.heads:
