@@ -48,26 +48,40 @@ def main() -> None:
     parser.add_argument("--d-hid", type=int, default=32)
     parser.add_argument("--layers", type=int, default=3)
     parser.add_argument("--heads", type=int, nargs="+", default=[1, 4])
-    parser.add_argument("--steps", type=int, default=20_000)
+    parser.add_argument(
+        "--steps",
+        type=int,
+        nargs="+",
+        default=[20_000],
+        help="read the models after each of these step counts (resumed)",
+    )
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--sigmas", type=float, nargs="+", default=[0.0, 0.1, 0.2, 0.4, 0.8])
     parser.add_argument("--replicates", type=int, default=1)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--eval-prompts", type=int, default=2048)
+    parser.add_argument(
+        "--checkpoints", default=None, help="folder for the trainer's checkpoints (a rerun resumes)"
+    )
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     torch.set_num_threads(1)
 
     report = {"machine": machine(), "args": vars(args), "runs": []}
-    for h in args.heads:
+    for h, steps in ((h, steps) for h in args.heads for steps in args.steps):
         training = EncoderTraining(
             d_hid=args.d_hid, heads=h, layers=args.layers, sigmas=tuple(args.sigmas),
-            replicates=args.replicates, lr=args.lr, steps=args.steps, batch=args.batch,
-            log_every=max(args.steps // 20, 1),
+            replicates=args.replicates, lr=args.lr, steps=steps, batch=args.batch,
+            log_every=1000, checkpoint_every=1000,
         )  # fmt: skip
+        folder = None
+        if args.checkpoints:
+            folder = Path(args.checkpoints) / f"h{h}"
+            folder.mkdir(parents=True, exist_ok=True)
         start = time.perf_counter()
-        trained = train_encoders(training, workers=args.workers, progress=True)
+        trained = train_encoders(training, checkpoint_dir=folder, workers=args.workers,
+                                 progress=True)  # fmt: skip
         seconds = time.perf_counter() - start
         model = trained.model()
         generator = torch.Generator().manual_seed(7)
@@ -82,6 +96,7 @@ def main() -> None:
         eff = effective_heads(importance.weights)  # (E, layers)
         run = {
             "heads": h,
+            "steps": steps,
             "train_seconds": seconds,
             "members": len(training.member_sigmas),
             "sigmas": list(training.member_sigmas),
@@ -95,7 +110,7 @@ def main() -> None:
             "effective_heads": eff.tolist(),
         }
         report["runs"].append(run)
-        print(f"\nh = {h}: {seconds:.0f} s for {run['members']} members "
+        print(f"\nh = {h}, {steps} steps: {seconds:.0f} s for {run['members']} members "
               f"({seconds / run['members']:.0f} s per model)")  # fmt: skip
         for e, sigma in enumerate(training.member_sigmas):
             print(

@@ -642,7 +642,11 @@ def _merge_states(parts: list[dict], fingerprint: str, H: int | None) -> dict:
     }
 
     def member_rows(key: str) -> list[list]:  # per record: members in order (omega, mu padded)
-        pad = (lambda m: [*m, *[0.0] * ((H or 0) - len(m))]) if key in ("omega", "mu") else (lambda m: m)
+        pad = (
+            (lambda m: [*m, *[0.0] * ((H or 0) - len(m))])
+            if key in ("omega", "mu")
+            else (lambda m: m)
+        )
         return [
             [pad(member) for record in per_part for member in record]
             for per_part in zip(*(p["records"][key] for p in parts), strict=True)

@@ -34,7 +34,9 @@ def test_an_ensemble_member_trains_exactly_as_its_solo_run():
         solo = train(_arch(1), TASK, dataclasses.replace(CONFIG, seed=e), progress=False)
         for name, value in solo.model.state_dict().items():
             assert torch.equal(together.model.state_dict()[name][e : e + 1], value), name
-        np.testing.assert_array_equal(together.history.test_loss[:, e], solo.history.test_loss[:, 0])
+        np.testing.assert_array_equal(
+            together.history.test_loss[:, e], solo.history.test_loss[:, 0]
+        )
 
 
 def test_two_workers_and_a_resumed_run_equal_one_uninterrupted_run(tmp_path):

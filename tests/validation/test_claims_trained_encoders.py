@@ -39,7 +39,7 @@ def test_outside_the_papers_regime_a_wrong_sign_is_inconclusive_inside_it_disagr
 ):
     regime = Regime(risk=1.0, ridge=2.0 if reached else 0.5, gap=1.0 if reached else -0.5,
                     gap_se=0.1)  # fmt: skip
-    measured = _gated(Estimate([-1.0], [0.1]), regime, scale=4.0)
+    measured = _gated(Estimate([-1.0], [0.1]), regime, scale=4.0)  # -1 is inside the range
     rule = Inequality("at_least", justification="paired", max_z=3)
     assert rule.judge(0.0, measured).verdict == verdict
 

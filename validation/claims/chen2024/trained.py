@@ -25,11 +25,14 @@ every h so that member e of each h is evaluated on the same prompts (paired).
   risk(h = 1) - risk(h) >= 0 for every trained h > 1, per sigma.
 
 The paper's statements are about trained models: its models beat tuned ridge at few shots
-(Figures 1b, 3). IMPORTANCE, PRUNE, PPROBE and HEADS's two baseline checks are judged only for models in that regime:
-the h_max models' risk at n = 10 below tuned ridge's by 3 paired SEs (`_regime`). Outside it
-their measurements carry the whole range of the quantity as uncertainty (h - 1 effective heads,
-the null risk s for a risk difference), so they read inconclusive, never a contradiction, and
-the report says so; a value outside the quantity's possible range is still rejected.
+(Figures 1b, 3). IMPORTANCE, PRUNE, PPROBE and HEADS's two baseline checks are judged only for
+models in that regime: the h_max models' risk at n = 10 below tuned ridge's by 3 paired SEs
+(`_regime`). Outside it their measurements carry the whole range of the quantity as uncertainty
+(h effective heads, the null risk s for a risk difference), so they read inconclusive, never a
+contradiction, and the report says so; a value outside the quantity's possible range is still
+rejected.
+(Effective heads lie in (0, h]: masking a head can lower the risk, so W may have negative
+entries and 1/ΣW² may fall below 1; it is <= h by Cauchy-Schwarz, the row summing to 1.)
 """
 
 from __future__ import annotations
@@ -143,10 +146,11 @@ def _regime(params: EncoderParams, runtime, model) -> Regime:
 
 
 def _gated(estimate: Estimate, regime: Regime, scale: float) -> Estimate:
-    """The estimate as measured in the paper's regime, else with uncertainty ``scale``."""
+    """The estimate as measured in the paper's regime; else its SE raised to ``scale / MAX_Z``,
+    so that the rules' uncertainty (MAX_Z SE) spans the quantity's whole range ``scale``."""
     if regime.reached:
         return estimate
-    error = np.maximum(np.asarray(estimate.error, dtype=float), scale)
+    error = np.maximum(np.asarray(estimate.error, dtype=float), scale / MAX_Z)
     return Estimate(estimate.value, error, estimate.error_kind)
 
 
@@ -178,7 +182,9 @@ DECIDING_SIZE = (
 class TrainedClaimParams(EncoderParams):
     """The trained encoders and the prompts of the regime gate."""
 
-    n_regime: int = param(help="prompts per member tuning ridge, and as many judging the gate", low=2)
+    n_regime: int = param(
+        help="prompts per member tuning ridge, and as many judging the gate", low=2
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -198,8 +204,7 @@ class HeadsParams(TrainedClaimParams):
         super().validate()
         if min(self.n_eval) > self.few_shot:
             raise ParameterError(
-                f"few_shot must be >= the smallest n_eval = {min(self.n_eval)}, "
-                f"got {self.few_shot}"
+                f"few_shot must be >= the smallest n_eval = {min(self.n_eval)}, got {self.few_shot}"
             )
 
 
@@ -303,17 +308,17 @@ def checks_heads(params: HeadsParams) -> tuple[Check, ...]:
 
 
 def heads_beat_ols_by_the_null_risk(params: HeadsParams, prediction: Prediction) -> Prediction:
-    """Wrong: transformers beat OLS at few shots by the whole null risk s (OLS's own risk is
-    below s for n >= 1, so no model can)."""
-    return prediction.with_values(beats_ols=np.full(len(params.sigmas), float(params.s)))
+    """Wrong: transformers beat OLS at few shots by three null risks 3s (OLS's own risk is
+    about s(1 - n/d) + noise for n < d, so no model can)."""
+    return prediction.with_values(beats_ols=np.full(len(params.sigmas), 3.0 * params.s))
 
 
 def table_heads(params: HeadsParams, prediction: Prediction, measurement: Measurement) -> str:
     data = measurement.figure_data
     names = [f"h{h}" for h in params.heads] + ["ols", "ridge", "lasso"]
-    head = "| σ | n | " + " | ".join(
-        f"h = {n[1:]}" if n.startswith("h") else n for n in names
-    ) + " |"
+    head = (
+        "| σ | n | " + " | ".join(f"h = {n[1:]}" if n.startswith("h") else n for n in names) + " |"
+    )
     rows = [
         _regime_line(params, data), "",
         f"Figures 1b/3 (d={params.d}, s={params.s}, d_hid={params.d_hid}, {params.layers} "
@@ -407,11 +412,10 @@ def measure_importance(params: ImportanceParams, runtime) -> Measurement:
             f"h{h}_sorted": numerics.sorted_average(importance.weights),
             f"h{h}_pattern_share": float(pattern.mean()), f"h{h}_intact": importance.intact,
         })  # fmt: skip
-    scale = max(params.heads) - 1.0  # effective heads lie in [1, h]
+    scale = float(max(params.heads))  # 1/sum W^2 lies in (0, h] (W may have negative entries)
     values = {
-        "layer_1": _gated(Estimate([m for m, _ in layer_1], [s for _, s in layer_1]), regime, scale),
-        "later_layers": _gated(Estimate([m for m, _ in later], [s for _, s in later]), regime,
-                               scale),  # fmt: skip
+        "layer_1": _gated(Estimate(*map(list, zip(*layer_1, strict=True))), regime, scale),
+        "later_layers": _gated(Estimate(*map(list, zip(*later, strict=True))), regime, scale),
     }
     return Measurement(values=values, figure_data=data)
 
@@ -431,8 +435,8 @@ def checks_importance(params: ImportanceParams) -> tuple[Check, ...]:
 
 
 def importance_flat_everywhere(params: ImportanceParams, prediction: Prediction) -> Prediction:
-    """Wrong: layer 1 has more than twice h effective heads (impossible: 1/ΣW² <= h when the
-    row sums to 1, by Cauchy-Schwarz)."""
+    """Wrong: layer 1 has 2h + 1 effective heads (impossible: 1/ΣW² <= h when the row sums
+    to 1, by Cauchy-Schwarz)."""
     return prediction.with_values(layer_1=2.0 * prediction.figure_data["heads"] + 1.0)
 
 
@@ -676,7 +680,7 @@ def measure_pprobe(params: PProbeParams, runtime) -> Measurement:
         for tokens, labels, clean in sets:
             with torch.no_grad():
                 states = model(tokens, params.n_probe, hidden=True)[1][1]  # after layer 1
-            probes.append((states[:, :, params.n_probe:].cpu(), labels, clean.cpu()))
+            probes.append((states[:, :, params.n_probe :].cpu(), labels, clean.cpu()))
         result = numerics.p_probe(probes[0], probes[1], params.rates, steps)
         finals[h] = result.risks[:, -1]  # (E, B)
         data[f"h{h}_mean"] = per_sigma(result.risks.mean(axis=-1), params)  # (sigmas, T)
