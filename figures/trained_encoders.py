@@ -27,7 +27,7 @@ def _model_text(params) -> str:
 
 def _regime_text(data) -> str:
     if data["regime_reached"]:
-        return "models in the paper's regime (beat tuned ridge at n = 10)"
+        return "models in the paper's regime (they beat tuned ridge at n = 10)"
     return "models NOT in the paper's regime (worse than tuned ridge at n = 10): inconclusive"
 
 
@@ -42,14 +42,19 @@ def figure_heads(params, prediction, measurement):
         for h in params.heads:
             measured(axis, n, data[f"h{h}_mean"][k], data[f"h{h}_se"][k], f"h = {h}",
                      color=colors[h], ls="-", ms=3)  # fmt: skip
+        top = 1.3 * prediction.figure_data["null_risk"]
         for name, label, color, style in _BASELINES:
-            axis.plot(n, data[f"{name}_mean"][k], style, color=color, label=label)
-        axis.axvline(params.few_shot, color=REFERENCE, lw=0.8, ls=":")
+            mean = np.asarray(data[f"{name}_mean"][k], dtype=float)
+            off = n[mean > top]  # min-norm OLS near n = d: infinite expected risk
+            if off.size:
+                label += f" (off the scale at n = {', '.join(f'{v:g}' for v in off)})"
+            axis.plot(n, np.where(mean > top, np.nan, mean), style, color=color, label=label)
+        axis.axvspan(n.min(), params.few_shot, color=REFERENCE, alpha=0.08, lw=0,
+                     label=f"few shots (n ≤ {params.few_shot})")  # fmt: skip
         axis.set(xlabel="in-context examples n", title=f"σ = {sigma:g}",
-                 ylabel="excess risk" if k == 0 else None,
-                 ylim=(0, 1.3 * prediction.figure_data["null_risk"]))  # fmt: skip
+                 ylabel="excess risk" if k == 0 else None, ylim=(0, top))  # fmt: skip
         axis.legend(fontsize=6.5)
-    figure.suptitle(f"ICL excess risk, ±2 SE; few shots left of the dotted line\n"
+    figure.suptitle(f"ICL excess risk, ±2 SE: {_regime_text(data)}\n"
                     f"{_model_text(params)}", fontsize=8)  # fmt: skip
     return figure
 
@@ -100,7 +105,7 @@ def figure_prune(params, prediction, measurement):
     """Figures 1d/5-8: probe excess risk per representation for the pruned, unpruned and
     1-head models (mean over models, ±2 SE)."""
     data = measurement.figure_data
-    figure, axis = new_figure(1, 1, width=5.0, height=3.4)
+    figure, axis = new_figure(1, 1, width=6.8, height=3.6)
     axis = np.asarray(axis).flatten()[0]
     x = np.arange(params.layers + 1)
     h = max(params.heads)
@@ -113,7 +118,7 @@ def figure_prune(params, prediction, measurement):
              ylabel=f"probe excess risk (ridge λ = {params.probe_lam:g})",
              ylim=(0, 1.2 * prediction.figure_data["null_risk"]))  # fmt: skip
     axis.legend(fontsize=7)
-    figure.suptitle(f"Pruning and probing: {_regime_text(data)}\n{_model_text(params)}",
+    figure.suptitle(f"Pruning and probing, ±2 SE\n{_regime_text(data)}\n{_model_text(params)}",
                     fontsize=8)  # fmt: skip
     return figure
 
@@ -137,5 +142,5 @@ def figure_pprobe(params, prediction, measurement):
                  ylim=(0, 1.3 * prediction.figure_data["null_risk"]))  # fmt: skip
         axis.legend(fontsize=7)
     figure.suptitle(f"P-probing (n = {params.n_probe}, q = {params.q_probe}, layer-1 states), "
-                    f"±2 SE: {_regime_text(data)}\n{_model_text(params)}", fontsize=8)  # fmt: skip
+                    f"±2 SE\n{_regime_text(data)}\n{_model_text(params)}", fontsize=8)  # fmt: skip
     return figure
