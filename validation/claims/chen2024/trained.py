@@ -105,14 +105,12 @@ def _paired(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return diff.mean(axis=-1), diff.std(axis=-1, ddof=1) / np.sqrt(diff.shape[-1])
 
 
-def _ridge_errors(prompts, count_tune: int) -> np.ndarray:
-    """(E, B) exact excess risks of ridge tuned per member over GRID on the first
-    ``count_tune`` prompts, read on the rest (reference §2.2's oracle tuning, no selection
-    bias on the reported prompts)."""
+def _tuned(risks, count_tune: int) -> np.ndarray:
+    """(E, B) per-prompt excess risks at each member's grid point of lowest mean risk on its
+    first ``count_tune`` prompts, read on the rest (reference §2.2's oracle tuning, without
+    selection bias on the reported prompts); ``risks`` (K grid points, E, count_tune + B)."""
     import torch
 
-    X, y, w = (getattr(prompts, a).double() for a in ("X", "y", "w_star"))
-    risks = numerics.least_squares_excess_risks(X, y, w, GRID)  # (K, E, B)
     tuned = [
         numerics.oracle_tuned(risks[:, e, :count_tune], risks[:, e, count_tune:]).risks
         for e in range(risks.shape[1])
@@ -120,20 +118,19 @@ def _ridge_errors(prompts, count_tune: int) -> np.ndarray:
     return torch.stack(tuned).numpy()
 
 
-def _lasso_errors(X, y, w, count_tune: int) -> np.ndarray:
-    """(E, B) exact excess risks of Lasso tuned as `_ridge_errors`; NaN (not drawn) where FISTA
-    does not reach LASSO_TOL within its iterations (n << d)."""
-    import torch
+def _ridge_errors(prompts, count_tune: int) -> np.ndarray:
+    """(E, B) exact excess risks of ridge tuned over GRID (`_tuned`)."""
+    X, y, w = (getattr(prompts, a).double() for a in ("X", "y", "w_star"))
+    return _tuned(numerics.least_squares_excess_risks(X, y, w, GRID), count_tune)
 
+
+def _lasso_errors(X, y, w, count_tune: int) -> np.ndarray:
+    """(E, B) exact excess risks of Lasso tuned over GRID (`_tuned`); NaN (not drawn) where
+    FISTA does not reach LASSO_TOL within its iterations (n << d)."""
     try:
-        lasso = numerics.lasso_excess_risks(X, y, w, GRID, tol=LASSO_TOL)  # (K, E, B + tune)
+        return _tuned(numerics.lasso_excess_risks(X, y, w, GRID, tol=LASSO_TOL), count_tune)
     except RuntimeError:
         return np.full((X.shape[0], X.shape[1] - count_tune), np.nan)
-    tuned = [
-        numerics.oracle_tuned(lasso[:, e, :count_tune], lasso[:, e, count_tune:]).risks
-        for e in range(lasso.shape[1])
-    ]
-    return torch.stack(tuned).numpy()
 
 
 @dataclass(frozen=True)
