@@ -113,9 +113,8 @@ def training(params: EncoderParams, heads: int) -> numerics.EncoderTraining:
 
 
 def all_trainings(params: EncoderParams) -> tuple[numerics.EncoderTraining, ...]:
-    """``Claim.trains`` of a claim reading every h: the trainings, largest h first (the
-    longest), so that a claim starting them leaves h = 1 to whoever comes next."""
-    return tuple(training(params, h) for h in sorted(params.heads, reverse=True))
+    """``Claim.trains`` of a claim reading every h: one training per h."""
+    return tuple(training(params, h) for h in params.heads)
 
 
 def trained_encoders(config: numerics.EncoderTraining, runtime) -> numerics.TrainedEncoders:

@@ -83,12 +83,20 @@ REGIME_WHY = (
 # shared measurements
 
 
-def _models(params: EncoderParams, runtime) -> dict[int, numerics.Encoder]:
-    """The trained ensembles, h -> `numerics.Encoder` (float32, on the run's device)."""
+def _models(params: EncoderParams, runtime, heads=None) -> dict[int, numerics.Encoder]:
+    """The trained ensembles, h -> `numerics.Encoder` (float32, on the run's device), for every
+    h of ``params`` or for ``heads``, trained in increasing h."""
     return {
         h: trained_encoders(training(params, h), runtime).model(runtime.device)
-        for h in params.heads
+        for h in (params.heads if heads is None else heads)
     }
+
+
+def _multi_head_trainings(params: EncoderParams) -> tuple:
+    """``Claim.trains`` of CZZ-IMPORTANCE, which reads the h > 1 models only: listed before
+    CZZ-HEADS in the catalogue, it starts their training while CZZ-HEADS trains h = 1 on
+    another worker (`runner.schedule`)."""
+    return tuple(training(params, h) for h in params.heads if h > 1)
 
 
 def _errors(model, tokens, n: int, clean) -> np.ndarray:
@@ -405,7 +413,7 @@ def _bootstrap_se(per_model: np.ndarray, resamples: int, seed: int) -> np.ndarra
 @numerics.on_one_thread
 def measure_importance(params: ImportanceParams, runtime) -> Measurement:
     """Per h > 1: W (3.1) of every model on the same prompts, effective heads per layer."""
-    models = _models(params, runtime)
+    models = _models(params, runtime, [h for h in params.heads if h > 1])
     regime = _regime(params, runtime, models[max(params.heads)])
     _, tokens, clean = evaluation_prompts(params, runtime, params.n_prompts, EVAL_N, 1, stream=100)
     layer_1, later, data = [], [], _regime_data(regime)
@@ -494,7 +502,7 @@ CLAIM_IMPORTANCE = Claim(
     figure="trained_encoders:figure_importance",
     table=table_importance,
     wrong=importance_flat_everywhere,
-    trains=all_trainings,
+    trains=_multi_head_trainings,
 )
 
 
