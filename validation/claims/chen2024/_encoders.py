@@ -132,13 +132,17 @@ def trained_encoders(config: numerics.EncoderTraining, runtime) -> numerics.Trai
     return numerics.TrainedEncoders.from_arrays(config, arrays)
 
 
-def evaluation_prompts(params: EncoderParams, runtime, count: int, n: int, q: int, stream: int):
+def evaluation_prompts(
+    params: EncoderParams, runtime, count: int, n: int, q: int, stream: int, seed=None
+):
     """``count`` prompts per member (member e with its noise level), the same for every h: the
     prompts, their tokens (E, count, n + q, d + 1) and the noiseless query labels (E, count, q),
-    from the run's seed and ``stream`` (independent streams for independent uses)."""
+    from ``seed`` (default: the claim's run seed) and ``stream`` (independent streams for
+    independent uses)."""
     import torch
 
-    generator = torch.Generator().manual_seed((runtime.seed * 1009 + stream) % 2**62)
+    seed = runtime.seed if seed is None else seed
+    generator = torch.Generator().manual_seed((seed * 1009 + stream) % 2**62)
     prompts, tokens, clean = numerics.member_prompts(
         params.member_sigmas, count, d=params.d, n=n, s=params.s, q=q, generator=generator
     )

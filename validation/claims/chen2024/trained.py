@@ -156,8 +156,12 @@ class Regime:
 
 
 def _regime(params: EncoderParams, runtime, model) -> Regime:
+    """The gate, read on prompts fixed by the training seed (not the claim's run seed), so the
+    four claims of one training report the same gate."""
     count = params.n_regime
-    prompts, tokens, clean = evaluation_prompts(params, runtime, 2 * count, EVAL_N, 1, stream=0)
+    prompts, tokens, clean = evaluation_prompts(
+        params, runtime, 2 * count, EVAL_N, 1, stream=0, seed=params.train_seed
+    )
     ridge = _ridge_errors(prompts, count)  # (E, count): read on the second half
     errors = _errors(model, tokens[:, count:], EVAL_N, clean[:, count:])
     gap = (ridge - errors).ravel()
