@@ -201,7 +201,8 @@ DECIDING_SIZE = (
     "No CPU-sized setting tried reached it (benchmarks/encoder_size_study.py, README 'part 2'): "
     "d_hid = 32, 3 layers, h = 4 stood at excess risk 2.0-2.6 at n = 10 after 20k Adam steps "
     "(10 models over the σ grid; tuned ridge 1.46-2.24) and 2.07-2.09 after 60k (σ = 0.1; "
-    "ridge 1.52), falling ~0.06 per 20k steps. The paper's size decides it: the paper preset "
+    "ridge 1.52), falling ~0.06 per 20k steps; lr 3e-4 no better, d_hid = 64 at 40k 1.95-2.03. "
+    "The paper's size decides it: the paper preset "
     "(d_hid = 256, 4 layers, 320k steps; ~2 h per model on an RTX 4090, ~20 h on one CPU core)."
 )
 
