@@ -131,7 +131,17 @@ class TrainedEncoders:
         return cls(training, state, np.asarray(arrays["steps"]), np.asarray(arrays["test_loss"]))
 
 
-def _trained(training: EncoderTraining, result) -> TrainedEncoders:
+def _train(
+    training: EncoderTraining, config: TrainConfig, checkpoint_dir, progress: bool, initial=None
+) -> TrainedEncoders:
+    """`numerics.trainer.train` on ``training``'s members with ``config``, resumable from
+    ``checkpoint_dir/checkpoint.pt`` when a folder is given."""
+    folder = Path(checkpoint_dir) if checkpoint_dir is not None else None
+    result = train(
+        training.model_config(), training.tasks(), config, initial=initial,
+        checkpoint_path=folder / "checkpoint.pt" if folder else None, resume=folder is not None,
+        progress=progress, progress_position=1,
+    )  # fmt: skip
     state = {k: v.detach().cpu().numpy() for k, v in result.model.state_dict().items()}
     return TrainedEncoders(training, state, result.history.steps, result.history.test_loss)
 
@@ -153,14 +163,8 @@ def train_encoders(
     >>> trained.test_loss.shape, trained.state["kept"].shape
     ((2, 1), (1, 2, 2))
     """
-    folder = Path(checkpoint_dir) if checkpoint_dir is not None else None
     config = dataclasses.replace(training.train_config(device), workers=workers)
-    result = train(
-        training.model_config(), training.tasks(), config,
-        checkpoint_path=folder / "checkpoint.pt" if folder else None, resume=folder is not None,
-        progress=progress, progress_position=1,
-    )  # fmt: skip
-    return _trained(training, result)
+    return _train(training, config, checkpoint_dir, progress)
 
 
 def pruned_heads(weights: np.ndarray) -> np.ndarray:
@@ -209,10 +213,4 @@ def fine_tune_pruned(
     initial["kept"] = torch.from_numpy(kept)
     config = training.train_config(device, steps=steps)
     config = dataclasses.replace(config, seed=config.seed + 1_000_003)
-    folder = Path(checkpoint_dir) if checkpoint_dir is not None else None
-    result = train(
-        training.model_config(), training.tasks(), config, initial=initial,
-        checkpoint_path=folder / "checkpoint.pt" if folder else None, resume=folder is not None,
-        progress=progress, progress_position=1,
-    )  # fmt: skip
-    return _trained(training, result)
+    return _train(training, config, checkpoint_dir, progress, initial)
