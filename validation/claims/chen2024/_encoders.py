@@ -55,6 +55,10 @@ class EncoderParams(Params):
     batch: int = param(64, help="prompts per member per step", low=1)
     train_seed: int = param(0, help="init seed of member 0 (the models read, not --seed)", low=0)
     checkpoint_every: int = param(help="checkpoint every this many steps; 0 = at the end", low=0)
+    n_regime: int = param(
+        help="prompts per member tuning ridge, and as many judging the regime gate of the claims",
+        low=2,
+    )
 
     def validate(self) -> None:
         if self.s > self.d:
@@ -77,15 +81,15 @@ class EncoderParams(Params):
 TRAINING_PRESETS: dict[str, dict[str, Any]] = {
     "smoke": dict(
         d_hid=8, layers=2, heads=(1, 2), sigmas=(0.1,), replicates=2, lr=1e-3, steps=60,
-        batch=16, checkpoint_every=30,
+        batch=16, checkpoint_every=30, n_regime=32,
     ),
     "quick": dict(
         d_hid=32, layers=3, heads=(1, 4), sigmas=(0.1,), replicates=3, lr=1e-3, steps=8000,
-        checkpoint_every=1000,
+        checkpoint_every=1000, n_regime=256,
     ),
     "paper": dict(
         d_hid=256, layers=4, heads=(1, 2, 4, 8), sigmas=PAPER_SIGMAS, replicates=1, lr=1e-4,
-        steps=320_000, checkpoint_every=10_000,
+        steps=320_000, checkpoint_every=10_000, n_regime=1024,
     ),
 }  # fmt: skip
 

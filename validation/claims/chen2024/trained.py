@@ -207,21 +207,12 @@ DECIDING_SIZE = (
 )
 
 
-@dataclass(frozen=True, kw_only=True)
-class TrainedClaimParams(EncoderParams):
-    """The trained encoders and the prompts of the regime gate."""
-
-    n_regime: int = param(
-        help="prompts per member tuning ridge, and as many judging the gate", low=2
-    )
-
-
 # ---------------------------------------------------------------------------------------------
 # CZZ-HEADS
 
 
 @dataclass(frozen=True, kw_only=True)
-class HeadsParams(TrainedClaimParams):
+class HeadsParams(EncoderParams):
     """CZZ-HEADS: the evaluation n grid, few shots, prompts."""
 
     n_eval: tuple[int, ...] = param(help="in-context examples n of the curves", low=1)
@@ -359,10 +350,10 @@ def table_heads(params: HeadsParams, prediction: Prediction, measurement: Measur
 
 HEADS_PRESETS = encoder_presets(
     HeadsParams,
-    smoke=dict(n_regime=32, n_eval=(4, 10), n_tune=32, n_prompts=64),
-    quick=dict(n_regime=256, n_eval=(4, 6, 8, 10, 12, 16, 20, 24), n_tune=128,
+    smoke=dict(n_eval=(4, 10), n_tune=32, n_prompts=64),
+    quick=dict(n_eval=(4, 6, 8, 10, 12, 16, 20, 24), n_tune=128,
                n_prompts=512),
-    paper=dict(n_regime=1024, n_eval=tuple(range(1, 26)), n_tune=1024, n_prompts=2048),
+    paper=dict(n_eval=tuple(range(1, 26)), n_tune=1024, n_prompts=2048),
 )  # fmt: skip
 
 CLAIM_HEADS = Claim(
@@ -387,7 +378,7 @@ CLAIM_HEADS = Claim(
 
 
 @dataclass(frozen=True, kw_only=True)
-class ImportanceParams(TrainedClaimParams):
+class ImportanceParams(EncoderParams):
     """CZZ-IMPORTANCE: the masking prompts and the bootstrap."""
 
     n_prompts: int = param(help="prompts per member (n = 10, q = 1; the paper: 8192)", low=2)
@@ -489,9 +480,9 @@ def table_importance(
 
 IMPORTANCE_PRESETS = encoder_presets(
     ImportanceParams,
-    smoke=dict(n_regime=32, n_prompts=128, bootstrap=100),
-    quick=dict(n_regime=256, n_prompts=2048),
-    paper=dict(n_regime=1024, n_prompts=8192),  # reference §2.3
+    smoke=dict(n_prompts=128, bootstrap=100),
+    quick=dict(n_prompts=2048),
+    paper=dict(n_prompts=8192),  # reference §2.3
 )
 
 CLAIM_IMPORTANCE = Claim(
@@ -516,7 +507,7 @@ CLAIM_IMPORTANCE = Claim(
 
 
 @dataclass(frozen=True, kw_only=True)
-class PruneParams(TrainedClaimParams):
+class PruneParams(EncoderParams):
     """CZZ-PRUNE: importance prompts, fine-tuning, probes."""
 
     n_importance: int = param(help="prompts per member choosing the kept heads", low=2)
@@ -558,7 +549,7 @@ def measure_prune(params: PruneParams, runtime) -> Measurement:
     """Prune the h_max models by their own W, fine-tune (cached), probe the three models."""
     h = max(params.heads)
     trained = trained_encoders(training(params, h), runtime)
-    models = _models(params, runtime)
+    models = _models(params, runtime, [1]) | {h: trained.model(runtime.device)}
     regime = _regime(params, runtime, models[h])
     _, tokens, clean = evaluation_prompts(params, runtime, params.n_importance, EVAL_N, 1, 200)
     importance = numerics.head_importance(models[h], tokens, EVAL_N, clean[..., 0])
@@ -635,9 +626,9 @@ def table_prune(params: PruneParams, prediction: Prediction, measurement: Measur
 
 PRUNE_PRESETS = encoder_presets(
     PruneParams,
-    smoke=dict(n_regime=32, n_importance=64, prune_steps=20, n_fit=64, n_prompts=64),
-    quick=dict(n_regime=256, n_importance=1024, prune_steps=1000, n_fit=1024, n_prompts=1024),
-    paper=dict(n_regime=1024, n_importance=8192, prune_steps=60_000, n_fit=8192,
+    smoke=dict(n_importance=64, prune_steps=20, n_fit=64, n_prompts=64),
+    quick=dict(n_importance=1024, prune_steps=1000, n_fit=1024, n_prompts=1024),
+    paper=dict(n_importance=8192, prune_steps=60_000, n_fit=8192,
                n_prompts=8192),
 )  # fmt: skip
 
@@ -664,7 +655,7 @@ CLAIM_PRUNE = Claim(
 
 
 @dataclass(frozen=True, kw_only=True)
-class PProbeParams(TrainedClaimParams):
+class PProbeParams(EncoderParams):
     """CZZ-PPROBE: the long prompts, GD steps, rates."""
 
     n_probe: int = param(117, help="labelled examples of the P-probing prompts", low=1)
@@ -760,9 +751,9 @@ def table_pprobe(params: PProbeParams, prediction: Prediction, measurement: Meas
 
 PPROBE_PRESETS = encoder_presets(
     PProbeParams,
-    smoke=dict(n_regime=32, gd_steps=100, records=5, n_tune=32, n_prompts=64),
-    quick=dict(n_regime=256, gd_steps=3000, n_tune=256, n_prompts=512),
-    paper=dict(n_regime=1024, gd_steps=9000, n_tune=1024, n_prompts=1024),  # reference §2.5
+    smoke=dict(gd_steps=100, records=5, n_tune=32, n_prompts=64),
+    quick=dict(gd_steps=3000, n_tune=256, n_prompts=512),
+    paper=dict(gd_steps=9000, n_tune=1024, n_prompts=1024),  # reference §2.5
 )
 
 CLAIM_PPROBE = Claim(
