@@ -117,11 +117,11 @@ def profile(E: int, steps: int) -> dict:
     model = MultiHeadAttention(AttentionConfig(d=5, heads=4, ensemble=E), list(range(E)))
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     gens = [torch.Generator().manual_seed(_stream_seed(e, 1)) for e in range(E)]
-    cpu = torch.device("cpu")
+    draw = task.sampler(torch.device("cpu"), torch.float32)
     totals = {"data": 0.0, "forward_backward": 0.0, "adam": 0.0}
     for step in range(steps + 2):  # two warm-up steps
         t0 = time.perf_counter()
-        pairs = [task.sample(256, g, cpu, torch.float32) for g in gens]
+        pairs = [draw(256, g) for g in gens]
         Z, y = torch.stack([p[0] for p in pairs]), torch.stack([p[1] for p in pairs])
         t1 = time.perf_counter()
         optimizer.zero_grad(set_to_none=True)

@@ -200,7 +200,9 @@ __getattr__, __dir__, __all__ = attach(
         "softmax_norm": ("softmax_norm_samples",),
         "softmax_pair": ("softmax_pair_gaps",),
         "threads": ("on_one_thread", "single_thread"),
-        "trainer": ("TrainConfig", "TrainingDivergedError", "TrainResult", "train"),
+        "trainer": (
+            "TrainConfig", "TrainingDivergedError", "TrainingStopped", "TrainResult", "train",
+        ),
         "true_loss": (
             "TrueLossHistory",
             "TrueLossTraining",

@@ -16,13 +16,19 @@ Every sampler takes an explicit ``torch.Generator`` and makes its numbers on the
 device (by default the generator's), so the same seed on the same device gives the same
 numbers. Arguments are validated once here; a bad one raises a one-line ``ValueError``
 naming it.
+
+Each ``sample_*`` function is its ``*_sampler`` factory called once: the factory validates the
+arguments and prepares the constants on the device (a covariance's Cholesky factor, the support
+masks) and returns ``draw(batch_shape, generator)``, which only launches kernels: no host
+synchronisation, no host-to-device copy, so a trainer draws its prompts inside a captured CUDA
+graph (`numerics.trainer`).
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -36,6 +42,9 @@ __all__ = [
     "sample_linear_regression",
     "sample_multitask_regression",
     "sample_sparse_regression",
+    "linear_regression_sampler",
+    "multitask_regression_sampler",
+    "sparse_regression_sampler",
     "kms_covariance",
     "embed",
 ]
@@ -222,6 +231,40 @@ def kms_covariance(
     return torch.as_tensor(_kms_covariance(d, rho), dtype=dtype, device=device)
 
 
+def linear_regression_sampler(
+    d: int,
+    L: int,
+    sigma2: float,
+    *,
+    device="cpu",
+    dtype: torch.dtype = torch.float32,
+    covariance: torch.Tensor | None = None,
+) -> Callable[[object, torch.Generator], Prompts]:
+    """``draw(batch_shape, generator)`` of `sample_linear_regression` with these arguments,
+    validated and prepared once (Sigma's Cholesky factor on ``device``); a draw makes no host
+    synchronisation.
+
+    >>> draw = linear_regression_sampler(5, 40, 0.1)
+    >>> tuple(draw((2, 3), torch.Generator().manual_seed(0)).X.shape)
+    (2, 3, 40, 5)
+    """
+    d, L = _positive_int("d", d), _positive_int("L", L)
+    noise_std = math.sqrt(_nonnegative_finite("sigma2", sigma2))
+    dtype, device = _float_dtype(dtype), torch.device(device)
+    factor = _covariance_factor(covariance, d, device, dtype)
+
+    def draw(batch_shape, generator: torch.Generator) -> Prompts:
+        batch = _batch_shape(batch_shape)
+        X, x_query = _covariates(batch, L, d, factor, generator, device, dtype)
+        beta = _gaussian((*batch, d), generator, device, dtype) / math.sqrt(d)  # (..., d)
+        noise = _gaussian((*batch, L + 1), generator, device, dtype) * noise_std  # (..., L+1)
+        y = torch.einsum("...ld,...d->...l", X, beta) + noise[..., :L]  # (..., L)
+        y_query = torch.einsum("...d,...d->...", x_query, beta) + noise[..., L]  # (...,)
+        return Prompts(X=X, y=y, x_query=x_query, y_query=y_query, beta=beta)
+
+    return draw
+
+
 def sample_linear_regression(
     batch_shape,
     d: int,
@@ -251,18 +294,10 @@ def sample_linear_regression(
     ValueError: sigma2 must be a finite real number >= 0, got -1.0
     """
     batch = _batch_shape(batch_shape)
-    d, L = _positive_int("d", d), _positive_int("L", L)
-    sigma2 = _nonnegative_finite("sigma2", sigma2)
-    dtype = _float_dtype(dtype)
-    device = _device(generator, device)
-    factor = _covariance_factor(covariance, d, device, dtype)
-
-    X, x_query = _covariates(batch, L, d, factor, generator, device, dtype)
-    beta = _gaussian((*batch, d), generator, device, dtype) / math.sqrt(d)  # (..., d)
-    noise = _gaussian((*batch, L + 1), generator, device, dtype) * math.sqrt(sigma2)  # (..., L+1)
-    y = torch.einsum("...ld,...d->...l", X, beta) + noise[..., :L]  # (..., L)
-    y_query = torch.einsum("...d,...d->...", x_query, beta) + noise[..., L]  # (...,)
-    return Prompts(X=X, y=y, x_query=x_query, y_query=y_query, beta=beta)
+    draw = linear_regression_sampler(
+        d, L, sigma2, device=_device(generator, device), dtype=dtype, covariance=covariance
+    )
+    return draw(batch, generator)
 
 
 def _supports(value: object, d: int) -> tuple[tuple[int, ...], ...]:
@@ -286,6 +321,48 @@ def _supports(value: object, d: int) -> tuple[tuple[int, ...], ...]:
             raise ValueError(message)
         supports.append(tuple(sorted(indices)))
     return tuple(supports)
+
+
+def multitask_regression_sampler(
+    d: int,
+    L: int,
+    supports,
+    *,
+    relative_noise: float = 0.1,
+    device="cpu",
+    dtype: torch.dtype = torch.float32,
+) -> Callable[[object, torch.Generator], MultiTaskPrompts]:
+    """``draw(batch_shape, generator)`` of `sample_multitask_regression` with these arguments,
+    validated and prepared once (the support masks on ``device``); a draw makes no host
+    synchronisation.
+
+    >>> draw = multitask_regression_sampler(6, 48, ((0, 1, 2, 3), (2, 3, 4, 5)))
+    >>> tuple(draw(4, torch.Generator().manual_seed(0)).y.shape)
+    (4, 48, 2)
+    """
+    d, L = _positive_int("d", d), _positive_int("L", L)
+    supports = _supports(supports, d)
+    relative_noise = _nonnegative_finite("relative_noise", relative_noise)
+    dtype, device = _float_dtype(dtype), torch.device(device)
+    K = len(supports)
+    mask = torch.zeros(K, d, dtype=dtype)  # (K, d): 1 on S_k
+    for k, support in enumerate(supports):
+        mask[k, list(support)] = 1.0
+    noise_std = torch.sqrt(relative_noise * mask.sum(dim=1)).to(device)  # (K,)
+    mask = mask.to(device)
+
+    def draw(batch_shape, generator: torch.Generator) -> MultiTaskPrompts:
+        batch = _batch_shape(batch_shape)
+        X, x_query = _covariates(batch, L, d, None, generator, device, dtype)
+        beta = _gaussian((*batch, K, d), generator, device, dtype) * mask  # (..., K, d)
+        noise = _gaussian((*batch, L, K), generator, device, dtype) * noise_std  # (..., L, K)
+        y = torch.einsum("...ld,...kd->...lk", X, beta) + noise  # (..., L, K)
+        y_query = torch.einsum("...d,...kd->...k", x_query, beta)  # (..., K)
+        return MultiTaskPrompts(
+            X=X, y=y, x_query=x_query, y_query=y_query, beta=beta, supports=supports
+        )
+
+    return draw
 
 
 def sample_multitask_regression(
@@ -315,26 +392,63 @@ def sample_multitask_regression(
     ((16, 48, 2), (16, 2), True)
     """
     batch = _batch_shape(batch_shape)
-    d, L = _positive_int("d", d), _positive_int("L", L)
-    supports = _supports(supports, d)
-    relative_noise = _nonnegative_finite("relative_noise", relative_noise)
-    dtype = _float_dtype(dtype)
-    device = _device(generator, device)
-    K = len(supports)
+    draw = multitask_regression_sampler(
+        d, L, supports, relative_noise=relative_noise, device=_device(generator, device),
+        dtype=dtype,
+    )  # fmt: skip
+    return draw(batch, generator)
 
-    mask = torch.zeros(K, d, dtype=dtype, device=device)  # (K, d): 1 on S_k
-    for k, support in enumerate(supports):
-        mask[k, list(support)] = 1.0
-    noise_std = torch.sqrt(relative_noise * mask.sum(dim=1))  # (K,)
 
-    X, x_query = _covariates(batch, L, d, None, generator, device, dtype)
-    beta = _gaussian((*batch, K, d), generator, device, dtype) * mask  # (..., K, d)
-    noise = _gaussian((*batch, L, K), generator, device, dtype) * noise_std  # (..., L, K)
-    y = torch.einsum("...ld,...kd->...lk", X, beta) + noise  # (..., L, K)
-    y_query = torch.einsum("...d,...kd->...k", x_query, beta)  # (..., K)
-    return MultiTaskPrompts(
-        X=X, y=y, x_query=x_query, y_query=y_query, beta=beta, supports=supports
-    )
+def sparse_regression_sampler(
+    d: int,
+    n: int,
+    s: int,
+    sigma: float,
+    *,
+    q: int = 1,
+    signal: str = "gaussian",
+    device="cpu",
+    dtype: torch.dtype = torch.float32,
+    covariance: torch.Tensor | None = None,
+) -> Callable[[object, torch.Generator], SparsePrompts]:
+    """``draw(batch_shape, generator)`` of `sample_sparse_regression` with these arguments,
+    validated and prepared once (Sigma's factor on ``device``); a draw makes no host
+    synchronisation.
+
+    >>> draw = sparse_regression_sampler(16, 12, 4, 0.1, q=4)
+    >>> tuple(draw(2, torch.Generator().manual_seed(0)).X_query.shape)
+    (2, 4, 16)
+    """
+    d, n, q = _positive_int("d", d), _positive_int("n", n), _positive_int("q", q)
+    s = _positive_int("s", s)
+    if s > d:
+        raise ValueError(f"s must be an integer in [1, d={d}], got {s}")
+    sigma = _nonnegative_finite("sigma", sigma)
+    if signal not in ("gaussian", "sign"):
+        raise ValueError(f"signal must be 'gaussian' or 'sign', got {signal!r}")
+    dtype, device = _float_dtype(dtype), torch.device(device)
+    factor = _covariance_factor(covariance, d, device, dtype)
+
+    def draw(batch_shape, generator: torch.Generator) -> SparsePrompts:
+        batch = _batch_shape(batch_shape)
+        X = _gaussian((*batch, n + q, d), generator, device, dtype)  # (..., n+q, d)
+        X = _correlate(X, factor)
+        permutation = torch.rand((*batch, d), generator=generator, device=device).argsort(dim=-1)
+        on_support = (permutation < s).to(dtype)  # (..., d): a uniform random s-subset
+        if signal == "gaussian":
+            values = _gaussian((*batch, d), generator, device, dtype)
+        else:
+            coin = torch.randint(0, 2, (*batch, d), generator=generator, device=device)
+            values = (2.0 * coin - 1.0).to(dtype) / math.sqrt(s)
+        w_star = values * on_support  # (..., d)
+        noise = _gaussian((*batch, n + q), generator, device, dtype) * sigma  # (..., n+q)
+        y = torch.einsum("...md,...d->...m", X, w_star) + noise  # (..., n+q)
+        return SparsePrompts(
+            X=X[..., :n, :], y=y[..., :n], X_query=X[..., n:, :], y_query=y[..., n:],
+            w_star=w_star,
+        )  # fmt: skip
+
+    return draw
 
 
 def sample_sparse_regression(
@@ -367,31 +481,11 @@ def sample_sparse_regression(
     ((32, 12, 16), (32, 4, 16), True)
     """
     batch = _batch_shape(batch_shape)
-    d, n, q = _positive_int("d", d), _positive_int("n", n), _positive_int("q", q)
-    s = _positive_int("s", s)
-    if s > d:
-        raise ValueError(f"s must be an integer in [1, d={d}], got {s}")
-    sigma = _nonnegative_finite("sigma", sigma)
-    if signal not in ("gaussian", "sign"):
-        raise ValueError(f"signal must be 'gaussian' or 'sign', got {signal!r}")
-    dtype = _float_dtype(dtype)
-    device = _device(generator, device)
-    factor = _covariance_factor(covariance, d, device, dtype)
-
-    X = _correlate(_gaussian((*batch, n + q, d), generator, device, dtype), factor)  # (..., n+q, d)
-    permutation = torch.rand((*batch, d), generator=generator, device=device).argsort(dim=-1)
-    on_support = (permutation < s).to(dtype)  # (..., d): a uniform random s-subset
-    if signal == "gaussian":
-        values = _gaussian((*batch, d), generator, device, dtype)
-    else:
-        coin = torch.randint(0, 2, (*batch, d), generator=generator, device=device)
-        values = (2.0 * coin - 1.0).to(dtype) / math.sqrt(s)
-    w_star = values * on_support  # (..., d)
-    noise = _gaussian((*batch, n + q), generator, device, dtype) * sigma  # (..., n+q)
-    y = torch.einsum("...md,...d->...m", X, w_star) + noise  # (..., n+q)
-    return SparsePrompts(
-        X=X[..., :n, :], y=y[..., :n], X_query=X[..., n:, :], y_query=y[..., n:], w_star=w_star
-    )
+    draw = sparse_regression_sampler(
+        d, n, s, sigma, q=q, signal=signal, device=_device(generator, device), dtype=dtype,
+        covariance=covariance,
+    )  # fmt: skip
+    return draw(batch, generator)
 
 
 def embed(prompts: Prompts | MultiTaskPrompts | SparsePrompts) -> torch.Tensor:

@@ -21,6 +21,7 @@ and back, so a caller can store it.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -104,12 +105,15 @@ class TrainedEncoders:
             pruning mask ``kept`` included).
         steps: (n_logs,) logged steps; test_loss: (n_logs, E) loss on each member's fixed
             validation prompts (mean over its q queries).
+        train_seconds: wall-clock seconds the training took (all its resumed parts; NaN when
+            it was stored before this was recorded).
     """
 
     training: EncoderTraining
     state: Mapping[str, np.ndarray]
     steps: np.ndarray
     test_loss: np.ndarray
+    train_seconds: float = math.nan
 
     def model(self, device: str = "cpu", dtype: torch.dtype = torch.float32) -> Encoder:
         """The trained ensemble as an `Encoder` (member e at index e)."""
@@ -123,16 +127,24 @@ class TrainedEncoders:
             **{f"state.{k}": np.asarray(v) for k, v in self.state.items()},
             "steps": self.steps,
             "test_loss": self.test_loss,
+            "train_seconds": np.asarray(self.train_seconds),
         }
 
     @classmethod
     def from_arrays(cls, training: EncoderTraining, arrays: Mapping[str, np.ndarray]):
         state = {k[len("state.") :]: v for k, v in arrays.items() if k.startswith("state.")}
-        return cls(training, state, np.asarray(arrays["steps"]), np.asarray(arrays["test_loss"]))
+        seconds = float(arrays.get("train_seconds", math.nan))
+        return cls(training, state, np.asarray(arrays["steps"]), np.asarray(arrays["test_loss"]),
+                   seconds)  # fmt: skip
 
 
 def _train(
-    training: EncoderTraining, config: TrainConfig, checkpoint_dir, progress: bool, initial=None
+    training: EncoderTraining,
+    config: TrainConfig,
+    checkpoint_dir,
+    progress: bool,
+    initial=None,
+    deadline: float | None = None,
 ) -> TrainedEncoders:
     """`numerics.trainer.train` on ``training``'s members with ``config``, resumable from
     ``checkpoint_dir/checkpoint.pt`` when a folder is given."""
@@ -140,10 +152,11 @@ def _train(
     result = train(
         training.model_config(), training.tasks(), config, initial=initial,
         checkpoint_path=folder / "checkpoint.pt" if folder else None, resume=folder is not None,
-        progress=progress, progress_position=1,
+        progress=progress, progress_position=1, deadline=deadline,
     )  # fmt: skip
     state = {k: v.detach().cpu().numpy() for k, v in result.model.state_dict().items()}
-    return TrainedEncoders(training, state, result.history.steps, result.history.test_loss)
+    history = result.history
+    return TrainedEncoders(training, state, history.steps, history.test_loss, history.seconds)
 
 
 def train_encoders(
@@ -152,10 +165,12 @@ def train_encoders(
     checkpoint_dir: str | Path | None = None,
     progress: bool = False,
     workers: int = 1,
+    deadline: float | None = None,
 ) -> TrainedEncoders:
     """Train the encoders of ``training`` (or resume them from ``checkpoint_dir``, whose
     ``checkpoint.pt`` the trainer writes every ``checkpoint_every`` steps); ``workers``
-    processes train slices of the members side by side (the same result).
+    processes train slices of the members side by side (the same result). ``deadline``: see
+    `numerics.train`.
 
     >>> t = EncoderTraining(d=4, s=2, n=6, q=2, d_hid=8, heads=2, layers=2, sigmas=(0.1,),
     ...                     lr=1e-3, steps=20, batch=8, log_every=10, validation_batch=16)
@@ -164,7 +179,7 @@ def train_encoders(
     ((2, 1), (1, 2, 2))
     """
     config = dataclasses.replace(training.train_config(device), workers=workers)
-    return _train(training, config, checkpoint_dir, progress)
+    return _train(training, config, checkpoint_dir, progress, deadline=deadline)
 
 
 def pruned_heads(weights: np.ndarray) -> np.ndarray:
@@ -190,6 +205,7 @@ def fine_tune_pruned(
     device: str = "cpu",
     checkpoint_dir: str | Path | None = None,
     progress: bool = False,
+    deadline: float | None = None,
 ) -> TrainedEncoders:
     """Prune ``trained`` to the heads ``kept`` (E, layers, h) (`pruned_heads`) and train on for
     ``steps`` Adam steps with its recipe (a fresh optimizer; the paper: 60k steps, §2.4).
@@ -213,4 +229,4 @@ def fine_tune_pruned(
     initial["kept"] = torch.from_numpy(kept)
     config = training.train_config(device, steps=steps)
     config = dataclasses.replace(config, seed=config.seed + 1_000_003)
-    return _train(training, config, checkpoint_dir, progress, initial)
+    return _train(training, config, checkpoint_dir, progress, initial, deadline)

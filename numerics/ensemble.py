@@ -7,13 +7,11 @@ One online training of E one-layer attention models (`numerics.models.MultiHeadA
 members padded to the largest H) and init seed ``seed + e``. The members share one data stream
 (``data_streams="shared"``: one generator draws every member's independent prompts, about 1.5x
 faster on the CPU than one per member). The history logs omega_h, mu_h and the validation loss
-of every member every ``log_every`` steps, and (`_CircuitRecorder`) the full KQ and OV circuits
-at the same steps.
+of every member every ``log_every`` steps, and the full KQ and OV circuits at the same steps.
 
-A training is resumable: given a checkpoint folder, the trainer writes its checkpoint there every
-``checkpoint_every`` steps and the circuit history beside it at the same steps; a killed run
-resumes from both (a logged step whose circuits were lost in a kill right after a checkpoint
-holds NaN). `TrainedEnsemble.arrays` / `TrainedEnsemble.from_arrays` turn the result into plain
+A training is resumable: given a checkpoint folder, the trainer writes its checkpoint (histories
+included) there every ``checkpoint_every`` steps, and at a deadline; a killed or stopped run
+resumes from it. `TrainedEnsemble.arrays` / `TrainedEnsemble.from_arrays` turn the result into plain
 numpy arrays and back, so a caller can store it.
 
 Read-outs of the trained members: `member_kinds` (single-head, paired, trapped), `representative`
@@ -24,9 +22,8 @@ than the training L (Figure 4, §HE-5.1-LENGTH), all on the same nested prompts.
 
 from __future__ import annotations
 
-import io
+import math
 import numbers
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +44,6 @@ from icl_verify.numerics.trainer import (
 )
 
 from icl_verify import MAX_PROMPT_LENGTH
-from icl_verify._files import write_atomic
 from icl_verify.covariance import check_rho
 from icl_verify.heads import head_types
 
@@ -120,6 +116,8 @@ class TrainedEnsemble:
         steps: (n,) logged steps; test_loss: (n, E) validation loss;
         omega, mu: (n, E, H) effective head scales (`numerics.circuits.omega_mu`).
         KQ_history, OV_history: (n, E, H, D, D) circuits at the logged steps (float32 stored).
+        train_seconds: wall-clock seconds the training took (all its resumed parts; NaN when
+            it was stored before this was recorded).
     """
 
     d: int
@@ -134,6 +132,7 @@ class TrainedEnsemble:
     mu: np.ndarray
     KQ_history: np.ndarray
     OV_history: np.ndarray
+    train_seconds: float = math.nan
     rho: float = 0.0
     supports: tuple[tuple[int, ...], ...] = ()
 
@@ -205,6 +204,7 @@ class TrainedEnsemble:
             "mu": self.mu,
             "KQ_history": self.KQ_history,
             "OV_history": self.OV_history,
+            "train_seconds": np.asarray(self.train_seconds),
         }
 
     @classmethod
@@ -225,6 +225,7 @@ class TrainedEnsemble:
             mu=np.asarray(arrays["mu"]),
             KQ_history=np.asarray(arrays["KQ_history"]),
             OV_history=np.asarray(arrays["OV_history"]),
+            train_seconds=float(arrays.get("train_seconds", math.nan)),
             rho=float(training.rho),
             supports=training.supports,
         )
@@ -248,77 +249,20 @@ def _model_config(
     )
 
 
-class _CircuitRecorder:
-    """Keeps KQ and OV (float32) at the logged steps; saved to ``path`` at every checkpoint."""
-
-    def __init__(self, path: Path | None, log_every: int, checkpoint_every: int, last: int) -> None:
-        self.path, self.log_every = path, log_every
-        self.checkpoint_every, self.last = checkpoint_every, last
-        self.steps: list[int] = []
-        self.KQ: list[np.ndarray] = []
-        self.OV: list[np.ndarray] = []
-        self.loaded = False
-
-    def _load(self) -> None:
-        """The stored history, read at the first call, after the trainer read its checkpoint.
-
-        The history is saved before each checkpoint (the trainer calls back first), so
-        what is read here is at least as new as the checkpoint resumed from, even while
-        another process trains the same configuration into the same folder; a step
-        recorded twice holds the same numbers. A damaged file is reported and dropped.
-        """
-        self.loaded = True
-        if self.path is None or not self.path.exists():
-            return
-        try:
-            with np.load(self.path) as stored:
-                steps, KQ, OV = stored["steps"].tolist(), list(stored["KQ"]), list(stored["OV"])
-        except Exception as error:  # any failure to read it whole: the file is damaged
-            print(
-                f"icl-verify: warning: circuit history {str(self.path)!r} is damaged "
-                f"({type(error).__name__}); its steps before the resumed one are lost (NaN)",
-                file=sys.stderr,
-            )
-            return
-        self.steps, self.KQ, self.OV = steps, KQ, OV
-
-    def __call__(self, step: int, model: MultiHeadAttention) -> None:
-        if not self.loaded:
-            self._load()
-        if step % self.log_every == 0 or step == self.last:
-            with torch.no_grad():
-                self.steps.append(step)
-                self.KQ.append(model.KQ.detach().float().cpu().numpy())
-                self.OV.append(model.OV.detach().float().cpu().numpy())
-        if self.path is not None and self.checkpoint_every and step % self.checkpoint_every == 0:
-            buffer = io.BytesIO()
-            np.savez(buffer, **self.arrays(self.steps))
-            write_atomic(self.path, buffer.getvalue())
-
-    def arrays(self, steps) -> dict[str, np.ndarray]:
-        """The history at ``steps`` (NaN where a step was not recorded)."""
-        where = {s: k for k, s in enumerate(self.steps)}
-        shape = self.KQ[0].shape
-        blank = np.full(shape, np.nan, dtype=np.float32)
-        return {
-            "steps": np.asarray(steps, dtype=np.int64),
-            "KQ": np.stack([self.KQ[where[s]] if s in where else blank for s in steps]),
-            "OV": np.stack([self.OV[where[s]] if s in where else blank for s in steps]),
-        }
-
-
 def train_ensemble(
     training: EnsembleTraining,
     device: str = "cpu",
     checkpoint_dir: str | Path | None = None,
     progress: bool = False,
+    deadline: float | None = None,
 ) -> TrainedEnsemble:
     """Train the ensemble of ``training`` (or resume it from ``checkpoint_dir``).
 
-    With ``checkpoint_dir`` the trainer's checkpoint (``checkpoint.pt``) and the circuit
-    history (``circuits.npz``) are written there every ``checkpoint_every`` steps, and a
-    later call with the same folder resumes from them: the result equals an uninterrupted
-    run's, bit for bit on the CPU. ``progress`` shows a nested progress bar (line 1).
+    With ``checkpoint_dir`` the trainer's checkpoint (``checkpoint.pt``, the circuit history
+    included) is written there every ``checkpoint_every`` steps, and a later call with the same
+    folder resumes from it: the result equals an uninterrupted run's, bit for bit on the CPU.
+    ``progress`` shows a nested progress bar (line 1). ``deadline``: see `numerics.train`
+    (`TrainingStopped` after the checkpoint of the step reached).
 
     >>> training = EnsembleTraining(d=2, L=8, sigma2=0.1, heads=(1, 2), lr=3e-3, steps=20,
     ...     batch=16, seed=0, log_every=10, checkpoint_every=10, validation_batch=64)
@@ -341,26 +285,13 @@ def train_ensemble(
         checkpoint_every=training.checkpoint_every,
         data_streams="shared",
     )
-    task = training.task()
     folder = Path(checkpoint_dir) if checkpoint_dir is not None else None
-    recorder = _CircuitRecorder(
-        folder / "circuits.npz" if folder else None,
-        config.log_every,
-        config.checkpoint_every,
-        config.steps,
-    )
     result = train(
-        model_config,
-        task,
-        config,
-        checkpoint_path=folder / "checkpoint.pt" if folder else None,
-        resume=folder is not None,
-        callback=recorder,
-        progress=progress,
-        progress_position=1,
-    )
+        model_config, training.task(), config,
+        checkpoint_path=folder / "checkpoint.pt" if folder else None, resume=folder is not None,
+        progress=progress, progress_position=1, deadline=deadline,
+    )  # fmt: skip
     history = result.history
-    circuits = recorder.arrays(history.steps)
     return TrainedEnsemble(
         d=training.d,
         L=training.L,
@@ -375,8 +306,9 @@ def train_ensemble(
         test_loss=history.test_loss,
         omega=history.omega,
         mu=history.mu,
-        KQ_history=circuits["KQ"],
-        OV_history=circuits["OV"],
+        KQ_history=history.KQ,
+        OV_history=history.OV,
+        train_seconds=history.seconds,
         rho=float(training.rho),
         supports=training.supports,
     )

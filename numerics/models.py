@@ -236,13 +236,15 @@ class MultiHeadAttention(nn.Module):
             raise ValueError(f"seeds must hold {config.ensemble} integers, got {len(seeds)}")
         self.config = config
         attention = config.attention
-        # member groups sharing one attention: (kind, f, members); f of a normalised activation
-        # (5.2), None for softmax and linear; members None = all
+        # member groups sharing one attention: (kind, f, name of the buffer of their member
+        # indices, on the model's device so that indexing copies nothing from the host); f of a
+        # normalised activation (5.2), None for softmax and linear; one group: no buffer
         if isinstance(attention, tuple):
-            self._groups = [
-                (*_attention_kind(spec), [e for e, a in enumerate(attention) if a == spec])
-                for spec in dict.fromkeys(attention)
-            ]
+            self._groups = []
+            for g, spec in enumerate(dict.fromkeys(attention)):
+                members = [e for e, a in enumerate(attention) if a == spec]
+                self.register_buffer(f"_group{g}", torch.tensor(members), persistent=False)
+                self._groups.append((*_attention_kind(spec), f"_group{g}"))
         else:
             self._groups = [(*_attention_kind(attention), None)]
         E, H, D = config.ensemble, config.max_heads, config.d_embed
@@ -320,7 +322,8 @@ class MultiHeadAttention(nn.Module):
             kind, f, _ = self._groups[0]
             return self._normalised(kind, f, scores, keep)
         weights = torch.empty_like(scores)  # (E, B, H, ..., keys)
-        for kind, f, members in self._groups:
+        for kind, f, group in self._groups:
+            members = getattr(self, group)  # (members,) indices on the device
             weights[members] = self._normalised(kind, f, scores[members], keep)
         return weights
 

@@ -34,6 +34,7 @@ of seconds per run.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import io
@@ -42,8 +43,10 @@ import multiprocessing
 import numbers
 import os
 import pickle
+import re
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -54,9 +57,9 @@ import torch
 from icl_verify.numerics.circuits import omega_mu
 from icl_verify.numerics.data import (
     embed,
-    sample_linear_regression,
-    sample_multitask_regression,
-    sample_sparse_regression,
+    linear_regression_sampler,
+    multitask_regression_sampler,
+    sparse_regression_sampler,
 )
 from icl_verify.numerics.encoder import Encoder, EncoderConfig, encoder_tokens
 from icl_verify.numerics.models import AttentionConfig, MultiHeadAttention
@@ -72,13 +75,21 @@ __all__ = [
     "TrainHistory",
     "TrainResult",
     "TrainingDivergedError",
+    "TrainingStopped",
     "train",
     "resolve_device",
 ]
 
 
 # ---------------------------------------------------------------------------------------------
-# tasks: what a member is trained on
+# tasks: what a member is trained on; ``task.sampler(device, dtype)`` draws its prompts
+
+Sampler = Callable[[int, torch.Generator], tuple[torch.Tensor, torch.Tensor]]
+
+
+def _embedded(prompts) -> tuple[torch.Tensor, torch.Tensor]:
+    """The prompt matrices (2.1) of a batch of prompts and their query labels."""
+    return embed(prompts), prompts.y_query
 
 
 @dataclass(frozen=True)
@@ -94,21 +105,13 @@ class LinearRegressionTask:
     def n_labels(self) -> int:
         return 1
 
-    def sample(
-        self, batch: int, generator: torch.Generator, device: torch.device, dtype: torch.dtype
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Prompt matrices (batch, d+1, L+1) and query labels (batch,)."""
-        prompts = sample_linear_regression(
-            batch,
-            self.d,
-            self.L,
-            self.sigma2,
-            generator=generator,
-            device=device,
-            dtype=dtype,
-            covariance=self.covariance,
+    def sampler(self, device: torch.device, dtype: torch.dtype) -> Sampler:
+        """``draw(batch, generator)``: prompt matrices (batch, d+1, L+1) and query labels
+        (batch,), with no host synchronisation (`numerics.data.linear_regression_sampler`)."""
+        draw = linear_regression_sampler(
+            self.d, self.L, self.sigma2, device=device, dtype=dtype, covariance=self.covariance
         )
-        return embed(prompts), prompts.y_query
+        return lambda batch, generator: _embedded(draw(batch, generator))
 
     def predict(self, model: MultiHeadAttention, Z: torch.Tensor) -> torch.Tensor:
         return model(Z)
@@ -127,21 +130,14 @@ class MultiTaskRegressionTask:
     def n_labels(self) -> int:
         return len(self.supports)
 
-    def sample(
-        self, batch: int, generator: torch.Generator, device: torch.device, dtype: torch.dtype
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Prompt matrices (batch, d+K, L+1) and query labels (batch, K)."""
-        prompts = sample_multitask_regression(
-            batch,
-            self.d,
-            self.L,
-            self.supports,
-            generator=generator,
-            relative_noise=self.relative_noise,
-            device=device,
+    def sampler(self, device: torch.device, dtype: torch.dtype) -> Sampler:
+        """``draw(batch, generator)``: prompt matrices (batch, d+K, L+1) and query labels
+        (batch, K), with no host synchronisation."""
+        draw = multitask_regression_sampler(
+            self.d, self.L, self.supports, relative_noise=self.relative_noise, device=device,
             dtype=dtype,
-        )
-        return embed(prompts), prompts.y_query
+        )  # fmt: skip
+        return lambda batch, generator: _embedded(draw(batch, generator))
 
     def predict(self, model: MultiHeadAttention, Z: torch.Tensor) -> torch.Tensor:
         return model(Z)
@@ -159,15 +155,18 @@ class SparseRegressionTask:
     s: int = 4  # support size of w*
     sigma: float = 0.1  # label-noise standard deviation
 
-    def sample(
-        self, batch: int, generator: torch.Generator, device: torch.device, dtype: torch.dtype
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Tokens (batch, n + q, d + 1) and query labels (batch, q)."""
-        prompts = sample_sparse_regression(
-            batch, self.d, self.n, self.s, self.sigma, q=self.q, generator=generator,
-            device=device, dtype=dtype,
-        )  # fmt: skip
-        return encoder_tokens(prompts), prompts.y_query
+    def sampler(self, device: torch.device, dtype: torch.dtype) -> Sampler:
+        """``draw(batch, generator)``: tokens (batch, n + q, d + 1) and query labels (batch, q),
+        with no host synchronisation."""
+        draw = sparse_regression_sampler(
+            self.d, self.n, self.s, self.sigma, q=self.q, device=device, dtype=dtype
+        )
+
+        def tokens(batch: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+            prompts = draw(batch, generator)
+            return encoder_tokens(prompts), prompts.y_query
+
+        return tokens
 
     def predict(self, model: Encoder, Z: torch.Tensor) -> torch.Tensor:
         return model(Z, self.n)
@@ -175,6 +174,7 @@ class SparseRegressionTask:
 
 Task = LinearRegressionTask | MultiTaskRegressionTask | SparseRegressionTask
 ModelConfig = AttentionConfig | EncoderConfig
+DEVICE_PATTERN = re.compile(r"auto|cpu|cuda(:\d+)?")  # the devices a TrainConfig names
 
 
 # ---------------------------------------------------------------------------------------------
@@ -194,7 +194,7 @@ class TrainConfig:
     seed: int = 0  # member e: init seed seed + e, its own data stream derived from it
     validation_batch: int = 4096  # fixed validation prompts per member
     validation_seed: int = 12345  # same validation prompts for members with the same task
-    device: str = "auto"  # "auto" (CUDA when present) | "cpu" | "cuda"
+    device: str = "auto"  # "auto" (CUDA when present) | "cpu" | "cuda" | "cuda:N"
     dtype: str = "float32"  # "float32" | "float64"
     log_every: int = 100  # history every this many steps (and at the last step)
     checkpoint_every: int = 0  # checkpoint every this many steps; 0 = only at the end
@@ -207,15 +207,20 @@ class TrainConfig:
     # presets' ensembles draw shared streams and record circuits through a callback, and the
     # claims themselves already run one per core.
     workers: int = field(default=1, repr=False)
+    # On CUDA: capture the whole step (sampling, forward, backward, Adam) once as a CUDA graph
+    # and replay it; False runs the same step as plain launches (the fallback). Both give the
+    # same numbers, so it is not part of a checkpoint's fingerprint (repr=False).
+    cuda_graph: bool = field(default=True, repr=False)
 
     def __post_init__(self) -> None:
         for name in ("batch", "steps", "validation_batch", "log_every", "workers"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
                 raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        if not isinstance(self.device, str) or not DEVICE_PATTERN.fullmatch(self.device):
+            raise ValueError(f"device must be auto, cpu, cuda or cuda:N, got {self.device!r}")
         for name, allowed in (
             ("optimizer", ("adam", "adamw", "sgd")),
-            ("device", ("auto", "cpu", "cuda")),
             ("dtype", ("float32", "float64")),
             ("data_streams", ("member", "shared")),
         ):
@@ -245,6 +250,9 @@ class TrainHistory:
         test_loss: (n, E) loss on the member's fixed validation prompts.
         omega, mu: (n, E, H) effective head scales (`numerics.circuits.omega_mu`; single-label
             tasks; NaN for multi-task models, whose heads have K output weights).
+        KQ, OV: (n, E, H, D, D) the circuits of one-layer attention (float32); (n, E, 0, 0, 0)
+            for the encoder.
+        seconds: wall-clock seconds spent training, summed over every resumed part of the run.
     """
 
     steps: np.ndarray
@@ -252,6 +260,9 @@ class TrainHistory:
     test_loss: np.ndarray
     omega: np.ndarray
     mu: np.ndarray
+    KQ: np.ndarray
+    OV: np.ndarray
+    seconds: float
 
 
 @dataclass(frozen=True)
@@ -266,16 +277,34 @@ class TrainingDivergedError(RuntimeError):
     """The training loss became NaN or infinite."""
 
 
+class TrainingStopped(RuntimeError):
+    """Training reached its deadline; the checkpoint of the last step taken was written, and a
+    run with ``resume=True`` continues from it."""
+
+    def __init__(self, message: str, step: int) -> None:
+        super().__init__(message)
+        self.step = step
+
+
 def resolve_device(device: str) -> torch.device:
-    """``"auto"`` -> CUDA when present, else CPU.
+    """``"auto"`` -> CUDA when present, else CPU; ``"cuda:N"`` the N-th card.
 
     >>> resolve_device("cpu")
     device(type='cpu')
     """
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if device == "cuda" and not torch.cuda.is_available():
-        raise ValueError("device must be 'auto' or 'cpu' on a machine without CUDA, got 'cuda'")
+    if device.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise ValueError(
+                f"device must be 'auto' or 'cpu' on a machine without CUDA, got {device!r}"
+            )
+        index, count = int(device.partition(":")[2] or 0), torch.cuda.device_count()
+        if index >= count:
+            raise ValueError(
+                f"device must be 'auto', 'cpu' or cuda:N with N < {count} (CUDA devices here), "
+                f"got {device!r}"
+            )
     return torch.device(device)
 
 
@@ -288,16 +317,20 @@ def _stream_seed(*words: int) -> int:
     return int(np.random.SeedSequence(list(words)).generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
-def _optimizer(model: torch.nn.Module, config: TrainConfig) -> torch.optim.Optimizer:
-    if config.optimizer == "adam":
-        return torch.optim.Adam(
-            model.parameters(), lr=config.lr, betas=config.betas, weight_decay=config.weight_decay
-        )
-    if config.optimizer == "adamw":
-        return torch.optim.AdamW(
-            model.parameters(), lr=config.lr, betas=config.betas, weight_decay=config.weight_decay
-        )
-    return torch.optim.SGD(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+def _optimizer(
+    model: torch.nn.Module, config: TrainConfig, device: torch.device
+) -> torch.optim.Optimizer:
+    """The optimizer of ``config``. On CUDA, Adam and AdamW are the fused kernels, whose step
+    count lives on the device (graph-capturable, one launch per step instead of a dozen); the
+    plain and the graph path use the same one, so they compute the same numbers."""
+    if config.optimizer == "sgd":
+        return torch.optim.SGD(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    adam = torch.optim.Adam if config.optimizer == "adam" else torch.optim.AdamW
+    fused = {"fused": True} if device.type == "cuda" else {}
+    return adam(
+        model.parameters(), lr=config.lr, betas=config.betas, weight_decay=config.weight_decay,
+        **fused,
+    )  # fmt: skip
 
 
 def _callable_name(f: Callable) -> str:
@@ -363,22 +396,30 @@ def _logged_heads(model_config: ModelConfig) -> int | None:
     return model_config.max_heads if isinstance(model_config, AttentionConfig) else None
 
 
+# What a checkpoint holds; FORMAT changes when its layout does (2: circuits and seconds in it).
 _CHECKPOINT_KEYS = frozenset(
-    ("fingerprint", "step", "model", "optimizer", "generators", "records", "train_loss_sum")
-)
+    ("format", "fingerprint", "step", "seconds", "model", "optimizer", "generators", "records",
+     "train_loss_sum")
+)  # fmt: skip
+CHECKPOINT_FORMAT = 2
+RECORD_KEYS = ("steps", "train", "test", "omega", "mu", "KQ", "OV")
+GRAPH_WARMUP_STEPS = 3  # plain steps before the capture (allocator, Adam state, cuBLAS handles)
 
 
 def _load_checkpoint(path: Path, device: torch.device) -> dict | None:
     """The checkpoint at `path`; None when there is none, or when it cannot be read whole.
 
-    A damaged checkpoint (truncated, garbage, not a checkpoint of this trainer) is reported
-    in one line on stderr, and training starts over from step 0 (it overwrites the file at
-    its first checkpoint).
+    A damaged checkpoint (truncated, garbage, not a checkpoint of this trainer, or one of an
+    older layout) is reported in one line on stderr, and training starts over from step 0 (it
+    overwrites the file at its first checkpoint).
     """
     try:
         state = torch.load(path, map_location=device, weights_only=False)
         if not isinstance(state, dict) or not _CHECKPOINT_KEYS <= state.keys():
             raise ValueError("not a checkpoint of this trainer")
+        if state["format"] != CHECKPOINT_FORMAT:
+            raise ValueError(f"checkpoint format {state['format']}, this trainer reads "
+                             f"{CHECKPOINT_FORMAT}")  # fmt: skip
     except FileNotFoundError:
         return None
     except Exception as error:  # any failure to load it: the file is damaged
@@ -398,6 +439,30 @@ def _save_atomically(state: dict, path: Path) -> None:
     write_atomic(path, buffer.getvalue())
 
 
+def _captured(step: Callable[[], None], generators: list[torch.Generator], stream):
+    """``step`` captured as a CUDA graph on ``stream`` (its random draws from ``generators``,
+    registered so that every replay advances them as a plain step would); None, with a one-line
+    warning, when it cannot be captured: the caller then goes on with plain launches.
+
+    Capturing runs no kernel, so a failed capture changes no weight, moment or generator.
+    """
+    graph = torch.cuda.CUDAGraph()
+    try:
+        for generator in generators:
+            graph.register_generator_state(generator)
+        with torch.cuda.graph(graph, stream=stream):
+            step()
+    except Exception as error:  # any failure: the plain path computes the same numbers
+        reason = " ".join(f"{type(error).__name__}: {error}".split())[:200]
+        print(
+            f"icl-verify: warning: the training step could not be captured as a CUDA graph "
+            f"({reason}); training on with plain launches",
+            file=sys.stderr,
+        )
+        return None
+    return graph
+
+
 def train(
     model_config: ModelConfig,
     task: Task | Sequence[Task],
@@ -409,6 +474,7 @@ def train(
     progress: bool = True,
     progress_position: int = 0,
     initial: dict[str, torch.Tensor] | None = None,
+    deadline: float | None = None,
 ) -> TrainResult:
     """Train E = ``model_config.ensemble`` members online on fresh prompts; see the module doc.
 
@@ -419,12 +485,19 @@ def train(
     top-level bar, >= 1 for a bar nested under an outer one (cleared when training ends).
     ``initial`` (a ``state_dict`` of ``model_config``'s model) replaces the seeded init: a
     fine-tuning run (e.g. of a pruned encoder, whose head mask is part of its state).
+    ``deadline`` (a `time.time()` value): at the first step boundary past it, the checkpoint of
+    that step is written and `TrainingStopped` raised; ``resume=True`` continues from there.
+
+    On CUDA the step (sampling, forward, backward, fused Adam, the bookkeeping on the device)
+    runs as plain launches for `GRAPH_WARMUP_STEPS` steps, is then captured once as a CUDA graph
+    and replayed (``config.cuda_graph``); the host waits for the device only at the logged and
+    checkpointed steps.
 
     >>> result = train(AttentionConfig(d=2, heads=2, ensemble=3), LinearRegressionTask(2, 8, 0.1),
     ...                TrainConfig(steps=20, batch=16, log_every=10, validation_batch=64),
     ...                progress=False)
-    >>> result.history.test_loss.shape, result.history.omega.shape
-    ((2, 3), (2, 3, 2))
+    >>> result.history.test_loss.shape, result.history.omega.shape, result.history.KQ.shape
+    ((2, 3), (2, 3, 2), (2, 3, 2, 3, 3))
     >>> result = train(EncoderConfig(d=4, d_hid=8, heads=2, layers=2, ensemble=2),
     ...                SparseRegressionTask(d=4, n=6, q=2, s=2, sigma=0.1),
     ...                TrainConfig(steps=20, batch=16, log_every=10, validation_batch=64),
@@ -453,14 +526,16 @@ def train(
             raise ValueError("initial must be None when workers > 1 (fine-tune in one process)")
         if min(config.workers, E) > 1:
             return _train_in_workers(
-                model_config, tasks, config, checkpoint_path, resume, progress, progress_position
-            )
+                model_config, tasks, config, checkpoint_path, resume, progress, progress_position,
+                deadline,
+            )  # fmt: skip
 
     seeds = [config.seed + e for e in range(E)]
     model = model_config.build(seeds).to(device=device, dtype=dtype)
     if initial is not None:
         model.load_state_dict(initial)
-    optimizer = _optimizer(model, config)
+    optimizer = _optimizer(model, config, device)
+    samplers = [t.sampler(device, dtype) for t in tasks]
     if config.data_streams == "member":
         generators = [torch.Generator(device).manual_seed(_stream_seed(s, 1)) for s in seeds]
     else:
@@ -468,9 +543,9 @@ def train(
 
     def draw(batch: int, gens: list[torch.Generator]) -> tuple[torch.Tensor, torch.Tensor]:
         if len(gens) == 1 and E > 1:  # shared stream: one call for all members
-            Z, target = tasks[0].sample(batch * E, gens[0], device, dtype)
+            Z, target = samplers[0](batch * E, gens[0])
             return Z.unflatten(0, (E, batch)), target.unflatten(0, (E, batch))
-        pairs = [t.sample(batch, g, device, dtype) for t, g in zip(tasks, gens, strict=True)]
+        pairs = [sample(batch, g) for sample, g in zip(samplers, gens, strict=True)]
         return torch.stack([p[0] for p in pairs]), torch.stack([p[1] for p in pairs])
 
     validation_generators = [
@@ -485,8 +560,9 @@ def train(
     loss_fn = torch.compile(member_losses) if config.compile else member_losses
 
     fingerprint = _fingerprint(model_config, tasks, config, initial)
-    records: dict[str, list] = {k: [] for k in ("steps", "train", "test", "omega", "mu")}
-    start, train_loss_sum, last_good = 0, torch.zeros(E, dtype=torch.float64, device=device), None
+    records: dict[str, list] = {k: [] for k in RECORD_KEYS}
+    start, last_good, seconds_before = 0, None, 0.0
+    train_loss_sum = torch.zeros(E, dtype=torch.float64, device=device)  # (E,) since last record
     state = _load_checkpoint(checkpoint_path, device) if resume else None
     if state is not None:
         if state["fingerprint"] != fingerprint:
@@ -498,13 +574,37 @@ def train(
         for g, s in zip(generators, state["generators"], strict=True):
             g.set_state(s)
         records, start, last_good = state["records"], state["step"], state["step"]
-        train_loss_sum = state["train_loss_sum"].to(device)
+        seconds_before = state["seconds"]
+        train_loss_sum.copy_(state["train_loss_sum"])
+    steps_taken = torch.full((), start, dtype=torch.int64, device=device)  # on the device
+    first_bad = torch.full((), -1, dtype=torch.int64, device=device)  # first non-finite step
+
+    def one_step() -> None:
+        """One optimizer step on fresh prompts: kernel launches only, no host synchronisation
+        (the same function runs plain and is captured as the CUDA graph)."""
+        optimizer.zero_grad(set_to_none=True)
+        Z, target = draw(config.batch, generators)  # (E, B, D, T), (E, B)
+        losses = loss_fn(Z, target)  # (E,)
+        losses.sum().backward()  # sum of member means: each member gets its solo gradient
+        optimizer.step()
+        losses = losses.detach()
+        steps_taken.add_(1)
+        bad = ~torch.isfinite(losses).all() & (first_bad < 0)
+        first_bad.copy_(torch.where(bad, steps_taken, first_bad))
+        train_loss_sum.add_(losses.double())
+
+    clock = time.perf_counter()
+
+    def seconds() -> float:  # training time of the whole run so far
+        return seconds_before + time.perf_counter() - clock
 
     def checkpoint(step: int) -> None:
         _save_atomically(
             {
+                "format": CHECKPOINT_FORMAT,
                 "fingerprint": fingerprint,
                 "step": step,
+                "seconds": seconds(),
                 "model": model.state_dict(),
                 "optimizer": optimizer.state_dict(),
                 "generators": [g.get_state() for g in generators],
@@ -513,8 +613,6 @@ def train(
             },
             checkpoint_path,
         )
-
-    first_bad = torch.full((), -1, dtype=torch.int64, device=device)  # first non-finite step
 
     def check_finite() -> None:
         bad = int(first_bad.item())
@@ -526,63 +624,99 @@ def train(
             )
             raise TrainingDivergedError(f"training loss became NaN or inf at step {bad}; {kept}")
 
+    def log(step: int) -> None:
+        check_finite()
+        with torch.no_grad():
+            test = member_losses(Z_val, y_val)
+            if _logged_heads(model_config) is None:
+                omega = mu = torch.zeros(E, 0)
+                KQ = OV = torch.zeros(E, 0, 0, 0)
+            else:
+                KQ, OV = model.KQ, model.OV  # (E, H, D, D)
+                omega, mu = omega_mu(KQ, OV, model_config.d)
+                if model_config.n_labels > 1:
+                    omega, mu = torch.full_like(omega, math.nan), torch.full_like(mu, math.nan)
+        steps_in_record = step - (records["steps"][-1] if records["steps"] else 0)
+        records["steps"].append(step)
+        records["train"].append((train_loss_sum / steps_in_record).cpu().tolist())
+        records["test"].append(test.double().cpu().tolist())
+        records["omega"].append(omega.double().cpu().tolist())
+        records["mu"].append(mu.double().cpu().tolist())
+        records["KQ"].append(KQ.float().cpu().numpy())
+        records["OV"].append(OV.float().cpu().numpy())
+        train_loss_sum.zero_()
+        bar.set_postfix(test_loss=f"{test.mean().item():.4f}")
+
+    capture_after = None
+    stream = None
+    if device.type == "cuda":
+        stream = torch.cuda.Stream(device)  # the whole loop runs here (capture needs a side stream)
+        stream.wait_stream(torch.cuda.current_stream(device))
+        if config.cuda_graph:
+            capture_after = start + GRAPH_WARMUP_STEPS
+    graph = None
     bar = tqdm(
         total=config.steps, initial=start, disable=not progress, desc="train",
         position=progress_position, leave=progress_position == 0,
     )  # fmt: skip
-    for step in range(start + 1, config.steps + 1):
-        Z, target = draw(config.batch, generators)  # (E, B, D, T), (E, B)
-        losses = loss_fn(Z, target)  # (E,)
-        optimizer.zero_grad(set_to_none=True)
-        losses.sum().backward()  # sum of member means: each member gets its solo gradient
-        optimizer.step()
-        bad_now = ~torch.isfinite(losses.detach()).all() & (first_bad < 0)
-        first_bad = torch.where(bad_now, torch.tensor(step, device=device), first_bad)
-        train_loss_sum += losses.detach().double()
-
-        if step % config.log_every == 0 or step == config.steps:
-            check_finite()
-            with torch.no_grad():
-                test = member_losses(Z_val, y_val)
-                if _logged_heads(model_config) is None:
-                    omega = mu = torch.zeros(E, 0)
-                else:
-                    omega, mu = omega_mu(model.KQ, model.OV, model_config.d)
-                    if model_config.n_labels > 1:
-                        omega, mu = torch.full_like(omega, math.nan), torch.full_like(mu, math.nan)
-            steps_in_record = step - (records["steps"][-1] if records["steps"] else 0)
-            records["steps"].append(step)
-            records["train"].append((train_loss_sum / steps_in_record).cpu().tolist())
-            records["test"].append(test.double().cpu().tolist())
-            records["omega"].append(omega.double().cpu().tolist())
-            records["mu"].append(mu.double().cpu().tolist())
-            train_loss_sum.zero_()
-            bar.set_postfix(test_loss=f"{test.mean().item():.4f}")
-        if callback is not None:  # before the checkpoint: what it saves is never older
-            callback(step, model)
-        if checkpoint_path is not None and (
-            step == config.steps
-            or (config.checkpoint_every and step % config.checkpoint_every == 0)
-        ):
-            check_finite()
-            checkpoint(step)
-            last_good = step
-        bar.update(1)
+    with torch.cuda.stream(stream) if stream is not None else contextlib.nullcontext():
+        for step in range(start + 1, config.steps + 1):
+            if graph is None:
+                one_step()
+            else:
+                graph.replay()
+            if step == capture_after and step < config.steps:
+                graph = _captured(one_step, generators, stream)
+            if step % config.log_every == 0 or step == config.steps:
+                log(step)
+            if callback is not None:  # before the checkpoint: what it saves is never older
+                callback(step, model)
+            if checkpoint_path is not None and (
+                step == config.steps
+                or (config.checkpoint_every and step % config.checkpoint_every == 0)
+            ):
+                check_finite()
+                checkpoint(step)
+                last_good = step
+            bar.update(1)
+            if deadline is not None and step < config.steps and time.time() >= deadline:
+                check_finite()
+                if checkpoint_path is not None and last_good != step:
+                    checkpoint(step)
+                bar.close()
+                kept = (
+                    f"checkpoint at {str(checkpoint_path)!r}; resume to continue"
+                    if checkpoint_path is not None
+                    else "no checkpoint path, so the steps are lost"
+                )
+                raise TrainingStopped(
+                    f"training stopped at its deadline after step {step} of {config.steps}; {kept}",
+                    step,
+                )
+    if stream is not None:
+        torch.cuda.current_stream(device).wait_stream(stream)
     bar.close()
     check_finite()
+    H = _logged_heads(model_config) or 0
+    return TrainResult(model=model, history=_history(records, E, H, seconds()))
 
-    return TrainResult(model=model, history=_history(records, E, _logged_heads(model_config) or 0))
 
-
-def _history(records: dict[str, list], E: int, H: int) -> TrainHistory:
+def _history(records: dict[str, list], E: int, H: int, seconds: float) -> TrainHistory:
     """The history of a run's (or a checkpoint's) records: lists of per-record member values."""
     n = len(records["steps"])
+    circuits = {
+        key: np.stack(records[key]) if n else np.zeros((0, E, 0, 0, 0), dtype=np.float32)
+        for key in ("KQ", "OV")
+    }
     return TrainHistory(
         steps=np.asarray(records["steps"], dtype=np.int64),
         train_loss=np.asarray(records["train"], dtype=np.float64).reshape(n, E),
         test_loss=np.asarray(records["test"], dtype=np.float64).reshape(n, E),
         omega=np.asarray(records["omega"], dtype=np.float64).reshape(n, E, H),
         mu=np.asarray(records["mu"], dtype=np.float64).reshape(n, E, H),
+        KQ=circuits["KQ"],
+        OV=circuits["OV"],
+        seconds=float(seconds),
     )
 
 
@@ -652,11 +786,20 @@ def _merge_states(parts: list[dict], fingerprint: str, H: int | None) -> dict:
             for per_part in zip(*(p["records"][key] for p in parts), strict=True)
         ]
 
+    def member_circuits(key: str) -> list[np.ndarray]:  # per record: (E, H, D, D), padded
+        return [
+            torch.cat([_pad_heads(torch.from_numpy(c), H) for c in per_part]).numpy()
+            for per_part in zip(*(p["records"][key] for p in parts), strict=True)
+        ]
+
     records = {"steps": first["records"]["steps"]}
     records.update({key: member_rows(key) for key in ("train", "test", "omega", "mu")})
+    records.update({key: member_circuits(key) for key in ("KQ", "OV")})
     return {
+        "format": CHECKPOINT_FORMAT,
         "fingerprint": fingerprint,
         "step": first["step"],
+        "seconds": max(part["seconds"] for part in parts),  # the slices train side by side
         "model": {k: cat([p["model"][k] for p in parts]) for k in first["model"]},
         "optimizer": {"state": optimizer_state, "param_groups": first["optimizer"]["param_groups"]},
         "generators": [g for p in parts for g in p["generators"]],
@@ -676,8 +819,10 @@ def _split_state(state: dict, lo: int, hi: int, H: int | None, fingerprint: str)
 
     records = state["records"]
     return {
+        "format": CHECKPOINT_FORMAT,
         "fingerprint": fingerprint,
         "step": state["step"],
+        "seconds": state["seconds"],
         "model": {k: cut(v) for k, v in state["model"].items()},
         "optimizer": {
             "state": {
@@ -691,6 +836,7 @@ def _split_state(state: dict, lo: int, hi: int, H: int | None, fingerprint: str)
             "steps": records["steps"],
             **{key: [r[lo:hi] for r in records[key]] for key in ("train", "test")},
             **{key: [[m[:H] for m in r[lo:hi]] for r in records[key]] for key in ("omega", "mu")},
+            **{key: [r[lo:hi, :H].copy() for r in records[key]] for key in ("KQ", "OV")},
         },
         "train_loss_sum": state["train_loss_sum"][lo:hi].clone(),
     }
@@ -712,6 +858,7 @@ def _train_part(
     path: Path,
     resume: bool,
     index: int,
+    deadline: float | None,
 ) -> None:
     """A worker process: train slice `index` on one torch thread, counting its steps in the
     shared counter the parent's progress bar reads; its checkpoint is its result."""
@@ -721,7 +868,7 @@ def _train_part(
         _steps_done[index] = step
 
     train(model_config, tasks, config, checkpoint_path=path, resume=resume, progress=False,
-          callback=count)  # fmt: skip
+          callback=count, deadline=deadline)  # fmt: skip
 
 
 def _train_in_workers(
@@ -732,6 +879,7 @@ def _train_in_workers(
     resume: bool,
     progress: bool,
     progress_position: int,
+    deadline: float | None,
 ) -> TrainResult:
     """`train` with the members in ``config.workers`` contiguous slices, one spawned process each.
 
@@ -778,7 +926,7 @@ def _train_in_workers(
             len(runs), mp_context=spawn, initializer=_share_steps_done, initargs=(steps_done,)
         ) as pool:
             futures = [
-                pool.submit(_train_part, *run, part, resume, i)
+                pool.submit(_train_part, *run, part, resume, i, deadline)
                 for i, (run, part) in enumerate(zip(runs, parts, strict=True))
             ]
             while True:
@@ -799,4 +947,4 @@ def _train_in_workers(
     model = model_config.build([config.seed + e for e in range(E)])
     model = model.to(device=device, dtype=getattr(torch, config.dtype))
     model.load_state_dict(state["model"])
-    return TrainResult(model=model, history=_history(state["records"], E, H or 0))
+    return TrainResult(model=model, history=_history(state["records"], E, H or 0, state["seconds"]))

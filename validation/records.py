@@ -13,7 +13,8 @@ A sweep (`icl-verify sweep`) stores one `ClaimRecord` per grid point of its one 
 
 Schema history: 1 - first version; 2 - typed claim parameters: `params` holds every
 field of the claim's parameter class as used, `overrides` the fields set by the user
-(--set, --config) that differ from the preset.
+(--set, --config) that differ from the preset. A run stopped at its budget (`run --budget`)
+adds an `unfinished` field (claim id -> why), absent from a finished run's file.
 """
 
 from __future__ import annotations
@@ -216,6 +217,9 @@ class RunRecord:
     environment: dict = field(default_factory=dict)
     claims: tuple[ClaimRecord, ...] = ()
     sweep: SweepSpec | None = None  # set for `icl-verify sweep` runs only
+    # claim id -> why it is not finished: a run stopped at its budget (`run --budget`); its
+    # trainings are checkpointed, so running the same run id again continues them
+    unfinished: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def start(cls, run_id: str, preset: str, seed: int, device: str) -> RunRecord:
@@ -223,7 +227,8 @@ class RunRecord:
 
     def with_claim(self, record: ClaimRecord) -> RunRecord:
         kept = tuple(c for c in self.claims if c.id != record.id)
-        return replace(self, claims=kept + (record,), finished=None)
+        unfinished = {k: v for k, v in self.unfinished.items() if k != record.id}
+        return replace(self, claims=kept + (record,), finished=None, unfinished=unfinished)
 
     def with_point(self, record: ClaimRecord) -> RunRecord:
         """This sweep's record with `record` added, replacing a point of the same parameters."""
@@ -240,6 +245,8 @@ class RunRecord:
         data = asdict(self)
         if self.sweep is None:  # a plain run's file is as it was before sweeps existed
             del data["sweep"]
+        if not self.unfinished:  # and a finished run's as before budgets existed
+            del data["unfinished"]
         return json.dumps(to_json(data), indent=1, allow_nan=True)
 
     @classmethod
@@ -309,9 +316,9 @@ _NUMBER = (int, float)
 _RUN_FIELDS = {
     "run_id": str, "preset": str, "seed": int, "device": str, "started": str,
     "finished": (str, type(None)), "schema_version": int, "environment": dict, "claims": list,
-    "sweep": (dict, type(None)),
+    "sweep": (dict, type(None)), "unfinished": dict,
 }  # fmt: skip
-_RUN_OPTIONAL = {"finished", "environment", "sweep"}
+_RUN_OPTIONAL = {"finished", "environment", "sweep", "unfinished"}
 _SWEEP_FIELDS = {"claim": str, "keys": list, "mode": str, "points": list}
 _SWEEP_MODES = ("product", "zip")
 _CLAIM_FIELDS = {

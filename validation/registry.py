@@ -28,6 +28,12 @@ CATALOGUE_ORDER = (
 )  # fmt: skip
 
 
+# Claims that train models but declare no ``Claim.trains``: their training is seeded by the
+# run's seed, so it is not a function of their parameters alone (tests/validation/
+# test_registry.py checks that no other claim module calls a trainer undeclared).
+TRAINED_BY_RUN_SEED = ("HE-B-PHASE1", "HE-C-TRUELOSS")
+
+
 def _order(claim: Claim) -> tuple[int, str]:
     if claim.id in CATALOGUE_ORDER:
         return CATALOGUE_ORDER.index(claim.id), ""
@@ -72,3 +78,18 @@ def select_claims(ids: list[str] | tuple[str, ...] = ()) -> tuple[Claim, ...]:
             raise ValueError(f"unknown claim id {claim_id!r} (see `icl-verify list`)")
     wanted = set(ids)
     return tuple(claim for claim in claims if not wanted or claim.id in wanted)
+
+
+def trained_claims(paper: str = "") -> tuple[Claim, ...]:
+    """The claims whose measurement trains models (``Claim.trains``, and `TRAINED_BY_RUN_SEED`),
+    in registry order; with ``paper``, those of the papers whose key starts with it.
+
+    >>> [c.id for c in trained_claims("Chen")]
+    ['CZZ-IMPORTANCE', 'CZZ-HEADS', 'CZZ-PRUNE', 'CZZ-PPROBE']
+    """
+    return tuple(
+        claim
+        for claim in all_claims()
+        if (claim.trains or claim.id in TRAINED_BY_RUN_SEED)
+        and claim.source.paper.startswith(paper)
+    )

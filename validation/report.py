@@ -102,6 +102,8 @@ def _summary(record: RunRecord) -> list[str]:
             continue
         checks = ", ".join(c.label for c in claim.checks if c.verdict == claim.verdict)
         lines.append(f"- {claim.id} {_MARK[claim.verdict]}: {checks}")
+    for claim_id, why in record.unfinished.items():
+        lines.append(f"- {claim_id} unfinished (the run's budget): {why}")
     return lines + ([""] if len(lines) > 2 else [])
 
 

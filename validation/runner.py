@@ -164,15 +164,34 @@ class ClaimTask:
     device: str
     cache_dir: Path
     show_progress: bool = False
+    deadline: float | None = None  # `time.time()` by which trainings stop (`Runtime.deadline`)
 
 
-def run_task(task: ClaimTask) -> ClaimRecord:
-    """The record of one claim of a run (`measure_claim`), computed wherever this is called."""
+@dataclass(frozen=True)
+class Unfinished:
+    """A claim of a run that its budget stopped: not started before the deadline, or its
+    training stopped there (checkpointed: the same run id continues it)."""
+
+    claim_id: str
+    why: str
+
+
+def run_task(task: ClaimTask) -> ClaimRecord | Unfinished:
+    """The record of one claim of a run (`measure_claim`), computed wherever this is called;
+    `Unfinished` when the run's deadline came first."""
+    from icl_verify.numerics import TrainingStopped
     from icl_verify.validation.registry import select_claims
 
+    if task.deadline is not None and time.time() >= task.deadline:
+        return Unfinished(task.claim_id, "not started: the budget was spent")
     claim = select_claims([task.claim_id])[0]
-    runtime = Runtime(task.device, task.seed, ArtefactCache(task.cache_dir), task.show_progress)
-    return measure_claim(claim, task.params, runtime, task.preset)
+    runtime = Runtime(
+        task.device, task.seed, ArtefactCache(task.cache_dir), task.show_progress, task.deadline
+    )
+    try:
+        return measure_claim(claim, task.params, runtime, task.preset)
+    except TrainingStopped as stopped:
+        return Unfinished(task.claim_id, str(stopped))
 
 
 def run_claims(
@@ -188,6 +207,7 @@ def run_claims(
     workers: int | None = None,
     scheduler: str | None = None,
     cache: Path | None = None,
+    budget: float | None = None,
 ) -> RunRecord:
     """Run `claims` under `preset` into `<out>/<run_id>/`; finished claims of that run are skipped.
 
@@ -198,8 +218,11 @@ def run_claims(
     artefact cache `cache` (default `<out>/cache`, as each worker sees its file system);
     this process writes every file: results.json after each finished claim (in finishing
     order), then the claims in the order of `claims`, and report.md. Returns the run's
-    record with every claim of `claims` finished.
+    record with every claim of `claims` finished, except, with a `budget` (seconds), those that
+    its deadline stopped (``record.unfinished``: trainings stop at a step boundary after their
+    checkpoint; a claim not started by then is not started): the same run id continues them.
     """
+    deadline = None if budget is None else time.time() + budget
     run_dir = Path(out) / run_id
     sizes = dict(parameters or claim_parameters(claims, preset))  # fail before any work
     record = open_run(run_dir, preset, seed, device)
@@ -225,13 +248,18 @@ def run_claims(
             device,
             Path(cache or Path(out) / "cache"),
             nested,
+            deadline,
         )
         for claim in todo
     ]
     results = execute(run_task, tasks, workers=workers, scheduler=scheduler)  # connects first
     record.save(run_dir)
     bar = progress_bar(len(claims), len(claims) - len(todo), "claims", "claim", show_progress)
+    unfinished = {}
     for _, finished in results:
+        if isinstance(finished, Unfinished):
+            unfinished[finished.claim_id] = finished.why
+            continue
         draw_claim_figures(record, finished, run_dir)
         record = record.with_claim(finished)
         record.save(run_dir)
@@ -240,7 +268,13 @@ def run_claims(
     bar.close()
     order = {claim.id: i for i, claim in enumerate(claims)}
     in_order = sorted(record.claims, key=lambda c: (c.id in order, order.get(c.id, 0)))
-    record = replace(record, claims=tuple(in_order), finished=now())
+    unfinished = {c.id: unfinished[c.id] for c in claims if c.id in unfinished}  # in order
+    record = replace(
+        record,
+        claims=tuple(in_order),
+        finished=None if unfinished else now(),
+        unfinished=unfinished,
+    )
     record.save(run_dir)
     write_report(record, run_dir)
     return record

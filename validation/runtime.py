@@ -36,12 +36,15 @@ class Runtime:
         seed: this claim's seed (see `claim_seed`).
         cache: the run's artefact cache (`<out>/cache`), shared by all runs under `<out>`.
         show_progress: whether nested progress bars are drawn.
+        deadline: a `time.time()` by which trainings stop (checkpointed, resumable:
+            `numerics.TrainingStopped`); None: no limit (`icl-verify run --budget`).
     """
 
     device: str
     seed: int
     cache: ArtefactCache
     show_progress: bool = False
+    deadline: float | None = None
 
     def rng(self, stream: str = "") -> np.random.Generator:
         """A numpy Generator for this claim; distinct `stream` names give independent streams.

@@ -11,6 +11,7 @@ from icl_verify.numerics.ensemble import (
     representative,
     train_ensemble,
 )
+from icl_verify.numerics.trainer import TrainingStopped
 from icl_verify.theory import Setting, debiased_gd_risk, optimal_gd
 
 SMOKE = EnsembleTraining(d=5, L=40, sigma2=0.1, heads=(1, 2, 2, 4), lr=1e-2, steps=300,
@@ -29,9 +30,29 @@ def test_resumed_training_matches_an_uninterrupted_one(tmp_path):
     whole = train_ensemble(EnsembleTraining(steps=20, **tiny), "cpu", tmp_path / "a")
     train_ensemble(EnsembleTraining(steps=10, **tiny), "cpu", tmp_path / "b")  # "killed" at 10
     resumed = train_ensemble(EnsembleTraining(steps=20, **tiny), "cpu", tmp_path / "b")
-    for key, array in whole.arrays().items():
-        np.testing.assert_array_equal(resumed.arrays()[key], array, err_msg=key)
+    _assert_same_training(resumed, whole)
     assert not np.isnan(resumed.KQ_history).any()
+
+
+def _assert_same_training(ensemble, expected):
+    """Equal arrays, bit for bit, but for the wall time the training took."""
+    for key, array in expected.arrays().items():
+        if key != "train_seconds":
+            np.testing.assert_array_equal(ensemble.arrays()[key], array, err_msg=key)
+    assert 0 < expected.train_seconds and 0 < ensemble.train_seconds
+
+
+def test_a_training_stopped_at_its_deadline_resumes_to_the_uninterrupted_result(tmp_path):
+    tiny = dict(d=2, L=8, sigma2=0.1, heads=(1, 2), lr=3e-3, batch=16, seed=0, log_every=5,
+                checkpoint_every=10, validation_batch=64, steps=20)  # fmt: skip
+    whole = train_ensemble(EnsembleTraining(**tiny), "cpu", tmp_path / "a")
+    with pytest.raises(TrainingStopped, match="after step 1 of 20") as stopped:
+        train_ensemble(EnsembleTraining(**tiny), "cpu", tmp_path / "b", deadline=0.0)
+    assert stopped.value.step == 1  # between checkpoints and logs: its own checkpoint
+    with pytest.raises(TrainingStopped, match="after step 2 of 20"):  # one more step, then stop
+        train_ensemble(EnsembleTraining(**tiny), "cpu", tmp_path / "b", deadline=0.0)
+    resumed = train_ensemble(EnsembleTraining(**tiny), "cpu", tmp_path / "b")
+    _assert_same_training(resumed, whole)
 
 
 def test_arrays_round_trip_and_the_logged_circuits_give_the_logged_scales(ensemble):

@@ -215,7 +215,7 @@ def trained_ensemble(config: numerics.EnsembleTraining, runtime) -> numerics.Tra
     def train() -> dict:
         with numerics.single_thread() if runtime.device == "cpu" else contextlib.nullcontext():
             ensemble = numerics.train_ensemble(
-                config, runtime.device, folder, runtime.show_progress
+                config, runtime.device, folder, runtime.show_progress, runtime.deadline
             )
         return ensemble.arrays()
 

@@ -7,7 +7,13 @@ claim run that has the key, and wins over the file. The claims run on every core
 (`--workers N`, default one process per core) or on a Dask cluster (`--scheduler
 tcp://HOST:PORT`), with the same records either way (`validation.executors`).
 
-Exit status: 0 when no claim run disagrees, 1 when any disagrees, 2 on bad input.
+`--budget SECONDS` bounds the run's wall time: at the deadline every training writes its
+checkpoint and stops, claims not yet started are not started, and the run exits 3 listing
+what is unfinished; the same command with the same `--run-id` continues where it stopped
+(finished claims are kept, trainings resume from their checkpoints).
+
+Exit status: 0 when no claim run disagrees, 1 when any disagrees, 2 on bad input, 3 when
+the budget stopped the run before every claim finished.
 An *inconclusive* claim (the measurement too coarse to decide, e.g. the smoke
 preset's few samples) prints a warning and exits 0: it says the run was too small,
 not that the theory is wrong, and exit 1 is kept for findings. `--strict` makes
@@ -16,6 +22,7 @@ inconclusive claims exit 1, for gating on "every claim verified".
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
@@ -37,6 +44,7 @@ from icl_verify.validation.runner import (
 )
 
 DEVICE_PATTERN = re.compile(r"auto|cpu|cuda(:\d+)?")
+UNFINISHED = 3  # exit status of a run its --budget stopped
 MAX_SEED = 2**63 - 1
 SCHEDULER_PATTERN = re.compile(r"[a-z][a-z0-9+]*://\S+:\d+")
 
@@ -47,7 +55,8 @@ def register(subparsers) -> None:
         help="run claims and compare theory with simulation",
         description="Run claims; write OUT/RUN_ID/results.json, report.md and figures/.",
         epilog="exit status: 0 no claim disagrees (inconclusive ones print a warning), "
-        "1 a claim disagrees (or, with --strict, is inconclusive), 2 bad input",
+        "1 a claim disagrees (or, with --strict, is inconclusive), 2 bad input, "
+        "3 stopped at --budget with claims unfinished (rerun with the same --run-id)",
     )
     parser.add_argument("ids", nargs="*", metavar="ID", help="claim ids (default: all; see `list`)")
     parser.add_argument(
@@ -90,6 +99,13 @@ def register(subparsers) -> None:
         "--strict", action="store_true", help="exit 1 also when a claim is inconclusive"
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.add_argument(
+        "--budget",
+        default=None,
+        metavar="SECONDS",
+        help="stop the run after this many seconds of wall time: trainings checkpoint and stop, "
+        "claims not started are left; the same --run-id continues (exit 3 when unfinished)",
+    )
     add_executor_options(parser, "claims")
     parser.set_defaults(func=run)
 
@@ -173,6 +189,23 @@ def resolve_device(name: str) -> str:
     return name
 
 
+def parse_budget(text: str | None) -> float | None:
+    """--budget as a number of seconds > 0 (None: no limit); CommandLineError otherwise.
+
+    >>> parse_budget("90"), parse_budget(None)
+    (90.0, None)
+    """
+    if text is None:
+        return None
+    try:
+        budget = float(text)
+    except ValueError:
+        budget = math.nan
+    if not (math.isfinite(budget) and budget > 0):
+        raise CommandLineError(f"--budget must be a number of seconds > 0, got {text!r}")
+    return budget
+
+
 def parse_seed(text: str) -> int:
     """--seed as an integer in [0, 2^63 - 1]; CommandLineError otherwise."""
     try:
@@ -249,6 +282,7 @@ def run(args) -> int:
             f"--preset must be one of {', '.join(PRESET_NAMES)}, got {args.preset!r}"
         )
     seed = parse_seed(args.seed)
+    budget = parse_budget(args.budget)
     try:
         claims = select_claims(args.ids)
     except ValueError as error:
@@ -274,11 +308,20 @@ def run(args) -> int:
             workers=workers,
             scheduler=scheduler,
             cache=args.cache,
+            budget=budget,
         )
     except (RunMismatchError, DamagedRunError, ExecutorError) as error:
         raise CommandLineError(str(error)) from None
     print(verdict_table(record, [claim.id for claim in claims]))
     print(f"report: {args.out / run_id / REPORT_FILE}")
+    if record.unfinished:
+        for claim_id, why in record.unfinished.items():
+            print(f"icl-verify: unfinished: {claim_id}: {why}", file=sys.stderr)
+        print(
+            f"icl-verify: the budget stopped the run; continue it with --run-id {run_id}",
+            file=sys.stderr,
+        )
+        return UNFINISHED
     return exit_status(record, [claim.id for claim in claims], strict=args.strict)
 
 

@@ -129,7 +129,9 @@ def trained_encoders(config: numerics.EncoderTraining, runtime) -> numerics.Trai
 
     def train() -> dict:
         with numerics.single_thread() if runtime.device == "cpu" else contextlib.nullcontext():
-            trained = numerics.train_encoders(config, runtime.device, folder, runtime.show_progress)
+            trained = numerics.train_encoders(
+                config, runtime.device, folder, runtime.show_progress, deadline=runtime.deadline
+            )
         return trained.arrays()
 
     arrays = runtime.cached("trained-encoders", key, train)

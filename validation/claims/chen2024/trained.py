@@ -561,6 +561,7 @@ def measure_prune(params: PruneParams, runtime) -> Measurement:
         return numerics.fine_tune_pruned(
             trained, kept, params.prune_steps, runtime.device,
             runtime.checkpoint_dir("pruned-encoders", key), runtime.show_progress,
+            runtime.deadline,
         ).arrays()  # fmt: skip
 
     arrays = runtime.cached("pruned-encoders", key, fine_tune)

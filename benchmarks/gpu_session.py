@@ -1,0 +1,297 @@
+"""One GPU session within a time budget: CUDA tests, throughput, then the trained claims at the
+papers' size, resumable across sessions.
+
+A lent GPU comes for minutes at a time; this is the one command to give it (the README,
+"The trained claims on a GPU"). In order, each stage only if the budget leaves it time:
+
+1. ``cuda-tests``: ``pytest -m cuda`` (the trainer on CUDA against the CPU, the CUDA-graph
+   step against the plain one, the trained claims' verdicts at smoke size on both devices);
+2. ``benchmark``: `benchmarks/gpu_throughput.py` (with ``--authors DIR``, the authors' step);
+3. ``he2025``, ``chen2024``: ``icl-verify run --preset PRESET --device DEVICE --budget
+   SECONDS`` of each paper's trained claims, one training at a time with the claims that read
+   it right after it (so a budget that ends mid-way leaves whole claims finished, not every
+   training half-done), into the run ``paper-<paper>`` under ``STATE/runs`` with the cache
+   ``STATE/cache``. A stage whose first training would not finish in the time left (from the
+   benchmark's step time) is not started.
+
+A stage that finished is recorded in ``STATE/session.json`` and skipped when the command runs
+again with the same ``--state``; an unfinished run continues from its checkpoints (the run
+id and the cache are the same). At the end, ``OUT`` receives at most 8 files: ``session.json``,
+the benchmark's JSON, the log, ``reports.tar.gz`` (each run's report.md, results.json and
+figures) and ``state-NN.tar.gz`` (the state to carry to the next session, in parts of at most
+15 MiB: the runs and the cache without the checkpoints of finished trainings, then the
+checkpoints of unfinished ones while they fit). Unpack the parts into ``STATE`` before the
+next session (``cat state-*.tar.gz | tar -xz -C STATE``).
+
+    python benchmarks/gpu_session.py --budget 480 --state .gpu-state --out $OUT --authors .authors
+    python benchmarks/gpu_session.py --device cpu --preset smoke --budget 60 --skip cuda-tests \
+        --skip benchmark --state /tmp/s --out /tmp/o        # the same path on the CPU, small
+
+Exit status 0 when every stage finished, 3 when the budget left some unfinished (run again
+with the same state to continue), 1 when a stage failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import io
+import json
+import math
+import os
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+STAGES = ("cuda-tests", "benchmark", "he2025", "chen2024")
+PAPERS = {"he2025": "He", "chen2024": "Chen"}  # stage -> the papers' key prefix
+ESTIMATES = {"cuda-tests": 150.0, "benchmark": 240.0}  # seconds a stage needs at most (H100)
+PART_BYTES = 15 * 2**20  # one returned file (the device tool takes 16 MiB at most)
+MAX_PARTS = 4  # 8 files at most come back: 4 state parts and 4 others
+
+
+def claim_groups(paper: str, preset: str) -> list[list[str]]:
+    """The paper's trained claims (`validation.registry.trained_claims`) in groups: each
+    training in registry order (``Claim.trains``) with the claims that read only trainings done
+    by then; last, each claim seeded by the run (``TRAINED_BY_RUN_SEED``) on its own.
+
+    >>> claim_groups("chen2024", "quick")
+    [['CZZ-IMPORTANCE'], ['CZZ-HEADS', 'CZZ-PRUNE', 'CZZ-PPROBE']]
+    """
+    from icl_verify.validation.registry import trained_claims
+
+    claims = trained_claims(PAPERS[paper])
+    needs = {c.id: set(c.trains(c.parameters(preset))) for c in claims if c.trains}
+    groups, done, placed = [], set(), set()
+    for claim in claims:
+        if claim.id not in needs or claim.id in placed:
+            continue
+        done |= needs[claim.id]
+        group = [c.id for c in claims if c.id in needs and c.id not in placed
+                 and needs[c.id] <= done]  # fmt: skip
+        placed |= set(group)
+        groups.append(group)
+    return groups + [[c.id] for c in claims if c.id not in needs]
+
+
+class Session:
+    """The state of the session (``STATE/session.json``) and its log."""
+
+    def __init__(self, state: Path, out: Path, deadline: float, reserve: float) -> None:
+        self.state, self.out, self.deadline, self.reserve = state, out, deadline, reserve
+        state.mkdir(parents=True, exist_ok=True)
+        out.mkdir(parents=True, exist_ok=True)
+        self.path = state / "session.json"
+        self.record = json.loads(self.path.read_text()) if self.path.exists() else {"stages": {}}
+        self.log_path = state / "log.txt"
+
+    def left(self) -> float:
+        return self.deadline - time.time()
+
+    def say(self, text: str) -> None:
+        line = f"[{time.strftime('%H:%M:%S')} left {self.left():6.0f} s] {text}"
+        print(line, flush=True)
+        with open(self.log_path, "a") as log:
+            log.write(line + "\n")
+
+    def done(self, stage: str) -> bool:
+        return self.record["stages"].get(stage, {}).get("status") in ("passed", "finished")
+
+    def mark(self, stage: str, **entry) -> None:
+        self.record["stages"][stage] = {**self.record["stages"].get(stage, {}), **entry}
+        self.path.write_text(json.dumps(self.record, indent=1))
+
+    def command(self, stage: str, argv: list[str], timeout: float, log_name: str) -> int:
+        """Run ``argv`` (output to STATE/<log_name> and this log), killed at ``timeout`` s."""
+        self.say(f"{stage}: {' '.join(argv)}")
+        start = time.time()
+        path = self.state / log_name
+        offset = path.stat().st_size if path.exists() else 0
+        with open(path, "a") as log:
+            try:
+                status = subprocess.run(argv, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+                                        timeout=max(timeout, 1.0)).returncode  # fmt: skip
+            except subprocess.TimeoutExpired:
+                status = -9
+        seconds = time.time() - start
+        with open(path, "rb") as log:  # what this command printed
+            log.seek(offset)
+            tail = log.read().decode(errors="replace").splitlines()[-12:]
+        for line in tail:
+            self.say(f"  | {line}")
+        self.say(f"{stage}: exit {status} after {seconds:.0f} s")
+        runs = self.record["stages"].get(stage, {}).get("seconds", 0.0)
+        self.mark(stage, seconds=runs + seconds, exit=status)
+        return status
+
+
+def cuda_tests(session: Session) -> None:
+    argv = [sys.executable, "-m", "pytest", "-m", "cuda", "-q", "-rA", "-p", "no:cacheprovider",
+            "tests"]  # fmt: skip
+    status = session.command("cuda-tests", argv, session.left() - session.reserve,
+                             "cuda_tests.txt")  # fmt: skip
+    session.mark("cuda-tests", status="passed" if status == 0 else "failed")
+
+
+def benchmark(session: Session, device: str, authors: Path | None) -> None:
+    argv = [sys.executable, "benchmarks/gpu_throughput.py", "--device", device,
+            "--out", str(session.state / "gpu_throughput.json")]  # fmt: skip
+    if authors is not None:
+        argv += ["--authors", str(authors)]
+    status = session.command("benchmark", argv, session.left() - session.reserve, "benchmark.txt")
+    session.mark("benchmark", status="passed" if status == 0 else "failed")
+
+
+def _encoder_seconds(session: Session, group: list[str], preset: str, device: str) -> float:
+    """Seconds the group's encoder trainings not yet in the cache need, from the benchmark's
+    slowest step (0 when none is needed; NaN when the benchmark did not run)."""
+    from icl_verify.validation.cache import config_key
+    from icl_verify.validation.registry import select_claims
+
+    trainings = {t for c in select_claims(group) for t in c.trains(c.parameters(preset))}
+    todo = [
+        t for t in trainings
+        if not (session.state / "cache" / config_key(
+            "trained-encoders", {**dataclasses.asdict(t), "device": device}) / "result.npz"
+        ).exists()
+    ]  # fmt: skip
+    if not todo:
+        return 0.0
+    path = session.state / "gpu_throughput.json"
+    rows = json.loads(path.read_text()).get("encoder", []) if path.exists() else []
+    rates = [row["ms_per_step"] for row in rows if row["graph"]]
+    return max(rates) * 1e-3 * sum(t.steps for t in todo) if rates else math.nan
+
+
+def claims_stage(session: Session, paper: str, preset: str, device: str) -> None:
+    run_id = f"paper-{paper}" if preset == "paper" else f"{preset}-{paper}"
+    finished = True
+    for group in claim_groups(paper, preset):
+        left = session.left() - session.reserve
+        if paper == "chen2024" and preset == "paper":  # a paper encoder's state stays here
+            need = _encoder_seconds(session, group, preset, device)
+            if not need <= left:
+                session.say(f"chen2024: {group} not started: its encoder trainings need "
+                            f"~{need:.0f} s (from the benchmark), {left:.0f} s left")  # fmt: skip
+                finished = False
+                break
+        if left < 5:  # not even the start-up of a run
+            finished = False
+            break
+        argv = [sys.executable, "-m", "icl_verify.validation.cli", "run", *group, "--preset",
+                preset, "--device", device, "--workers", "1", "--budget", f"{left:.0f}",
+                "--run-id", run_id, "--out", str(session.state / "runs"), "--cache",
+                str(session.state / "cache"), "--no-progress"]  # fmt: skip
+        status = session.command(paper, argv, left + 60, f"{paper}.txt")
+        if status not in (0, 1):  # 3: stopped at the budget; else a failure
+            finished = False
+            if status != 3:
+                session.mark(paper, status="failed")
+                return
+            break
+    session.mark(paper, status="finished" if finished else "unfinished", run_id=run_id)
+
+
+def _tar(members: list[tuple[Path, str]]) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=6) as archive:
+        for path, name in members:
+            archive.add(path, arcname=name)
+    return buffer.getvalue()
+
+
+def pack(session: Session) -> None:
+    """OUT: session.json, the benchmark, the log, reports.tar.gz, state-NN.tar.gz."""
+    state, out = session.state, session.out
+    for name in ("session.json", "gpu_throughput.json"):
+        if (state / name).exists():
+            (out / name).write_bytes((state / name).read_bytes())
+    reports = []
+    for run in sorted((state / "runs").glob("*")) if (state / "runs").exists() else []:
+        for path in sorted(run.rglob("*")):
+            if path.is_file():
+                reports.append((path, str(path.relative_to(state / "runs"))))
+    (out / "reports.tar.gz").write_bytes(_tar(reports))
+    # the state: what a next session needs; finished trainings' checkpoints are not needed
+    cache = state / "cache"
+    entries = sorted(p for p in cache.iterdir() if p.is_dir()) if cache.exists() else []
+    first, later = [], []
+    for entry in entries:
+        finished = (entry / "result.npz").exists() or (entry / "result.json").exists()
+        for path in sorted(entry.rglob("*")):
+            if not path.is_file():
+                continue
+            name = str(path.relative_to(state))
+            if path.name.startswith("checkpoint") and finished:
+                continue
+            (later if path.name.startswith("checkpoint") else first).append((path, name))
+    for path in sorted(state.glob("*")):
+        if path.is_file() and path.suffix in (".json", ".txt"):
+            first.append((path, path.name))
+    for path in sorted((state / "runs").rglob("*")) if (state / "runs").exists() else []:
+        if path.is_file():
+            first.append((path, str(path.relative_to(state))))
+    kept, left_out = list(first), []
+    for member in sorted(later, key=lambda m: m[0].stat().st_size):  # small checkpoints first
+        if len(_tar(kept + [member])) <= PART_BYTES * MAX_PARTS:
+            kept.append(member)
+        else:
+            left_out.append(member[1])
+    data = _tar(kept)
+    for old in out.glob("state-*.tar.gz"):
+        old.unlink()
+    for i in range(0, len(data), PART_BYTES):
+        (out / f"state-{i // PART_BYTES:02d}.tar.gz").write_bytes(data[i : i + PART_BYTES])
+    session.mark("pack", state_bytes=len(data), left_out=left_out)
+    parts = -(-len(data) // PART_BYTES)
+    session.say(f"packed: state {len(data) / 2**20:.1f} MiB in {parts} parts; "
+                f"left out: {left_out or 'nothing'}")  # fmt: skip
+    (out / "log.txt").write_bytes(session.log_path.read_bytes())
+    (out / "session.json").write_bytes(session.path.read_bytes())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--budget", type=float, required=True, help="seconds for the whole session")
+    parser.add_argument("--state", type=Path, required=True, help="the session's state folder")
+    parser.add_argument("--out", type=Path, required=True, help="where the returned files go")
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--preset", default="paper")
+    parser.add_argument("--authors", type=Path, default=None,
+                        help="a checkout of XintianPan/ICL_linear for the benchmark")
+    parser.add_argument("--skip", action="append", default=[], choices=STAGES)
+    parser.add_argument("--reserve", type=float, default=25.0,
+                        help="seconds of the budget kept for writing OUT at the end")
+    args = parser.parse_args(argv)
+    session = Session(
+        args.state.resolve(), args.out.resolve(), time.time() + args.budget, args.reserve
+    )
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    session.say(f"session: budget {args.budget:.0f} s, device {args.device}, preset "
+                f"{args.preset}, done before: {sorted(session.record['stages'])}")  # fmt: skip
+    for stage in STAGES:
+        if stage in args.skip or session.done(stage):
+            continue
+        if session.left() - session.reserve < ESTIMATES.get(stage, 10.0):
+            session.say(f"{stage}: not started ({ESTIMATES.get(stage, 10.0):.0f} s needed)")
+            continue
+        if stage == "cuda-tests":
+            cuda_tests(session)
+        elif stage == "benchmark":
+            benchmark(session, args.device, args.authors)
+        else:
+            claims_stage(session, stage, args.preset, args.device)
+    pack(session)
+    statuses = {s: session.record["stages"].get(s, {}).get("status", "not started")
+                for s in STAGES if s not in args.skip}  # fmt: skip
+    session.say(f"stages: {statuses}")
+    if "failed" in statuses.values():
+        return 1
+    return 0 if all(s in ("passed", "finished") for s in statuses.values()) else 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())
