@@ -48,7 +48,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 STAGES = ("cuda-tests", "benchmark", "he2025", "chen2024")
 PAPERS = {"he2025": "He", "chen2024": "Chen"}  # stage -> the papers' key prefix
-ESTIMATES = {"cuda-tests": 150.0, "benchmark": 240.0}  # seconds a stage needs at most (H100)
+ESTIMATES = {"cuda-tests": 120.0, "benchmark": 150.0}  # seconds a stage needs (the GPU)
+LIMITS = {"cuda-tests": 240.0, "benchmark": 300.0}  # and at most: killed after
 PART_BYTES = 15 * 2**20  # one returned file (the device tool takes 16 MiB at most)
 MAX_PARTS = 4  # 8 files at most come back: 4 state parts and 4 others
 
@@ -131,8 +132,8 @@ class Session:
 def cuda_tests(session: Session) -> None:
     argv = [sys.executable, "-m", "pytest", "-m", "cuda", "-q", "-rA", "-p", "no:cacheprovider",
             "tests"]  # fmt: skip
-    status = session.command("cuda-tests", argv, session.left() - session.reserve,
-                             "cuda_tests.txt")  # fmt: skip
+    limit = min(session.left() - session.reserve, LIMITS["cuda-tests"])
+    status = session.command("cuda-tests", argv, limit, "cuda_tests.txt")
     session.mark("cuda-tests", status="passed" if status == 0 else "failed")
 
 
@@ -141,7 +142,8 @@ def benchmark(session: Session, device: str, authors: Path | None) -> None:
             "--out", str(session.state / "gpu_throughput.json")]  # fmt: skip
     if authors is not None:
         argv += ["--authors", str(authors)]
-    status = session.command("benchmark", argv, session.left() - session.reserve, "benchmark.txt")
+    limit = min(session.left() - session.reserve, LIMITS["benchmark"])
+    status = session.command("benchmark", argv, limit, "benchmark.txt")
     session.mark("benchmark", status="passed" if status == 0 else "failed")
 
 

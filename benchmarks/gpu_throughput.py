@@ -233,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         ensembles, heads, warmup, steps, big = (1, 16), (1, 4), 5, 20, (2,)
     else:
-        ensembles, heads, warmup, steps, big = (1, 16, 64, 256, 1024), (1, 2, 4, 8), 20, 200, (
+        ensembles, heads, warmup, steps, big = (1, 16, 64, 256, 1024), (1, 2, 4, 8), 20, 100, (
             1, 2, 4)
     cuda = device.startswith("cuda")
     meta = machine() | {"device": torch.cuda.get_device_name(device) if cuda else "cpu"}

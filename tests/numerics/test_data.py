@@ -79,7 +79,7 @@ def test_same_seed_same_numbers_and_new_seed_new_numbers():
         assert not torch.equal(getattr(a, name), getattr(c, name))
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.cuda
 def test_generates_on_the_generator_device():
     g = torch.Generator(device="cuda").manual_seed(0)
     p = sample_linear_regression(4, 5, 7, 0.1, generator=g)
