@@ -62,9 +62,9 @@ def _synchronize(device: str) -> None:
         torch.cuda.synchronize(device)
 
 
-def timed_training(model, task, config: TrainConfig, warmup: int) -> float:
+def timed_training(model, task, config: TrainConfig, warmup: int) -> tuple[float, bool]:
     """Seconds per step of steps ``warmup``+1 .. ``config.steps`` - 1 of one training (the last
-    step, which logs, is left out)."""
+    step, which logs, is left out), and whether they ran as a captured CUDA graph."""
     marks, last = {}, config.steps - 1
 
     def clock(step: int, _model) -> None:
@@ -72,8 +72,8 @@ def timed_training(model, task, config: TrainConfig, warmup: int) -> float:
             _synchronize(config.device)
             marks[step] = time.perf_counter()
 
-    train(model, task, config, callback=clock, progress=False)
-    return (marks[last] - marks[warmup]) / (last - warmup)
+    result = train(model, task, config, callback=clock, progress=False)
+    return (marks[last] - marks[warmup]) / (last - warmup), result.cuda_graph
 
 
 def grid(device: str, ensembles, heads, warmup: int, steps: int) -> list[dict]:
@@ -84,11 +84,12 @@ def grid(device: str, ensembles, heads, warmup: int, steps: int) -> list[dict]:
                 config = TrainConfig(batch=256, steps=warmup + steps, device=device,
                                      log_every=warmup + steps, validation_batch=64,
                                      data_streams="shared", cuda_graph=graph)  # fmt: skip
-                per_step = timed_training(
+                per_step, captured = timed_training(
                     AttentionConfig(d=5, heads=H, ensemble=E), LinearRegressionTask(5, 40, 0.1),
                     config, warmup,
                 )  # fmt: skip
-                rows.append({"E": E, "H": H, "graph": graph, "us_per_step": 1e6 * per_step,
+                rows.append({"E": E, "H": H, "graph": graph, "captured": captured,
+                             "us_per_step": 1e6 * per_step,
                              "model_steps_per_s": E / per_step})  # fmt: skip
                 print(f"  E {E:5d} H {H} {'graph' if graph else 'plain'}: "
                       f"{1e6 * per_step:9.1f} us/step, {E / per_step:12.0f} model-steps/s",
@@ -182,12 +183,13 @@ def encoder(device: str, heads, warmup: int, steps: int) -> list[dict]:
             config = TrainConfig(lr=1e-4, batch=64, steps=warmup + steps, device=device,
                                  log_every=warmup + steps, validation_batch=64,
                                  cuda_graph=graph)  # fmt: skip
-            per_step = timed_training(
+            per_step, captured = timed_training(
                 EncoderConfig(d=16, d_hid=256, heads=h, layers=4, ensemble=5),
                 [SparseRegressionTask(sigma=s) for s in (0.0, 0.1, 0.2, 0.4, 0.8)],
                 config, warmup,
             )  # fmt: skip
-            rows.append({"h": h, "graph": graph, "ms_per_step": 1e3 * per_step})
+            rows.append({"h": h, "graph": graph, "captured": captured,
+                         "ms_per_step": 1e3 * per_step})  # fmt: skip
             print(f"  encoder h {h} {'graph' if graph else 'plain'}: {1e3 * per_step:8.3f} "
                   "ms/step", flush=True)  # fmt: skip
     return rows
@@ -198,7 +200,7 @@ def _side_by_side_worker(device: str, warmup: int, steps: int, queue) -> None:
                          log_every=warmup + steps, validation_batch=64,
                          data_streams="shared")  # fmt: skip
     model = AttentionConfig(d=5, heads=PAPER_HEADS, ensemble=len(PAPER_HEADS))
-    queue.put(timed_training(model, LinearRegressionTask(5, 40, 0.1), config, warmup))
+    queue.put(timed_training(model, LinearRegressionTask(5, 40, 0.1), config, warmup)[0])
 
 
 def side_by_side(device: str, processes, warmup: int, steps: int) -> list[dict]:
@@ -268,7 +270,10 @@ def summary(result: dict) -> str:
              f"{'authors':>9} {'ratio best':>11} {'ratio E=1':>10}"]  # fmt: skip
     authors = {row["H"]: row["model_steps_per_s"] for row in result.get("authors", [])}
     for H in sorted({row["H"] for row in result["grid"]}):
-        graphed = [r for r in result["grid"] if r["H"] == H and r["graph"]]
+        graphed = [r for r in result["grid"] if r["H"] == H and r["captured"]]
+        if not graphed:  # the capture failed (or a CPU run): no graph rate to show
+            lines.append(f"{H:>3} (no step ran as a CUDA graph)")
+            continue
         best = max(graphed, key=lambda r: r["model_steps_per_s"])
         one = next(r for r in graphed if r["E"] == 1)
         theirs = authors.get(H, float("nan"))

@@ -28,6 +28,7 @@ from icl_verify.figures.style import (
     setting_text,
     training_text,
 )
+from matplotlib.ticker import MaxNLocator
 
 
 def figure_lin(params, prediction, measurement):
@@ -90,6 +91,7 @@ def figure_lin(params, prediction, measurement):
     spread = max(3 * atol, 1.15 * max(np.abs(history[late] - eta).max(), bars.max()))
     zoom.set_ylim(eta - spread, eta + spread)
     zoom.set_xlim(steps[late][0], steps[-1] + (members + 1) * 0.05 * window)
+    zoom.xaxis.set_major_locator(MaxNLocator(4))  # step numbers of six digits: few ticks
     zoom.set(
         xlabel="Adam step t",
         ylabel="γ(t)",
@@ -125,10 +127,11 @@ def figure_lin(params, prediction, measurement):
         capsize=3,
         label="measured (± 1 SE)",
     )
-    risk_axis.set_xticks(positions, [f"member {e}" for e in positions])
+    risk_axis.set_xticks(positions, [str(e) for e in positions])  # 4 paper members: no overlap
     risk_axis.set_xlim(-0.6, value.size - 0.4)
     risk_axis.margins(y=0.3)
     risk_axis.set(
+        xlabel="member",
         ylabel="test MSE at L (includes σ²)",
         title=f"(c) test MSE at L = {params.L}\n({params.n_prompts} Monte Carlo prompts)",
     )

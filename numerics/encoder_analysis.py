@@ -115,7 +115,9 @@ def head_importance(
         delta_se = np.zeros_like(delta)
         for i in range(config.layers):
             for j in range(config.heads):
-                head_mask = torch.ones(E, config.layers, config.heads, dtype=tokens.dtype)
+                head_mask = torch.ones(
+                    E, config.layers, config.heads, dtype=tokens.dtype, device=tokens.device
+                )
                 head_mask[:, i, j] = 0.0
                 paired = (errors(head_mask) - intact).double().cpu().numpy()  # (E, B)
                 delta[:, i, j] = paired.mean(axis=1)

@@ -267,10 +267,13 @@ class TrainHistory:
 
 @dataclass(frozen=True)
 class TrainResult:
-    """A trained ensemble and its history."""
+    """A trained ensemble and its history; ``cuda_graph``: whether its steps after the warm-up
+    ran as a replayed CUDA graph (False on the CPU, with ``cuda_graph=False``, or when the
+    capture failed and the plain launches went on)."""
 
     model: MultiHeadAttention | Encoder
     history: TrainHistory
+    cuda_graph: bool = False
 
 
 class TrainingDivergedError(RuntimeError):
@@ -326,11 +329,16 @@ def _optimizer(
     if config.optimizer == "sgd":
         return torch.optim.SGD(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     adam = torch.optim.Adam if config.optimizer == "adam" else torch.optim.AdamW
-    fused = {"fused": True} if device.type == "cuda" else {}
     return adam(
         model.parameters(), lr=config.lr, betas=config.betas, weight_decay=config.weight_decay,
-        **fused,
+        **_device_options(device),
     )  # fmt: skip
+
+
+def _device_options(device: torch.device) -> dict:
+    """Adam's options for the device: fused and capturable on CUDA (a checkpoint's param groups
+    carry their own, so they are set again after loading one)."""
+    return {"fused": True, "capturable": True} if device.type == "cuda" else {}
 
 
 def _callable_name(f: Callable) -> str:
@@ -571,8 +579,11 @@ def train(
             )
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
+        if config.optimizer != "sgd":
+            for group in optimizer.param_groups:
+                group.update(_device_options(device))
         for g, s in zip(generators, state["generators"], strict=True):
-            g.set_state(s)
+            g.set_state(s.cpu())  # a generator's state is a CPU byte tensor, whatever its device
         records, start, last_good = state["records"], state["step"], state["step"]
         seconds_before = state["seconds"]
         train_loss_sum.copy_(state["train_loss_sum"])
@@ -698,7 +709,8 @@ def train(
     bar.close()
     check_finite()
     H = _logged_heads(model_config) or 0
-    return TrainResult(model=model, history=_history(records, E, H, seconds()))
+    history = _history(records, E, H, seconds())
+    return TrainResult(model=model, history=history, cuda_graph=graph is not None)
 
 
 def _history(records: dict[str, list], E: int, H: int, seconds: float) -> TrainHistory:

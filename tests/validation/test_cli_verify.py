@@ -162,6 +162,9 @@ def test_an_inconclusive_claim_warns_and_exits_0_unless_strict(tmp_path, monkeyp
         (["run", "--seed", "-1"], "--seed must be an integer in [0,"),
         (["run", "--seed", "abc"], "--seed must be an integer in [0,"),
         (["run", "--run-id", "../x"], "--run-id must be"),
+        (["run", "--budget", "0"], "--budget must be a number of seconds > 0, got '0'"),
+        (["run", "--budget", "nan"], "--budget must be a number of seconds > 0"),
+        (["run", "--budget", "1e999"], "--budget must be a number of seconds > 0"),
         (["report", "/nonexistent/run"], "RESULTS_DIR: results directory must contain"),
     ],
 )
@@ -188,3 +191,44 @@ def test_results_json_keeps_arrays_and_error_kinds(smoke_run):
     assert measured.error_kind == "bound"
     assert isinstance(measured.value, np.ndarray) and measured.value.ndim == 1
     assert all(check.justification for check in claim.checks)
+
+
+def test_a_run_stopped_at_its_budget_exits_3_and_the_same_run_id_finishes_it(
+    tmp_path, monkeypatch, capsys
+):
+    """A budget that ends inside the trainings: each training checkpoints and stops at its first
+    step, a claim that trains nothing finishes, exit 3 names the others; the same run id
+    without a budget continues from the checkpoints and ends with the record of a run that was
+    never stopped. (The clocks are set: the runner's before the deadline, the trainer's after.)"""
+    import time
+    from types import SimpleNamespace
+
+    import icl_verify.numerics.trainer as trainer
+    import icl_verify.validation.runner as runner
+
+    ids = ["HE-OBS1", "HE-OBS2", "HE-MAN"]
+    base = ["run", *ids, "--preset", "smoke", "--device", "cpu", "--workers", "1", "--no-progress"]
+    stopped = [*base, "--out", str(tmp_path / "a"), "--run-id", "r", "--budget", "60"]
+    with monkeypatch.context() as clocks:
+        clocks.setattr(runner, "time", SimpleNamespace(time=lambda: 0.0,
+                                                       perf_counter=time.perf_counter))
+        clocks.setattr(trainer, "time", SimpleNamespace(time=lambda: 61.0,
+                                                        perf_counter=time.perf_counter))
+        assert main(stopped) == 3
+    err = capsys.readouterr().err
+    assert "unfinished: HE-OBS1: training stopped at its deadline after step 1 of 300" in err
+    assert "unfinished: HE-OBS2: training stopped at its deadline after step 2 of 300" in err
+    assert "continue it with --run-id r" in err and "HE-MAN" not in err
+    record = load_run(tmp_path / "a" / "r")
+    assert set(record.unfinished) == {"HE-OBS1", "HE-OBS2"} and record.finished is None
+    assert record.finished_ids() == {"HE-MAN"}
+    report = (tmp_path / "a" / "r" / "report.md").read_text()
+    assert "HE-OBS1 unfinished (the run's budget)" in report
+    assert main([*base, "--out", str(tmp_path / "a"), "--run-id", "r"]) in (0, 1)
+    resumed = load_run(tmp_path / "a" / "r")
+    assert not resumed.unfinished and resumed.finished is not None
+    assert main([*base, "--out", str(tmp_path / "b"), "--run-id", "r"]) in (0, 1)
+    fresh = load_run(tmp_path / "b" / "r")
+    for claim in fresh.claims:  # the same numbers, bit for bit on the CPU
+        again = next(c for c in resumed.claims if c.id == claim.id)
+        assert again.measurement == claim.measurement, claim.id

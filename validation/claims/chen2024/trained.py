@@ -539,7 +539,8 @@ def _probe_errors(model, fit, read, lam: float) -> np.ndarray:
         per_layer = []
         for a, b in zip(fit_states, read_states, strict=True):
             probe = numerics.fit_probe(a[e, :, EVAL_N], fit[1][e, :, 0], lam)
-            per_layer.append(((probe(b[e, :, EVAL_N]) - read[1][e, :, 0].double()) ** 2).numpy())
+            error = (probe(b[e, :, EVAL_N]) - read[1][e, :, 0].double()) ** 2
+            per_layer.append(error.cpu().numpy())
         out.append(per_layer)
     return np.asarray(out)
 
