@@ -16,7 +16,6 @@
 - `effective_steps`: a trained model's effective step, the least-squares slope of its predictions
   on debiased one-step GD (§5.2);
 - `patterns`: the head patterns of Observations 1, 2, 4 read off its logged history.
-- `proportions`: a fraction of independent runs with its Agresti-Coull standard error;
 - `softmax_pair`: the softmax pair (5.2) emulating a linear-attention head, its gap to it (§5.1);
 - `head_count`: the paired members' common KQ scale and group sums per H, the decay of dummy
   heads (App. A.1);
@@ -149,7 +148,6 @@ __getattr__, __dir__, __all__ = attach(
             "model_preconditioners",
             "preconditioned_losses",
         ),
-        "proportions": ("proportion",),
         "linear_transformer": (
             "LinearAttentionLayer",
             "LinearTransformer",
@@ -173,6 +171,7 @@ __getattr__, __dir__, __all__ = attach(
         ),
         "encoder_training": (
             "EncoderTraining",
+            "PrunedTraining",
             "TrainedEncoders",
             "fine_tune_pruned",
             "pruned_heads",

@@ -25,6 +25,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -33,6 +34,7 @@ from icl_verify.numerics.trainer import SparseRegressionTask, TrainConfig, train
 
 __all__ = [
     "EncoderTraining",
+    "PrunedTraining",
     "TrainedEncoders",
     "fine_tune_pruned",
     "pruned_heads",
@@ -70,6 +72,16 @@ class EncoderTraining:
     log_every: int = 100  # validation loss logged every this many steps
     checkpoint_every: int = 0  # checkpoint every this many steps (0: only at the end)
     validation_batch: int = 256  # fixed validation prompts per member
+
+    ARTEFACT: ClassVar[str] = "trained-encoders"  # its cache name (`validation.cache.PRODUCERS`)
+
+    def make(self, device="cpu", checkpoint_dir=None, progress=False, deadline=None, inputs=()):
+        """`train_encoders` of this training (the artefact protocol of `validation.Runtime`)."""
+        return train_encoders(self, device, checkpoint_dir, progress, deadline=deadline)
+
+    def load(self, arrays: Mapping[str, np.ndarray]) -> TrainedEncoders:
+        """The trained encoders stored as ``arrays`` (`TrainedEncoders.arrays`)."""
+        return TrainedEncoders.from_arrays(self, arrays)
 
     @property
     def member_sigmas(self) -> tuple[float, ...]:
@@ -180,6 +192,31 @@ def train_encoders(
     """
     config = dataclasses.replace(training.train_config(device), workers=workers)
     return _train(training, config, checkpoint_dir, progress, deadline=deadline)
+
+
+@dataclass(frozen=True)
+class PrunedTraining:
+    """The fine-tuning of `fine_tune_pruned`: ``training``'s encoders pruned to the heads
+    ``kept`` ((E, layers, h) of 0 and 1, as nested tuples), then ``steps`` more Adam steps.
+    Its input is the trained encoders of ``training``."""
+
+    training: EncoderTraining
+    kept: tuple
+    steps: int
+
+    ARTEFACT: ClassVar[str] = "pruned-encoders"  # its cache name (`validation.cache.PRODUCERS`)
+
+    def inputs(self) -> tuple[EncoderTraining]:
+        return (self.training,)
+
+    def make(self, device="cpu", checkpoint_dir=None, progress=False, deadline=None, inputs=()):
+        """`fine_tune_pruned` of the trained encoders ``inputs[0]`` of ``training``."""
+        (trained,) = inputs
+        return fine_tune_pruned(trained, np.asarray(self.kept), self.steps, device,
+                                checkpoint_dir, progress, deadline)  # fmt: skip
+
+    def load(self, arrays: Mapping[str, np.ndarray]) -> TrainedEncoders:
+        return TrainedEncoders.from_arrays(self.training, arrays)
 
 
 def pruned_heads(weights: np.ndarray) -> np.ndarray:

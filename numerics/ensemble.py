@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -89,11 +90,21 @@ class EnsembleTraining:
     # the code's relative noise (task k's context labels: variance sigma2 |S_k|; query noiseless)
     supports: tuple[tuple[int, ...], ...] = ()
 
+    ARTEFACT: ClassVar[str] = "trained-ensemble"  # its cache name (`validation.cache.PRODUCERS`)
+
     def __post_init__(self) -> None:
         rho = check_rho(self.rho)
         if self.supports and rho != 0:
             raise ValueError(f"rho must be 0 for multi-task prompts (supports given), got {rho!r}")
         object.__setattr__(self, "supports", tuple(tuple(s) for s in self.supports))
+
+    def make(self, device="cpu", checkpoint_dir=None, progress=False, deadline=None, inputs=()):
+        """`train_ensemble` of this training (the artefact protocol of `validation.Runtime`)."""
+        return train_ensemble(self, device, checkpoint_dir, progress, deadline)
+
+    def load(self, arrays: Mapping[str, np.ndarray]) -> TrainedEnsemble:
+        """The trained ensemble stored as ``arrays`` (`TrainedEnsemble.arrays`)."""
+        return TrainedEnsemble.from_arrays(self, arrays)
 
     def task(self) -> LinearRegressionTask | MultiTaskRegressionTask:
         """The trainer's task: KMS or isotropic linear regression, or the multi-task prompts."""

@@ -26,6 +26,7 @@ import numpy as np
 from icl_verify.numerics.ensemble import TrainedEnsemble
 
 from icl_verify.heads import DUMMY, head_types
+from icl_verify.statistics import batch_means_se
 
 __all__ = [
     "CIRCUIT_MEASURES",
@@ -122,9 +123,7 @@ def settled_mean(series: np.ndarray, batches: int = 5) -> tuple[float, float]:
     quarter = max(1, x.size // 4)
     third, last = x[-2 * quarter : -quarter], x[-quarter:]
     drift = np.nanmean(last) - np.nanmean(third)
-    means = np.array([np.nanmean(chunk) for chunk in np.array_split(last, batches)])
-    se = np.std(means, ddof=1) / np.sqrt(batches) if batches > 1 else np.nanstd(last)
-    return float(np.nanmean(last)), float(abs(drift) + se)
+    return float(np.nanmean(last)), float(abs(drift) + batch_means_se(last, batches))
 
 
 # ---------------------------------------------------------------------------------------------

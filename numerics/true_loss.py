@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -80,6 +81,15 @@ class TrueLossTraining:
     batch: int  # fresh prompts per member per step
     log_every: int  # (omega, mu) recorded every this many steps (and at step 0)
     seed: int  # seed of the prompt stream
+
+    ARTEFACT: ClassVar[str] = "true-loss-train"  # its cache name (`validation.cache.PRODUCERS`)
+
+    def make(self, device="cpu", checkpoint_dir=None, progress=False, deadline=None, inputs=()):
+        """`train_true_loss` of this training (short: no checkpoints, no deadline)."""
+        return train_true_loss(self, device)
+
+    def load(self, arrays: Mapping[str, np.ndarray]) -> TrueLossHistory:
+        return TrueLossHistory.from_arrays(arrays)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 from icl_verify.numerics.models import AttentionConfig
@@ -39,6 +40,15 @@ class TwoHeadTraining:
     log_every: int  # (omega, mu) and validation loss logged every this many steps
     seed: int  # seed of member 0
     validation_batch: int = 1024  # fixed validation prompts per member
+
+    ARTEFACT: ClassVar[str] = "two-head-train"  # its cache name (`validation.cache.PRODUCERS`)
+
+    def make(self, device="cpu", checkpoint_dir=None, progress=False, deadline=None, inputs=()):
+        """`train_two_head` of this training (the artefact protocol of `validation.Runtime`)."""
+        return train_two_head(self, device, checkpoint_dir, deadline)
+
+    def load(self, arrays: Mapping[str, np.ndarray]) -> TwoHeadHistory:
+        return TwoHeadHistory.from_arrays(arrays)
 
 
 @dataclass(frozen=True)
@@ -85,7 +95,10 @@ class TwoHeadHistory:
 
 
 def train_two_head(
-    training: TwoHeadTraining, device: str = "cpu", checkpoint_dir: str | Path | None = None
+    training: TwoHeadTraining,
+    device: str = "cpu",
+    checkpoint_dir: str | Path | None = None,
+    deadline: float | None = None,
 ) -> TwoHeadHistory:
     """Train the E models of ``training`` from Def. B.1; head 1's (omega, mu) history.
 
@@ -120,6 +133,7 @@ def train_two_head(
         checkpoint_path=folder / "train.pt" if folder else None,
         resume=folder is not None,
         progress=False,
+        deadline=deadline,
     )
     history, start = result.history, np.full((1, training.members), training.eps)
     return TwoHeadHistory(

@@ -1,10 +1,13 @@
 """Content-addressed cache of expensive artefacts (trained models, Monte Carlo arrays).
 
 An artefact lives under `<root>/<key>/`, where key is the SHA-256 of the canonical
-JSON of its name and full configuration (keys sorted, no whitespace). Any change
-of configuration gives a new directory, so a cached result is never stale; the
-same configuration finds the finished result (rerun) or the trainer's checkpoint
-(a killed training resumes). Files are written atomically (temporary file, then
+JSON of its name, its full configuration (keys sorted, no whitespace) and the version of
+the code that makes it: the producer's version in `PRODUCERS` (bumped whenever a change
+can alter what it returns; `tests/validation/test_cache_versions.py` fails when the code a
+producer runs changes and its version does not) and the package's version. Any change of
+configuration or of that code gives a new directory, so a cached result is never stale; the
+same configuration finds the finished result (rerun) or the trainer's checkpoint (a killed
+training resumes). Files are written atomically (temporary file, then
 `os.replace`), so a killed process leaves either the old file or the new one, and a
 reader (which reads a file whole through one open handle) sees one or the other.
 
@@ -18,20 +21,25 @@ result. The lock is the kernel's: a killed holder releases it.
 
 from __future__ import annotations
 
+import ast
 import fcntl
 import hashlib
+import importlib.util
 import io
 import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 from icl_verify.validation.claim import to_json
 
+import icl_verify
 from icl_verify._files import write_atomic
 
 
@@ -44,15 +52,86 @@ def canonical_json(value: Any) -> str:
     return json.dumps(to_json(value), sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
-def config_key(name: str, config: Mapping[str, Any]) -> str:
-    """SHA-256 hex digest of the canonical JSON of {"name": name, "config": config}.
+@dataclass(frozen=True)
+class Producer:
+    """What makes one kind of cached artefact: the version of its code, and the module whose
+    code (with every `icl_verify` module it imports, transitively) makes it (the test of the
+    versions watches that code)."""
 
-    >>> len(config_key("model", {"d": 5}))
+    version: int  # bump when a change can alter what the producer returns
+    module: str  # e.g. "icl_verify.numerics.ensemble"
+
+
+#: Every kind of cached artefact, by its cache name. A name not here cannot be cached.
+PRODUCERS: Mapping[str, Producer] = MappingProxyType({
+    "trained-ensemble": Producer(1, "icl_verify.numerics.ensemble"),
+    "trained-encoders": Producer(1, "icl_verify.numerics.encoder_training"),
+    "pruned-encoders": Producer(1, "icl_verify.numerics.encoder_training"),
+    "two-head-train": Producer(1, "icl_verify.numerics.two_head"),
+    "true-loss-train": Producer(1, "icl_verify.numerics.true_loss"),
+    "random-init-stages": Producer(1, "icl_verify.dynamics.random_init"),
+    "isotropic-setting": Producer(1, "icl_verify.numerics.isotropic"),
+})  # fmt: skip
+
+
+def config_key(name: str, config: Mapping[str, Any]) -> str:
+    """SHA-256 hex digest of the canonical JSON of the name, the configuration and the code's
+    version (the producer's and the package's).
+
+    >>> len(config_key("trained-ensemble", {"d": 5}))
     64
-    >>> config_key("model", {"d": 5}) == config_key("model", {"d": 6})
+    >>> config_key("trained-ensemble", {"d": 5}) == config_key("trained-ensemble", {"d": 6})
     False
+    >>> config_key("model", {"d": 5})
+    Traceback (most recent call last):
+    ...
+    ValueError: name must be a producer of validation.cache.PRODUCERS, got 'model'
     """
-    text = canonical_json({"name": name, "config": config})
+    text = canonical_json(_described(name, config))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _described(name: str, config: Mapping[str, Any]) -> dict:
+    """What a key is made of: the name, the configuration and the code's versions."""
+    if name not in PRODUCERS:
+        raise ValueError(f"name must be a producer of validation.cache.PRODUCERS, got {name!r}")
+    code = {"producer": PRODUCERS[name].version, "package": icl_verify.__version__}
+    return {"name": name, "config": config, "code": code}
+
+
+def code_digest(module: str) -> str:
+    """SHA-256 of the code of ``module`` and of every `icl_verify` module it imports,
+    transitively: each module's syntax tree without docstrings (comments are not in it), so
+    a change of documentation leaves it unchanged and a change of code does not.
+
+    >>> len(code_digest("icl_verify.statistics"))
+    64
+    """
+    seen, todo = {}, [module]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, AttributeError):  # a name imported from a module, not a module
+            continue
+        if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
+            continue
+        tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            body = getattr(node, "body", None)
+            if (isinstance(body, list) and body and isinstance(body[0], ast.Expr)
+                    and isinstance(body[0].value, ast.Constant)
+                    and isinstance(body[0].value.value, str)):  # fmt: skip
+                body[0] = ast.Pass()  # the docstring
+            if isinstance(node, ast.Import):
+                todo += [alias.name for alias in node.names if alias.name.startswith("icl_verify")]
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("icl_verify"):
+                todo.append(node.module)
+                todo += [f"{node.module}.{alias.name}" for alias in node.names]
+        seen[name] = ast.dump(tree)
+    text = "\n".join(f"{name}\n{seen[name]}" for name in sorted(seen))
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -65,8 +144,8 @@ class ArtefactCache:
     >>> def compute():
     ...     calls.append(1)
     ...     return {"x": np.arange(3.0)}
-    >>> first = cache.cached("grid", {"n": 3}, compute)
-    >>> second = cache.cached("grid", {"n": 3}, compute)
+    >>> first = cache.cached("isotropic-setting", {"n": 3}, compute)
+    >>> second = cache.cached("isotropic-setting", {"n": 3}, compute)
     >>> second["x"].tolist(), len(calls)
     ([0.0, 1.0, 2.0], 1)
     """
@@ -82,7 +161,7 @@ class ArtefactCache:
         """
         folder = self.root / config_key(name, config)
         record = folder / "config.json"
-        text = json.dumps({"name": name, "config": to_json(config)}, indent=1)
+        text = json.dumps(to_json(_described(name, config)), indent=1)
         try:
             current = record.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):  # missing, unreadable or garbage: write it anew

@@ -42,6 +42,8 @@ from typing import Any
 import numpy as np
 from icl_verify.validation.params import ParameterError, Params
 
+from icl_verify import statistics
+
 AGREES = "agrees"
 INCONCLUSIVE = "inconclusive"
 DISAGREES = "disagrees"
@@ -456,51 +458,26 @@ class FittedSlope:
 
 
 def fit_loglog_slope(x, y) -> FittedSlope:
-    """Ordinary least squares fit of log|y| against log x; the slope's SE from the residuals.
-
-    Args:
-        x: positive abscissae, shape (n,), n >= 3.
-        y: nonzero ordinates, shape (n,).
+    """`icl_verify.statistics.loglog_slope` with the slope as an `Estimate` (its SE from the
+    residuals).
 
     >>> fit = fit_loglog_slope([1.0, 2.0, 4.0, 8.0], [3.0, 12.0, 48.0, 192.0])
     >>> round(fit.slope.value, 12), round(fit.slope.error, 12)
     (2.0, 0.0)
     """
-    log_x, log_y = np.log(np.asarray(x, dtype=float)), np.log(np.abs(np.asarray(y, dtype=float)))
-    if log_x.ndim != 1 or log_x.shape != log_y.shape or log_x.size < 3:
-        raise ValueError(
-            f"x and y must be 1-D of the same length >= 3, got {log_x.shape}, {log_y.shape}"
-        )
-    design = np.stack([np.ones_like(log_x), log_x], axis=1)
-    coef, *_ = np.linalg.lstsq(design, log_y, rcond=None)
-    residual = log_y - design @ coef
-    dof = log_x.size - 2
-    variance = residual @ residual / dof * np.linalg.inv(design.T @ design)[1, 1]
-    return FittedSlope(Estimate(coef[1], math.sqrt(max(variance, 0.0))), float(coef[0]))
+    fit = statistics.loglog_slope(x, y)
+    return FittedSlope(Estimate(fit.slope, fit.slope_se), fit.intercept)
 
 
 def propagated_loglog_slope(x, measured: Estimate) -> Estimate:
-    """Least-squares slope of log|y| against log x, its SE propagated from each point's SE.
-
-    For a few points that each carry a known Monte Carlo SE (independent draws per point):
-    the slope is sum_i w_i log y_i with w_i = (log x_i - mean) / sum_j (log x_j - mean)^2, so
-    its SE is sqrt(sum_i (w_i SE_i / y_i)^2). `fit_loglog_slope` instead estimates the SE from
-    the residuals, which on 3-6 points have 1-4 degrees of freedom and ignore the points' own
-    SEs. NaN (judged a disagreement) when a value is 0, inf or NaN.
+    """`icl_verify.statistics.propagated_loglog_slope` of a measured `Estimate`: the slope of
+    log|y| on log x with its SE propagated from the points' SEs.
 
     >>> fit = propagated_loglog_slope([1, 10, 100], Estimate([1, 0.1, 0.01], [0.1, 0.01, 1e-3]))
     >>> round(fit.value, 12), round(fit.error, 4)  # 10% SE per point: sqrt(2) 0.1 / ln(100)
     (-1.0, 0.0307)
     """
-    log_x = np.log(np.asarray(x, dtype=float))
-    value = np.asarray(measured.value, dtype=float)
-    weights = (log_x - log_x.mean()) / np.sum((log_x - log_x.mean()) ** 2)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        slope = float(np.sum(weights * np.log(np.abs(value))))
-        error = float(np.sqrt(np.sum((weights * np.asarray(measured.error) / value) ** 2)))
-    if not (math.isfinite(slope) and math.isfinite(error)):
-        return Estimate(math.nan, 0.0)
-    return Estimate(slope, error)
+    return Estimate(*statistics.propagated_loglog_slope(x, measured.value, measured.error))
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ gives the same numbers (DESIGN.md, "Randomness").
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -55,6 +56,46 @@ class Runtime:
         True
         """
         return np.random.default_rng(claim_seed(self.seed, stream) if stream else self.seed)
+
+    def seed_for(self, stream: str) -> int:
+        """A 63-bit seed of this claim's named ``stream`` (`claim_seed` of the claim's seed and
+        the name): what a claim hands a numerics function that draws; distinct names give
+        independent streams, the same name the same numbers.
+
+        >>> import tempfile
+        >>> runtime = Runtime("cpu", 7, ArtefactCache(tempfile.mkdtemp()))
+        >>> runtime.seed_for("prompts") == runtime.seed_for("prompts") != runtime.seed_for("x")
+        True
+        """
+        return claim_seed(self.seed, stream)
+
+    def trained(self, spec):
+        """The artefact of ``spec`` (a training: `numerics.EnsembleTraining`, `EncoderTraining`,
+        `PrunedTraining`, `TwoHeadTraining`, `TrueLossTraining`): loaded from the cache, or
+        made (resuming from its checkpoint folder) and stored; its inputs (``spec.inputs()``,
+        e.g. the encoders a pruning fine-tunes) first, the same way. The key is the spec's
+        fields and the device (float32 results differ across devices), with the code's
+        version (`ArtefactCache`); a training stops at ``deadline`` (`TrainingStopped`).
+
+        >>> import tempfile
+        >>> from icl_verify.numerics import EnsembleTraining
+        >>> runtime = Runtime("cpu", 0, ArtefactCache(tempfile.mkdtemp()))
+        >>> spec = EnsembleTraining(d=2, L=8, sigma2=0.1, heads=(1, 2), lr=3e-3, steps=24,
+        ...     batch=16, seed=0, log_every=2, checkpoint_every=12, validation_batch=64)
+        >>> runtime.trained(spec).omega.shape
+        (12, 2, 2)
+        >>> runtime.trained(spec).steps[-2:].tolist()  # loaded from the cache
+        [22, 24]
+        """
+        inputs = tuple(self.trained(s) for s in getattr(spec, "inputs", tuple)())
+        key = {**dataclasses.asdict(spec), "device": self.device}
+        folder = self.checkpoint_dir(spec.ARTEFACT, key)
+
+        def make() -> dict:
+            artefact = spec.make(self.device, folder, self.show_progress, self.deadline, inputs)
+            return artefact.arrays()
+
+        return spec.load(self.cached(spec.ARTEFACT, key, make))
 
     def cached(self, name: str, config: Mapping[str, Any], compute: Callable[[], Any]) -> Any:
         """`compute()` once per (name, config); see `ArtefactCache.cached`.

@@ -1,5 +1,6 @@
 """The artefact cache (keyed by the full configuration) and the versioned results schema."""
 
+import functools
 import json
 
 import numpy as np
@@ -10,10 +11,11 @@ from icl_verify.validation.runtime import Runtime, claim_seed
 
 
 def test_config_key_ignores_key_order_and_sees_every_value():
-    assert config_key("m", {"a": 1, "b": [1.0, 2.0]}) == config_key("m", {"b": [1.0, 2.0], "a": 1})
-    assert config_key("m", {"a": 1}) != config_key("m", {"a": 2})
-    assert config_key("m", {"a": 1}) != config_key("n", {"a": 1})
-    assert config_key("m", {"a": np.arange(2.0)}) == config_key("m", {"a": [0.0, 1.0]})
+    key = functools.partial(config_key, "trained-ensemble")
+    assert key({"a": 1, "b": [1.0, 2.0]}) == key({"b": [1.0, 2.0], "a": 1})
+    assert key({"a": 1}) != key({"a": 2})
+    assert key({"a": 1}) != config_key("two-head-train", {"a": 1})
+    assert key({"a": np.arange(2.0)}) == key({"a": [0.0, 1.0]})
     with pytest.raises(ValueError):
         canonical_json({"a": float("nan")})  # NaN has no canonical JSON form
 
@@ -31,14 +33,18 @@ def test_cached_arrays_and_json_are_computed_once(tmp_path):
         return {"loss": 0.25, "steps": [1, 2]}
 
     for _ in range(2):
-        assert cache.cached("a", {"n": 5}, arrays)["w"].tolist() == [0, 0.25, 0.5, 0.75, 1]
-        assert cache.cached("j", {"n": 5}, document) == {"loss": 0.25, "steps": [1, 2]}
+        stored = cache.cached("isotropic-setting", {"n": 5}, arrays)
+        assert stored["w"].tolist() == [0, 0.25, 0.5, 0.75, 1]
+        loss = cache.cached("random-init-stages", {"n": 5}, document)
+        assert loss == {"loss": 0.25, "steps": [1, 2]}
     assert calls == ["arrays", "json"]
-    cache.cached("a", {"n": 6}, arrays)  # another configuration: computed again
+    cache.cached("isotropic-setting", {"n": 6}, arrays)  # another configuration: computed again
     assert calls == ["arrays", "json", "arrays"]
-    folder = cache.directory("a", {"n": 5})
-    assert folder.name == config_key("a", {"n": 5})
-    assert json.loads((folder / "config.json").read_text()) == {"name": "a", "config": {"n": 5}}
+    folder = cache.directory("isotropic-setting", {"n": 5})
+    assert folder.name == config_key("isotropic-setting", {"n": 5})
+    stored = json.loads((folder / "config.json").read_text())
+    assert (stored["name"], stored["config"]) == ("isotropic-setting", {"n": 5})
+    assert stored["code"]["producer"] == 1
 
 
 def test_a_failed_computation_leaves_nothing_cached(tmp_path):
@@ -48,8 +54,8 @@ def test_a_failed_computation_leaves_nothing_cached(tmp_path):
         raise RuntimeError("killed")
 
     with pytest.raises(RuntimeError):
-        cache.cached("x", {}, broken)
-    assert cache.cached("x", {}, lambda: {"ok": 1}) == {"ok": 1}
+        cache.cached("true-loss-train", {}, broken)
+    assert cache.cached("true-loss-train", {}, lambda: {"ok": 1}) == {"ok": 1}
 
 
 def test_write_atomic_replaces_and_leaves_no_temporary(tmp_path):
@@ -83,3 +89,22 @@ def test_run_record_round_trips_and_refuses_other_schemas(tmp_path):
         load_run(tmp_path)
     with pytest.raises(ValueError, match="must contain results.json"):
         load_run(tmp_path / "missing")
+
+
+def test_the_key_holds_the_version_of_the_code_that_makes_the_artefact(monkeypatch):
+    """A producer's new version, or a new package version, gives a new entry: the artefacts of
+    the old code are never read."""
+    import icl_verify.validation.cache as cache
+
+    import icl_verify
+
+    before = config_key("trained-ensemble", {"d": 5})
+    bumped = dict(cache.PRODUCERS)
+    bumped["trained-ensemble"] = cache.Producer(2, "icl_verify.numerics.ensemble")
+    with monkeypatch.context() as patched:
+        patched.setattr(cache, "PRODUCERS", bumped)
+        assert config_key("trained-ensemble", {"d": 5}) != before
+    with monkeypatch.context() as patched:
+        patched.setattr(icl_verify, "__version__", "99.0")
+        assert config_key("trained-ensemble", {"d": 5}) != before
+    assert config_key("trained-ensemble", {"d": 5}) == before

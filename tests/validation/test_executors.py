@@ -63,7 +63,7 @@ def compute():
         calls.write("computed\\n")
     time.sleep(1.5)  # long enough for the other process to ask meanwhile
     return {"value": 42}
-print(ArtefactCache(sys.argv[1]).cached("slow", {"n": 1}, compute)["value"])
+print(ArtefactCache(sys.argv[1]).cached("isotropic-setting", {"n": 1}, compute)["value"])
 """
 
 

@@ -2,6 +2,7 @@
 processes share a cache, a damaged or foreign results.json and an unwritable --out exit 2
 with one line."""
 
+import functools
 import io
 import json
 import os
@@ -59,20 +60,21 @@ def test_a_damaged_entry_is_reported_in_one_line_deleted_and_recomputed(
         calls.append(1)
         return good
 
-    cache.cached("entry", {"n": 1}, compute)
-    path = cache.directory("entry", {"n": 1}) / name
+    entry = functools.partial(cache.cached, "isotropic-setting", {"n": 1})
+    entry(compute)
+    path = cache.directory("isotropic-setting", {"n": 1}) / name
     path.write_bytes(DAMAGE[name][kind])
     capsys.readouterr()
 
-    again = cache.cached("entry", {"n": 1}, compute)
+    again = entry(compute)
     err = capsys.readouterr().err
     assert len(calls) == 2  # recomputed
-    key = config_key("entry", {"n": 1})
+    key = config_key("isotropic-setting", {"n": 1})
     assert err.count("\n") == 1 and err.startswith(
-        f"icl-verify: warning: cache entry {key} (entry) is damaged ({name}: "
+        f"icl-verify: warning: cache entry {key} (isotropic-setting) is damaged ({name}: "
     ), err
     assert err.rstrip().endswith("; recomputing")
-    for loaded in (again, cache.cached("entry", {"n": 1}, compute)):  # stored whole again
+    for loaded in (again, entry(compute)):  # stored whole again
         if arrays:
             assert loaded.keys() == {"x"} and np.array_equal(loaded["x"], good["x"])
         else:
@@ -83,13 +85,13 @@ def test_a_damaged_entry_is_reported_in_one_line_deleted_and_recomputed(
 
 def test_a_damaged_or_foreign_config_json_is_rewritten(tmp_path):
     cache = ArtefactCache(tmp_path)
-    record = cache.directory("entry", {"n": 1}) / "config.json"
+    record = cache.directory("isotropic-setting", {"n": 1}) / "config.json"
     expected = record.read_text()
     for damage in (b"", b'{"name": "ent', b"\xff\xfe", b'{"name": "other"}'):
         record.write_bytes(damage)
-        assert cache.directory("entry", {"n": 1}) == record.parent
+        assert cache.directory("isotropic-setting", {"n": 1}) == record.parent
         assert record.read_text() == expected
-    assert json.loads(expected) == {"name": "entry", "config": {"n": 1}}
+    assert json.loads(expected)["config"] == {"n": 1}
 
 
 # Two real processes on one cache folder. Each waits for a common start time, then asks for
@@ -110,7 +112,7 @@ WORKER = textwrap.dedent(
 
     while time.time() < start:
         time.sleep(0.002)
-    result = ArtefactCache(root).cached("shared", {"n": 200_000}, compute)
+    result = ArtefactCache(root).cached("isotropic-setting", {"n": 200_000}, compute)
     right = np.array_equal(result["x"], np.arange(200_000.0) ** 2) and result["y"].sum() == 21.0
     print(json.dumps({"right": bool(right), "computed": len(computed)}))
     """
@@ -135,9 +137,9 @@ def test_two_processes_asking_for_the_same_entry_both_finish_with_whole_results(
     # one computed, the other waited on the entry's lock and read it (validation.cache)
     assert sorted(report["computed"] for report in reports) == [0, 1]
     cache = ArtefactCache(tmp_path)
-    stored = cache.cached("shared", {"n": 200_000}, lambda: pytest.fail("entry not stored"))
+    stored = cache.cached("isotropic-setting", {"n": 200_000}, lambda: pytest.fail("entry not stored"))
     assert np.array_equal(stored["x"], np.arange(200_000.0) ** 2)
-    folder = cache.directory("shared", {"n": 200_000})
+    folder = cache.directory("isotropic-setting", {"n": 200_000})
     assert sorted(p.name for p in folder.iterdir()) == ["config.json", "result.npz"]
 
 
@@ -163,13 +165,13 @@ REWRITER = textwrap.dedent(
 
 def test_a_reader_never_sees_a_partial_entry_while_another_process_rewrites_it(tmp_path):
     cache = ArtefactCache(tmp_path)
-    cache.cached("busy", {}, lambda: {"x": np.zeros(100_000)})
-    path = cache.directory("busy", {}) / "result.npz"
+    cache.cached("isotropic-setting", {}, lambda: {"x": np.zeros(100_000)})
+    path = cache.directory("isotropic-setting", {}) / "result.npz"
     until = time.time() + 4.0
     writer = _python("-c", REWRITER, str(path), str(until))
     reads = 0
     while time.time() < until:
-        x = cache.cached("busy", {}, lambda: pytest.fail("a reader saw a torn entry"))["x"]
+        x = cache.cached("isotropic-setting", {}, lambda: pytest.fail("a reader saw a torn entry"))["x"]
         assert x.shape == (100_000,) and np.all(x == x[0])
         reads += 1
     out, err = writer.communicate(timeout=60)

@@ -10,24 +10,24 @@ Claims that train other members or another attention (He et al. §5: linear atte
 normalised activations) take `TrainingParams`, the same training without ``heads``, and name
 their members and attention to `training`.
 
-The training is one cached artefact (`trained_ensemble`): its key is exactly the training's
-fields (as `numerics.EnsembleTraining`) and the device, since float32 results differ across
-devices. So the four claims share it, a rerun reuses it, a ``--set`` of a claim's own field
+The training is one cached artefact (``runtime.trained(training(params))``,
+`validation.runtime.Runtime.trained`): its key is exactly the training's fields (as
+`numerics.EnsembleTraining`) and the device, since float32 results differ across devices. So
+the four claims share it, a rerun reuses it, a ``--set`` of a claim's own field
 (``--set n_prompts=...``) keeps it, a ``--set`` of a training field (``--set steps=2000``)
-trains anew, and a killed run resumes from the trainer's checkpoint in
-`Runtime.checkpoint_dir`. The training seed is part of the configuration (like a claim's
-``design_seed``): ``--seed`` changes only the measurements' Monte Carlo prompts, not which
-models are read.
+trains anew, and a killed run resumes from the trainer's checkpoint. The training seed is part of
+the configuration (like a claim's ``design_seed``): ``--seed`` changes only the measurements'
+Monte Carlo prompts, not which models are read.
 
-On the CPU the training runs with one torch thread: a run keeps every core busy with claims of
-its own, and on a loaded 2-core machine two threads measured >10x slower than one. (On an idle
-one, the paper preset's training ran 1.5x faster on two threads than on one: 6.9 against 10.3
-ms per step, `benchmarks/paper_training_cost.py`.)
+On the CPU the training runs with one torch thread, as every claim does (the executor's policy,
+`validation.executors`): a run keeps every core busy with claims of its own, and on a loaded
+2-core machine two threads measured >10x slower than one. (On an idle one, the paper preset's
+training ran 1.5x faster on two threads than on one: 6.9 against 10.3 ms per step,
+`benchmarks/paper_training_cost.py`.)
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 from dataclasses import dataclass
 from typing import Any
@@ -187,37 +187,3 @@ def default_training(params: TrainedParams) -> tuple[numerics.EnsembleTraining]:
     (1, 2, 2, 4)
     """
     return (training(params),)
-
-
-def trained_ensemble(config: numerics.EnsembleTraining, runtime) -> numerics.TrainedEnsemble:
-    """Train (or load, or resume) the ensemble of ``config`` (a `training`).
-
-    The cache key is the training and the device; the trainer checkpoints into
-    ``runtime.checkpoint_dir`` under the same key.
-
-    >>> import tempfile
-    >>> from icl_verify.validation.cache import ArtefactCache
-    >>> from icl_verify.validation.runtime import Runtime
-    >>> runtime = Runtime("cpu", 0, ArtefactCache(tempfile.mkdtemp()))
-    >>> params = TrainedParams(d=2, L=8, heads=(1, 2), lr=3e-3, steps=24, batch=16,
-    ...     log_every=2, checkpoint_every=12, validation_batch=64)
-    >>> ensemble = trained_ensemble(training(params), runtime)
-    >>> ensemble.omega.shape, ensemble.heads.tolist()
-    ((12, 2, 2), [1, 2])
-    >>> trained_ensemble(training(params), runtime).steps[-2:].tolist()  # loaded from the cache
-    [22, 24]
-    >>> trained_ensemble(training(params, heads=(1,), attention="linear"), runtime).heads.tolist()
-    [1]
-    """
-    key = {**dataclasses.asdict(config), "device": runtime.device}
-    folder = runtime.checkpoint_dir("trained-ensemble", key)
-
-    def train() -> dict:
-        with numerics.single_thread() if runtime.device == "cpu" else contextlib.nullcontext():
-            ensemble = numerics.train_ensemble(
-                config, runtime.device, folder, runtime.show_progress, runtime.deadline
-            )
-        return ensemble.arrays()
-
-    arrays = runtime.cached("trained-ensemble", key, train)
-    return numerics.TrainedEnsemble.from_arrays(config, arrays)

@@ -6,8 +6,8 @@ per (replicate, sigma); the paper trains one model per sigma in {0, 0.1, 0.2, 0.
 claims evaluate member e of each h on the same prompts (paired).
 
 The four claims share `EncoderParams` and the presets of the training (`TRAINING_PRESETS`),
-so they read the same cached trainings (`trained_encoders`, keyed by the training and the
-device, resumable from the trainer's checkpoint in `Runtime.checkpoint_dir`).
+so they read the same cached trainings (``runtime.trained(training(params, h))``, keyed by the
+training and the device, resumable from the trainer's checkpoint).
 
 Presets (times on one core of this 2-core CPU, `benchmarks/encoder_size_study.py`):
 
@@ -19,7 +19,6 @@ Presets (times on one core of this 2-core CPU, `benchmarks/encoder_size_study.py
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 from dataclasses import dataclass
 from typing import Any
@@ -119,23 +118,6 @@ def training(params: EncoderParams, heads: int) -> numerics.EncoderTraining:
 def all_trainings(params: EncoderParams) -> tuple[numerics.EncoderTraining, ...]:
     """``Claim.trains`` of a claim reading every h: one training per h."""
     return tuple(training(params, h) for h in params.heads)
-
-
-def trained_encoders(config: numerics.EncoderTraining, runtime) -> numerics.TrainedEncoders:
-    """Train (or load, or resume) the encoders of ``config``; the cache key is the training
-    and the device (float32 results differ across devices)."""
-    key = {**dataclasses.asdict(config), "device": runtime.device}
-    folder = runtime.checkpoint_dir("trained-encoders", key)
-
-    def train() -> dict:
-        with numerics.single_thread() if runtime.device == "cpu" else contextlib.nullcontext():
-            trained = numerics.train_encoders(
-                config, runtime.device, folder, runtime.show_progress, deadline=runtime.deadline
-            )
-        return trained.arrays()
-
-    arrays = runtime.cached("trained-encoders", key, train)
-    return numerics.TrainedEncoders.from_arrays(config, arrays)
 
 
 def evaluation_prompts(

@@ -303,8 +303,7 @@ def _run(params, runtime, stream, d, n, s, sigma, prompts, lasso):
         row["pregd_s_curvature"] = s * curvature  # 1 where R_hat Sigma_hat R_hat ~ I/s on S
         return row
 
-    # "-v2": rows carry pre-gd's eta t and curvature (older cached rows lack them)
-    return runtime.cached("czz-t53-setting-v2", config, compute)
+    return runtime.cached("isotropic-setting", config, compute)
 
 
 def _mean_se(rows, name):
@@ -354,7 +353,6 @@ def _step_exponent(params: IsotropicParams, rows) -> Estimate:
     return Estimate(fit.value, np.inf) if _censored(params, rows) else fit
 
 
-@numerics.on_one_thread  # torch-free at import; one thread for these small tensors
 def measure_isotropic(params: IsotropicParams, runtime) -> Measurement:
     """Tuned risks on both grids, the ratio grid and the sparsity grid."""
     p = params

@@ -43,7 +43,7 @@ from icl_verify.validation.claim import (
 )
 from icl_verify.validation.params import ParameterError, SparseSettingParams, param
 
-from icl_verify import numerics
+from icl_verify import numerics, statistics
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -130,7 +130,6 @@ def predict_d1(params: CorrelationErrorParams) -> Prediction:
     return Prediction(values={"sup_error": bound}, figure_data={"K": K})
 
 
-@numerics.on_one_thread
 def measure_d1(params: CorrelationErrorParams, runtime) -> Measurement:
     """Mean ``max_j |r_hat_j - r_j|`` per n over independent prompts, with its SE."""
     means, ses = [], []
@@ -246,13 +245,12 @@ def predict_d2(params: SupportRetentionParams) -> Prediction:
     return Prediction(values={"failure": level}, figure_data={"c_star": c_star})
 
 
-@numerics.on_one_thread
 def measure_d2(params: SupportRetentionParams, runtime) -> Measurement:
     """Fraction of prompts losing a support coordinate per c, with its Agresti-Coull SE."""
     fractions, ses = [], []
     for k, n in enumerate(runtime.progress(params.n_values.astype(int), "multiples c")):
         kept = _correlations(params, int(n), _generator(runtime, f"d2-{k}")).support_kept
-        fraction, se = numerics.proportion(~kept.numpy())
+        fraction, se = statistics.proportion(~kept.numpy())
         fractions.append(fraction)
         ses.append(se)
     fractions = np.array(fractions)

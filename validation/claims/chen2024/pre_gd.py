@@ -106,7 +106,6 @@ def predict_pre_gd(params: PreGdParams) -> Prediction:
     )
 
 
-@numerics.on_one_thread  # torch-free at import; small batched matrices
 def measure_pre_gd(params: PreGdParams, runtime) -> Measurement:
     """Per sigma: tuning and held-out prompts, gd and pre-gd paths, their paired final gap."""
     import torch

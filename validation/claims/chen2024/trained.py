@@ -56,7 +56,6 @@ from icl_verify.validation.claims.chen2024._encoders import (
     encoder_presets,
     evaluation_prompts,
     per_sigma,
-    trained_encoders,
     training,
 )
 from icl_verify.validation.params import ParameterError, param
@@ -87,7 +86,7 @@ def _models(params: EncoderParams, runtime, heads=None) -> dict[int, numerics.En
     """The trained ensembles, h -> `numerics.Encoder` (float32, on the run's device), for every
     h of ``params`` or for ``heads``, trained in increasing h."""
     return {
-        h: trained_encoders(training(params, h), runtime).model(runtime.device)
+        h: runtime.trained(training(params, h)).model(runtime.device)
         for h in (params.heads if heads is None else heads)
     }
 
@@ -251,7 +250,6 @@ def _over_n_and_replicates(means, ses, params, keep) -> tuple[np.ndarray, np.nda
     return mean, se
 
 
-@numerics.on_one_thread
 def measure_heads(params: HeadsParams, runtime) -> Measurement:
     """Per n: fresh prompts per member, each h's squared errors, OLS, tuned ridge and Lasso."""
 
@@ -406,7 +404,6 @@ def _bootstrap_se(per_model: np.ndarray, resamples: int, seed: int) -> np.ndarra
     return per_model[picks].mean(axis=1).std(axis=0, ddof=1)
 
 
-@numerics.on_one_thread
 def measure_importance(params: ImportanceParams, runtime) -> Measurement:
     """Per h > 1: W (3.1) of every model on the same prompts, effective heads per layer."""
     models = _models(params, runtime, [h for h in params.heads if h > 1])
@@ -545,28 +542,18 @@ def _probe_errors(model, fit, read, lam: float) -> np.ndarray:
     return np.asarray(out)
 
 
-@numerics.on_one_thread
 def measure_prune(params: PruneParams, runtime) -> Measurement:
     """Prune the h_max models by their own W, fine-tune (cached), probe the three models."""
     h = max(params.heads)
-    trained = trained_encoders(training(params, h), runtime)
+    trained = runtime.trained(training(params, h))
     models = _models(params, runtime, [1]) | {h: trained.model(runtime.device)}
     regime = _regime(params, runtime, models[h])
     _, tokens, clean = evaluation_prompts(params, runtime, params.n_importance, EVAL_N, 1, 200)
     importance = numerics.head_importance(models[h], tokens, EVAL_N, clean[..., 0])
     kept = numerics.pruned_heads(importance.weights)
-    key = {"training": repr(training(params, h)), "kept": kept.tolist(),
-           "steps": params.prune_steps, "device": runtime.device}  # fmt: skip
-
-    def fine_tune() -> dict:
-        return numerics.fine_tune_pruned(
-            trained, kept, params.prune_steps, runtime.device,
-            runtime.checkpoint_dir("pruned-encoders", key), runtime.show_progress,
-            runtime.deadline,
-        ).arrays()  # fmt: skip
-
-    arrays = runtime.cached("pruned-encoders", key, fine_tune)
-    pruned = numerics.TrainedEncoders.from_arrays(trained.training, arrays).model(runtime.device)
+    kept = tuple(tuple(tuple(row) for row in member) for member in kept.tolist())
+    fine_tuning = numerics.PrunedTraining(training(params, h), kept, params.prune_steps)
+    pruned = runtime.trained(fine_tuning).model(runtime.device)
     fit_p, fit_tokens, _ = evaluation_prompts(params, runtime, params.n_fit, EVAL_N, 1, 201)
     _, read_tokens, read_clean = evaluation_prompts(params, runtime, params.n_prompts, EVAL_N,
                                                     1, 202)  # fmt: skip
@@ -677,7 +664,6 @@ def predict_pprobe(params: PProbeParams) -> Prediction:
     )
 
 
-@numerics.on_one_thread
 def measure_pprobe(params: PProbeParams, runtime) -> Measurement:
     """Layer-1 query states of the long prompts, GD on them per h, paired final gaps."""
     import torch

@@ -399,7 +399,6 @@ def _cross_share(parts: np.ndarray) -> tuple[float, float]:
     return numerics.ratio_of_means(*map(torch.from_numpy, parts[2:4]))
 
 
-@numerics.on_one_thread
 def measure_5_1(params: UpperBoundParams, runtime) -> Measurement:
     """Tuned pre-gd risks per n; the closed form's parts and identities at the tuned points;
     the cross term's share with R_hat from the same labels and from an independent sample."""
@@ -438,7 +437,6 @@ def measure_5_1(params: UpperBoundParams, runtime) -> Measurement:
     )
 
 
-@numerics.on_one_thread
 def measure_5_2(params: UpperBoundParams, runtime) -> Measurement:
     """Tuned plain-GD risks per n."""
     results = tuned_risks(params, runtime, preprocessed=False)
@@ -561,7 +559,6 @@ def predict_4_3(params: TunedGDParams) -> Prediction:
     )
 
 
-@numerics.on_one_thread
 def measure_4_3(params: TunedGDParams, runtime) -> Measurement:
     """Tuned GD and pre-gd on the same prompts (one draw, both tuned on its tuning half, read
     on its evaluation half): the paired ratio of mean risks; and on every drawn task (w*,

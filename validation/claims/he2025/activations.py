@@ -44,7 +44,6 @@ from icl_verify.validation.claim import (
 )
 from icl_verify.validation.claims._trained import (
     TrainingParams,
-    trained_ensemble,
     trained_presets,
     training,
 )
@@ -256,7 +255,7 @@ def measure_act(params: ActivationParams, runtime) -> Measurement:
 
     lengths = [int(n) for n in params.lengths]
     n_lengths, seeds = len(lengths), params.seeds
-    ensemble = trained_ensemble(_training(params), runtime)
+    ensemble = runtime.trained(_training(params))
     kinds = numerics.member_kinds(ensemble)
     KQ, OV = ensemble.circuits()
     paired_any = np.zeros(A)

@@ -94,7 +94,6 @@ from icl_verify.validation.claims._trained import (
     check_trained_heads,
     default_training,
     logged_steps,
-    trained_ensemble,
     trained_presets,
     training,
 )
@@ -201,7 +200,7 @@ def measure_heads(params: HeadsParams, runtime) -> Measurement:
     """Read-outs of `numerics.head_count` on the paired members of the compared H."""
     from icl_verify.numerics.head_count import dummy_decay, member_scales, pooled_spread
 
-    ensemble = trained_ensemble(training(params), runtime)
+    ensemble = runtime.trained(training(params))
     kinds = numerics.member_kinds(ensemble)
     heads = ensemble.heads
     members = np.flatnonzero(kinds.paired & np.isin(heads, params.compare_heads))

@@ -39,7 +39,6 @@ from icl_verify.validation.claim import (
 from icl_verify.validation.claims._trained import (
     TrainedParams,
     TrainingParams,
-    trained_ensemble,
     trained_presets,
     training,
 )
@@ -119,7 +118,7 @@ def measure_lin(params: LinearParams, runtime) -> Measurement:
     lr 3e-3, which the test risk at L barely feels: +2e-4). The
     pattern measures are `numerics.summarize_circuits`' off-pattern RMS ratios at the end.
     """
-    ensemble = trained_ensemble(_linear_training(params), runtime)
+    ensemble = runtime.trained(_linear_training(params))
     steps = _step_series(ensemble)
     settled = [numerics.settled_mean(steps[:, e]) for e in range(steps.shape[1])]
     summaries = ensemble.summaries()
@@ -523,8 +522,8 @@ def measure_length(params: LengthParams, runtime) -> Measurement:
     predictions at the training L (`numerics.fitted_steps`, no formula assumed).
     """
     setting, lengths = params.setting, [int(n) for n in params.lengths]
-    linear = trained_ensemble(_linear_training(params), runtime)
-    softmax = trained_ensemble(training(params), runtime)
+    linear = runtime.trained(_linear_training(params))
+    softmax = runtime.trained(training(params))
     one, two = numerics.representative(softmax, 1), numerics.representative(softmax, 2)
     seed = runtime.seed % (2**62)
     fitted = numerics.fitted_steps(

@@ -57,7 +57,6 @@ from icl_verify.validation.claim import (
 )
 from icl_verify.validation.claims._trained import (
     TrainingParams,
-    trained_ensemble,
     trained_presets,
     training,
 )
@@ -231,7 +230,7 @@ def measure_mt(params: MultiTaskParams, runtime) -> Measurement:
     supports, d = params.task_supports, params.d
     K, groups = len(supports), support_groups(supports, d)
     seed = runtime.seed % (2**62)
-    ensemble = trained_ensemble(_training(params), runtime)
+    ensemble = runtime.trained(_training(params))
     # (n, E, H, ...): the heads at every logged step
     history = numerics.multitask_heads(ensemble.KQ_history, ensemble.OV_history, d)
     KQ, OV = ensemble.circuits()  # (E, H, D, D)

@@ -71,7 +71,6 @@ from icl_verify.validation.claims._trained import (
     check_trained_heads,
     default_training,
     logged_steps,
-    trained_ensemble,
     trained_presets,
     training,
 )
@@ -137,7 +136,7 @@ def measure_obs1(params: Obs1Params, runtime) -> Measurement:
     pattern's value (plus Adam's noise floor on the RMS-type measures); the sign product is
     exact.
     """
-    ensemble = trained_ensemble(training(params), runtime)
+    ensemble = runtime.trained(training(params))
     kinds = numerics.member_kinds(ensemble)
     heads = numerics.head_patterns(ensemble, np.flatnonzero(kinds.pattern), toward=PATTERN)
     values = {name: Estimate(heads.value[name], heads.error[name], "bound") for name in PATTERN}
@@ -256,7 +255,7 @@ def measure_obs2(params: Obs2Params, runtime) -> Measurement:
     The error bar of an end-of-training value is its `numerics.settled_value` error (drift still
     under way plus the Adam noise), from `numerics.group_patterns`.
     """
-    ensemble = trained_ensemble(training(params), runtime)
+    ensemble = runtime.trained(training(params))
     kinds = numerics.member_kinds(ensemble)
     multi = np.unique(ensemble.heads[ensemble.heads >= 2])
     counts = np.array([np.sum(ensemble.heads == h) for h in multi], dtype=float)
@@ -467,7 +466,7 @@ def measure_obs3(params: Obs3Params, runtime) -> Measurement:
     `theory.optimal_gd`; "dGD at η_eff" uses each trained model's own
     eta_eff = sum_h omega_h mu_h (the first-order step of (4.10)).
     """
-    ensemble = trained_ensemble(training(params), runtime)
+    ensemble = runtime.trained(training(params))
     setting, lengths = params.setting, list(params.lengths)
     members = [numerics.representative(ensemble, h) for h in params.compare_heads]
     eta_eff = ensemble.first_order_steps(members)
@@ -677,7 +676,7 @@ def measure_obs4(params: Obs4Params, runtime) -> Measurement:
     """`numerics.pattern_dynamics` of the paired members: per non-dummy head the rise and fall of
     |omega| and the largest drop of |mu|, per group the largest drop of its OV sum, per member the
     share of logs after the pattern first forms on which it holds."""
-    ensemble = trained_ensemble(training(params), runtime)
+    ensemble = runtime.trained(training(params))
     kinds = numerics.member_kinds(ensemble)
     dynamics = numerics.pattern_dynamics(
         ensemble, np.flatnonzero(kinds.paired), params.noise_margin

@@ -47,7 +47,6 @@ from icl_verify.validation.claim import (
 )
 from icl_verify.validation.claims._trained import (
     TrainingParams,
-    trained_ensemble,
     trained_presets,
     training,
 )
@@ -198,7 +197,7 @@ def measure_kms(params: PreconditioningParams, runtime) -> Measurement:
     )
 
     seed = runtime.seed % (2**62)
-    ensemble = trained_ensemble(_training(params), runtime)
+    ensemble = runtime.trained(_training(params))
     kinds = numerics.member_kinds(ensemble)
     paired = np.flatnonzero(kinds.paired)
     targets = _targets(params)

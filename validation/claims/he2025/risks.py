@@ -105,7 +105,6 @@ def predict_one_step(params: OneStepRiskParams) -> Prediction:
     )
 
 
-@numerics.on_one_thread  # torch-free at import; one thread for these small tensors
 def measure_one_step(params: OneStepRiskParams, runtime) -> Measurement:
     """Monte Carlo risks of the GD predictors, all steps of a case on the same prompts."""
     risks = []
@@ -254,7 +253,6 @@ def predict_proportional(params: ProportionalParams) -> Prediction:
     )
 
 
-@numerics.on_one_thread  # torch-free at import; one thread for these small tensors
 def measure_proportional(params: ProportionalParams, runtime) -> Measurement:
     """Monte Carlo at each d (L = d/xi), extrapolated to d -> inf; ratios by the delta method.
 

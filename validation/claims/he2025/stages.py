@@ -17,7 +17,7 @@ computed once), integrated by `dynamics.random_init_stages`:
   end there at H = 2, 5 of 40 at H = 3, none at H = 4, 8).
 
 Dummy heads are those of `icl_verify.heads.head_types`. Rates of runs are fractions k/n with
-the Agresti-Coull standard error (`numerics.proportion`), which stays honest at k = n.
+the Agresti-Coull standard error (`icl_verify.statistics.proportion`), which stays honest at k = n.
 Figures: `figures.dynamics.figure_stage_one`, `figure_stage_two`.
 """
 
@@ -42,7 +42,7 @@ from icl_verify.validation.claim import (
 )
 from icl_verify.validation.params import ParameterError, SettingParams, param
 
-from icl_verify import dynamics, numerics, theory
+from icl_verify import dynamics, statistics, theory
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -131,7 +131,7 @@ def random_start_stages(params: RandomStartParams, runtime) -> dict[int, dynamic
 
 def _rates(successes) -> Estimate:
     """Per H, the fraction of runs (booleans, one array per H) with its Agresti-Coull SE."""
-    pairs = np.array([numerics.proportion(runs) for runs in successes])
+    pairs = np.array([statistics.proportion(runs) for runs in successes])
     return Estimate(pairs[:, 0], pairs[:, 1], "se")
 
 

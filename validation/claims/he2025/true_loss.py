@@ -34,7 +34,6 @@ The wrong prediction is "L̃ is exact": the unslowed flow in Phase I and no end 
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -179,22 +178,14 @@ def predict(params: TrueLossParams) -> Prediction:
 
 
 def _trained(params: TrueLossParams, runtime):
-    """`train_true_loss` of the claim's start, cached by its configuration."""
-    from icl_verify.numerics.true_loss import TrueLossHistory, TrueLossTraining, train_true_loss
-
+    """`numerics.train_true_loss` of the claim's start (`Runtime.trained`)."""
     omega0, mu0 = start(params)
-    training = TrueLossTraining(
+    training = numerics.TrueLossTraining(
         d=params.d, L=params.L, sigma2=params.sigma2, omega0=tuple(omega0.tolist()),
         mu0=tuple(mu0.tolist()), lr=params.lr, steps=params.steps, members=params.members,
         batch=params.batch, log_every=params.log_every, seed=runtime.seed % 2**31,
     )  # fmt: skip
-    key = {**dataclasses.asdict(training), "device": runtime.device}
-
-    def compute():
-        with numerics.single_thread():
-            return train_true_loss(training, runtime.device).arrays()
-
-    return TrueLossHistory.from_arrays(runtime.cached("true-loss-train", key, compute))
+    return runtime.trained(training)
 
 
 def measure(params: TrueLossParams, runtime) -> Measurement:

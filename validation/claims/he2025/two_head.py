@@ -277,14 +277,7 @@ def _trained(params: PhaseOneParams, optimizer: str, runtime):
         lr=lr, steps=steps, members=params.members, batch=params.batch,
         log_every=max(steps // params.train_records, 1), seed=runtime.seed % 2**31,
     )  # fmt: skip
-    key = {**dataclasses.asdict(training), "device": runtime.device}
-
-    def compute():
-        with numerics.single_thread():  # one thread is faster for these small models under load
-            folder = runtime.checkpoint_dir("two-head-train", key)
-            return numerics.train_two_head(training, runtime.device, folder).arrays()
-
-    return numerics.TwoHeadHistory.from_arrays(runtime.cached("two-head-train", key, compute))
+    return runtime.trained(training)
 
 
 def predict_phase1(params: PhaseOneParams) -> Prediction:

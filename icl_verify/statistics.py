@@ -1,0 +1,186 @@
+"""The statistics every layer uses: means with standard errors, paired differences, proportions,
+the bootstrap, log-log slope fits and Richardson extrapolation (numpy, float64; no torch).
+
+One definition of each, so that a claim's error bar means the same thing wherever it is
+computed:
+
+- `mean_se`: the sample mean and its standard error ``s / sqrt(n)`` (``ddof = 1``);
+- `paired_difference`: `mean_se` of ``a - b`` over the pairing axis: two predictors on the
+  same prompts, so what they share cancels;
+- `proportion`: a fraction of independent trials with its Agresti-Coull standard error, honest
+  at 0 and at n successes (Agresti & Coull 1998);
+- `bootstrap_se`: the bootstrap standard error of a mean over rows (resampling them);
+- `batch_means_se`: the standard error of the mean of a correlated series (a training log),
+  from the means of consecutive batches;
+- `loglog_slope`: the least-squares slope of log|y| on log x, with its SE from the residuals,
+  and `propagated_loglog_slope`, with its SE propagated from each point's own SE;
+- `richardson`: the eps -> 0 limit of ``v0 + v2 eps^2 + O(eps^4)`` and a bound on its error.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "LogLogFit",
+    "batch_means_se",
+    "bootstrap_se",
+    "loglog_slope",
+    "mean_se",
+    "paired_difference",
+    "propagated_loglog_slope",
+    "proportion",
+    "richardson",
+]
+
+
+def mean_se(values, axis: int = -1) -> tuple[np.ndarray, np.ndarray]:
+    """The mean of ``values`` along ``axis`` and its standard error ``s / sqrt(n)`` (ddof = 1).
+
+    >>> mean, se = mean_se([1.0, 2.0, 3.0, 4.0])
+    >>> float(mean), round(float(se), 6)
+    (2.5, 0.645497)
+    """
+    values = np.asarray(values, dtype=float)
+    n = values.shape[axis]
+    return values.mean(axis=axis), values.std(axis=axis, ddof=1) / np.sqrt(n)
+
+
+def paired_difference(a, b, axis: int = -1) -> tuple[np.ndarray, np.ndarray]:
+    """`mean_se` of ``a - b`` along ``axis``: the two evaluated on the same draws (paired).
+
+    >>> mean, se = paired_difference([1.0, 2.0, 3.0], [0.5, 1.5, 2.0])
+    >>> round(float(mean), 6), round(float(se), 6)
+    (0.666667, 0.166667)
+    """
+    return mean_se(np.asarray(a, dtype=float) - np.asarray(b, dtype=float), axis=axis)
+
+
+def proportion(successes) -> tuple[float, float]:
+    """The fraction k/n of True among n trials and its Agresti-Coull standard error
+    ``sqrt(p~ (1 - p~) / (n + 4))``, ``p~ = (k + 2) / (n + 4)``: honest at k = 0 and k = n,
+    where the Wald SE ``sqrt(p (1 - p) / n)`` is 0.
+
+    >>> fraction, se = proportion([True] * 40)
+    >>> fraction, round(se, 4)  # 40/40, yet the SE is not 0
+    (1.0, 0.0314)
+    """
+    successes = np.asarray(successes, dtype=bool)
+    n, k = successes.size, float(np.sum(successes))
+    if n == 0:
+        raise ValueError("successes must hold at least one trial, got none")
+    tilde = (k + 2.0) / (n + 4.0)
+    return k / n, math.sqrt(tilde * (1.0 - tilde) / (n + 4.0))
+
+
+def bootstrap_se(rows, resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """The bootstrap standard error of the mean over the rows (axis 0) of ``rows``: the standard
+    deviation (ddof = 1) of the means of ``resamples`` resamples of the rows with replacement.
+
+    >>> rows = np.arange(10.0)[:, None]
+    >>> se = bootstrap_se(rows, 2000, np.random.default_rng(0))
+    >>> bool(abs(se[0] - rows.std(ddof=0) / np.sqrt(10)) < 0.1)  # the plug-in SE, 0.908
+    True
+    """
+    rows = np.asarray(rows, dtype=float)
+    M = rows.shape[0]
+    picks = rng.integers(0, M, size=(resamples, M))
+    return rows[picks].mean(axis=1).std(axis=0, ddof=1)
+
+
+def batch_means_se(series, batches: int = 5) -> float:
+    """The standard error of the mean of a correlated series (NaN entries skipped): the series
+    is cut into ``batches`` consecutive batches and the SE is that of the batch means
+    (``std(ddof=1) / sqrt(batches)``), so correlated noise within a batch is not counted as
+    independent; one batch: the plain standard deviation.
+
+    >>> round(batch_means_se(np.arange(10.0), batches=5), 4)
+    1.4142
+    """
+    series = np.asarray(series, dtype=float)
+    if batches <= 1:
+        return float(np.nanstd(series))
+    means = np.array([np.nanmean(chunk) for chunk in np.array_split(series, batches)])
+    return float(np.std(means, ddof=1) / np.sqrt(batches))
+
+
+@dataclass(frozen=True)
+class LogLogFit:
+    """A least-squares line ``log|y| = intercept + slope log x`` and the slope's standard error."""
+
+    slope: float
+    slope_se: float
+    intercept: float
+
+
+def loglog_slope(x, y) -> LogLogFit:
+    """Ordinary least squares of log|y| on log x; the slope's SE from the residuals.
+
+    Args:
+        x: positive abscissae, shape (n,), n >= 3.
+        y: nonzero ordinates, shape (n,).
+
+    >>> fit = loglog_slope([1.0, 2.0, 4.0, 8.0], [3.0, 12.0, 48.0, 192.0])
+    >>> round(fit.slope, 12), round(fit.slope_se, 12)
+    (2.0, 0.0)
+    """
+    log_x, log_y = np.log(np.asarray(x, dtype=float)), np.log(np.abs(np.asarray(y, dtype=float)))
+    if log_x.ndim != 1 or log_x.shape != log_y.shape or log_x.size < 3:
+        raise ValueError(
+            f"x and y must be 1-D of the same length >= 3, got {log_x.shape}, {log_y.shape}"
+        )
+    design = np.stack([np.ones_like(log_x), log_x], axis=1)
+    coef, *_ = np.linalg.lstsq(design, log_y, rcond=None)
+    residual = log_y - design @ coef
+    dof = log_x.size - 2
+    variance = residual @ residual / dof * np.linalg.inv(design.T @ design)[1, 1]
+    return LogLogFit(float(coef[1]), math.sqrt(max(variance, 0.0)), float(coef[0]))
+
+
+def propagated_loglog_slope(x, y, se) -> tuple[float, float]:
+    """The least-squares slope of log|y| on log x and its SE propagated from each point's SE.
+
+    For a few points that each carry a known standard error (independent draws per point):
+    the slope is sum_i w_i log y_i with w_i = (log x_i - mean) / sum_j (log x_j - mean)^2, so
+    its SE is sqrt(sum_i (w_i se_i / y_i)^2). `loglog_slope` instead estimates the SE from the
+    residuals, which on 3-6 points have 1-4 degrees of freedom and ignore the points' own SEs.
+    (NaN, 0) when a value is 0, inf or NaN.
+
+    >>> slope, se = propagated_loglog_slope([1, 10, 100], [1, 0.1, 0.01], [0.1, 0.01, 1e-3])
+    >>> round(slope, 12), round(se, 4)  # 10% SE per point: sqrt(2) 0.1 / ln(100)
+    (-1.0, 0.0307)
+    """
+    log_x = np.log(np.asarray(x, dtype=float))
+    value = np.asarray(y, dtype=float)
+    weights = (log_x - log_x.mean()) / np.sum((log_x - log_x.mean()) ** 2)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        slope = float(np.sum(weights * np.log(np.abs(value))))
+        error = float(np.sqrt(np.sum((weights * np.asarray(se, dtype=float) / value) ** 2)))
+    if not (math.isfinite(slope) and math.isfinite(error)):
+        return math.nan, 0.0
+    return slope, error
+
+
+def richardson(values, eps) -> tuple[np.ndarray, np.ndarray]:
+    """The eps -> 0 limit of ``values(eps) = v0 + v2 eps^2 + O(eps^4)`` and a bound on its error.
+
+    Richardson's extrapolation from the two smallest eps (``eps`` decreasing along axis 0 of
+    ``values``); the bound is its distance to the extrapolation from the next pair, whose
+    O(eps^4) error is the larger of the two.
+
+    >>> eps = np.array([0.4, 0.2, 0.1])
+    >>> limit, bound = richardson(1.0 + 3.0 * eps**2 + eps**4, eps)
+    >>> round(float(limit), 6), round(float(bound), 6)
+    (0.9998, 0.0024)
+    """
+    values, eps = np.asarray(values, dtype=float), np.asarray(eps, dtype=float)
+
+    def extrapolate(k: int) -> np.ndarray:
+        small, large = eps[k] ** 2, eps[k - 1] ** 2
+        return (large * values[k] - small * values[k - 1]) / (large - small)
+
+    limit = extrapolate(eps.size - 1)
+    return limit, np.abs(limit - extrapolate(eps.size - 2))
