@@ -52,8 +52,6 @@ from icl_verify.validation.claim import (
 )
 from icl_verify.validation.params import ParameterError, SparseSettingParams, param
 
-from icl_verify import numerics
-
 
 @dataclass(frozen=True, kw_only=True)
 class IsotropicParams(SparseSettingParams):

@@ -43,7 +43,7 @@ from icl_verify.validation.claim import (
 )
 from icl_verify.validation.params import ParameterError, SparseSettingParams, param
 
-from icl_verify import numerics, statistics
+from icl_verify import statistics
 
 
 @dataclass(frozen=True, kw_only=True)
