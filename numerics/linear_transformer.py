@@ -31,6 +31,15 @@ from dataclasses import dataclass
 
 import torch
 
+__all__ = [
+    "LinearAttentionLayer",
+    "LinearTransformer",
+    "gd_layer",
+    "preprocess_then_gd_transformer",
+    "preprocessing_embedding",
+    "preprocessing_layer",
+]
+
 
 def _check_int(name: str, value, low: int) -> int:
     if isinstance(value, bool) or int(value) != value or value < low:

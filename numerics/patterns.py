@@ -38,6 +38,7 @@ __all__ = [
     "head_patterns",
     "logging_noise",
     "pattern_dynamics",
+    "settled_mean",
     "settled_value",
 ]
 

@@ -14,6 +14,8 @@ import numbers
 import torch
 from icl_verify.numerics.montecarlo import _block_generator, _check_int
 
+__all__ = ["softmax_norm_samples"]
+
 CHUNK_ELEMENTS = 2**22  # covariates (n_chunk * L * d) drawn at once
 
 

@@ -14,6 +14,7 @@ import icl_verify
 
 def _module_names() -> list[str]:
     names = ["icl_verify"]
+    names += [f"icl_verify.{m.name}" for m in pkgutil.iter_modules(icl_verify.__path__)]
     for layer in icl_verify.SUBPACKAGES:
         package = importlib.import_module(f"icl_verify.{layer}")
         names.append(package.__name__)

@@ -23,7 +23,7 @@ from icl_verify.validation.executors import execute, in_process
 from icl_verify.validation.params import ParameterError, Params
 from icl_verify.validation.records import RESULTS_FILE, ClaimRecord, RunRecord, load_run, now
 from icl_verify.validation.report import redraw_figures, write_report
-from icl_verify.validation.runtime import Runtime, claim_seed
+from icl_verify.validation.runtime import Runtime, derived_seed
 
 RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 FIGURE_DIR = "figures"
@@ -160,7 +160,7 @@ class ClaimTask:
     claim_id: str
     params: Params
     preset: str
-    seed: int  # the claim's seed (`claim_seed`)
+    seed: int  # the claim's seed (`derived_seed`)
     device: str
     cache_dir: Path
     show_progress: bool = False
@@ -244,7 +244,7 @@ def run_claims(
             claim.id,
             sizes[claim.id],
             preset,
-            claim_seed(seed, claim.id),
+            derived_seed(seed, claim.id),
             device,
             Path(cache or Path(out) / "cache"),
             nested,

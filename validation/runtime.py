@@ -1,8 +1,9 @@
 """What a claim's `measure` gets from the runner: device, its own seed, the cache, progress bars.
 
 Each claim draws its randomness from a seed derived from the run seed and the
-claim id (`claim_seed`), so running one claim alone or inside the whole registry
-gives the same numbers (DESIGN.md, "Randomness").
+claim id (`derived_seed`), so running one claim alone or inside the whole registry
+gives the same numbers (DESIGN.md, "Randomness"); its named streams come from
+`Runtime.seed_for` and `Runtime.rng`.
 """
 
 from __future__ import annotations
@@ -18,13 +19,17 @@ import numpy as np
 from icl_verify.validation.cache import ArtefactCache
 
 
-def claim_seed(run_seed: int, claim_id: str) -> int:
-    """A 63-bit seed for one claim from the run seed and the claim id (stable across runs).
+def derived_seed(seed: int, name: str) -> int:
+    """The one seed derivation of the toolkit: a 63-bit seed of the stream ``name`` of
+    ``seed`` (SHA-256 of both), independent across names. A claim's seed is that of its id
+    under the run's seed; a claim's named streams are those of their names under the claim's
+    seed (`Runtime.seed_for`); a seed fixed by the setting (a ``train_seed`` parameter) gives
+    named streams the same way.
 
-    >>> claim_seed(0, "HE-MAN") == claim_seed(0, "HE-MAN") != claim_seed(1, "HE-MAN")
+    >>> derived_seed(0, "HE-MAN") == derived_seed(0, "HE-MAN") != derived_seed(1, "HE-MAN")
     True
     """
-    digest = hashlib.sha256(f"{run_seed}:{claim_id}".encode()).digest()
+    digest = hashlib.sha256(f"{seed}:{name}".encode()).digest()
     return int.from_bytes(digest[:8], "little") >> 1
 
 
@@ -34,7 +39,7 @@ class Runtime:
 
     Attributes:
         device: torch device string, already resolved ("cpu", "cuda", "cuda:1").
-        seed: this claim's seed (see `claim_seed`).
+        seed: this claim's seed (see `derived_seed`).
         cache: the run's artefact cache (`<out>/cache`), shared by all runs under `<out>`.
         show_progress: whether nested progress bars are drawn.
         deadline: a `time.time()` by which trainings stop (checkpointed, resumable:
@@ -55,10 +60,10 @@ class Runtime:
         >>> float(runtime.rng("a").random()) == float(runtime.rng("a").random())
         True
         """
-        return np.random.default_rng(claim_seed(self.seed, stream) if stream else self.seed)
+        return np.random.default_rng(derived_seed(self.seed, stream) if stream else self.seed)
 
     def seed_for(self, stream: str) -> int:
-        """A 63-bit seed of this claim's named ``stream`` (`claim_seed` of the claim's seed and
+        """A 63-bit seed of this claim's named ``stream`` (`derived_seed` of the claim's seed and
         the name): what a claim hands a numerics function that draws; distinct names give
         independent streams, the same name the same numbers.
 
@@ -67,7 +72,7 @@ class Runtime:
         >>> runtime.seed_for("prompts") == runtime.seed_for("prompts") != runtime.seed_for("x")
         True
         """
-        return claim_seed(self.seed, stream)
+        return derived_seed(self.seed, stream)
 
     def trained(self, spec):
         """The artefact of ``spec`` (a training: `numerics.EnsembleTraining`, `EncoderTraining`,

@@ -57,7 +57,7 @@ from icl_verify.validation.runner import (
     open_run,
     progress_bar,
 )
-from icl_verify.validation.runtime import Runtime, claim_seed
+from icl_verify.validation.runtime import Runtime, derived_seed
 
 MAX_POINTS = 10_000  # a grid larger than this is a typo (logspace:1:1e6:1e6), not a sweep
 POINT_DIR = "points"  # each point's own figures: <run>/points/NNN/figures/*.png
@@ -227,7 +227,7 @@ def point_seed(run_seed: int, claim_id: str, values: dict) -> int:
     >>> point_seed(0, "HE-MAN", {"d": 5}) != point_seed(0, "HE-MAN", {"d": 6})
     True
     """
-    return claim_seed(run_seed, f"{claim_id}@{json.dumps(values, sort_keys=True)}")
+    return derived_seed(run_seed, f"{claim_id}@{json.dumps(values, sort_keys=True)}")
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 import pytest
 from icl_verify.validation.cache import ArtefactCache
-from icl_verify.validation.runtime import Runtime, claim_seed
+from icl_verify.validation.runtime import Runtime, derived_seed
 
 
 @pytest.fixture(scope="session")
@@ -18,7 +18,7 @@ def at_smoke(tmp_path_factory):
         if claim.id not in done:
             params = claim.presets["smoke"]
             cache = ArtefactCache(tmp_path_factory.mktemp("cache"))
-            runtime = Runtime("cpu", claim_seed(0, claim.id), cache)
+            runtime = Runtime("cpu", derived_seed(0, claim.id), cache)
             done[claim.id] = (params, claim.predict(params), claim.measure(params, runtime))
         return done[claim.id]
 

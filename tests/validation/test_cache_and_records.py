@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from icl_verify.validation.cache import ArtefactCache, canonical_json, config_key, write_atomic
 from icl_verify.validation.records import SCHEMA_VERSION, RunRecord, load_run
-from icl_verify.validation.runtime import Runtime, claim_seed
+from icl_verify.validation.runtime import Runtime, derived_seed
 
 
 def test_config_key_ignores_key_order_and_sees_every_value():
@@ -67,11 +67,11 @@ def test_write_atomic_replaces_and_leaves_no_temporary(tmp_path):
 
 
 def test_runtime_streams_are_reproducible_and_distinct(tmp_path):
-    runtime = Runtime("cpu", claim_seed(0, "HE-MAN"), ArtefactCache(tmp_path))
+    runtime = Runtime("cpu", derived_seed(0, "HE-MAN"), ArtefactCache(tmp_path))
     a, b = runtime.rng("starts").random(3), runtime.rng("starts").random(3)
     assert np.array_equal(a, b)
     assert not np.array_equal(a, runtime.rng("other").random(3))
-    assert claim_seed(0, "HE-MAN") != claim_seed(0, "HE-T4.2ii")
+    assert derived_seed(0, "HE-MAN") != derived_seed(0, "HE-T4.2ii")
     assert list(runtime.progress([1, 2], "no bar")) == [1, 2]
 
 
