@@ -55,7 +55,13 @@ from icl_verify._lazy import attach
 __getattr__, __dir__, __all__ = attach(
     __name__,
     {
-        "circuits": ("CircuitSummary", "kq_circuit", "omega_mu", "ov_circuit", "summarize_circuits"),
+        "circuits": (
+            "CircuitSummary",
+            "kq_circuit",
+            "omega_mu",
+            "ov_circuit",
+            "summarize_circuits",
+        ),
         "data": (
             "MultiTaskPrompts",
             "Prompts",
