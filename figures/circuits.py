@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 from icl_verify.figures.style import new_figure
 
+from icl_verify.heads import head_scales
+
 
 def circuit_heatmaps(KQ, OV, heads, labels, title: str = "", container=None):
     """Heat maps of KQ_h and the OV last row per head; returns the Figure (or `container`).
@@ -68,7 +70,7 @@ def circuit_heatmaps(KQ, OV, heads, labels, title: str = "", container=None):
             kq_axis.set_yticks(ticks, names if h == 0 else [""] * D, fontsize=5.5)
             ov_axis.set_xticks([])
             ov_axis.set_yticks(ticks, [""] * D)
-            omega = np.mean(np.diag(KQ[m, h])[:-1])
+            omega, _ = head_scales(KQ[m, h], OV[m, h], D - 1)
             kq_axis.set_title(f"KQ head {h + 1}\nω={omega:+.3f}", fontsize=7)
             ov_axis.set_title(f"OV row\nμ={OV[m, h, -1, -1]:+.2f}", fontsize=7)
         axes[m, 0].set_ylabel(labels[m], fontsize=8)

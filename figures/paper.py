@@ -28,7 +28,7 @@ from icl_verify.figures.style import (
     training_text,
 )
 
-from icl_verify.heads import DUMMY, NEGATIVE, head_types
+from icl_verify.heads import DUMMY, NEGATIVE, head_scales, head_types
 
 #: The reference lines of the authors' Figure 5 (plots.ipynb: omega = 0.13, mu = 3.45, drawn as
 #: +-0.13 and +-3.5), their trained two-head values at d = 5, L = 40, sigma2 = 0.1 (§HE-OBS2).
@@ -48,8 +48,8 @@ def _shown(data, heads: int) -> int | None:
 
 def _types(KQ, OV, heads: int) -> str:
     """ "+, −, dummy, +": the type of each head from its circuits (`icl_verify.heads`)."""
-    omega = np.array([np.mean(np.diag(k)[:-1]) for k in KQ[:heads]])
-    types = head_types(omega, OV[:heads, -1, -1])
+    omega, mu = head_scales(KQ[:heads], OV[:heads], KQ.shape[-1] - 1)
+    types = head_types(omega, mu)
     return ", ".join(_HEAD_MARK.get(t, "+") for t in types)
 
 

@@ -24,6 +24,21 @@ POSITIVE, NEGATIVE, DUMMY = 1, -1, 0  # values returned by head_types
 DUMMY_THRESHOLD = 0.05
 
 
+def head_scales(KQ, OV, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """The effective head scales (3.1) of circuits, in numpy: ``omega_h = mean diag(KQ11_h)``
+    (the first d diagonal entries), ``mu_h = OV_h[-1, -1]``; `numerics.circuits.omega_mu` is the
+    same in torch (for tensors on a device).
+
+    KQ, OV: (..., D, D) -> omega, mu of shape (...).
+
+    >>> omega, mu = head_scales(np.diag([0.2, 0.4, 9.0]), np.diag([0.0, 0.0, 3.0]), d=2)
+    >>> round(float(omega), 12), float(mu)
+    (0.3, 3.0)
+    """
+    KQ, OV = np.asarray(KQ, dtype=float), np.asarray(OV, dtype=float)
+    return np.diagonal(KQ[..., :d, :d], axis1=-2, axis2=-1).mean(axis=-1), OV[..., -1, -1]
+
+
 def head_types(omega, mu, threshold: float = DUMMY_THRESHOLD) -> np.ndarray:
     """POSITIVE (1), NEGATIVE (-1) or DUMMY (0) per head, over the last axis (heads).
 

@@ -219,7 +219,7 @@ __getattr__, __dir__, __all__ = attach(
         "trainer": (
             "LinearRegressionTask", "MultiTaskRegressionTask", "SparseRegressionTask",
             "TrainConfig", "TrainHistory", "TrainingDivergedError", "TrainingStopped",
-            "TrainResult", "resolve_device", "train",
+            "TrainResult", "train",
         ),
         "true_loss": (
             "TrueLossHistory",

@@ -43,7 +43,6 @@ import multiprocessing
 import numbers
 import os
 import pickle
-import re
 import sys
 import tempfile
 import time
@@ -66,6 +65,7 @@ from icl_verify.numerics.models import AttentionConfig, MultiHeadAttention
 from tqdm.auto import tqdm
 
 from icl_verify._files import write_atomic
+from icl_verify.devices import DEVICE_PATTERN, resolve_device
 
 __all__ = [
     "LinearRegressionTask",
@@ -77,7 +77,6 @@ __all__ = [
     "TrainingDivergedError",
     "TrainingStopped",
     "train",
-    "resolve_device",
 ]
 
 
@@ -174,7 +173,6 @@ class SparseRegressionTask:
 
 Task = LinearRegressionTask | MultiTaskRegressionTask | SparseRegressionTask
 ModelConfig = AttentionConfig | EncoderConfig
-DEVICE_PATTERN = re.compile(r"auto|cpu|cuda(:\d+)?")  # the devices a TrainConfig names
 
 
 # ---------------------------------------------------------------------------------------------
@@ -289,26 +287,9 @@ class TrainingStopped(RuntimeError):
         self.step = step
 
 
-def resolve_device(device: str) -> torch.device:
-    """``"auto"`` -> CUDA when present, else CPU; ``"cuda:N"`` the N-th card.
-
-    >>> resolve_device("cpu")
-    device(type='cpu')
-    """
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if device.startswith("cuda"):
-        if not torch.cuda.is_available():
-            raise ValueError(
-                f"device must be 'auto' or 'cpu' on a machine without CUDA, got {device!r}"
-            )
-        index, count = int(device.partition(":")[2] or 0), torch.cuda.device_count()
-        if index >= count:
-            raise ValueError(
-                f"device must be 'auto', 'cpu' or cuda:N with N < {count} (CUDA devices here), "
-                f"got {device!r}"
-            )
-    return torch.device(device)
+def _torch_device(device: str) -> torch.device:
+    """The torch device of a device name (`icl_verify.devices.resolve_device`)."""
+    return torch.device(resolve_device(device))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -520,7 +501,7 @@ def train(
     _check_tasks(model_config, tasks)
     if config.data_streams == "shared" and len(set(map(repr, tasks))) != 1:
         raise ValueError("data_streams must be 'member' when members have different tasks")
-    device, dtype = resolve_device(config.device), getattr(torch, config.dtype)
+    device, dtype = _torch_device(config.device), getattr(torch, config.dtype)
     checkpoint_path = Path(checkpoint_path) if checkpoint_path is not None else None
     if resume and checkpoint_path is None:
         raise ValueError("checkpoint_path must be given when resume=True")
@@ -913,7 +894,7 @@ def _train_in_workers(
         for lo, hi in _slices(E, min(config.workers, E))
     ]
     fingerprint = _fingerprint(model_config, tasks, config)
-    device = resolve_device(config.device)
+    device = _torch_device(config.device)
     with tempfile.TemporaryDirectory(prefix="icl-verify-train-") as scratch:
         base = checkpoint_path if checkpoint_path is not None else Path(scratch) / "run.pt"
         parts = [base.with_name(f"{base.name}.part{i}of{len(runs)}") for i in range(len(runs))]

@@ -10,9 +10,10 @@ from icl_verify.numerics.trainer import (
     MultiTaskRegressionTask,
     TrainConfig,
     TrainingDivergedError,
-    resolve_device,
     train,
 )
+
+from icl_verify.devices import resolve_device
 
 MODEL = AttentionConfig(d=3, heads=2, ensemble=2)
 TASK = LinearRegressionTask(3, 6, 0.1)
@@ -101,7 +102,9 @@ def test_bad_arguments():
         train(MODEL, LinearRegressionTask(4, 6, 0.1), CONFIG, progress=False)
     with pytest.raises(ValueError, match="^checkpoint_path "):
         train(MODEL, TASK, CONFIG, resume=True, progress=False)
-    assert resolve_device("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
+    assert resolve_device("auto") == ("cuda" if torch.cuda.is_available() else "cpu")
+    with pytest.raises(ValueError, match="^device must be auto, cpu, cuda or cuda:N, got 'gpu'"):
+        TrainConfig(device="gpu")
 
 
 # ---------------------------------------------------------------------------------------------

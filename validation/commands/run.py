@@ -43,7 +43,8 @@ from icl_verify.validation.runner import (
     run_claims,
 )
 
-DEVICE_PATTERN = re.compile(r"auto|cpu|cuda(:\d+)?")
+from icl_verify import devices
+
 UNFINISHED = 3  # exit status of a run its --budget stopped
 MAX_SEED = 2**63 - 1
 SCHEDULER_PATTERN = re.compile(r"[a-z][a-z0-9+]*://\S+:\d+")
@@ -170,23 +171,12 @@ def parse_scheduler(address: str | None) -> str | None:
 
 
 def resolve_device(name: str) -> str:
-    """The torch device string for --device; CommandLineError when unknown or unavailable."""
-    if not DEVICE_PATTERN.fullmatch(name):
-        raise CommandLineError(f"--device must be auto, cpu, cuda or cuda:N, got {name!r}")
-    if name == "cpu":
-        return name
-    import torch
-
-    if name == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if not torch.cuda.is_available():
-        raise CommandLineError(f"--device {name}: CUDA is not available here; use auto or cpu")
-    index = int(name.partition(":")[2] or 0)
-    if index >= torch.cuda.device_count():
-        raise CommandLineError(
-            f"--device {name}: device index must be in [0, {torch.cuda.device_count() - 1}]"
-        )
-    return name
+    """The torch device string for --device (`icl_verify.devices.resolve_device`);
+    CommandLineError (one line) when unknown or unavailable."""
+    try:
+        return devices.resolve_device(name)
+    except ValueError as error:
+        raise CommandLineError(f"--{error}") from None
 
 
 def parse_budget(text: str | None) -> float | None:
