@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -153,18 +153,24 @@ def draw_claim_figures(record: RunRecord, finished: ClaimRecord, run_dir: Path) 
     redraw_figures(replace(record, claims=(finished,), sweep=None), run_dir)
 
 
+POINT_DIR = "points"  # a sweep point's own figures: <run>/points/NNN/figures/*.png
+
+
 @dataclass(frozen=True)
 class ClaimTask:
-    """One claim of a run, as a worker gets it (picklable: the claim by id)."""
+    """One claim at one setting, as a worker gets it (picklable: the claim by id): a claim of a
+    run (`run_claims`) or a point of a sweep (`validation.sweep.run_sweep`)."""
 
     claim_id: str
     params: Params
     preset: str
     seed: int  # the claim's seed (`derived_seed`)
     device: str
-    cache_dir: Path
+    cache_dir: Path  # the artefact cache as the worker sees its file system
     show_progress: bool = False
     deadline: float | None = None  # `time.time()` by which trainings stop (`Runtime.deadline`)
+    point: int | None = None  # a sweep point's index in its grid (its figures under points/NNN)
+    swept: Mapping[str, Any] = field(default_factory=dict)  # the point's swept values (JSON)
 
 
 @dataclass(frozen=True)
@@ -177,8 +183,9 @@ class Unfinished:
 
 
 def run_task(task: ClaimTask) -> ClaimRecord | Unfinished:
-    """The record of one claim of a run (`measure_claim`), computed wherever this is called;
-    `Unfinished` when the run's deadline came first."""
+    """The record of one claim at one setting (`measure_claim`), computed wherever this is
+    called and drawing nothing; a sweep point's figure paths lie under ``points/NNN/`` and its
+    swept values are among its overrides. `Unfinished` when the run's deadline came first."""
     from icl_verify.numerics import TrainingStopped
     from icl_verify.validation.registry import select_claims
 
@@ -189,9 +196,16 @@ def run_task(task: ClaimTask) -> ClaimRecord | Unfinished:
         task.device, task.seed, ArtefactCache(task.cache_dir), task.show_progress, task.deadline
     )
     try:
-        return measure_claim(claim, task.params, runtime, task.preset)
+        record = measure_claim(claim, task.params, runtime, task.preset)
     except TrainingStopped as stopped:
         return Unfinished(task.claim_id, str(stopped))
+    if task.point is None:
+        return record
+    return replace(
+        record,
+        figures=tuple(f"{POINT_DIR}/{task.point:03d}/{path}" for path in record.figures),
+        overrides={**task.swept, **record.overrides},
+    )
 
 
 def run_claims(

@@ -44,23 +44,22 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from icl_verify.validation.cache import ArtefactCache
 from icl_verify.validation.claim import Claim
 from icl_verify.validation.executors import execute, in_process
 from icl_verify.validation.params import ParameterError, Params
-from icl_verify.validation.records import ClaimRecord, RunRecord, SweepSpec, now
+from icl_verify.validation.records import RunRecord, SweepSpec, now
 from icl_verify.validation.report import describe_values, draw_validity_map, write_report
 from icl_verify.validation.runner import (
+    ClaimTask,
     RunMismatchError,
     draw_claim_figures,
-    measure_claim,
     open_run,
     progress_bar,
+    run_task,
 )
-from icl_verify.validation.runtime import Runtime, derived_seed
+from icl_verify.validation.runtime import derived_seed
 
 MAX_POINTS = 10_000  # a grid larger than this is a typo (logspace:1:1e6:1e6), not a sweep
-POINT_DIR = "points"  # each point's own figures: <run>/points/NNN/figures/*.png
 _RANGE = re.compile(r"(logspace|linspace):([^:]*):([^:]*):([^:]*)")
 
 
@@ -230,36 +229,6 @@ def point_seed(run_seed: int, claim_id: str, values: dict) -> int:
     return derived_seed(run_seed, f"{claim_id}@{json.dumps(values, sort_keys=True)}")
 
 
-@dataclass(frozen=True)
-class PointTask:
-    """Everything one grid point's run needs, picklable (the claim by id)."""
-
-    claim_id: str
-    index: int  # position in the grid, 0-based
-    params: Params
-    swept: dict  # the point's swept values, JSON form
-    preset: str
-    seed: int  # the point's measurement seed (`point_seed`)
-    device: str
-    cache_dir: Path  # the artefact cache as the worker sees its file system
-    show_progress: bool = False
-
-
-def run_point(task: PointTask) -> ClaimRecord:
-    """The claim's record at one grid point (`runner.measure_claim`), its figure paths under
-    ``points/NNN/`` and the swept values among its `overrides`; draws and writes nothing."""
-    from icl_verify.validation.registry import select_claims
-
-    claim = select_claims([task.claim_id])[0]
-    runtime = Runtime(task.device, task.seed, ArtefactCache(task.cache_dir), task.show_progress)
-    record = measure_claim(claim, task.params, runtime, task.preset)
-    return replace(
-        record,
-        figures=tuple(f"{POINT_DIR}/{task.index:03d}/{path}" for path in record.figures),
-        overrides={**task.swept, **record.overrides},
-    )
-
-
 def run_sweep(
     claim: Claim,
     grid: Grid,
@@ -314,20 +283,20 @@ def run_sweep(
     ]
     nested = show_progress and in_process(len(todo), workers, scheduler)
     tasks = [
-        PointTask(
+        ClaimTask(
             claim.id,
-            i,
             point.params,
-            swept,
             preset,
             point_seed(seed, claim.id, swept),
             device,
             Path(cache or Path(out) / "cache"),
             nested,
+            point=i,
+            swept=swept,
         )
         for i, point, swept in todo
     ]
-    results = execute(run_point, tasks, workers=workers, scheduler=scheduler)  # connects first
+    results = execute(run_task, tasks, workers=workers, scheduler=scheduler)  # connects first
     record.save(run_dir)
     total = len(grid.points)
     bar = progress_bar(total, total - len(tasks), f"{claim.id} points", "point", show_progress)

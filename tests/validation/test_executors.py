@@ -116,14 +116,14 @@ def cluster():
 
 
 def _point_dies_once(task):
-    """run_point, except that point 1 kills its worker process the first time it runs."""
-    from icl_verify.validation.sweep import run_point
+    """run_task, except that point 1 kills its worker process the first time it runs."""
+    from icl_verify.validation.sweep import run_task
 
     marker = Path(task.cache_dir).parent / "worker-killed"
-    if task.index == 1 and not marker.exists():
+    if task.point == 1 and not marker.exists():
         marker.write_text(str(os.getpid()))
         os._exit(1)
-    return run_point(task)
+    return run_task(task)
 
 
 def test_a_sweep_on_dask_equals_the_local_one_and_survives_a_dead_worker(
@@ -136,7 +136,7 @@ def test_a_sweep_on_dask_equals_the_local_one_and_survives_a_dead_worker(
     assert _comparable(tmp_path / "dask" / "s") == _comparable(tmp_path / "local" / "s")
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import tests
-    monkeypatch.setattr(sweep_module, "run_point", _point_dies_once)
+    monkeypatch.setattr(sweep_module, "run_task", _point_dies_once)
     real, yielded = sweep_module.execute, []
 
     def recorded(*args, **kwargs):

@@ -178,26 +178,26 @@ def test_a_one_key_sweep_maps_each_scalar_check_and_array_checks_by_score(swept)
 def test_a_killed_sweep_rerun_redoes_only_the_unfinished_points(tmp_path, monkeypatch):
     pytest.importorskip("icl_verify.figures.validity_map", reason="the validity-map figures")
     argv = ["sweep", FAST, "--grid", "d=2,3,4", "--preset", "smoke", "--out", str(tmp_path)]
-    argv += ["--run-id", "k", "--no-progress", "--workers", "1"]  # run_point patched here
-    real, ran = sweep_module.run_point, []
+    argv += ["--run-id", "k", "--no-progress", "--workers", "1"]  # run_task patched here
+    real, ran = sweep_module.run_task, []
 
     def killed_after_one(task):
         if ran:
             raise KeyboardInterrupt  # the process killed while the second point runs
-        ran.append(task.index)
+        ran.append(task.point)
         return real(task)
 
-    monkeypatch.setattr(sweep_module, "run_point", killed_after_one)
+    monkeypatch.setattr(sweep_module, "run_task", killed_after_one)
     with pytest.raises(KeyboardInterrupt):
         main(argv)
     partial = load_run(tmp_path / "k")  # whole, with the one finished point
     assert [c.params["d"] for c in partial.claims] == [2] and partial.finished is None
 
     def counted(task):
-        ran.append(task.index)
+        ran.append(task.point)
         return real(task)
 
-    monkeypatch.setattr(sweep_module, "run_point", counted)
+    monkeypatch.setattr(sweep_module, "run_task", counted)
     assert main(argv) == 0
     assert ran == [0, 1, 2]  # point 0 once, before the kill; then only 1 and 2
     record = load_run(tmp_path / "k")
