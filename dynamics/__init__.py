@@ -18,8 +18,9 @@ A problem is described by orthogonal objects composed by one entry point, `solve
   zero-sum ratio, KQ dispersion, distance to S_omega).
 
 Everyday wrappers: `gradient_flow`, `two_head_flow`, `weight_space_flow`, `two_head_phases`,
-`phase_portrait`, `random_init_stages`; their typed results `TwoHeadPhases`
-(rows of `PhaseCheck`: prediction, measurement, tolerance and its source),
+`symmetric_start_flows`, `perturbed_flow_ends`, `phase_portrait`, `random_init_stages`;
+their typed results `TwoHeadPhases` (the measured features of the three phases, each
+with its meaning: numbers only, the claims judge them), `SymmetricStartFlows`,
 `PhasePortrait`, `RandomInitStages`.
 
 Predictions of Appendix B used by the checks: `phase_one_end` (T1),
@@ -27,6 +28,9 @@ Predictions of Appendix B used by the checks: `phase_one_end` (T1),
 (omega ~ (8 kappa d^2 t)^{-1/6}), `late_product_deficit` (2 omega mu below
 1/(1+kappa) at finite t) and `naive_late_omega` (the t^{-1/2} law of the
 two-timescale reduction (B.18), which the integrated ODE contradicts).
+
+The reference of SGD on the true loss (App. C): `slowed_descent` (gradient descent on
+Ltilde slowed by 1 - 1/L, read at the SGD's records), `log_norm`, `phase_one_records`.
 
 Where the flow in mu ends, found by an optimiser with an error bound: `minimise_over_mu`
 (KQ scales fixed; HE-MAN) and `homogeneous_minimum` (over every sign pattern of
@@ -58,11 +62,12 @@ from icl_verify.dynamics.minimise import (
 from icl_verify.dynamics.portrait import PhasePortrait, omega_nullcline, phase_portrait
 from icl_verify.dynamics.random_init import RandomInitStages, random_init_stages
 from icl_verify.dynamics.saveat import SaveAt
+from icl_verify.dynamics.slowed_descent import log_norm, phase_one_records, slowed_descent
 from icl_verify.dynamics.solve import gradient_flow, solve
 from icl_verify.dynamics.solver import GradientDescent, ODESolver
 from icl_verify.dynamics.trajectory import DUMMY, NEGATIVE, POSITIVE, EventRecord, Trajectory
 from icl_verify.dynamics.two_head import (
-    PhaseCheck,
+    SymmetricStartFlows,
     TwoHeadField,
     TwoHeadPhases,
     equal_ratio_peak,
@@ -70,8 +75,12 @@ from icl_verify.dynamics.two_head import (
     late_omega,
     late_product_deficit,
     naive_late_omega,
+    opposite_heads,
+    perturbed_flow_ends,
+    perturbed_starts,
     phase_one_end,
     symmetric_init,
+    symmetric_start_flows,
     two_head_flow,
     two_head_phases,
 )
@@ -99,7 +108,7 @@ __all__ = [
     "PhasePortrait",
     "RandomInitStages",
     "SaveAt",
-    "PhaseCheck",
+    "SymmetricStartFlows",
     "Trajectory",
     "TwoHeadField",
     "TwoHeadPhases",
@@ -108,13 +117,20 @@ __all__ = [
     "lambert_peak_bound",
     "late_omega",
     "late_product_deficit",
+    "log_norm",
     "naive_late_omega",
     "omega_nullcline",
+    "opposite_heads",
+    "perturbed_flow_ends",
+    "perturbed_starts",
     "phase_one_end",
+    "phase_one_records",
     "phase_portrait",
     "random_init_stages",
+    "slowed_descent",
     "solve",
     "symmetric_init",
+    "symmetric_start_flows",
     "two_head_flow",
     "two_head_phases",
     "WeightSpaceField",

@@ -5,8 +5,11 @@ One definition of each, so that a claim's error bar means the same thing whereve
 computed:
 
 - `mean_se`: the sample mean and its standard error ``s / sqrt(n)`` (``ddof = 1``);
+- `mean_of_estimates`: the mean of n estimates, their SEs combined as independent ones;
 - `paired_difference`: `mean_se` of ``a - b`` over the pairing axis: two predictors on the
   same prompts, so what they share cancels;
+- `ratio_of_means`: ``mean(a) / mean(b)`` of paired values with its delta-method standard
+  error (two estimators' risks on the same prompts);
 - `proportion`: a fraction of independent trials with its Agresti-Coull standard error, honest
   at 0 and at n successes (Agresti & Coull 1998);
 - `bootstrap_se`: the bootstrap standard error of a mean over rows (resampling them);
@@ -29,10 +32,12 @@ __all__ = [
     "batch_means_se",
     "bootstrap_se",
     "loglog_slope",
+    "mean_of_estimates",
     "mean_se",
     "paired_difference",
     "propagated_loglog_slope",
     "proportion",
+    "ratio_of_means",
     "richardson",
 ]
 
@@ -49,6 +54,20 @@ def mean_se(values, axis: int = -1) -> tuple[np.ndarray, np.ndarray]:
     return values.mean(axis=axis), values.std(axis=axis, ddof=1) / np.sqrt(n)
 
 
+def mean_of_estimates(values, stderrs, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The mean of n estimates along ``axis`` and its standard error ``sqrt(sum SE_i^2) / n``,
+    the SEs combined as those of independent estimates (e.g. several trained members' Monte
+    Carlo means averaged into one curve).
+
+    >>> mean, se = mean_of_estimates([1.0, 2.0, 4.0], [0.3, 0.4, 1.2])
+    >>> round(float(mean), 6), round(float(se), 6)  # sqrt(0.09 + 0.16 + 1.44) / 3
+    (2.333333, 0.433333)
+    """
+    values, stderrs = np.asarray(values, dtype=float), np.asarray(stderrs, dtype=float)
+    n = values.shape[axis]
+    return np.mean(values, axis=axis), np.sqrt(np.sum(stderrs**2, axis=axis)) / n
+
+
 def paired_difference(a, b, axis: int = -1) -> tuple[np.ndarray, np.ndarray]:
     """`mean_se` of ``a - b`` along ``axis``: the two evaluated on the same draws (paired).
 
@@ -57,6 +76,25 @@ def paired_difference(a, b, axis: int = -1) -> tuple[np.ndarray, np.ndarray]:
     (0.666667, 0.166667)
     """
     return mean_se(np.asarray(a, dtype=float) - np.asarray(b, dtype=float), axis=axis)
+
+
+def ratio_of_means(a, b) -> tuple[float, float]:
+    """``r = mean(a) / mean(b)`` for paired values (``a_i``, ``b_i`` on the same draw) and its
+    delta-method standard error ``|r| sd(a_i/A - b_i/B) / sqrt(N)`` (``ddof = 1``; A, B the
+    means), the covariance of the pair counted; inf for one pair.
+
+    >>> ratio_of_means([2.0, 4.0, 6.0], [1.0, 2.0, 3.0])
+    (2.0, 0.0)
+    >>> ratio, se = ratio_of_means([2.0, 3.0, 7.0], [1.0, 2.0, 3.0])
+    >>> round(ratio, 6), round(se, 6)  # 2 sd(a/4 - b/2) / sqrt(3), sd(0, -0.25, 0.25) = 0.25
+    (2.0, 0.288675)
+    """
+    a, b = np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()
+    A, B = a.mean(), b.mean()
+    n = a.size
+    spread = (a / A - b / B).std(ddof=1) if n > 1 else math.inf
+    ratio = float(A / B)
+    return ratio, abs(ratio) * float(spread) / math.sqrt(n)
 
 
 def proportion(successes) -> tuple[float, float]:

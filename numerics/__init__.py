@@ -14,18 +14,32 @@
 - `ensemble`: the trained ensemble of He et al. §3 (training, resuming, its members, their
   test MSE at other prompt lengths, several ensembles side by side);
 - `effective_steps`: a trained model's effective step, the least-squares slope of its predictions
-  on debiased one-step GD (§5.2);
-- `patterns`: the head patterns of Observations 1, 2, 4 read off its logged history.
-- `softmax_pair`: the softmax pair (5.2) emulating a linear-attention head, its gap to it (§5.1);
-- `head_count`: the paired members' common KQ scale and group sums per H, the decay of dummy
-  heads (App. A.1);
+  on debiased one-step GD, extrapolated to L -> infinity for fixed pairs; a test MSE relative
+  to a baseline's (§5.2);
+- `patterns`: the head patterns of Observations 1, 2, 4 read off its logged history, the
+  paired fraction per H, the logs drawn as snapshots;
+- `length_generalisation`: test MSE against the test length L' (Figure 4): one predictor's
+  curve from a joint estimate, the fixed ± pair and single head at every L';
+- `softmax_pair`: the softmax pair (5.2) emulating a linear-attention head, its gap to it, the
+  gap's expansion in eps (Richardson) and its roundoff bounds (§5.1);
+- `linear_attention`: trained one-head linear attention (5.1): its learned step, pattern and
+  risk, its test MSE over L' beside softmax members and debiased GD (§5.1, Figure 8);
+- `head_count`: the paired members' common KQ scale and group sums per H (and relative to a
+  reference H), the decay of dummy heads, the member drawn with one (App. A.1);
 - `multitask`: the heads of a multi-task model (omega^h, the label block), its mode by a stated
-  rule, the exact kernel predictor, per-task test errors beside restricted debiased GD (§5.4);
+  rule (at every log, and per H), the exact kernel predictor and its gap to a first-order one,
+  Gamma_k and zero sums where training settles, per-task test errors beside restricted debiased
+  GD (§5.4);
+- `normalised_attention`: two-head models of each normalised activation read at the end of
+  training: paired members, fitted step with its Adam noise, test MSE over L' against debiased GD
+  at that step (§5.2);
 - `preconditioning`: the preconditioner a trained model on KMS covariates learned (from its
-  circuits) and applies (fitted on its predictions), bootstrap distances, paired risks (§5.3);
-- `softmax_norm`: samples of ||softmax(omega X^T x_q)||^2 (App. C, Figure 20);
+  circuits) and applies (fitted on its predictions), bootstrap distances, paired risks, the
+  heads' settled opposition, all of it for the paired members of an ensemble (§5.3);
+- `softmax_norm`: samples of ||softmax(omega X^T x_q)||^2 and their summary along a sweep
+  (App. C, Figure 20);
 - `true_loss`: plain SGD on the true loss of the kernel-sum model (3.2), the labels integrated
-  out exactly (App. C, Figure 21);
+  out exactly, and its member means with standard errors (App. C, Figure 21);
 - `sparse_regression`: exact excess risks ``(v - w*)^T Sigma (v - w*)`` of the sparse-regression
   estimators, GD and preprocess-then-GD along their paths (Chen, Zhao, Zou 2024 §4-5);
 - `linear_transformer`: the multi-layer linear-attention network (2.2) of Chen et al. (2024) and the
@@ -34,10 +48,17 @@
   members, with head masking (App. B) and per-layer representations;
 - `encoder_analysis`: head importance by masking (3.1), App. B's sorted average, linear probes,
   P-probing (§6), evaluation prompts per member;
+- `encoder_evaluation`: trained encoders read from a seed: beside OLS, tuned ridge and Lasso
+  on the same prompts, against tuned ridge (the regime gate), head importance, probes per
+  layer, P-probing; member values averaged per noise level;
 - `encoder_training`: the trained encoders of Chen et al. App. B (one ensemble per number of
   heads, a member per noise level and replicate), pruning and fine-tuning;
 - `pre_gd`: GD on raw vs preprocessed data at tuned learning rates, their paired gap (Figure 2c);
 - `isotropic`: tuned OLS, ridge, GD, pre-gd and Lasso risks, isotropic sparse regression (Thm 5.3);
+- `gd_tuning`: GD and pre-gd oracle-tuned over (step, count) on diagonal-Sigma sparse prompts, the
+  risks of Chen et al.'s upper bounds (Thms 5.1, 5.2, §4.3);
+- `gd_decomposition`: pre-gd's excess risk split into bias, variance and cross parts by iterated
+  GD, with R_hat from the same labels or from an independent sample (App. D, (D.1)-(D.3));
 - `sparse_lemmas`: draws of Algorithm 1's correlations r_hat beside r = Sigma w* (Lemmas D.1, D.2);
 - `risks`: Monte Carlo risks of one-step GD and debiased GD at several steps, and of the Bayes
   predictor and tuned debiased GD extrapolated to d -> inf at fixed d/L (§4.3, Thm 4.2(iii));
@@ -103,7 +124,13 @@ __getattr__, __dir__, __all__ = attach(
             "representative",
             "train_ensemble",
         ),
-        "effective_steps": ("FittedSteps", "fitted_pattern_steps", "fitted_steps"),
+        "effective_steps": (
+            "FittedSteps",
+            "extrapolated_pattern_steps",
+            "fitted_pattern_steps",
+            "fitted_steps",
+            "relative_mse",
+        ),
         "kernel_sum": (
             "ProfileMinimum",
             "SingleHeadMinimum",
@@ -133,45 +160,78 @@ __getattr__, __dir__, __all__ = attach(
             "GROUP_QUANTITIES",
             "GroupPatterns",
             "HeadPatterns",
+            "PairedFractions",
             "PatternDynamics",
             "group_patterns",
             "head_patterns",
+            "logged_steps",
             "logging_noise",
+            "paired_fractions",
             "pattern_dynamics",
             "settled_mean",
             "settled_value",
         ),
         "head_count": (
             "DummyDecay",
+            "DummyExample",
             "MemberScales",
+            "ScalesPerHeads",
             "dummy_decay",
+            "dummy_example",
             "member_scales",
             "pooled_spread",
+            "relative_to_reference",
+            "scales_per_heads",
+        ),
+        "length_generalisation": (
+            "FixedKernelCurves",
+            "fixed_kernel_mse_by_test_length",
+            "length_curve",
         ),
         "multitask": (
+            "ModeReading",
             "MultiTaskHeads",
+            "SettledHeads",
+            "first_order_gaps",
+            "group_means",
             "kernel_multitask_prediction",
+            "mode_history",
+            "mode_reading",
             "multitask_heads",
             "multitask_losses",
             "multitask_mode",
+            "settled_heads",
         ),
+        "normalised_attention": ("ActivationGroups", "read_activation_groups"),
         "preconditioning": (
             "BootstrapDistances",
             "FittedPreconditioners",
+            "PairedPreconditioners",
             "bootstrap_distances",
             "fitted_preconditioners",
             "head_opposition",
             "learned_preconditioners",
             "model_preconditioners",
             "preconditioned_losses",
+            "read_paired_preconditioners",
+            "settled_opposition",
+        ),
+        "linear_attention": (
+            "LinearMembers",
+            "LinearVsSoftmax",
+            "learned_steps",
+            "linear_vs_softmax_by_test_length",
+            "read_linear_members",
         ),
         "linear_transformer": (
             "LinearAttentionLayer",
             "LinearTransformer",
             "gd_layer",
+            "gd_layer_readouts",
             "preprocess_then_gd_transformer",
             "preprocessing_embedding",
             "preprocessing_layer",
+            "preprocessing_layer_output",
         ),
         "encoder": ("Encoder", "EncoderConfig", "encoder_tokens"),
         "encoder_analysis": (
@@ -186,6 +246,20 @@ __getattr__, __dir__, __all__ = attach(
             "probe_excess_risks",
             "sorted_average",
         ),
+        "encoder_evaluation": (
+            "BaselineComparison",
+            "EvaluationPrompts",
+            "RidgeGap",
+            "compare_with_baselines",
+            "encoder_p_probe",
+            "evaluation_prompts",
+            "layer_probe_errors",
+            "masked_importance",
+            "noise_level_gap",
+            "noise_level_mean",
+            "noise_level_mean_se",
+            "ridge_gap",
+        ),
         "encoder_training": (
             "EncoderTraining",
             "PrunedTraining",
@@ -194,8 +268,16 @@ __getattr__, __dir__, __all__ = attach(
             "pruned_heads",
             "train_encoders",
         ),
-        "pre_gd": ("PreGdComparison", "TunedPath", "compare_pre_gd", "stable_learning_rates"),
-        "isotropic": ("IsotropicRisks", "isotropic_risks", "ratio_of_means"),
+        "pre_gd": (
+            "PreGdComparison",
+            "TunedPath",
+            "compare_pre_gd",
+            "pre_gd_comparison",
+            "stable_learning_rates",
+        ),
+        "gd_tuning": ("PromptArrays", "TunedGD", "TunedGDDraw", "tuned_gd"),
+        "gd_decomposition": ("PreGdParts", "pre_gd_parts", "split_pre_gd_parts"),
+        "isotropic": ("IsotropicRisks", "isotropic_risks", "isotropic_setting"),
         "sparse_lemmas": ("CorrelationDraws", "sample_correlations"),
         "sparse_regression": (
             "TunedRisks",
@@ -213,8 +295,13 @@ __getattr__, __dir__, __all__ = attach(
             "one_step_gd_risks",
             "proportional_limit",
         ),
-        "softmax_norm": ("softmax_norm_samples",),
-        "softmax_pair": ("softmax_pair_gaps",),
+        "softmax_norm": ("SoftmaxNormSweep", "softmax_norm_samples", "softmax_norm_sweep"),
+        "softmax_pair": (
+            "PairExpansion",
+            "pair_gap_expansion",
+            "pair_roundoff_bounds",
+            "softmax_pair_gaps",
+        ),
         "threads": ("single_thread",),
         "trainer": (
             "LinearRegressionTask", "MultiTaskRegressionTask", "SparseRegressionTask",
@@ -223,9 +310,11 @@ __getattr__, __dir__, __all__ = attach(
         ),
         "true_loss": (
             "TrueLossHistory",
+            "TrueLossSummary",
             "TrueLossTraining",
             "conditional_risk",
             "train_true_loss",
+            "true_loss_summary",
             "true_losses",
         ),
         "two_head": ("TwoHeadHistory", "TwoHeadTraining", "train_two_head"),

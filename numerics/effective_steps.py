@@ -8,8 +8,10 @@ predictions on debiased GD with step 1,
     eta_hat = sum_p yhat_p g_p / sum_p g_p^2,       g_p = (1/L) sum_i y_i (x_i - xbar)^T x_q,
 
 over Monte Carlo prompts p of the training's data model. It estimates ``E[yhat g] / E[g^2]``:
-a model ``yhat = eta g + r`` whose remainder r is uncorrelated with g gives exactly eta. Nothing
-here imports `theory`.
+a model ``yhat = eta g + r`` whose remainder r is uncorrelated with g gives exactly eta.
+`extrapolated_pattern_steps` takes the fitted step of fixed pair models to L -> infinity (where
+the kernel mean holds); `relative_mse` reads a model's test MSE as a ratio to a baseline's (e.g.
+debiased GD at the model's fitted step). Nothing here imports `theory`.
 """
 
 from __future__ import annotations
@@ -24,11 +26,23 @@ from icl_verify.numerics.data import Prompts, embed, sample_linear_regression
 from icl_verify.numerics.ensemble import TrainedEnsemble
 from icl_verify.numerics.estimators import gd_prediction
 from icl_verify.numerics.models import MultiHeadAttention
-from icl_verify.numerics.montecarlo import RANDOMNESS_BLOCK, _chunks, _Moments, _validated
+from icl_verify.numerics.montecarlo import (
+    RANDOMNESS_BLOCK,
+    JointMonteCarloEstimate,
+    _chunks,
+    _Moments,
+    _validated,
+)
 
 from icl_verify import MAX_PROMPT_LENGTH
 
-__all__ = ["FittedSteps", "fitted_pattern_steps", "fitted_steps"]
+__all__ = [
+    "FittedSteps",
+    "extrapolated_pattern_steps",
+    "fitted_pattern_steps",
+    "fitted_steps",
+    "relative_mse",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -118,6 +132,75 @@ def fitted_pattern_steps(
     OV[..., -1, -1] = signs[None, :] * mu[:, None]
     model = MultiHeadAttention.from_circuits(KQ, OV, attention=attention).to(device)
     return _model_steps(model, d, L, sigma2, n_prompts=n_prompts, seed=seed, device=device)
+
+
+def extrapolated_pattern_steps(
+    omega,
+    mu,
+    *,
+    attention: str | tuple[str, ...],
+    d: int,
+    lengths: tuple[int, int],
+    sigma2: float,
+    n_prompts: int,
+    seeds: tuple[int, int],
+    device: str = "cpu",
+) -> FittedSteps:
+    """`fitted_pattern_steps` at two prompt lengths, extrapolated to L -> infinity.
+
+    The fitted step at prompt length L is a ratio of sums over L tokens, whose mean differs from
+    its L -> infinity limit by c/L + O(1/L^2) (delta method for a ratio). From ``lengths`` =
+    (L1, L2), L1 < L2, Richardson's ``(L2 eta2 - L1 eta1) / (L2 - L1)`` removes the c/L term,
+    leaving O(1/L^2). The two lengths use independent prompts (``seeds``, one per length), so
+    the SEs add in quadrature with the same weights. ``n`` of the result: prompts per length.
+
+    >>> steps = extrapolated_pattern_steps([0.05], [10.0], attention="softmax", d=2,
+    ...     lengths=(50, 100), sigma2=0.1, n_prompts=4096, seeds=(0, 1))
+    >>> round(float(steps.value[0]), 1), bool(steps.stderr[0] > 0)  # 2 omega mu, to O(omega^2)
+    (1.0, True)
+    """
+    fits = [
+        fitted_pattern_steps(
+            omega,
+            mu,
+            attention=attention,
+            d=d,
+            L=length,
+            sigma2=sigma2,
+            n_prompts=n_prompts,
+            seed=seed,
+            device=device,
+        )
+        for length, seed in zip(lengths, seeds, strict=True)
+    ]
+    weights = np.array(lengths, dtype=float) * [-1.0, 1.0] / (lengths[1] - lengths[0])
+    value = weights[0] * fits[0].value + weights[1] * fits[1].value
+    stderr = np.hypot(weights[0] * fits[0].stderr, weights[1] * fits[1].stderr)
+    return FittedSteps(value=value, stderr=stderr, n=fits[1].n)
+
+
+def relative_mse(
+    losses: JointMonteCarloEstimate, model: str, baseline: str, lengths: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """``MSE(model) / MSE(baseline)`` at each test length of `mse_by_test_length` and its SE.
+
+    The ratio is ``1 + (paired difference) / mean(baseline)``, its SE the paired difference's
+    SE over the baseline's mean (the baseline's own error is second order): arrays of shape
+    (len(lengths),), reading the names ``"<model>@<L'>"`` and ``"<baseline>@<L'>"``.
+
+    >>> losses = JointMonteCarloEstimate(("m@10", "b@10"), np.array([1.1, 1.0]),
+    ...                                  np.array([[1.0, 0.9], [0.9, 1.0]]), n=20)
+    >>> ratio, se = relative_mse(losses, "m", "b", [10])
+    >>> round(float(ratio[0]), 6), round(float(se[0]), 6)  # sqrt(0.2 / 20) / 1.0
+    (1.1, 0.1)
+    """
+    ratio, stderr = [], []
+    for n in lengths:
+        gap = losses.difference(f"{model}@{n}", f"{baseline}@{n}")
+        reference = losses[f"{baseline}@{n}"].mean
+        ratio.append(1.0 + gap.mean / reference)
+        stderr.append(gap.stderr / reference)
+    return np.array(ratio), np.array(stderr)
 
 
 def _model_steps(

@@ -8,14 +8,16 @@ is tuned on the first set and its risks read on the second (`sparse_regression.o
 the reported means carry no selection bias. OLS needs no tuning and is read on both sets. The
 curvature ``lambda_max`` of each evaluation prompt's preprocessed Gram is returned too: it turns
 pre-gd's tuned relative step into the absolute one (reference §7 item 11).
-`ratio_of_means` compares two estimators on the same prompts. Nothing here imports `theory`.
+`isotropic_setting` is the same as plain numpy arrays, drawn from a seed: what the claim
+CZZ-T5.3 caches per setting (`validation.cache` producer "isotropic-setting").
+Nothing here imports `theory`.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 from icl_verify.numerics.data import sample_sparse_regression
 from icl_verify.numerics.estimators import feature_label_correlations
@@ -28,7 +30,7 @@ from icl_verify.numerics.sparse_regression import (
     oracle_tuned,
 )
 
-__all__ = ["IsotropicRisks", "isotropic_risks", "ratio_of_means"]
+__all__ = ["IsotropicRisks", "isotropic_risks", "isotropic_setting"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -127,15 +129,58 @@ def isotropic_risks(
     )
 
 
-def ratio_of_means(a: torch.Tensor, b: torch.Tensor) -> tuple[float, float]:
-    """``mean(a) / mean(b)`` for paired per-prompt values (same prompts), with its delta-method
-    standard error ``r sqrt(Var(a/A - b/B) / N)``, A, B the means (the covariance counted).
+def isotropic_setting(
+    d: int,
+    n: int,
+    s: int,
+    sigma: float,
+    *,
+    prompts: int,
+    seed: int,
+    etas,
+    steps,
+    lambdas,
+    alphas=None,
+    device="cpu",
+) -> dict[str, np.ndarray]:
+    """`isotropic_risks` on prompts drawn from ``seed`` (a generator on ``device``), as numpy:
+    per estimator e ("ols", "ridge", "gd", "pregd", "lasso") its per-prompt excess risks
+    (OLS: (2N,), the others (N,) on the evaluation prompts; "lasso" only with ``alphas``) and,
+    for the tuned ones, ``"<e>_index"``, the chosen grid point ((eta, t) indices for GD and
+    pre-gd); and per evaluation prompt pre-gd's absolute ``eta t`` (``"pregd_eta_t"``: its
+    tuned relative step over ``lambda_max`` of the preprocessed Gram, times t) and
+    ``s lambda_max`` (``"pregd_s_curvature"``, 1 where ``R_hat Sigma_hat R_hat ~ I/s`` on S).
 
-    >>> ratio_of_means(torch.tensor([2.0, 4.0, 6.0]), torch.tensor([1.0, 2.0, 3.0]))
-    (2.0, 0.0)
+    >>> row = isotropic_setting(16, 64, 2, 0.5, prompts=4, seed=0, etas=[1.0], steps=[4, 16],
+    ...                         lambdas=[0.0, 0.1])
+    >>> sorted(row)[:4], row["ols"].shape, row["pregd_index"].tolist()[0]
+    (['gd', 'gd_index', 'ols', 'pregd'], (8,), 0.0)
+    >>> t = [4, 16][int(row["pregd_index"][1])]  # eta t = 1 x t / lambda_max
+    >>> bool(np.allclose(row["pregd_eta_t"] * row["pregd_s_curvature"], 2 * t))
+    True
     """
-    A, B = a.mean(), b.mean()
-    n = a.numel()
-    spread = (a / A - b / B).std() if n > 1 else torch.tensor(math.inf)
-    ratio = float(A / B)
-    return ratio, abs(ratio) * float(spread) / math.sqrt(n)
+    generator = torch.Generator(device=device).manual_seed(int(seed))
+    risks = isotropic_risks(
+        d,
+        n,
+        s,
+        sigma,
+        prompts=prompts,
+        generator=generator,
+        etas=etas,
+        steps=steps,
+        lambdas=lambdas,
+        alphas=alphas,
+        device=device,
+    )
+    row = {"ols": risks.ols.cpu().numpy()}
+    for name in ("ridge", "gd", "pregd", "lasso"):
+        tuned = getattr(risks, name)
+        if tuned is not None:
+            row[name] = tuned.risks.cpu().numpy()
+            row[f"{name}_index"] = np.array(tuned.index, dtype=float)
+    eta, t = (etas[risks.pregd.index[0]], steps[risks.pregd.index[1]])
+    curvature = risks.pregd_curvature.cpu().numpy()  # (N,) lambda_max, preprocessed Gram
+    row["pregd_eta_t"] = eta * t / curvature  # absolute step times steps, per prompt
+    row["pregd_s_curvature"] = s * curvature  # 1 where R_hat Sigma_hat R_hat ~ I/s on S
+    return row

@@ -12,7 +12,7 @@ model (never through the approximate loss (4.1) they are compared with):
 - `single_head_minimum`: the minimum over (omega, mu) of the true single-head loss, replicated
   for its standard error;
 - `square_gaps_to_debiased_gd`: E(y_TF - y_dGD)^2 of the ± pair at fixed eta = 2 omega mu over
-  omega and L, on nested prompts (`SquareGaps`: RMS and the Monte Carlo SE of its log-log slope).
+  omega and L, on nested prompts (`SquareGaps`: RMS, its log-log slope and that slope's SE).
 
 Nothing here imports `theory`.
 """
@@ -40,6 +40,8 @@ from icl_verify.numerics.montecarlo import (
     kernel_sum_loss_grid,
     monte_carlo_losses,
 )
+
+from icl_verify.statistics import loglog_slope, mean_se
 
 __all__ = [
     "ProfileMinimum",
@@ -282,13 +284,16 @@ def single_head_minimum(
         [fitted_minimum(omega, values, m, degree) for m, values in zip(mu, loss, strict=True)]
     )  # (R, 3): omega, loss, mu
     count = len(minima)
-    mean, se = minima.mean(0), minima.std(0, ddof=1) / math.sqrt(count)
+    mean, se = mean_se(minima, axis=0)
+    (profile_loss, profile_loss_se), (profile_mu, profile_mu_se) = (
+        mean_se(values, axis=0) for values in (loss, mu)
+    )
     return SingleHeadMinimum(
         *(MonteCarloEstimate(float(mean[k]), float(se[k]), count) for k in range(3)),
-        profile_loss=loss.mean(0),
-        profile_loss_se=loss.std(0, ddof=1) / math.sqrt(count),
-        profile_mu=mu.mean(0),
-        profile_mu_se=mu.std(0, ddof=1) / math.sqrt(count),
+        profile_loss=profile_loss,
+        profile_loss_se=profile_loss_se,
+        profile_mu=profile_mu,
+        profile_mu_se=profile_mu_se,
     )
 
 
@@ -335,6 +340,21 @@ class SquareGaps:
         weights = (log_x - log_x.mean()) / ((log_x - log_x.mean()) ** 2).sum()
         gradient = 0.5 * weights / self.mean  # d slope / d mean
         return math.sqrt(max(float(gradient @ self.covariance @ gradient), 0.0))
+
+    def rms_loglog_slope(self, x) -> tuple[float, float]:
+        """The least-squares slope of log RMS against log x, and its SE (the larger of two).
+
+        The slope is `icl_verify.statistics.loglog_slope` of (x, `rms`); its SE is the larger of
+        that fit's (from the residuals: how far the points lie from a power law) and the Monte
+        Carlo one (`log_slope_stderr`: how far the shared-prompt means may move). x: (K,).
+
+        >>> gaps = SquareGaps(np.array([1.0, 16.0, 256.0]), np.diag([1e-4, 1e-4, 1e-4]), 100)
+        >>> slope, se = gaps.rms_loglog_slope([1.0, 2.0, 4.0])  # RMS = x^2 exactly
+        >>> round(slope, 12), bool(se == gaps.log_slope_stderr([1.0, 2.0, 4.0]) > 0)
+        (2.0, True)
+        """
+        fit = loglog_slope(x, self.rms)
+        return fit.slope, max(fit.slope_se, self.log_slope_stderr(x))
 
 
 def square_gaps_to_debiased_gd(

@@ -21,7 +21,10 @@ implicit):
   d+1, 0 at the queries (Algorithm 1, Eq. (4.2));
 - `gd_layer(d, n, eta)`: one head; the label row becomes ``Y - (eta/n) sum_{j<=n} Y_j
   <x_tilde_j, x_tilde_k>``: context slots hold GD residuals, query slots minus predictions;
-- `preprocess_then_gd_transformer(d, n, eta, t)`: both, t + 1 layers, read-out -e_{d+1}.
+- `preprocess_then_gd_transformer(d, n, eta, t)`: both, t + 1 layers, read-out -e_{d+1};
+- `preprocessing_layer_output`, `gd_layer_readouts`: that network on given prompts (numpy in
+  and out, on the CPU, in float64 or float32): layer 1's data rows, the read-outs after each
+  GD layer.
 """
 
 from __future__ import annotations
@@ -29,15 +32,19 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import torch
+from icl_verify.numerics.data import SparsePrompts, embed
 
 __all__ = [
     "LinearAttentionLayer",
     "LinearTransformer",
     "gd_layer",
+    "gd_layer_readouts",
     "preprocess_then_gd_transformer",
     "preprocessing_embedding",
     "preprocessing_layer",
+    "preprocessing_layer_output",
 ]
 
 
@@ -263,3 +270,69 @@ def preprocess_then_gd_transformer(d: int, n: int, eta: float, t: int) -> Linear
     W_O[0, d] = -1.0
     layers = (preprocessing_layer(d, n),) + tuple(gd_layer(d, n, eta) for _ in range(t))
     return LinearTransformer(preprocessing_embedding(d), layers, W_O)
+
+
+def _embedded(X: np.ndarray, y: np.ndarray, X_query: np.ndarray, dtype: torch.dtype):
+    """The prompt matrix (2.3) of float64 prompts, cast to ``dtype``: (B, d+1, n+q)."""
+    zeros = np.zeros(X_query.shape[:-1])  # (B, q): the query labels, unused
+    prompts = SparsePrompts(
+        *(torch.from_numpy(np.asarray(a, dtype=np.float64)) for a in (X, y, X_query, zeros)),
+        w_star=torch.zeros(X.shape[0], X.shape[-1], dtype=torch.float64),  # unused
+    )
+    return embed(prompts).to(dtype)
+
+
+def preprocessing_layer_output(
+    X: np.ndarray, y: np.ndarray, X_query: np.ndarray, precision: str = "float64"
+) -> np.ndarray:
+    """Rows 1..d+1 of the output of Prop. 4.1's layer (`preprocessing_embedding`, then
+    `preprocessing_layer`) on the prompts (X, y, X_query): ``x_tilde = r_hat * x`` of every
+    token in rows 1..d and the labels, 0 at the queries, in row d+1 (Eq. (4.2)) up to rounding.
+
+    Computed on the CPU in ``precision`` ("float64" or "float32": weights and prompts cast from
+    float64; a GPU's TF32 products would round more than float32 does). Shapes: X (B, n, d),
+    y (B, n), X_query (B, q, d) -> (B, d+1, n+q), float64.
+
+    >>> rng = np.random.default_rng(0)
+    >>> X, X_query = rng.standard_normal((2, 5, 3)), rng.standard_normal((2, 1, 3))
+    >>> y = X @ np.array([1.0, 0.0, -1.0])
+    >>> out = preprocessing_layer_output(X, y, X_query)
+    >>> r_hat = np.einsum("bnd,bn->bd", X, y) / 5  # Algorithm 1
+    >>> bool(np.allclose(out[:, :3, 5:], np.swapaxes(X_query * r_hat[:, None], 1, 2)))
+    True
+    >>> bool(np.all(out[:, 3, :5] == y)), bool(np.all(out[:, 3, 5:] == 0))
+    (True, True)
+    """
+    d, n = X.shape[-1], X.shape[-2]
+    dtype = getattr(torch, precision)
+    model = preprocess_then_gd_transformer(d, n, 1.0, 0).to(dtype)  # no GD layer
+    states = model.hidden_states(_embedded(X, y, X_query, dtype), n)
+    return states[1][:, : d + 1].double().numpy()  # (B, d+1, n+q)
+
+
+def gd_layer_readouts(
+    X: np.ndarray,
+    y: np.ndarray,
+    X_query: np.ndarray,
+    eta: float,
+    t: int,
+    precision: str = "float64",
+) -> np.ndarray:
+    """The query read-outs ``-e_{d+1}^T H^(l+1)`` of `preprocess_then_gd_transformer` after
+    each GD layer l = 1..t: ``<w_tilde^l, R_hat x_{n+i}>``, l steps of GD (4.3) with step eta on
+    Algorithm 1's data, up to rounding (Prop. 4.2).
+
+    On the CPU in ``precision``, as `preprocessing_layer_output`. Shapes: X (B, n, d),
+    y (B, n), X_query (B, q, d) -> (B, t, q), float64.
+
+    >>> X = np.array([[[1.0, 0.0], [0.0, 1.0]]])  # n = d = 2; y = X w* with w* = (1, 2)
+    >>> y, X_query = np.array([[1.0, 2.0]]), np.array([[[1.0, 1.0]]])
+    >>> gd_layer_readouts(X, y, X_query, eta=1.0, t=2)  # r_hat = (1/2, 1): w^1 = (1/4, 1)
+    array([[[1.125   ],
+            [1.734375]]])
+    """
+    d, n = X.shape[-1], X.shape[-2]
+    dtype = getattr(torch, precision)
+    model = preprocess_then_gd_transformer(d, n, eta, t).to(dtype)
+    readouts = model.readouts(_embedded(X, y, X_query, dtype), n)  # (B, t+1, n+q)
+    return readouts[:, 1:, n:].double().numpy()  # (B, t, q)

@@ -17,12 +17,18 @@ share ``|mu^h_k| mean_{j in S_k} |omega^h_j|`` (its part of the task's GD-like t
 - II: every serving head serves every task with one sign (one shared ± pair);
 - 0: none of these (unclassified).
 
+Read-outs over the logs and the kernel's truncation: `mode_history` (each member's mode at every
+log) and `mode_reading` (the mode a group of members reached); `settled_heads` (``Gamma_k`` per
+coordinate group, `group_means`, and the zero-sum ratios where training settles);
+`first_order_gaps` (the kernel predictor against a first-order one the caller passes in, on
+fresh prompts).
+
 Nothing here imports `theory`: the kernel predictor is evaluated as the model computes it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,15 +42,23 @@ from icl_verify.numerics.data import (
 from icl_verify.numerics.ensemble import TrainedEnsemble
 from icl_verify.numerics.estimators import preconditioned_gd_prediction
 from icl_verify.numerics.montecarlo import JointMonteCarloEstimate, monte_carlo_losses
+from icl_verify.numerics.patterns import settled_value
 
 from icl_verify.heads import DUMMY_THRESHOLD
 
 __all__ = [
+    "ModeReading",
     "MultiTaskHeads",
+    "SettledHeads",
+    "first_order_gaps",
+    "group_means",
     "kernel_multitask_prediction",
+    "mode_history",
+    "mode_reading",
     "multitask_heads",
     "multitask_losses",
     "multitask_mode",
+    "settled_heads",
 ]
 
 
@@ -228,3 +242,157 @@ def multitask_losses(
         return Prompts(p.X, p.y, p.x_query, p.X.new_zeros(n), p.beta)
 
     return monte_carlo_losses(predictors, sampler, n_prompts, seed=seed, device=device)
+
+
+# ---------------------------------------------------------------------------------------------
+# read-outs over the logs
+
+
+def group_means(values, groups) -> np.ndarray:
+    """(..., d) -> (..., G): the mean of ``values`` over each coordinate group (tuples of
+    indices, e.g. `theory.multitask.support_groups`).
+
+    >>> group_means(np.array([1.0, 3.0, 5.0, 6.0]), ((0, 1), (2, 3)))
+    array([2. , 5.5])
+    """
+    values = np.asarray(values)
+    return np.stack([values[..., list(g)].mean(axis=-1) for g in groups], axis=-1)
+
+
+def mode_history(heads: MultiTaskHeads, head_counts: Sequence[int], supports) -> np.ndarray:
+    """Each member's `multitask_mode` at every log: (n, E) int.
+
+    heads: (n, E, H, ...) logged heads (`multitask_heads` of the circuit history); member e has
+    ``head_counts[e]`` heads.
+
+    >>> S = ((0, 1), (1, 2))
+    >>> heads = multitask_heads(np.zeros((1, 1, 2, 5, 5)), np.zeros((1, 1, 2, 5, 5)), d=3)
+    >>> heads.omega[0, 0] = [[0.1] * 3, [-0.1] * 3]  # a shared ± pair
+    >>> heads.labels[0, 0, :, [0, 1], [0, 1]] = [[4.0, -4.0], [4.0, -4.0]]
+    >>> mode_history(heads, [2], S).tolist()
+    [[2]]
+    """
+    n = heads.omega.shape[0]
+    modes = np.zeros((n, len(head_counts)), dtype=int)  # (n, E)
+    for t in range(n):
+        for e, H in enumerate(head_counts):
+            modes[t, e] = multitask_mode(heads.omega[t, e, :H], heads.mu[t, e, :H], supports)
+    return modes
+
+
+@dataclass(frozen=True)
+class ModeReading:
+    """The mode read for a group of members (those with one H).
+
+    Attributes:
+        mode: ``expected`` when some member of the group ends in it, else the shown member's
+            final mode.
+        reached: whether some member ends in ``expected``.
+        held: whether the shown member's final mode held over the last half of the logs.
+    """
+
+    mode: int
+    reached: bool
+    held: bool
+
+
+def mode_reading(
+    modes: np.ndarray, members: Sequence[int], shown: int, expected: int
+) -> ModeReading:
+    """Which mode a group of ``members`` reached, from their (n, E) `mode_history`.
+
+    >>> modes = np.array([[1, 1, 1], [1, 4, 3], [1, 4, 3], [1, 4, 4]])  # (n, E)
+    >>> mode_reading(modes, [1, 2], shown=1, expected=3)  # member 2 left mode III at the end
+    ModeReading(mode=4, reached=False, held=True)
+    """
+    members = np.asarray(members)
+    reached = bool((modes[-1, members] == expected).any())
+    held = bool(np.all(modes[modes.shape[0] // 2 :, shown] == modes[-1, shown]))
+    return ModeReading(int(expected if reached else modes[-1, shown]), reached, held)
+
+
+@dataclass(frozen=True)
+class SettledHeads:
+    """One member's task preconditioners and zero-sum ratios where training settles.
+
+    Attributes:
+        gamma, gamma_error: (K G,) ``Gamma_k = sum_h mu^h_k diag(omega^h)`` averaged over each
+            coordinate group (task-major) at the last log, with `numerics.settled_value`'s
+            error (Adam noise and drift over the logs).
+        zero_sum, zero_sum_error: (K,) ``|sum_h mu^h_k| / sum_h |mu^h_k|`` at the last log, with
+            `settled_value`'s error toward 0.
+    """
+
+    gamma: np.ndarray
+    gamma_error: np.ndarray
+    zero_sum: np.ndarray
+    zero_sum_error: np.ndarray
+
+
+def settled_heads(heads: MultiTaskHeads, member: int, H: int, groups) -> SettledHeads:
+    """`SettledHeads` of ``member`` (its first H heads) from the logged heads (n, E, H, ...).
+
+    >>> heads = multitask_heads(np.zeros((8, 1, 2, 4, 4)), np.zeros((8, 1, 2, 4, 4)), d=2)
+    >>> heads.omega[:] = [[0.1, 0.1], [-0.1, -0.1]]
+    >>> heads.labels[..., 0, 0] = [4.0, -4.0]; heads.labels[..., 1, 1] = [2.0, -2.0]
+    >>> settled = settled_heads(heads, 0, 2, ((0,), (1,)))
+    >>> settled.gamma.tolist(), settled.zero_sum.tolist()  # 2 mu omega per group; sums 0
+    ([0.8, 0.8, 0.4, 0.4], [0.0, 0.0])
+    """
+    n = heads.omega.shape[0]
+    mu, omega = heads.mu[:, member, :H], heads.omega[:, member, :H]  # (n, H, K), (n, H, d)
+    gamma = np.einsum("nhk,nhd->nkd", mu, omega)  # (n, K, d)
+    grouped = group_means(gamma, groups).reshape(n, -1)  # (n, K G)
+    settled = np.array([settled_value(grouped[:, j]) for j in range(grouped.shape[1])])
+    ratio = np.abs(mu.sum(axis=1)) / np.abs(mu).sum(axis=1)  # (n, K)
+    zero = np.array([settled_value(ratio[:, k], toward=0.0) for k in range(ratio.shape[1])])
+    return SettledHeads(settled[:, 0], settled[:, 1], zero[:, 0], zero[:, 1])
+
+
+def first_order_gaps(
+    heads: MultiTaskHeads,
+    members: Sequence[int],
+    head_counts: Sequence[int],
+    first_order: Callable[..., np.ndarray],
+    *,
+    d: int,
+    L: int,
+    supports,
+    relative_noise: float,
+    n_prompts: int = 4096,
+    seed: int = 0,
+) -> np.ndarray:
+    """RMS gap between the kernel predictor and a first-order one over the RMS first-order
+    prediction, per member (the worst task): (len(members),).
+
+    On ``n_prompts`` fresh prompts of the training distribution (`sample_multitask_regression`,
+    a CPU generator seeded by ``seed``): the kernel form (5.8) is `kernel_multitask_prediction`
+    of the member's heads (omega (H, d), label blocks (H, K, K)); the first-order one is
+    ``first_order(omega, mu, X, Y, x_query) -> (n, K)`` (mu the diagonals (H, K); float64 numpy
+    arrays), passed in by the caller, e.g. `theory.multitask.first_order_prediction`.
+
+    heads: final heads (E, H, ...); member e has ``head_counts[e]`` heads.
+
+    >>> heads = multitask_heads(np.zeros((1, 1, 4, 4)), np.zeros((1, 1, 4, 4)), d=2)
+    >>> heads.omega[0, 0], heads.labels[0, 0] = [1e-3, 1e-3], np.eye(2)
+    >>> def mean_label(omega, mu, X, Y, x_query):  # the kernel at omega = 0: ybar_k mu_k
+    ...     return Y.mean(axis=-2) * mu.sum(axis=0)
+    >>> gaps = first_order_gaps(heads, [0], [1], mean_label, d=2, L=20,
+    ...                         supports=((0,), (1,)), relative_noise=0.1, n_prompts=256)
+    >>> bool(gaps[0] < 1e-2)
+    True
+    """
+    generator = torch.Generator().manual_seed(seed)
+    p = sample_multitask_regression(
+        n_prompts, d, L, supports, generator=generator, relative_noise=relative_noise
+    )
+    X, Y, xq = (t.double().numpy() for t in (p.X, p.y, p.x_query))
+    gaps = []
+    for e in members:
+        H = head_counts[e]
+        omega, labels = heads.omega[e, :H], heads.labels[e, :H]
+        exact = kernel_multitask_prediction(omega, labels, p.X, p.y, p.x_query).numpy()  # (n, K)
+        first = first_order(omega, np.diagonal(labels, axis1=-2, axis2=-1), X, Y, xq)
+        gap = np.sqrt(((exact - first) ** 2).mean(axis=0) / (first**2).mean(axis=0))  # (K,)
+        gaps.append(gap.max())
+    return np.array(gaps)

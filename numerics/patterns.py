@@ -11,8 +11,11 @@ model is read at the end of its training, and its error bar comes from the logge
   non-dummy head, settled, with Adam's noise floor on the RMS-type measures;
 - `group_patterns` (Obs. 2): per member, KQ homogeneity, the zero-sum ratio of the OV weights
   and the group sums ``2 omega sum_{+/-} mu``, settled;
+- `paired_fractions` (Obs. 2): per H >= 2 the fraction of members that reached the
+  opposite-head pattern, with its Agresti-Coull standard error;
 - `pattern_dynamics` (Obs. 4): whether |omega_h| rises then falls, the largest drops of |mu_h|
-  and of the group sums after the pattern forms, and how long the pattern persists.
+  and of the group sums after the pattern forms, and how long the pattern persists;
+- `logged_steps`: the logs nearest to geometrically spaced steps (the snapshots drawn).
 
 Dummy, positive and negative heads are those of `icl_verify.heads.head_types`.
 """
@@ -26,17 +29,20 @@ import numpy as np
 from icl_verify.numerics.ensemble import TrainedEnsemble
 
 from icl_verify.heads import DUMMY, head_types
-from icl_verify.statistics import batch_means_se
+from icl_verify.statistics import batch_means_se, proportion
 
 __all__ = [
     "CIRCUIT_MEASURES",
     "GROUP_QUANTITIES",
     "GroupPatterns",
     "HeadPatterns",
+    "PairedFractions",
     "PatternDynamics",
     "group_patterns",
     "head_patterns",
+    "logged_steps",
     "logging_noise",
+    "paired_fractions",
     "pattern_dynamics",
     "settled_mean",
     "settled_value",
@@ -267,6 +273,53 @@ def group_patterns(
     )
 
 
+@dataclass(frozen=True)
+class PairedFractions:
+    """Per number of heads H >= 2 of an ensemble, H ascending (arrays of shape (k,)).
+
+    Attributes:
+        heads: the H.
+        counts: members with H heads (float).
+        paired_counts: those of them that reached the opposite-head pattern.
+        fraction, fraction_se: ``paired_counts / counts`` and its Agresti-Coull standard
+            error (`icl_verify.statistics.proportion`).
+    """
+
+    heads: np.ndarray
+    counts: np.ndarray
+    paired_counts: np.ndarray
+    fraction: np.ndarray
+    fraction_se: np.ndarray
+
+
+def paired_fractions(heads: np.ndarray, paired: np.ndarray) -> PairedFractions:
+    """How many members of each H >= 2 reached the opposite-head pattern (4.7).
+
+    Args:
+        heads: (E,) each member's H.
+        paired: (E,) whether the member is paired (`numerics.member_kinds`).
+
+    The fraction of each H is a proportion of independent runs (one init seed each), with
+    the Agresti-Coull SE ``sqrt(p~ (1 - p~) / (n + 4))``, ``p~ = (k + 2) / (n + 4)``.
+
+    >>> f = paired_fractions(np.array([1, 2, 2, 2, 2, 4]), np.array([0, 1, 1, 0, 0, 1], bool))
+    >>> f.heads.tolist(), f.counts.tolist(), f.paired_counts.tolist(), f.fraction.tolist()
+    ([2, 4], [4.0, 1.0], [2, 1], [0.5, 1.0])
+    >>> f.fraction_se.round(4).tolist()  # sqrt(0.5 * 0.5 / 8), sqrt(0.6 * 0.4 / 5): not 0 at 1/1
+    [0.1768, 0.2191]
+    """
+    heads, paired = np.asarray(heads), np.asarray(paired, dtype=bool)
+    multi = np.unique(heads[heads >= 2])
+    estimates = [proportion(paired[heads == h]) for h in multi]
+    return PairedFractions(
+        heads=multi,
+        counts=np.array([np.sum(heads == h) for h in multi], dtype=float),
+        paired_counts=np.array([np.sum(paired & (heads == h)) for h in multi], dtype=int),
+        fraction=np.array([fraction for fraction, _ in estimates], dtype=float),
+        fraction_se=np.array([se for _, se in estimates], dtype=float),
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # Observation 4: the trajectories
 
@@ -360,3 +413,27 @@ def pattern_dynamics(
         persistence=np.array(persistence),
         formed_at=np.array(formed),
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# the snapshots drawn
+
+
+def logged_steps(steps: np.ndarray, last: float, count: int) -> np.ndarray:
+    """Indices of the logged ``steps`` nearest to ``count`` steps spaced geometrically from the
+    first positive logged step to ``last`` (each index once, nearest in log step): the
+    snapshots of He et al. Figures 1, 5 and 14.
+
+    Args:
+        steps: (n,) logged steps, ascending (`TrainedEnsemble.steps`).
+        last: the last step wanted (e.g. the final step, or a tenth of it).
+        count: snapshots wanted; fewer come back where two targets share a log.
+
+    >>> logged_steps(np.arange(0, 1001, 10), 1000, 3)
+    array([  1,  10, 100])
+    """
+    positive = steps[steps > 0]
+    first = positive.min() if positive.size else 1
+    targets = np.geomspace(first, max(last, first), count)
+    nearest = np.abs(np.log(np.maximum(steps, 0.5))[:, None] - np.log(targets)).argmin(axis=0)
+    return np.unique(nearest)

@@ -12,6 +12,7 @@ grow without bound); a rate divergent for any prompt of either set is never chos
 
 `compare_pre_gd` also tunes the learning rate and the stopping step jointly (early stopping,
 the same split), since run to convergence with n > d both methods reach OLS (reference §4.5).
+`pre_gd_comparison` draws the two sets of prompts of one noise level from a seed and compares.
 
 Nothing here imports `theory`.
 """
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from icl_verify.numerics.data import SparsePrompts
+from icl_verify.numerics.data import SparsePrompts, sample_sparse_regression
 from icl_verify.numerics.estimators import feature_label_correlations
 from icl_verify.numerics.sparse_regression import (
     gd_excess_risks,
@@ -31,7 +32,13 @@ from icl_verify.numerics.sparse_regression import (
     oracle_tuned,
 )
 
-__all__ = ["PreGdComparison", "TunedPath", "compare_pre_gd", "stable_learning_rates"]
+__all__ = [
+    "PreGdComparison",
+    "TunedPath",
+    "compare_pre_gd",
+    "pre_gd_comparison",
+    "stable_learning_rates",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -174,3 +181,36 @@ def compare_pre_gd(tune: SparsePrompts, held_out: SparsePrompts, rates, steps) -
         best_gap=float(best_gap),
         best_gap_se=float(best_gap_se),
     )
+
+
+def pre_gd_comparison(
+    d: int,
+    n: int,
+    s: int,
+    sigma: float,
+    *,
+    n_tune: int,
+    n_prompts: int,
+    rates,
+    steps,
+    seed: int,
+    device=None,
+) -> PreGdComparison:
+    """`compare_pre_gd` on fresh prompts: `n_tune` tuning and then `n_prompts` held-out prompts
+    of `sample_sparse_regression` (float64; w* ``N(0, 1)`` on a random support of size s,
+    x ~ N(0, I_d), noise standard deviation sigma: the setting of Figure 2c, reference chen2024
+    §2.1), both drawn from one generator seeded with ``seed`` on ``device`` (CPU when None).
+
+    >>> result = pre_gd_comparison(16, 10, 4, 0.1, n_tune=64, n_prompts=64,
+    ...                            rates=[1.0, 0.1, 0.01], steps=[0, 100, 1000], seed=0)
+    >>> result.gd.mean.shape, result.final_gap > 0
+    ((3,), True)
+    """
+    generator = torch.Generator(device=device or "cpu").manual_seed(int(seed))
+    tune, held_out = (
+        sample_sparse_regression(
+            size, d, n, s, sigma, generator=generator, device=device, dtype=torch.float64
+        )
+        for size in (n_tune, n_prompts)
+    )
+    return compare_pre_gd(tune, held_out, rates, steps)

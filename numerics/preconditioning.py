@@ -19,7 +19,11 @@ they are compared with (nothing here imports `theory`):
 - `bootstrap_distances`: distances of the members' mean ``Gamma_eff`` to given target matrices
   (the claim passes them in) with bootstrap errors over members;
 - `preconditioned_losses`: Monte Carlo risks of trained members and of preconditioned one-step GD
-  at given matrices, on the same KMS prompts (paired).
+  at given matrices, on the same KMS prompts (paired);
+- `settled_opposition`: the heads' opposition where training settles, with its Adam noise and
+  drift;
+- `read_paired_preconditioners`: all of the above for the paired members of a trained ensemble
+  against given targets (`PairedPreconditioners`).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 from icl_verify.numerics.data import Prompts, embed, kms_covariance, sample_linear_regression
-from icl_verify.numerics.ensemble import TrainedEnsemble, _EnsembleAtLength
+from icl_verify.numerics.ensemble import TrainedEnsemble, _EnsembleAtLength, member_kinds
 from icl_verify.numerics.estimators import preconditioned_gd_prediction
 from icl_verify.numerics.models import MultiHeadAttention
 from icl_verify.numerics.montecarlo import (
@@ -45,12 +49,15 @@ from icl_verify.numerics.montecarlo import (
 __all__ = [
     "BootstrapDistances",
     "FittedPreconditioners",
+    "PairedPreconditioners",
     "bootstrap_distances",
     "fitted_preconditioners",
     "head_opposition",
     "learned_preconditioners",
     "model_preconditioners",
     "preconditioned_losses",
+    "read_paired_preconditioners",
+    "settled_opposition",
 ]
 
 
@@ -321,3 +328,169 @@ def preconditioned_losses(
 
     with torch.no_grad():
         return monte_carlo_losses(predictors, sampler, n_prompts, seed=seed, device=device)
+
+
+def settled_opposition(KQ_history, d: int) -> tuple[float, float]:
+    """Mean over members of ``||K2/|K2| + K1/|K1|||_F`` of the last-quarter-mean KQ11 blocks
+    (0 exactly when ``KQ11^(2) = -c KQ11^(1)``, c > 0; the relative size of the part of K2 not
+    along -K1: ``sqrt(2 (1 + cos))``, cos = `head_opposition`), and its error.
+
+    The error of a member: the batch-means SE of its last-quarter-mean blocks (5 batches,
+    ``sqrt(sum of squared batch deviations / (5 * 4))`` per head, relative to the block's norm,
+    added in quadrature over the two heads) plus the drift from the third quarter's value
+    (`numerics.settled_mean`'s construction, applied to matrices). A member still approaching
+    the pattern (third-quarter value above the last by more than the noise) has the whole value
+    as its error, as `numerics.settled_value` does: not judged yet. Logs with NaN are skipped.
+
+    KQ_history: (n, M, H, D, D) logged circuits of M members with H >= 2 heads.
+
+    >>> block = np.zeros((3, 3)); block[:2, :2] = [[0.2, 0.1], [0.1, 0.3]]
+    >>> noise = 1 + 0.01 * np.random.default_rng(0).random((40, 1, 2, 1, 1))  # Adam's, per head
+    >>> history = np.stack([block, -2 * block])[None, None] * noise  # (n, M, H, D, D)
+    >>> value, error = settled_opposition(history, d=2)
+    >>> round(value, 12), bool(0 < error < 0.01)  # exactly opposite, some Adam noise
+    (0.0, True)
+    """
+    history = np.asarray(KQ_history)  # in the logs' precision
+    history = history[np.isfinite(history).all(axis=(1, 2, 3, 4))]
+    quarter = max(1, history.shape[0] // 4)
+    last, third = history[-quarter:], history[-2 * quarter : -quarter]
+
+    def residual(blocks):  # (M, H, D, D) -> (M,)
+        return np.sqrt(np.maximum(2.0 * (1.0 + head_opposition(blocks, d)), 0))
+
+    value = residual(last.mean(axis=0))
+    earlier = residual(third.mean(axis=0))
+    batches = np.stack([b.mean(axis=0) for b in np.array_split(last, 5)])  # (5, M, H, D, D)
+    spread = batches[..., :2, :d, :d] - last.mean(axis=0)[None, ..., :2, :d, :d]
+    se = np.sqrt((spread**2).sum(axis=(0, 3, 4)) / (5 * 4))  # (M, 2)
+    size = np.linalg.norm(last.mean(axis=0)[..., :2, :d, :d], axis=(-2, -1))  # (M, 2)
+    noise = np.sqrt(((se / size) ** 2).sum(axis=1))  # (M,)
+    # still falling toward the pattern by more than its noise: may reach it, not judged yet
+    error = np.where(earlier - value > noise, value, np.abs(value - earlier) + noise)
+    return float(value.mean()), float(error.mean())
+
+
+@dataclass(frozen=True, eq=False)
+class PairedPreconditioners:
+    """The paired members (M >= 2) of a two-head ensemble on KMS covariates, against T targets.
+
+    Attributes:
+        members: (M,) the paired members (`numerics.member_kinds`); shown: the one with the
+            lowest final validation loss.
+        learned: (M, d, d) ``Gamma_eff`` (`learned_preconditioners`); fitted: (M, d, d) what each
+            applies (`fitted_preconditioners`).
+        first_order_gap: (M,) ``||Gamma_fit - Gamma_eff||_F / ||targets[0]||_F``.
+        distances, fitted_distances: `bootstrap_distances` of the learned and of the fitted
+            preconditioners to the targets (the same resamples of the members).
+        margin, margin_se: how much closer the mean ``Gamma_eff`` is to targets[a] than to
+            targets[b], ``(a, b) = margin_targets``, in units of ``||targets[a] - targets[b]||_F``
+            (1 at targets[a], -1 at targets[b]), and its bootstrap SE (paired).
+        omega_final: (M, 2) the final KQ scales of the two heads.
+        member_risks: (M,) Monte Carlo risks; risk, risk_se: their mean and its SE (from the
+            members' joint covariance: ``sqrt(mean covariance / n)``).
+        dgd_risks, dgd_risks_se: (2,) risks of debiased GD at the members' mean ``Gamma_eff``
+            and at targets[0], on the same prompts.
+        excess_over_dgd, excess_over_dgd_se: (M,) paired risk(member) - risk(dGD at targets[0]).
+        opposition, opposition_error: `settled_opposition` of the members.
+    """
+
+    members: np.ndarray
+    shown: int
+    learned: np.ndarray
+    fitted: np.ndarray
+    first_order_gap: np.ndarray
+    distances: BootstrapDistances
+    fitted_distances: BootstrapDistances
+    margin: float
+    margin_se: float
+    omega_final: np.ndarray
+    member_risks: np.ndarray
+    risk: float
+    risk_se: float
+    dgd_risks: np.ndarray
+    dgd_risks_se: np.ndarray
+    excess_over_dgd: np.ndarray
+    excess_over_dgd_se: np.ndarray
+    opposition: float
+    opposition_error: float
+
+
+def read_paired_preconditioners(
+    ensemble: TrainedEnsemble,
+    targets,
+    *,
+    margin_targets: tuple[int, int] = (1, 2),
+    n_prompts: int,
+    n_boot: int,
+    seed: int = 0,
+    bootstrap_seed: int = 0,
+    device: str = "cpu",
+) -> PairedPreconditioners:
+    """Read the paired members of a two-head ensemble on KMS covariates against ``targets``.
+
+    ``targets`` (T, d, d): targets[0] is the reference (the first-order gap's scale and the
+    risk baseline); the margin compares ``margin_targets``. Monte Carlo
+    (`fitted_preconditioners`, `preconditioned_losses`) on ``n_prompts`` prompts seeded by
+    ``seed``; both bootstraps resample the members alike, seeded by ``bootstrap_seed``. A
+    ValueError when fewer than two members are paired (no bootstrap over fewer).
+
+    >>> from icl_verify.numerics.ensemble import EnsembleTraining, train_ensemble
+    >>> training = EnsembleTraining(d=2, L=20, sigma2=0.1, heads=(2, 2, 2), lr=3e-2, steps=400,
+    ...     batch=64, seed=0, log_every=20, checkpoint_every=0, validation_batch=64, rho=0.5)
+    >>> targets = np.stack([np.eye(2), 2 * np.eye(2), 3 * np.eye(2)])
+    >>> read = read_paired_preconditioners(train_ensemble(training), targets, n_prompts=512,
+    ...                                    n_boot=100)
+    >>> read.members.tolist(), read.learned.shape, read.distances.relative.shape
+    ([0, 2], (2, 2, 2), (3,))
+    """
+    targets = np.asarray(targets, dtype=np.float64)
+    paired = np.flatnonzero(member_kinds(ensemble).paired)
+    if paired.size < 2:
+        raise ValueError(f"at least two members must be paired, got {paired.size}")
+    KQ, OV = ensemble.circuits()
+    learned = learned_preconditioners(KQ[paired], OV[paired], ensemble.d)  # (M, d, d)
+    fitted = fitted_preconditioners(
+        ensemble, paired.tolist(), n_prompts=n_prompts, seed=seed, device=device
+    )
+    boot = bootstrap_distances(learned, targets, n_boot=n_boot, seed=bootstrap_seed)
+    a, b = margin_targets
+    gap = np.linalg.norm(targets[a] - targets[b])
+    margin, margin_se = (v / gap for v in boot.difference(b, a))
+    losses = preconditioned_losses(
+        ensemble,
+        {f"member{e}": int(e) for e in paired},
+        {"dGD at mean Γ_eff": learned.mean(axis=0), "dGD at Γ*_d": targets[0]},
+        n_prompts=n_prompts,
+        seed=seed,
+        device=device,
+    )
+    names = [f"member{e}" for e in paired]
+    index = [losses.names.index(n) for n in names]
+    baselines = losses.names[len(names) :]
+    excess = [losses.difference(n, "dGD at Γ*_d") for n in names]
+    opposition, opposition_error = settled_opposition(ensemble.KQ_history[:, paired], ensemble.d)
+    return PairedPreconditioners(
+        members=paired,
+        shown=int(paired[np.argmin(ensemble.test_loss[-1, paired])]),
+        learned=learned,
+        fitted=fitted.value,
+        first_order_gap=np.linalg.norm(fitted.value - learned, axis=(-2, -1))
+        / np.linalg.norm(targets[0]),
+        distances=boot,
+        fitted_distances=bootstrap_distances(
+            fitted.value, targets, n_boot=n_boot, seed=bootstrap_seed
+        ),
+        margin=margin,
+        margin_se=margin_se,
+        omega_final=ensemble.omega[-1, paired, :2],
+        member_risks=losses.mean[index],
+        risk=float(losses.mean[index].mean()),
+        risk_se=float(np.sqrt(losses.covariance[np.ix_(index, index)].mean() / losses.n)),
+        dgd_risks=np.array([losses[n].mean for n in baselines]),
+        dgd_risks_se=np.array([losses[n].stderr for n in baselines]),
+        excess_over_dgd=np.array([e.mean for e in excess]),
+        excess_over_dgd_se=np.array([e.stderr for e in excess]),
+        opposition=opposition,
+        opposition_error=opposition_error,
+    )

@@ -3,18 +3,25 @@
 The quantity the appendix histograms (the authors' `plot_norm_2histogram(L, d, n, scale)` draws
 ||p||^2 with scores `scale * x_i^T x_q`): x_1..x_L, x_q ~ N(0, I_d), p = softmax(omega s).
 Sampled in float64, chunk by chunk (each chunk from its own generator, so the samples do not
-depend on the chunk size of the machine). Nothing here imports `theory`.
+depend on the chunk size of the machine): `softmax_norm_samples`. `softmax_norm_sweep`
+summarises the samples at the points of one sweep (mean with its SE, quantiles, a log-binned
+histogram), what claim HE-C-SOFTMAXNORM compares and draws. Nothing here imports `theory`.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Iterable
+from dataclasses import dataclass
 
+import numpy as np
 import torch
 from icl_verify.numerics.montecarlo import _block_generator, _check_int
 
-__all__ = ["softmax_norm_samples"]
+from icl_verify.statistics import mean_se
+
+__all__ = ["SoftmaxNormSweep", "softmax_norm_samples", "softmax_norm_sweep"]
 
 CHUNK_ELEMENTS = 2**22  # covariates (n_chunk * L * d) drawn at once
 
@@ -56,3 +63,57 @@ def softmax_norm_samples(
         p = torch.softmax(float(omega) * (keys @ query).squeeze(-1), dim=-1)  # (size, L)
         out[start : start + size] = L * (p * p).sum(-1)
     return out
+
+
+@dataclass(frozen=True, eq=False)
+class SoftmaxNormSweep:
+    """Summaries of n samples of L ||p||^2 at each of P points (L_k, d_k, omega_k) of a sweep.
+
+    Attributes:
+        mean, se: (P,) the sample mean at each point and its standard error (`mean_se`).
+        quantiles: (P, Q) the requested quantiles at each point.
+        edges: (B + 1,) histogram edges, log-spaced from 1 (L ||p||^2 >= 1, Cauchy-Schwarz) to
+            the largest 0.995 quantile over the points, shared by all points.
+        density: (P, B) the histogram as a density: counts / (n * bin width); samples beyond the
+            last edge are not counted, so a row integrates to the fraction inside the edges.
+    """
+
+    mean: np.ndarray
+    se: np.ndarray
+    quantiles: np.ndarray
+    edges: np.ndarray
+    density: np.ndarray
+
+
+def softmax_norm_sweep(
+    L, d, omega, n: int, *, seeds: Iterable[int], bins: int, quantiles=(0.05, 0.5, 0.95),
+    device=None,
+) -> SoftmaxNormSweep:  # fmt: skip
+    """`softmax_norm_samples` at every point (L[k], d[k], omega[k]) of a sweep, summarised.
+
+    Point k draws its n samples from ``seeds[k]`` (one seed per point: independent points).
+    Args: L, d (integers) and omega, each shape (P,); n >= 2 samples per point; bins >= 1;
+    quantiles: Q levels in [0, 1]; device: torch device of the sampling.
+
+    >>> sweep = softmax_norm_sweep([40, 40], [5, 5], [0.0, 0.2], 1000, seeds=[0, 1], bins=10)
+    >>> round(float(sweep.mean[0]), 12), sweep.quantiles.shape, sweep.density.shape
+    (1.0, (2, 3), (2, 10))
+    >>> bool(0.99 <= (sweep.density[1] * np.diff(sweep.edges)).sum() <= 1.0)  # inside the edges
+    True
+    """
+    points = zip(L, d, omega, seeds, strict=True)
+    samples = np.stack([
+        softmax_norm_samples(float(w), int(k), int(n_keys), n, seed, device).cpu().numpy()
+        for n_keys, k, w, seed in points
+    ])  # (P, n)  # fmt: skip
+    mean, se = mean_se(samples, axis=1)
+    top = float(np.quantile(samples, 0.995, axis=1).max())
+    edges = np.geomspace(1.0, top, bins + 1)  # (B + 1,)
+    counts = np.stack([np.histogram(row, edges)[0] for row in samples])  # (P, B)
+    return SoftmaxNormSweep(
+        mean=mean,
+        se=se,
+        quantiles=np.quantile(samples, quantiles, axis=1).T,  # (P, Q)
+        edges=edges,
+        density=counts / (n * np.diff(edges)),
+    )

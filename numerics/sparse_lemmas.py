@@ -3,7 +3,7 @@ are about (reference `chen2024.md` §4.1).
 
 `sample_correlations` draws sparse prompts in chunks (so many repetitions at large n fit in
 memory) and keeps, per prompt, the estimate ``r_hat = X^T y / n`` (Algorithm 1) and the
-population value ``r = Sigma w*``. Its two read-outs are the lemmas' events:
+population value ``r = Sigma w*`` (numpy). Its two read-outs are the lemmas' events:
 
 - `CorrelationDraws.sup_error`: ``||R_hat - R||_2 = max_j |r_hat_j - r_j|`` (R diagonal, D.1);
 - `CorrelationDraws.support_kept`: ``|r_hat_i| >= |r_i| / 2`` on all of S (D.2).
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 from icl_verify.numerics.data import sample_sparse_regression
 from icl_verify.numerics.estimators import feature_label_correlations
@@ -24,22 +25,23 @@ __all__ = ["CorrelationDraws", "sample_correlations"]
 
 @dataclass(frozen=True)
 class CorrelationDraws:
-    """Per prompt: Algorithm 1's ``r_hat``, the population ``r = Sigma w*``, and w*; (N, d) each."""
+    """Per prompt: Algorithm 1's ``r_hat``, the population ``r = Sigma w*``, and w*; (N, d) each
+    (float64)."""
 
-    r_hat: torch.Tensor
-    r: torch.Tensor
-    w_star: torch.Tensor
+    r_hat: np.ndarray
+    r: np.ndarray
+    w_star: np.ndarray
 
     @property
-    def sup_error(self) -> torch.Tensor:
+    def sup_error(self) -> np.ndarray:
         """``max_j |r_hat_j - r_j|``, the spectral norm of the diagonal R_hat - R; (N,)."""
-        return (self.r_hat - self.r).abs().amax(dim=-1)
+        return np.abs(self.r_hat - self.r).max(axis=-1)
 
     @property
-    def support_kept(self) -> torch.Tensor:
+    def support_kept(self) -> np.ndarray:
         """Whether ``|r_hat_i| >= |r_i| / 2`` for every i in the support of w*; (N,) bool."""
-        kept = self.r_hat.abs() >= self.r.abs() / 2
-        return (kept | (self.w_star == 0)).all(dim=-1)
+        kept = np.abs(self.r_hat) >= np.abs(self.r) / 2
+        return (kept | (self.w_star == 0)).all(axis=-1)
 
 
 def sample_correlations(
@@ -49,21 +51,24 @@ def sample_correlations(
     s: int,
     sigma: float,
     *,
-    generator: torch.Generator,
-    covariance: torch.Tensor | None = None,
+    seed: int,
+    covariance=None,
     signal: str = "sign",
     chunk_elements: int = 2**22,
 ) -> CorrelationDraws:
-    """``r_hat`` and ``r`` on `reps` independent prompts of `sample_sparse_regression` (float64).
+    """``r_hat = X^T y / n`` and ``r = Sigma w*`` on `reps` independent prompts of
+    `sample_sparse_regression` (float64, on the CPU), drawn from ``seed``.
 
-    Prompts are drawn in chunks of about `chunk_elements` covariate entries. ``covariance``
-    (d, d) as in the sampler (identity when None).
+    Prompts are drawn in chunks of about `chunk_elements` covariate entries, all from one
+    generator. ``covariance`` (d, d), array-like, as in the sampler (identity when None).
 
-    >>> g = torch.Generator().manual_seed(0)
-    >>> draws = sample_correlations(50, d=8, n=4000, s=2, sigma=0.1, generator=g)
-    >>> tuple(draws.r_hat.shape), bool(draws.sup_error.max() < 0.1), bool(draws.support_kept.all())
+    >>> draws = sample_correlations(50, d=8, n=4000, s=2, sigma=0.1, seed=0)
+    >>> draws.r_hat.shape, bool(draws.sup_error.max() < 0.1), bool(draws.support_kept.all())
     ((50, 8), True, True)
     """
+    generator = torch.Generator().manual_seed(int(seed))
+    if covariance is not None:
+        covariance = torch.as_tensor(covariance, dtype=torch.float64)  # (d, d)
     per_chunk = max(1, chunk_elements // (n * d))
     parts = []
     for start in range(0, reps, per_chunk):
@@ -83,5 +88,5 @@ def sample_correlations(
         parts.append(
             (feature_label_correlations(prompts.X, prompts.y), population, prompts.w_star)
         )  # (size, d) each
-    r_hat, r, w_star = (torch.cat(column) for column in zip(*parts, strict=True))
+    r_hat, r, w_star = (torch.cat(column).numpy() for column in zip(*parts, strict=True))
     return CorrelationDraws(r_hat=r_hat, r=r, w_star=w_star)

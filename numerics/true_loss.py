@@ -16,7 +16,9 @@ predictor (3.2) in its own coordinates (omega, mu), which is exactly what Ltilde
   loss (same clock as `dynamics.gradient_flow`, which descends Ltilde as a plain MSE); the
   members' spread is the SGD noise (about sqrt(lr / batch));
 - `true_losses`: the population loss of every logged (member, step), by Monte Carlo of
-  `conditional_risk` on shared prompts, with standard errors.
+  `conditional_risk` on shared prompts, with standard errors;
+- `true_loss_summary`: the member means of a `TrueLossHistory` with their standard errors, and
+  the true loss of the member mean at chosen records (SGD spread and Monte Carlo error).
 
 Nothing here imports `theory` or `dynamics`.
 """
@@ -34,11 +36,15 @@ from icl_verify.numerics.estimators import kernel_sum_weights
 from icl_verify.numerics.models import KernelSumModel
 from icl_verify.numerics.montecarlo import label_weights_risk
 
+from icl_verify.statistics import mean_of_estimates, mean_se
+
 __all__ = [
     "TrueLossHistory",
+    "TrueLossSummary",
     "TrueLossTraining",
     "conditional_risk",
     "train_true_loss",
+    "true_loss_summary",
     "true_losses",
 ]
 
@@ -112,6 +118,17 @@ class TrueLossHistory:
     @classmethod
     def from_arrays(cls, arrays: Mapping[str, np.ndarray]) -> TrueLossHistory:
         return cls(**{field.name: np.asarray(arrays[field.name]) for field in fields(cls)})
+
+    @property
+    def log_norm(self) -> np.ndarray:
+        """(R, E) ln ||theta|| of each member, ``(1/2) ln(sum_h omega_h^2 + sum_h mu_h^2)``.
+
+        >>> history = TrueLossHistory(t=np.zeros(1), omega=np.full((1, 1, 2), 0.3),
+        ...     mu=np.full((1, 1, 2), 0.4))
+        >>> round(float(np.exp(history.log_norm[0, 0])), 12)  # sqrt(2 (0.09 + 0.16))
+        0.707106781187
+        """
+        return 0.5 * np.log((self.omega**2).sum(-1) + (self.mu**2).sum(-1))
 
 
 def train_true_loss(training: TrueLossTraining, device: str = "cpu") -> TrueLossHistory:
@@ -195,3 +212,60 @@ def true_losses(
     variance = (square / n_prompts - mean**2).clamp(min=0.0) * n_prompts / (n_prompts - 1)
     stderr = (variance / n_prompts).sqrt()
     return mean.cpu().numpy().reshape(shape), stderr.cpu().numpy().reshape(shape)
+
+
+@dataclass(frozen=True)
+class TrueLossSummary:
+    """The member means of E SGD runs on the true loss, each with its standard error.
+
+    Attributes:
+        omega, omega_se, mu, mu_se: (R, H) mean over members of the heads' KQ scales and OV
+            weights, and its SE ``s / sqrt(E)`` (`statistics.mean_se`).
+        log_norm, log_norm_se: (R,) mean over members of ln ||theta|| and its SE.
+        loss, loss_se: (n,) the true loss (2.5) of the members at the chosen records, by Monte
+            Carlo (`true_losses`), averaged over members; its SE adds in quadrature the
+            members' spread ``s / sqrt(E)`` (`statistics.mean_se`) and their Monte Carlo SEs
+            combined as those of independent estimates, ``sqrt(sum_e se_e^2) / E``
+            (`statistics.mean_of_estimates`): the prompts are shared across members, so their
+            error is not in the spread.
+    """
+
+    omega: np.ndarray
+    omega_se: np.ndarray
+    mu: np.ndarray
+    mu_se: np.ndarray
+    log_norm: np.ndarray
+    log_norm_se: np.ndarray
+    loss: np.ndarray
+    loss_se: np.ndarray
+
+
+def true_loss_summary(
+    history: TrueLossHistory, records, d: int, L: int, sigma2: float, n_prompts: int, *,
+    seed: int, device: str = "cpu",
+) -> TrueLossSummary:  # fmt: skip
+    """Member means with standard errors of ``history``, and the true loss at ``records``.
+
+    Args: history (R records, E members, H heads); records: (n,) indices of the records whose
+    true loss is estimated, on ``n_prompts`` prompts from ``seed`` (`true_losses`).
+
+    >>> training = TrueLossTraining(d=5, L=40, sigma2=0.1, omega0=(0.02, -0.03),
+    ...     mu0=(0.03, -0.02), lr=0.01, steps=20, members=3, batch=64, log_every=10, seed=0)
+    >>> summary = true_loss_summary(train_true_loss(training), [0, 2], 5, 40, 0.1, 2048, seed=1)
+    >>> summary.omega.shape, float(summary.log_norm_se[0]), summary.loss.shape  # one start: SE 0
+    ((3, 2), 0.0, (2,))
+    >>> bool(summary.loss_se[0] > 0)  # at the start only the Monte Carlo error
+    True
+    """
+    records = np.asarray(records)
+    omega, omega_se = mean_se(history.omega, axis=1)
+    mu, mu_se = mean_se(history.mu, axis=1)
+    log_norm, log_norm_se = mean_se(history.log_norm, axis=1)
+    omega_at, mu_at = history.omega[records], history.mu[records]  # (n, E, H)
+    loss, monte_carlo_se = true_losses(
+        omega_at, mu_at, d, L, sigma2, n_prompts, seed=seed, device=device
+    )  # (n, E) each
+    mean, spread_se = mean_se(loss, axis=1)
+    _, shared_se = mean_of_estimates(loss, monte_carlo_se, axis=1)  # the prompts' error
+    loss_se = np.sqrt(spread_se**2 + shared_se**2)
+    return TrueLossSummary(omega, omega_se, mu, mu_se, log_norm, log_norm_se, mean, loss_se)

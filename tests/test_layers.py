@@ -53,6 +53,20 @@ def test_layer_imports_point_downward(layer):
     assert {k: v for k, v in upward.items() if v} == {}
 
 
+def test_no_claim_module_imports_torch():
+    """Claims are declarations: the tensors live in numerics (any import counts, also inside a
+    function)."""
+    importing = []
+    for path in sorted((ROOT / "validation" / "claims").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            if any(name.split(".")[0] == "torch" for name in names):
+                importing.append(str(path.relative_to(ROOT)))
+    assert importing == []
+
+
 def test_shared_modules_of_the_root_package_import_no_layer():
     for path in (ROOT / "icl_verify").glob("*.py"):
         assert imported_layers(path) == set(), path

@@ -521,6 +521,14 @@ class Claim:
             from the artefact cache (hashable keys, e.g. `claims._trained.training`), which
             other claims may read too; a run schedules by them (`runner.schedule`) so that
             no worker waits on another's training.
+        summary: what is checked, in one line (the claim tables of `icl-verify list
+            --markdown` and the README).
+        catalogue: its place in its paper's reference catalogue, (section, item): the
+            registry's order (`validation.registry.all_claims`); None for a claim from
+            outside the catalogue (after the catalogued ones, by id).
+        paper_figures: the numbered figures of the paper that its records draw
+            (`validation.paper_figures.PaperFigure`; a figure read from several claims is
+            declared by the first of them): `icl-verify figures` gathers them.
     """
 
     id: str
@@ -535,12 +543,24 @@ class Claim:
     wrong: Callable[[Any, Prediction], Prediction]
     table: Callable[[Any, Prediction, Measurement], str] | None = None
     trains: Callable[[Any], tuple] | None = None
+    summary: str = ""
+    catalogue: tuple[int, int] | None = None
+    paper_figures: tuple = ()
 
     def __post_init__(self) -> None:
         if not self.id or any(ch.isspace() for ch in self.id):
             raise ValueError(f"claim id must be non-empty without spaces, got {self.id!r}")
         if not self.statement.strip():
             raise ValueError(f"claim {self.id}: statement must not be empty")
+        catalogue = self.catalogue
+        if catalogue is not None and (
+            not isinstance(catalogue, tuple) or len(catalogue) != 2
+            or not all(isinstance(k, int) and k >= 0 for k in catalogue)
+        ):  # fmt: skip
+            raise ValueError(
+                f"claim {self.id}: catalogue must be (section, item) of integers >= 0, "
+                f"got {catalogue!r}"
+            )
         if tuple(self.presets) != PRESET_NAMES:
             raise ValueError(
                 f"claim {self.id}: presets must be {PRESET_NAMES}, got {tuple(self.presets)}"

@@ -3,45 +3,45 @@
 Modules are discovered, subpackages included (one subpackage per paper, one module
 per claim family; see `validation.claims`), so adding a claim never edits this file.
 Modules and packages whose name starts with "_" are helpers and are not scanned.
-Claims are listed in the reference
-catalogue's order (`CATALOGUE_ORDER`); ids not in it follow, sorted.
+Claims are listed in the reference catalogue's order, which they carry: the papers by their
+subpackage's ``PAPER_ORDER``, then each claim's ``Claim.catalogue`` (section, item); claims
+without a place follow, by id.
 """
 
 from __future__ import annotations
 
 import importlib
+import math
 import pkgutil
 
 from icl_verify.validation.claim import Claim
 
-# The catalogue order: He et al. (2025) (reference/he2025.md, sections 2-5), then
-# Chen, Zhao, Zou (2024) (reference/chen2024.md, sections 3-4).
-CATALOGUE_ORDER = (
-    "HE-OBS1", "HE-OBS2", "HE-OBS3", "HE-OBS4",
-    "HE-P4.1", "HE-S1", "HE-S2", "HE-MAN",
-    "HE-4.9", "HE-4.12", "HE-T4.2i", "HE-T4.2ii", "HE-4.3-RISK", "HE-T4.2iii",
-    "HE-B-INIT", "HE-B-PHASE1", "HE-B-PHASE2", "HE-B-PHASE3",
-    "HE-5.1-LIN", "HE-5.1-SM2LIN", "HE-5.1-LENGTH", "HE-5.2-ACT",
-    "HE-5.3-KMS", "HE-5.4-MT", "HE-A-HEADS", "HE-C-TRUELOSS", "HE-C-SOFTMAXNORM",
-    "CZZ-P4.1", "CZZ-P4.2", "CZZ-PREGD", "CZZ-D1", "CZZ-D2", "CZZ-T5.1", "CZZ-T5.2", "CZZ-4.3",
-    "CZZ-T5.3", "CZZ-IMPORTANCE", "CZZ-HEADS", "CZZ-PRUNE", "CZZ-PPROBE",
-)  # fmt: skip
-
-
 # Claims that train models but declare no ``Claim.trains``: their training is seeded by the
-# run's seed, so it is not a function of their parameters alone (tests/validation/
-# test_registry.py checks that no other claim module calls a trainer undeclared).
+# run's seed, so it is not a function of their parameters alone.
 TRAINED_BY_RUN_SEED = ("HE-B-PHASE1", "HE-C-TRUELOSS")
 
 
-def _order(claim: Claim) -> tuple[int, str]:
-    if claim.id in CATALOGUE_ORDER:
-        return CATALOGUE_ORDER.index(claim.id), ""
-    return len(CATALOGUE_ORDER), claim.id
+def paper_of(claim: Claim) -> str:
+    """The key of the paper subpackage that declares ``claim`` (``"he2025"``), read from the
+    module of its ``measure``; "" for a claim declared elsewhere.
+
+    >>> paper_of(select_claims(["HE-MAN"])[0])
+    'he2025'
+    """
+    parts = claim.measure.__module__.split(".")
+    prefix = ["icl_verify", "validation", "claims"]
+    return parts[3] if parts[:3] == prefix and len(parts) > 4 else ""
+
+
+def _order(claim: Claim) -> tuple:
+    paper = paper_of(claim)
+    package = importlib.import_module(f"icl_verify.validation.claims.{paper}") if paper else None
+    rank = getattr(package, "PAPER_ORDER", math.inf)
+    return (rank, claim.catalogue or (math.inf, math.inf), claim.id)
 
 
 def all_claims() -> tuple[Claim, ...]:
-    """Every registered claim, in catalogue order; duplicate ids raise ValueError.
+    """Every registered claim, in catalogue order; duplicate ids or places raise ValueError.
 
     >>> ids = [c.id for c in all_claims()]
     >>> ids.index("HE-MAN") < ids.index("HE-T4.2ii")  # §3 before §4
@@ -58,6 +58,10 @@ def all_claims() -> tuple[Claim, ...]:
             if claim.id in claims:
                 raise ValueError(f"claim id {claim.id!r} is registered twice")
             claims[claim.id] = claim
+    places = [(paper_of(c), c.catalogue) for c in claims.values() if c.catalogue is not None]
+    if len(set(places)) != len(places):
+        twice = sorted({p for p in places if places.count(p) > 1})
+        raise ValueError(f"catalogue places must be unique within a paper, got twice: {twice}")
     return tuple(sorted(claims.values(), key=_order))
 
 

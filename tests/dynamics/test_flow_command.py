@@ -1,17 +1,24 @@
 """`icl-verify flow two-head` end to end: figure written, exit codes, one-line errors."""
 
 import pytest
+from icl_verify.dynamics import TwoHeadPhases
 from icl_verify.validation.cli import main
 
 
 @pytest.mark.parametrize("series", [False, True])
-def test_flow_writes_a_png_and_prints_the_phase_checks(tmp_path, capsys, series):
+def test_flow_writes_a_png_and_prints_the_phase_features_without_verdicts(tmp_path, capsys, series):
+    """Every feature of `TwoHeadPhases` by its key with its value; the verdicts are the claims'
+    (no "agrees"/"DISAGREES" here), named on the last line."""
     out = tmp_path / "flow.png"
     argv = ["flow", "two-head", "--d", "5", "--L", "40", "--sigma2", "0.1", "--t-end", "1e5"]
     assert main([*argv, "--out", str(out), *(["--series"] if series else [])]) == 0
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    printed = capsys.readouterr().out
-    assert "late slope of omega, naive law" in printed and "DISAGREES" in printed
+    lines = capsys.readouterr().out.splitlines()
+    rows = {line.split()[0]: line.split()[1] for line in lines[1 : 1 + len(TwoHeadPhases.FEATURES)]}
+    assert list(rows) == list(TwoHeadPhases.FEATURES)
+    assert float(rows["late_slope_omega"]) == pytest.approx(-1 / 6, abs=0.01)
+    assert not any("agrees" in line.lower() for line in lines)
+    assert "HE-B-PHASE3" in lines[-2] and lines[-1] == f"wrote {out}"
 
 
 @pytest.mark.parametrize(

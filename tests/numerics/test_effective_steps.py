@@ -5,7 +5,14 @@ import math
 
 import numpy as np
 import pytest
-from icl_verify.numerics.effective_steps import fitted_pattern_steps, fitted_steps
+from icl_verify.numerics.effective_steps import (
+    extrapolated_pattern_steps,
+    fitted_pattern_steps,
+    fitted_steps,
+    relative_mse,
+)
+from icl_verify.numerics.montecarlo import JointMonteCarloEstimate
+from icl_verify.theory.normalised_attention import kernel_mean_step
 
 D_COV, L, SIGMA2, ETA = 5, 40, 0.1, 0.85
 
@@ -77,3 +84,44 @@ def test_pattern_steps_refuse_mismatched_parameters():
         fitted_pattern_steps(
             [0.1, 0.2], [1.0], attention="tanh", d=2, L=8, sigma2=0.1, n_prompts=64
         )
+
+
+def test_the_extrapolation_in_one_over_l_is_richardsons_of_two_independent_fits():
+    # value = (L2 eta2 - L1 eta1) / (L2 - L1) of the fits at L1 (seed 3) and L2 (seed 4);
+    # the SEs of the independent fits combine in quadrature with the same weights.
+    kwargs = dict(attention=("softmax", "tanh"), d=3, sigma2=0.1, n_prompts=2048)
+    steps = extrapolated_pattern_steps(
+        [0.3, 0.3], [5 / 3, 5 / 3], lengths=(20, 60), seeds=(3, 4), **kwargs
+    )
+    fits = [
+        fitted_pattern_steps([0.3, 0.3], [5 / 3, 5 / 3], L=n, seed=s, **kwargs)
+        for n, s in ((20, 3), (60, 4))
+    ]
+    np.testing.assert_allclose(steps.value, (60 * fits[1].value - 20 * fits[0].value) / 40)
+    np.testing.assert_allclose(steps.stderr, np.hypot(0.5 * fits[0].stderr, 1.5 * fits[1].stderr))
+    assert steps.n == 2048
+
+
+def test_the_extrapolated_step_is_the_kernel_mean_where_the_fit_at_finite_l_is_not():
+    # At omega = 0.3 the fitted step at L differs from its L -> infinity limit, the kernel mean
+    # (theory.kernel_mean_step, exact quadrature), by c/L; Richardson in 1/L leaves O(1/L^2).
+    # The extrapolation from L = 50, 100 agrees with the kernel mean within 4 SE; the fit at
+    # L = 50 alone is off by many SE (c/L ~ 1e-2).
+    omega, mu = np.array([0.3, 0.3]), np.array([5 / 3, 5 / 3])
+    specs = ("softmax", "quadratic:1")
+    kwargs = dict(attention=specs, d=5, sigma2=0.1, n_prompts=65_536)
+    steps = extrapolated_pattern_steps(omega, mu, lengths=(50, 100), seeds=(0, 1), **kwargs)
+    kernel = np.array([kernel_mean_step(s, 0.3, 5 / 3, 5) for s in specs])
+    np.testing.assert_array_less(np.abs(steps.value - kernel), 4 * steps.stderr)
+    short = fitted_pattern_steps(omega, mu, L=50, seed=0, **kwargs)
+    assert np.all(np.abs(short.value - kernel) > 4 * short.stderr)
+
+
+def test_relative_mse_is_the_ratio_of_means_with_the_paired_se():
+    covariance = np.array([[0.5, 0.3], [0.3, 0.4]])
+    losses = JointMonteCarloEstimate(("m@8", "b@8"), np.array([0.9, 0.6]), covariance, n=50)
+    ratio, se = relative_mse(losses, "m", "b", [8])
+    assert ratio[0] == pytest.approx(0.9 / 0.6, rel=1e-14)
+    assert se[0] == pytest.approx(math.sqrt((0.5 + 0.4 - 0.6) / 50) / 0.6, rel=1e-14)
+    same, zero = relative_mse(losses, "b", "b", [8])
+    assert same[0] == 1.0 and zero[0] == 0.0

@@ -5,20 +5,25 @@
   sum shows far above it.
 - The single-head profile is read off a quadratic in mu: at its minimiser the Monte Carlo loss
   at that mu (same prompts) equals the profile's minimum.
-- (4.10): the ± pair's distance to debiased GD at fixed eta = 2 omega mu scales as omega^2.
+- (4.10): the ± pair's distance to debiased GD at fixed eta = 2 omega mu scales as omega^2;
+  the slope of its RMS carries the larger of the fit's and the Monte Carlo standard error.
 """
 
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 import torch
 from icl_verify.numerics import (
+    SquareGaps,
     kernel_sum_loss_grid,
     relative_prediction_gap,
     sample_linear_regression,
     single_head_profile,
     square_gaps_to_debiased_gd,
 )
+
+from icl_verify.statistics import loglog_slope
 
 SETTING = SimpleNamespace(d=5, L=40, sigma2=0.1)
 ROUNDING = 4 * (4 + 2) * np.finfo(np.float64).eps  # HE-4.9's tolerance for H <= 4
@@ -56,3 +61,17 @@ def test_distance_to_debiased_gd_is_of_order_omega_squared_at_fixed_eta():
     slopes = np.diff(np.log(gaps.rms)) / np.log(2.0)
     np.testing.assert_allclose(slopes, 2.0, atol=0.01)
     assert gaps.log_slope_stderr([0.005, 0.01, 0.02]) < 0.01
+
+
+def test_rms_slope_takes_the_larger_of_the_fit_and_monte_carlo_errors():
+    x = np.array([1.0, 2.0, 4.0, 8.0])
+    exact = SquareGaps(x**4, np.diag(1e-6 * x**8), 10**4)  # RMS = x^2: the fit has no residual
+    slope, se = exact.rms_loglog_slope(x)
+    assert slope == pytest.approx(2.0, abs=1e-12) and se == exact.log_slope_stderr(x) > 0
+    bent = SquareGaps(x**4 * np.array([1.0, 1.2, 0.8, 1.0]), np.diag(1e-16 * x**8), 10**4)
+    slope, se = bent.rms_loglog_slope(x)  # residuals dominate the tiny Monte Carlo error
+    fit = loglog_slope(x, bent.rms)
+    assert (slope, se) == (fit.slope, fit.slope_se) and se > 10 * bent.log_slope_stderr(x)
+    gaps = square_gaps_to_debiased_gd([0.005, 0.01, 0.02], [40], 0.879, 5, 0.1, 512, seed=1)
+    slope, se = gaps.rms_loglog_slope([0.005, 0.01, 0.02])
+    assert abs(slope - 2.0) < 4 * se + 0.01  # order omega^2 (4.10)

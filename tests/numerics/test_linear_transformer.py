@@ -130,3 +130,30 @@ def test_bad_arguments_are_one_line(build, message):
     with pytest.raises(ValueError) as error:
         build()
     assert message in str(error.value) and "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_numpy_entry_points_match_algorithm_1_and_gd(seed):
+    """`preprocessing_layer_output` and `gd_layer_readouts` against the plain loop, and their
+    float32 runs within float32 rounding of it."""
+    from icl_verify.numerics.linear_transformer import (
+        gd_layer_readouts,
+        preprocessing_layer_output,
+    )
+
+    rng = np.random.default_rng(seed)
+    d, n, q, t = int(rng.integers(1, 6)), int(rng.integers(2, 20)), int(rng.integers(1, 4)), 4
+    eta = float(rng.uniform(0.01, 0.2))
+    p = _prompts(seed, 2, d, n, q)
+    X, y, X_query = p.X.numpy(), p.y.numpy(), p.X_query.numpy()
+    layer1 = preprocessing_layer_output(X, y, X_query)  # (2, d+1, n+q)
+    readouts = gd_layer_readouts(X, y, X_query, eta, t)  # (2, t, q)
+    assert layer1.shape == (2, d + 1, n + q) and readouts.shape == (2, t, q)
+    for b in range(2):
+        tokens, path = _loop(X[b], y[b], X_query[b], eta, t)
+        scale = 1 + np.abs(path).max()
+        np.testing.assert_allclose(layer1[b, :d], tokens.T, rtol=1e-12, atol=1e-13)
+        np.testing.assert_array_equal(layer1[b, d], np.r_[y[b], np.zeros(q)])
+        np.testing.assert_allclose(readouts[b], path[1:], rtol=0, atol=1e-11 * scale)
+    single = gd_layer_readouts(X, y, X_query, eta, t, precision="float32")
+    assert single.dtype == np.float64 and 0 < np.abs(single - readouts).max() < 1e-4 * scale

@@ -11,12 +11,22 @@ from icl_verify.numerics.ensemble import EnsembleTraining, train_ensemble
 from icl_verify.numerics.models import AttentionConfig, MultiHeadAttention
 from icl_verify.numerics.montecarlo import _block_generator
 from icl_verify.numerics.multitask import (
+    first_order_gaps,
+    group_means,
     kernel_multitask_prediction,
+    mode_history,
+    mode_reading,
     multitask_heads,
     multitask_losses,
     multitask_mode,
+    settled_heads,
 )
-from icl_verify.theory.multitask import restricted_dgd_risk
+from icl_verify.theory.multitask import (
+    first_order_prediction,
+    restricted_dgd_risk,
+    support_groups,
+    task_preconditioners,
+)
 
 SUPPORTS = ((0, 1, 2, 3), (2, 3, 4, 5))
 
@@ -93,3 +103,72 @@ def test_multitask_losses_are_the_models_and_restricted_gds_errors_on_the_same_p
         for k in range(2):
             exact = float(restricted_dgd_risk(steps[k], 4, 48, 0.1))
             assert abs(r[f"{name}:{k}"].mean - exact) < 4 * r[f"{name}:{k}"].stderr
+
+
+def _logged_heads(omega, mu, n_logs):
+    """`MultiTaskHeads` of one member logged n_logs times: omega (n, H, d), mu (n, H, K)."""
+    omega, mu = np.asarray(omega, dtype=float), np.asarray(mu, dtype=float)
+    n, H, d = omega.shape
+    K = mu.shape[-1]
+    KQ, OV = np.zeros((n, 1, H, d + K, d + K)), np.zeros((n, 1, H, d + K, d + K))
+    KQ[..., range(d), range(d)] = omega[:, None]
+    OV[..., range(d, d + K), range(d, d + K)] = mu[:, None]
+    assert n == n_logs
+    return multitask_heads(KQ, OV, d)
+
+
+PAIRS = np.array([[0.1, 0.1, 0.1, 0.1, 0, 0], [-0.1, -0.1, -0.1, -0.1, 0, 0],
+                  [0, 0, 0.1, 0.1, 0.1, 0.1], [0, 0, -0.1, -0.1, -0.1, -0.1]])  # fmt: skip
+PAIR_MU = np.array([[4.0, 0.0], [-4.0, 0.0], [0.0, 4.0], [0.0, -4.0]])  # a ± pair per task
+
+
+def test_the_settled_preconditioners_are_the_group_means_of_gamma_k_and_sums_vanish():
+    # constant logs of a pair per task (mode III): Gamma_k = 0.8 on S_k, 0 off it; per group
+    # G1 = S1\S2, G2 = S1 and S2, G3 = S2\S1, task-major; zero sums exactly 0, no noise
+    heads = _logged_heads(np.stack([PAIRS] * 40), np.stack([PAIR_MU] * 40), 40)
+    groups = support_groups(SUPPORTS, 6)
+    settled = settled_heads(heads, 0, 4, groups)
+    expected = group_means(task_preconditioners(PAIRS, PAIR_MU), groups).ravel()
+    np.testing.assert_allclose(settled.gamma, expected)
+    np.testing.assert_allclose(settled.gamma, [0.8, 0.8, 0.0, 0.0, 0.8, 0.8])
+    np.testing.assert_allclose(settled.gamma_error, 0.0, atol=1e-15)
+    np.testing.assert_array_equal(settled.zero_sum, [0.0, 0.0])
+    # a zero-sum ratio still falling toward 0 is not judged yet: its error is its value
+    mu = np.stack([PAIR_MU] * 40)
+    mu[:, 0, 0] = np.linspace(8.0, 4.4, 40)  # head 1 outweighs head 2 on task 1, less and less
+    falling = settled_heads(_logged_heads(np.stack([PAIRS] * 40), mu, 40), 0, 4, groups)
+    assert falling.zero_sum[0] == pytest.approx(0.4 / 8.4)
+    assert falling.zero_sum_error[0] == pytest.approx(falling.zero_sum[0])
+
+
+def test_the_mode_is_read_at_every_log_and_per_group():
+    shared = np.array([[0.1] * 6, [-0.1] * 6, [0.0] * 6, [0.0] * 6])  # one pair for both: II
+    shared_mu = np.array([[4.0, 4.0], [-4.0, -4.0], [0.0, 0.0], [0.0, 0.0]])
+    omega = np.stack([shared] * 3 + [PAIRS] * 3)  # (n = 6, H = 4, d)
+    mu = np.stack([shared_mu] * 3 + [PAIR_MU] * 3)
+    heads = _logged_heads(omega, mu, 6)
+    modes = mode_history(heads, [4], SUPPORTS)
+    assert modes[:, 0].tolist() == [2, 2, 2, 3, 3, 3]
+    assert mode_reading(modes, [0], shown=0, expected=3).reached
+    read = mode_reading(modes, [0], shown=0, expected=4)
+    assert (read.mode, read.reached, read.held) == (3, False, True)  # held over the last half
+    assert not mode_reading(modes[:5], [0], shown=0, expected=4).held
+
+
+def test_the_first_order_gap_shrinks_like_omega_squared_for_pairs():
+    # the kernel form (5.8) minus its first-order expansion (A.4): in a ± pair the even orders
+    # cancel, so at fixed mu omega the remainder is O(omega^2) of the prediction: halving omega
+    # quarters the relative gap (a pair per task; the same prompts for both, seed 1)
+    heads = []
+    for scale in (1.0, 0.5):
+        KQ, OV = np.zeros((1, 4, 8, 8)), np.zeros((1, 4, 8, 8))
+        KQ[0, :, range(6), range(6)] = scale * PAIRS.T
+        OV[0, :, 6 + np.arange(2), 6 + np.arange(2)] = PAIR_MU.T / scale
+        heads.append(multitask_heads(KQ, OV, 6))
+    gaps = [
+        first_order_gaps(h, [0], [4], first_order_prediction, d=6, L=48, supports=SUPPORTS,
+                         relative_noise=0.1, n_prompts=2048, seed=1)[0]
+        for h in heads
+    ]  # fmt: skip
+    assert 0 < gaps[0] < 0.2
+    assert gaps[1] / gaps[0] == pytest.approx(0.25, abs=0.03)

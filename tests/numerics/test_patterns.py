@@ -4,7 +4,14 @@ on series whose answer is known."""
 from types import SimpleNamespace
 
 import numpy as np
-from icl_verify.numerics.patterns import logging_noise, pattern_dynamics, settled_value
+import pytest
+from icl_verify.numerics.patterns import (
+    logged_steps,
+    logging_noise,
+    paired_fractions,
+    pattern_dynamics,
+    settled_value,
+)
 
 
 def test_settled_value_error_covers_a_converging_series():
@@ -53,3 +60,38 @@ def test_pattern_dynamics_sees_a_falling_mu_and_an_omega_still_rising():
     assert dynamics.rise_and_fall_error.tolist() == [1.0, 1.0]
     # the moving average over 400 // 20 = 20 logs spans 19 of the 399 steps of the line
     np.testing.assert_allclose(dynamics.mu_drop, 0.5 * (1 - 19 / 399) / 1.5, rtol=1e-12)
+
+
+def test_paired_fractions_are_agresti_coull_proportions_per_h():
+    """Per H >= 2 (H = 1 members ignored): k/n and sqrt(p~(1 - p~)/(n + 4)), p~ = (k+2)/(n+4),
+    the Wald SE of the proportion with two successes and two failures added, not 0 at 0/n or
+    n/n."""
+    heads = np.array([1, 1, 2, 2, 2, 2, 3, 3, 4, 4, 4, 8])
+    paired = np.array([0, 0, 1, 1, 0, 0, 1, 1, 1, 1, 1, 0], dtype=bool)
+    fractions = paired_fractions(heads, paired)
+    assert fractions.heads.tolist() == [2, 3, 4, 8]
+    assert fractions.counts.tolist() == [4.0, 2.0, 3.0, 1.0]
+    assert fractions.paired_counts.tolist() == [2, 2, 3, 0]
+    k, n = fractions.paired_counts, fractions.counts
+    np.testing.assert_array_equal(fractions.fraction, k / n)
+    tilde = (k + 2) / (n + 4)
+    np.testing.assert_allclose(fractions.fraction_se, np.sqrt(tilde * (1 - tilde) / (n + 4)))
+    assert np.all(fractions.fraction_se > 0)  # the all-paired and the none-paired H too
+    # 2 of 4: sqrt(0.5 * 0.5 / 8) = 0.177 (the Wald SE: sqrt(0.5 * 0.5 / 4) = 0.25)
+    assert fractions.fraction_se[0] == pytest.approx(np.sqrt(0.25 / 8))
+
+
+def test_logged_steps_are_the_logs_nearest_a_geometric_grid():
+    """Each returned log is, among all logs, the nearest in log step to one of the geometric
+    targets from the first positive step to ``last``; targets sharing a log give it once."""
+    steps = np.arange(0, 10_001, 25)
+    for last, count in [(10_000, 6), (1_000, 4), (10_000, 30)]:
+        chosen = logged_steps(steps, last, count)
+        targets = np.geomspace(25, last, count)
+        nearest = {
+            int(np.argmin(np.abs(np.log(np.maximum(steps, 0.5)) - np.log(t)))) for t in targets
+        }
+        assert chosen.tolist() == sorted(nearest)
+        assert steps[chosen[0]] == 25 and steps[chosen[-1]] == last
+    assert len(logged_steps(steps, 10_000, 30)) < 30  # the early targets share logs
+    assert logged_steps(np.array([0, 10, 20]), 20, 5).tolist() == [1, 2]

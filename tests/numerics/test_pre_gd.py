@@ -124,3 +124,22 @@ def test_no_stable_rate_is_one_line_value_error():
     tune = _prompts(4, 6)
     with pytest.raises(ValueError, match=r"^rates must hold a rate below 2 / lambda_max for gd"):
         compare_pre_gd(tune, tune, [10.0, 100.0], STEPS)
+
+
+def test_pre_gd_comparison_is_compare_pre_gd_on_the_tuning_then_held_out_prompts_of_its_seed():
+    from icl_verify.numerics.pre_gd import pre_gd_comparison
+
+    result = pre_gd_comparison(
+        16, 10, 4, 0.2, n_tune=24, n_prompts=32, rates=RATES, steps=STEPS, seed=9
+    )
+    generator = torch.Generator().manual_seed(9)
+    tune, held_out = (
+        sample_sparse_regression(size, 16, 10, 4, 0.2, generator=generator, dtype=torch.float64)
+        for size in (24, 32)
+    )
+    direct = compare_pre_gd(tune, held_out, RATES, STEPS)
+    for method in ("gd", "pre_gd"):
+        ours, theirs = getattr(result, method), getattr(direct, method)
+        assert ours.rate == theirs.rate
+        np.testing.assert_array_equal(ours.mean, theirs.mean)
+    assert (result.final_gap, result.final_gap_se) == (direct.final_gap, direct.final_gap_se)

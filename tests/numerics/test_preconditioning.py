@@ -8,7 +8,12 @@ risk of preconditioned debiased GD (theory, Lemma E.4) for the Monte Carlo on KM
 import numpy as np
 import pytest
 import torch
-from icl_verify.numerics.ensemble import EnsembleTraining, train_ensemble
+from icl_verify.numerics.ensemble import (
+    WEIGHT_NAMES,
+    EnsembleTraining,
+    TrainedEnsemble,
+    train_ensemble,
+)
 from icl_verify.numerics.models import MultiHeadAttention
 from icl_verify.numerics.preconditioning import (
     bootstrap_distances,
@@ -17,6 +22,8 @@ from icl_verify.numerics.preconditioning import (
     learned_preconditioners,
     model_preconditioners,
     preconditioned_losses,
+    read_paired_preconditioners,
+    settled_opposition,
 )
 from icl_verify.theory.preconditioning import optimal_preconditioner, preconditioned_gd_risk
 from icl_verify.theory.setting import Setting
@@ -105,3 +112,85 @@ def test_bootstrap_se_matches_the_delta_method():
     assert value == 0 and se == 0
     with pytest.raises(ValueError, match="gammas must be"):
         bootstrap_distances(gammas[:1], target[None])
+
+
+def _blocks(first, second):
+    """KQ of one member with two heads whose KQ11 blocks are first and second: (2, D+1, D+1)."""
+    KQ = np.zeros((2, D + 1, D + 1))
+    KQ[0, :D, :D], KQ[1, :D, :D] = first, second
+    return KQ
+
+
+def test_settled_opposition_is_the_relative_size_of_the_part_not_along_minus_k1():
+    # K2 = -(K1 + e B) with B perpendicular to K1 (Frobenius): cos = -|K1| / |K1 + e B|, and
+    # ||K2/|K2| + K1/|K1|||_F = sqrt(2 (1 + cos)). Constant logs: no noise, no drift.
+    B = np.array([[0.0, 1.0, 0.0], [-1.0, 0.0, 0.0], [0.0, 0.0, 0.0]])  # antisymmetric
+    A = np.diag([1.0, 2.0, 3.0])  # symmetric: <A, B> = 0
+    history = np.stack([_blocks(A, -(A + 0.3 * B))] * 40)[:, None]  # (n, M, H, D+1, D+1)
+    value, error = settled_opposition(history, D)
+    cos = -np.linalg.norm(A) / np.linalg.norm(A + 0.3 * B)
+    assert value == pytest.approx(np.sqrt(2 * (1 + cos)), rel=1e-12)
+    assert error == pytest.approx(0.0, abs=1e-12)
+    # still approaching the pattern (the third quarter further from it than the noise allows):
+    # not judged yet, its error is the whole value; logs lost at a resume (NaN) are skipped
+    falling = np.stack([_blocks(A, -(A + e * B)) for e in np.linspace(1.0, 0.3, 40)])[:, None]
+    falling = np.concatenate([falling, np.full((2, *falling.shape[1:]), np.nan)])
+    value, error = settled_opposition(falling, D)
+    assert error == pytest.approx(value) and value > 0
+
+
+def _paired_ensemble(gammas, omega, mu, n_logs=40):
+    """Members m with heads (omega Gamma_m, mu), (-omega Gamma_m, -mu) on KMS covariates of
+    correlation RHO, and a last, trapped member (two heads omega I, mu): constant logs."""
+    gammas = np.asarray(gammas)
+    KQ = np.stack(
+        [_blocks(omega * g, -omega * g) for g in gammas] + [_blocks(*[omega * np.eye(D)] * 2)]
+    )
+    OV = np.zeros_like(KQ)
+    OV[:-1, 0, -1, -1], OV[:-1, 1, -1, -1], OV[-1, :, -1, -1] = mu, -mu, mu
+    model = MultiHeadAttention.from_circuits(torch.as_tensor(KQ), torch.as_tensor(OV), "softmax", L)
+    E = KQ.shape[0]
+    signs = np.array([[1.0, -1.0]] * (E - 1) + [[1.0, 1.0]])  # (E, 2)
+    return TrainedEnsemble(
+        d=D, L=L, sigma2=SIGMA2, attention="softmax", heads=np.full(E, 2),
+        weights={name: getattr(model, name).detach().numpy() for name in WEIGHT_NAMES},
+        steps=np.arange(n_logs), test_loss=np.zeros((n_logs, E)),
+        omega=np.broadcast_to(omega * signs, (n_logs, E, 2)).copy(),
+        mu=np.broadcast_to(mu * signs, (n_logs, E, 2)).copy(),
+        KQ_history=np.broadcast_to(KQ, (n_logs, *KQ.shape)).copy(),
+        OV_history=np.broadcast_to(OV, (n_logs, *OV.shape)).copy(), rho=RHO,
+    )  # fmt: skip
+
+
+def test_the_paired_members_are_read_against_the_targets():
+    # three pairs at omega = 0.05 with 2 mu omega = 1: Gamma_eff = Gamma_m exactly; the trapped
+    # member is left out. Targets: the members' mean (twice) and 2 x it: distances 0, 0 and
+    # ||mean||, margin 1 (at targets[1]); the pairs are exactly opposite.
+    rng = np.random.default_rng(0)
+    gammas = GAMMA + 0.05 * rng.standard_normal((3, D, D))
+    ensemble = _paired_ensemble(gammas, 0.05, 10.0)
+    mean = gammas.mean(axis=0)
+    targets = np.stack([mean, mean, 2 * mean])
+    read = read_paired_preconditioners(ensemble, targets, n_prompts=16_384, n_boot=200, seed=1)
+    assert read.members.tolist() == [0, 1, 2] and read.shown == 0
+    np.testing.assert_allclose(read.learned, gammas, atol=1e-6)  # float32 weights
+    np.testing.assert_allclose(read.distances.absolute, [0, 0, np.linalg.norm(mean)], atol=1e-6)
+    assert read.margin == pytest.approx(1.0, abs=1e-6)
+    assert read.opposition == pytest.approx(0.0, abs=1e-6) and read.opposition_error < 1e-6
+    # what the pairs apply is Gamma_eff up to O(omega^2) (see the fitted test above)
+    assert np.all(read.first_order_gap < 0.05)
+    # the members' risks: their mean, and dGD at their mean Gamma_eff against Lemma E.4's risk
+    assert read.risk == pytest.approx(read.member_risks.mean())
+    sigma = kms_covariance(D, RHO)
+    exact = preconditioned_gd_risk(mean, sigma, Setting(d=D, L=L, sigma2=SIGMA2), debiased=True)
+    assert abs(read.dgd_risks[0] - exact) <= 4 * read.dgd_risks_se[0]
+    # each pair is dGD at its own Gamma_m to O(omega^2) (1% of the risk here); the excess over
+    # dGD at targets[0] is paired on the same prompts
+    setting = Setting(d=D, L=L, sigma2=SIGMA2)
+    own = [preconditioned_gd_risk(g, sigma, setting, debiased=True) for g in gammas]
+    assert np.all(np.abs(read.member_risks - own) < 4 * read.dgd_risks_se[0] + 0.01 * exact)
+    np.testing.assert_allclose(read.excess_over_dgd, read.member_risks - read.dgd_risks[1])
+    with pytest.raises(ValueError, match="at least two members must be paired, got 1"):
+        read_paired_preconditioners(
+            _paired_ensemble(gammas[:1], 0.05, 10.0), targets, n_prompts=64, n_boot=10
+        )

@@ -1,10 +1,15 @@
-"""The softmax-norm sampler: exact limits, reproducibility, chunking, bad input (one line)."""
+"""The softmax-norm sampler: exact limits, reproducibility, chunking, bad input (one line);
+its sweep summary: the statistics of each point's samples and the large-L limit law."""
+
+import math
 
 import numpy as np
 import pytest
 import torch
 from icl_verify.numerics import softmax_norm as module
-from icl_verify.numerics.softmax_norm import softmax_norm_samples
+from icl_verify.numerics.softmax_norm import softmax_norm_samples, softmax_norm_sweep
+
+from icl_verify.statistics import mean_se
 
 
 def test_limits_of_the_weights():
@@ -55,3 +60,27 @@ def test_bad_input_is_one_line(kwargs, message):
     with pytest.raises(ValueError) as raised:
         softmax_norm_samples(**arguments)
     assert str(raised.value) == message
+
+
+def test_sweep_summarises_each_points_own_samples():
+    L, d, omega, seeds = [16, 32], [4, 2], [0.3, 0.5], [3, 8]
+    sweep = softmax_norm_sweep(L, d, omega, 500, seeds=seeds, bins=12, quantiles=(0.1, 0.9))
+    for k in range(2):
+        x = softmax_norm_samples(omega[k], d[k], L[k], 500, seed=seeds[k]).numpy()
+        mean, se = mean_se(x)
+        assert sweep.mean[k] == mean and sweep.se[k] == se
+        np.testing.assert_array_equal(sweep.quantiles[k], np.quantile(x, [0.1, 0.9]))
+        inside = np.mean((x >= sweep.edges[0]) & (x <= sweep.edges[-1]))
+        mass = (sweep.density[k] * np.diff(sweep.edges)).sum()  # a density over the edges
+        assert mass == pytest.approx(inside, rel=1e-12)
+    assert sweep.edges[0] == 1.0 and np.all(np.diff(np.log(sweep.edges)) > 0)
+
+
+def test_sweep_at_large_L_follows_the_limit_law():
+    # L ||p||^2 -> e^{omega^2 r}, r = ||x_q||^2 ~ chi2_d: for d = 2 its q-quantile is
+    # e^{-2 omega^2 log(1 - q)} and its mean (1 - 2 omega^2)^{-d/2}; corrections O(L^{-1/2}).
+    omega, levels = 0.3, (0.25, 0.5, 0.75)
+    sweep = softmax_norm_sweep([4000], [2], [omega], 2000, seeds=[0], bins=20, quantiles=levels)
+    limit = [math.exp(-2 * omega**2 * math.log(1 - q)) for q in levels]
+    np.testing.assert_allclose(sweep.quantiles[0], limit, rtol=0.02)
+    assert abs(sweep.mean[0] - 1 / (1 - 2 * omega**2)) < 4 * sweep.se[0] + 0.01

@@ -4,7 +4,11 @@ eps^2 (He et al. §5.1, reference §HE-5.1-SM2LIN)."""
 
 import numpy as np
 import pytest
-from icl_verify.numerics.softmax_pair import softmax_pair_gaps
+from icl_verify.numerics.softmax_pair import (
+    pair_gap_expansion,
+    pair_roundoff_bounds,
+    softmax_pair_gaps,
+)
 
 D, L, B = 6, 40, 8
 
@@ -59,6 +63,51 @@ def test_the_gap_is_cauchy_with_order_two_in_eps(head_and_prompts):
     zbar = Z[..., :-1].mean(-1)  # (B, D)
     centring = np.einsum("ij,bj,bk,kl,bl->bi", OV, zbar, zbar, KQ, Z[..., -1])
     assert np.abs(gaps[-1] + centring).max() < 4 * steps[-1]
+
+
+def _centring(KQ, OV, Z):
+    zbar = Z[..., :-1].mean(-1)  # (B, D)
+    return np.einsum("ij,bj,bk,kl,bl->bi", OV, zbar, zbar, KQ, Z[..., -1])
+
+
+def test_the_expansion_recovers_the_centring_term_its_order_and_a_finite_next_term(
+    head_and_prompts,
+):
+    # gap(eps) = -centring + eps^2 N + O(eps^4): Richardson from the two smallest eps leaves
+    # O(eps^4), within the bound (distance to the next pair's extrapolation) plus roundoff
+    # (pair_roundoff_bounds); the residual after the limit falls like eps^2 (slope 2), and the
+    # eps^2 coefficient agrees with (gap - limit) / eps^2 at the smallest eps to O(eps^2).
+    KQ, OV, Z = head_and_prompts
+    eps = np.geomspace(1e-2, 3e-4, 8)
+    expansion = pair_gap_expansion(KQ, OV, Z, eps)
+    roundoff, next_roundoff = pair_roundoff_bounds(OV, [Z], eps)
+    assert expansion.limit.shape == expansion.next_term.shape == (B, D)
+    error = np.abs(expansion.limit + _centring(KQ, OV, Z))
+    assert np.all(error <= expansion.limit_bound + roundoff)
+    assert abs(expansion.slope - 2) < 0.05 and expansion.slope_se < 0.05
+    raw = softmax_pair_gaps(KQ, OV, Z, eps[:1])[0] - expansion.limit  # at eps = 1e-2
+    scale = np.abs(expansion.next_term).max()
+    np.testing.assert_allclose(raw / eps[0] ** 2, expansion.next_term, atol=1e-2 * scale)
+    assert np.all(expansion.next_bound < 1e-2 * scale + next_roundoff)
+    assert expansion.residual.shape == expansion.gap.shape == (8,)
+
+
+def test_on_centred_prompts_the_limit_is_zero_within_the_roundoff_bound(head_and_prompts):
+    # zbar = 0 exactly: the limit is 0, and what is left is the extrapolation's O(eps^4) and
+    # float64 rounding amplified by 1/eps, both bounded.
+    KQ, OV, Z = head_and_prompts
+    centred = Z.copy()
+    centred[..., :-1] -= Z[..., :-1].mean(axis=-1, keepdims=True)
+    eps = np.geomspace(1e-2, 3e-4, 8)
+    expansion = pair_gap_expansion(KQ, OV, centred, eps)
+    roundoff, next_roundoff = pair_roundoff_bounds(OV, [centred], eps)
+    assert np.all(np.abs(expansion.limit) <= expansion.limit_bound + roundoff)
+    assert 1e-14 < roundoff < 1e-9  # (L + D) u ||OV|| max||z|| / eps, eps = 3e-4
+    # Richardson's weights depend on eps ratios only: halving every eps doubles the per-gap
+    # error (1/eps) and multiplies the next term's (1/eps^3) by 8
+    finer, next_finer = pair_roundoff_bounds(OV, [centred], eps / 2)
+    assert finer == pytest.approx(2 * roundoff, rel=1e-12)
+    assert next_finer == pytest.approx(8 * next_roundoff, rel=1e-12)
 
 
 @pytest.mark.parametrize(

@@ -11,9 +11,11 @@ import torch
 from icl_verify.numerics.data import sample_linear_regression
 from icl_verify.numerics.estimators import kernel_sum_prediction
 from icl_verify.numerics.true_loss import (
+    TrueLossHistory,
     TrueLossTraining,
     conditional_risk,
     train_true_loss,
+    true_loss_summary,
     true_losses,
 )
 
@@ -84,3 +86,43 @@ def test_small_lr_sgd_follows_the_members_own_steps_and_is_reproducible():
     assert not np.allclose(first.omega[-1, 0], first.omega[-1, 1])  # own prompts per member
     growth = np.abs(first.omega[-1]).sum(1) / np.abs(first.omega[0]).sum(1)
     assert (growth > 1.5).all()  # Phase I growth (about e^{2 t} = 3.3 at t = 0.6)
+
+
+def _history(rng, R=4, E=5, H=3, mu_scale=1.0) -> TrueLossHistory:
+    omega = rng.uniform(-0.3, 0.3, (R, E, H))
+    return TrueLossHistory(np.arange(R) * 0.1, omega, mu_scale * rng.normal(0, 1, (R, E, H)))
+
+
+def test_summary_is_the_member_mean_with_its_standard_error():
+    """omega, mu and ln ||theta|| = (1/2) ln(|omega|^2 + |mu|^2) averaged over the members
+    (axis 1), each with the SE s / sqrt(E) of that mean."""
+    history = _history(np.random.default_rng(0))
+    summary = true_loss_summary(history, [3], 5, 40, 0.1, 512, seed=0)
+    log_norm = 0.5 * np.log((history.omega**2).sum(-1) + (history.mu**2).sum(-1))
+    np.testing.assert_allclose(history.log_norm, log_norm, rtol=1e-15)
+    for name, values in (("omega", history.omega), ("mu", history.mu), ("log_norm", log_norm)):
+        np.testing.assert_allclose(getattr(summary, name), values.mean(1), rtol=1e-14)
+        se = values.std(1, ddof=1) / np.sqrt(values.shape[1])
+        np.testing.assert_allclose(getattr(summary, f"{name}_se"), se, rtol=1e-12)
+
+
+def test_summary_loss_adds_the_spread_and_the_members_monte_carlo_errors():
+    """The loss at the records is the member mean of `true_losses` on the same prompts; its SE^2
+    is the spread's s^2 / E plus the members' Monte Carlo SEs as independent, sum se_e^2 / E^2."""
+    history = _history(np.random.default_rng(1))
+    summary = true_loss_summary(history, [0, 2], 5, 40, 0.1, 4096, seed=7)
+    loss, se = true_losses(history.omega[[0, 2]], history.mu[[0, 2]], 5, 40, 0.1, 4096, seed=7)
+    E = loss.shape[1]
+    np.testing.assert_allclose(summary.loss, loss.mean(1), rtol=1e-14)
+    expected = loss.var(1, ddof=1) / E + (se**2).sum(1) / E**2
+    np.testing.assert_allclose(summary.loss_se**2, expected, rtol=1e-12)
+
+
+def test_at_mu_zero_every_member_has_the_loss_one_plus_sigma2():
+    """mu = 0 predicts 0 whatever omega: every member's risk is |x_q|^2 / d + sigma2 on the same
+    prompts (no spread), whose mean is 1 + sigma2 up to the Monte Carlo error."""
+    history = _history(np.random.default_rng(2), mu_scale=0.0)
+    summary = true_loss_summary(history, [1], 5, 40, 0.1, 8192, seed=3)
+    _, se = true_losses(history.omega[[1]], history.mu[[1]], 5, 40, 0.1, 8192, seed=3)
+    assert abs(float(summary.loss[0]) - 1.1) < 4 * float(se.max())
+    assert float(summary.loss_se[0]) == pytest.approx(np.sqrt((se**2).sum()) / 5, rel=1e-12)

@@ -28,8 +28,6 @@ def runtime(tmp_path_factory):
     return Runtime("cpu", 0, ArtefactCache(tmp_path_factory.mktemp("stages") / "cache"))
 
 
-
-
 def test_stage_one_holds_and_rejects_a_slightly_wrong_optimality_condition(runtime):
     params = CLAIM_STAGE_ONE.presets["smoke"]
     prediction = CLAIM_STAGE_ONE.predict(params)

@@ -4,14 +4,8 @@ the shared trainings, the regime gate either way, and the CLI's one-line errors.
 import numpy as np
 import pytest
 from icl_verify.validation.claim import DISAGREES, INCONCLUSIVE, Estimate, Inequality
-from icl_verify.validation.claims.chen2024._encoders import training
-from icl_verify.validation.claims.chen2024.trained import (
-    CLAIM_HEADS,
-    CLAIM_IMPORTANCE,
-    CLAIMS,
-    Regime,
-    _gated,
-)
+from icl_verify.validation.claims.chen2024._encoders import Regime, gated, training
+from icl_verify.validation.claims.chen2024.trained import CLAIM_HEADS, CLAIM_IMPORTANCE, CLAIMS
 from icl_verify.validation.cli import main
 from icl_verify.validation.registry import select_claims
 from icl_verify.validation.runner import claim_parameters, schedule
@@ -45,7 +39,7 @@ def test_outside_the_papers_regime_a_wrong_sign_is_inconclusive_inside_it_disagr
 ):
     regime = Regime(risk=1.0, ridge=2.0 if reached else 0.5, gap=1.0 if reached else -0.5,
                     gap_se=0.1)  # fmt: skip
-    measured = _gated(Estimate([-1.0], [0.1]), regime, scale=4.0)  # -1 is inside the range
+    measured = gated(Estimate([-1.0], [0.1]), regime, scale=4.0)  # -1 is inside the range
     rule = Inequality("at_least", justification="paired", max_z=3)
     assert rule.judge(0.0, measured).verdict == verdict
 

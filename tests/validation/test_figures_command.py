@@ -8,11 +8,12 @@ import re
 
 import pytest
 from icl_verify.validation.cli import main
-from icl_verify.validation.paper_figures import HE2025, HE2025_OMITTED, paper_claims
+from icl_verify.validation.paper_figures import paper_claims, papers
 from icl_verify.validation.records import load_run
 from icl_verify.validation.registry import all_claims
 
 COMMON = ["--preset", "smoke", "--device", "cpu", "--no-progress"]
+HE2025, HE2025_OMITTED = papers()["he2025"]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 

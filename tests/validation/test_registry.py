@@ -2,16 +2,34 @@
 
 import pytest
 from icl_verify.validation.claim import Claim
-from icl_verify.validation.registry import CATALOGUE_ORDER, all_claims, select_claims
+from icl_verify.validation.registry import all_claims, paper_of, select_claims
 
 
-def test_claims_have_unique_catalogue_ids_in_catalogue_order():
+def test_every_claim_has_a_place_and_a_summary_and_the_registry_follows_the_places():
     claims = all_claims()
     ids = [claim.id for claim in claims]
     assert len(ids) == len(set(ids)) and all(isinstance(c, Claim) for c in claims)
-    catalogued = [i for i in ids if i in CATALOGUE_ORDER]
-    assert catalogued == sorted(catalogued, key=CATALOGUE_ORDER.index)
-    assert set(CATALOGUE_ORDER) <= set(ids)
+    assert all(c.catalogue is not None and c.summary for c in claims), [
+        c.id for c in claims if c.catalogue is None or not c.summary
+    ]
+    places = [(paper_of(c), c.catalogue) for c in claims]
+    assert len(set(places)) == len(places)
+    he, chen = ids.index("HE-OBS1"), ids.index("CZZ-IMPORTANCE")
+    assert he < chen and ids.index("HE-MAN") < ids.index("HE-T4.2ii")  # papers, then sections
+    for paper in {p for p, _ in places}:
+        mine = [c.catalogue for c in claims if paper_of(c) == paper]
+        assert mine == sorted(mine), paper
+
+
+def test_two_claims_in_one_place_are_refused(monkeypatch):
+    import dataclasses
+
+    from icl_verify.validation.claims.he2025 import manifold
+
+    twin = dataclasses.replace(manifold.CLAIMS[0], id="HE-MAN-TWIN")
+    monkeypatch.setattr(manifold, "CLAIMS", (*manifold.CLAIMS, twin))
+    with pytest.raises(ValueError, match="catalogue places must be unique within a paper"):
+        all_claims()
 
 
 def test_claims_are_grouped_per_paper():

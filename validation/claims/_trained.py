@@ -32,7 +32,6 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 from icl_verify.validation.params import ParameterError, Params, SettingParams, param
 
 from icl_verify import numerics
@@ -121,20 +120,6 @@ def check_trained_heads(params: TrainedParams, name: str) -> None:
             f"{name} must list numbers of heads that are trained (heads: "
             f"{sorted(set(params.heads))}), got {list(getattr(params, name))}"
         )
-
-
-def logged_steps(steps: np.ndarray, last: float, count: int) -> np.ndarray:
-    """Indices of the logged ``steps`` nearest to ``count`` steps spaced geometrically from the
-    first positive logged step to ``last`` (each index once): the snapshots of Figures 1 and 5.
-
-    >>> logged_steps(np.arange(0, 1001, 10), 1000, 3)
-    array([  1,  10, 100])
-    """
-    positive = steps[steps > 0]
-    first = positive.min() if positive.size else 1
-    targets = np.geomspace(first, max(last, first), count)
-    nearest = np.abs(np.log(np.maximum(steps, 0.5))[:, None] - np.log(targets)).argmin(axis=0)
-    return np.unique(nearest)
 
 
 def trained_presets(params: type[TrainingParams], **own: dict[str, Any]) -> dict[str, Params]:

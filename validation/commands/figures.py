@@ -28,11 +28,11 @@ from icl_verify.validation.commands.run import (
 )
 from icl_verify.validation.errors import CommandLineError
 from icl_verify.validation.paper_figures import (
-    PAPERS,
     OmittedFigure,
     PaperFigure,
     StoredClaim,
     paper_claims,
+    papers,
 )
 from icl_verify.validation.params import ParameterError
 from icl_verify.validation.records import DamagedRunError, RunRecord, load_run
@@ -58,7 +58,9 @@ def register(subparsers) -> None:
         epilog="exit status: 0 every figure of a registered claim drawn, 1 one could not be "
         "(its claim crashed or its record lacks the numbers), 2 bad input",
     )
-    parser.add_argument("paper", metavar="PAPER", help=f"the paper: {', '.join(PAPERS)}")
+    parser.add_argument(
+        "paper", metavar="PAPER", help="the paper, by its claims' subpackage (e.g. he2025)"
+    )
     parser.add_argument(
         "--preset",
         default=DEFAULT_PRESET,
@@ -93,8 +95,9 @@ class DrawnFigure:
 
 
 def figures(args) -> int:
-    if args.paper not in PAPERS:
-        raise CommandLineError(f"PAPER must be one of {', '.join(PAPERS)}, got {args.paper!r}")
+    known = papers()
+    if args.paper not in known:
+        raise CommandLineError(f"PAPER must be one of {', '.join(known)}, got {args.paper!r}")
     if args.preset not in PRESET_NAMES:
         raise CommandLineError(
             f"--preset must be one of {', '.join(PRESET_NAMES)}, got {args.preset!r}"
@@ -110,7 +113,7 @@ def figures(args) -> int:
     for folder in (run_dir, args.out / "cache", run_dir / f"{args.paper}-figures"):
         writable_directory(folder, option="--out: folder")
     device = resolve_device(args.device)
-    drawn, omitted = PAPERS[args.paper]
+    drawn, omitted = known[args.paper]
     registered = {claim.id: claim for claim in all_claims()}
     claims = [registered[i] for i in paper_claims(drawn) if i in registered]
     try:

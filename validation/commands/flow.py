@@ -5,8 +5,12 @@
 
 Draws the phase portrait (direction field, nullclines, trajectories) or, with
 --series, omega, mu, mu/omega, the loss and 2 omega mu against log t with the
-Phase I/II/III boundaries; prints each measured phase feature next to its
-prediction. Exit status 0 when the figure was written, 2 on bad input.
+Phase I/II/III boundaries; prints each measured phase feature with its meaning
+(`dynamics.TwoHeadPhases.FEATURES`). It judges nothing: the verdicts are the claims'
+(`icl-verify run HE-B-PHASE1 HE-B-PHASE2 HE-B-PHASE3`), whose rules need more than one
+flow (the trained models of PHASE1, the further (d, L) rows of PHASE2) and whose
+tolerances belong to their settings. Exit status 0 when the figure was written, 2 on
+bad input.
 """
 
 from __future__ import annotations
@@ -64,7 +68,7 @@ def _number(name: str, text: str, low: float, high: float, low_open: bool = Fals
 
 
 def run(args: argparse.Namespace) -> int:
-    """Integrate, print the phase checks, draw the figure; 0 when it was written."""
+    """Integrate, print the phase features, draw the figure; 0 when it was written."""
     from icl_verify.dynamics import phase_portrait, two_head_phases
     from icl_verify.figures.phase_portrait import draw_phase_portrait, draw_time_series
     from icl_verify.theory import Setting
@@ -81,12 +85,11 @@ def run(args: argparse.Namespace) -> int:
     if not out.parent.is_dir():
         raise CommandLineError(f"--out: directory {str(out.parent)!r} does not exist")
     phases = two_head_phases(setting, eps=eps, t_end=t_end)
-    width = max(len(check.quantity) for check in phases.checks)
-    print(f"{'quantity':<{width}}  {'predicted':>12}  {'measured':>12}  verdict")
-    for check in phases.checks:
-        verdict = "agrees" if check.agrees else "DISAGREES"
-        numbers = f"{check.predicted:>12.6g}  {check.measured:>12.6g}"
-        print(f"{check.quantity:<{width}}  {numbers}  {verdict}")
+    width = max(len(key) for key in phases.FEATURES)
+    print(f"{'feature':<{width}}  {'value':>12}  meaning")
+    for key, value in phases.features().items():
+        print(f"{key:<{width}}  {value:>12.6g}  {phases.FEATURES[key]}")
+    print("verdicts: icl-verify run HE-B-PHASE1 HE-B-PHASE2 HE-B-PHASE3")
     if args.series:
         draw_time_series(phases, time_series_laws(phases), out)
     else:

@@ -2,4 +2,11 @@
 In-Context Learning? A Case Study on Sparse Linear Regression*.
 
 One module per claim family; ids (``CZZ-...``) and sections as in `shared/reference/chen2024.md`.
+Each claim gives its place in that catalogue (``Claim.catalogue``).
 """
+
+#: The paper's place in the registry (the catalogue's order of the papers).
+PAPER_ORDER = 2
+
+#: Figures of the paper with nothing to reproduce, and why.
+OMITTED_FIGURES = ()

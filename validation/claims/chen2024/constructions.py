@@ -21,10 +21,11 @@ f_abs grows like (1 + c d)^t and the bound says nothing at d = 32, t = 20). Such
 GD's stable range: ``eta lambda_max(G_tilde) <= rho / t``.
 
 Prediction: `theory.constructions` (numpy float64 Algorithm 1 and GD). Measurement:
-`numerics.linear_transformer`, the network with the constructed weights, in float64 and in
-float32 (weights and prompts cast). Both are divided elementwise by the prompts' absolute
-evaluation f_abs (`theory.constructions.absolute_evaluation`, float64, the scale of the bound),
-and compared with a Tolerance equal to the stated rounding bound
+`numerics.preprocessing_layer_output` and `numerics.gd_layer_readouts`, the network with the
+constructed weights (`numerics.linear_transformer`), in float64 and in float32 (weights and
+prompts cast), on the CPU whatever the run's device. Both are divided elementwise by the
+prompts' absolute evaluation f_abs (`theory.constructions.absolute_evaluation`, float64, the
+scale of the bound), and compared with a Tolerance equal to the stated rounding bound
 (`theory.constructions.normalised_error_bound`). Figures: `figures.constructions`.
 """
 
@@ -49,6 +50,8 @@ from icl_verify.validation.claim import (
     Tolerance,
 )
 from icl_verify.validation.params import ParameterError, Params, check_order, param
+
+from icl_verify import numerics
 
 PAPER = "Chen et al. 2024"
 PRECISIONS = ("float64", "float32")
@@ -240,44 +243,13 @@ def predict_41(params: ConstructionParams) -> Prediction:
     )
 
 
-def _network_outputs(config: Configuration, precision: str, every_layer: bool):
-    """The constructed network (`numerics.linear_transformer`) on the configuration's prompts:
-    rows 1..d+1 of layer 1's output (B, d+1, m), or the query read-outs after layers 2..t+1
-    (B, t, q); computed in `precision` (weights and prompts cast from float64). On the CPU
-    whatever the run's device: the networks are tiny, and a GPU's TF32 matmuls would round more
-    than the stated float32 bound counts."""
-    import torch
-    from icl_verify.numerics.linear_transformer import preprocess_then_gd_transformer
-
-    from icl_verify import numerics
-
-    with numerics.single_thread():
-        dtype = getattr(torch, precision)
-        model = preprocess_then_gd_transformer(config.d, config.n, config.eta, config.t)
-        model = model.to(dtype)
-        E = numerics.embed(
-            numerics.SparsePrompts(
-                X=torch.from_numpy(config.X),
-                y=torch.from_numpy(config.y),
-                X_query=torch.from_numpy(config.X_query),
-                y_query=torch.zeros(config.X_query.shape[:-1], dtype=torch.float64),  # unused
-                w_star=torch.zeros(config.X.shape[0], config.d, dtype=torch.float64),  # unused
-            )
-        ).to(dtype)  # (B, d+1, m)
-        if every_layer:
-            out = model.readouts(E, config.n)[:, 1:, config.n :]  # (B, t, q)
-        else:
-            out = model.hidden_states(E, config.n)[1][:, : config.d + 1]  # (B, d+1, m)
-        return out.double().numpy()
-
-
 def measure_41(params: ConstructionParams, runtime) -> Measurement:
     """Layer 1 of the constructed network, float64 and float32, / f_abs (same f_abs as predict)."""
     configs = draw_configurations(params)
     values = {}
     for precision, key in zip(PRECISIONS, ("layer1", "layer1_float32"), strict=True):
         outputs = [
-            _layer_one(_network_outputs(c, precision, every_layer=False), c)
+            _layer_one(numerics.preprocessing_layer_output(c.X, c.y, c.X_query, precision), c)
             for c in runtime.progress(configs, f"layer 1 ({precision})", len(configs))
         ]
         values[key] = Estimate(np.concatenate(outputs), 0.0, "bound")
@@ -339,6 +311,11 @@ CLAIM_P41 = Claim(
     checks=checks_41,
     figure="constructions:figure_preprocessing",
     wrong=_raw_queries,
+    summary=(
+        "one layer with d heads of the paper's form (2.2) outputs Algorithm 1's preprocessed "
+        "data, examples and queries, on 32 random (d, n, q)"
+    ),
+    catalogue=(3, 1),
 )
 
 
@@ -378,7 +355,10 @@ def measure_42(params: GDConstructionParams, runtime) -> Measurement:
     values = {}
     for precision, key in zip(PRECISIONS, ("predictions", "predictions_float32"), strict=True):
         outputs = [
-            _scale(_network_outputs(c, precision, every_layer=True), _prediction_scale(c)).ravel()
+            _scale(
+                numerics.gd_layer_readouts(c.X, c.y, c.X_query, c.eta, c.t, precision),
+                _prediction_scale(c),
+            ).ravel()
             for c in runtime.progress(configs, f"networks ({precision})", len(configs))
         ]
         values[key] = Estimate(np.concatenate(outputs), 0.0, "bound")
@@ -426,6 +406,11 @@ CLAIM_P42 = Claim(
     checks=checks_42,
     figure="constructions:figure_gd",
     wrong=_plus_readout,
+    summary=(
+        "t more one-head layers predict <w̃ᵗ, R̂ x_{n+i}> at every query, read out by "
+        "−e_{d+1}; float64 and float32 against a stated rounding bound"
+    ),
+    catalogue=(3, 2),
 )
 
 CLAIMS = (CLAIM_P41, CLAIM_P42)

@@ -6,14 +6,14 @@ preprocess-then-GD (pre-gd, Algorithm 1) has excess risk
 ``>~ sigma^2 d/n`` (n >~ d) and ``>~ 1 - n/d + sigma^2 n/d`` (d >~ n); the Lasso attains O~(s/n)
 and pre-gd matches it up to logs when d <~ n.
 
-Measured (`numerics.isotropic_risks`): exact excess risks, every estimator tuned on one set of
-prompts and read on an independent one, on two n grids: d = 64, sigma = 1 (n >= 2d) and
-d = 400, sigma = 0.5 (n <= d/2); the ratio best baseline / pre-gd at n = 4 d s over several d;
-pre-gd over several s at d = 400 for the §7 reading (``d s^2/n^2`` of the theorem, or ``d s/n^2``
-of its discussion; parameter `reading`). §7.11's condition on t: pre-gd's tuned absolute step
-times its step count, ``eta t`` (the relative step over ``lambda_max`` of the preprocessed Gram,
-times t), against s at d, n = n_step (n >~ d), where F.1's bias step asks for
-``eta t ~ s log(n s/sigma^2)`` when beta^2 = 1/s is substituted into
+Measured (`numerics.isotropic_setting`, cached per setting): exact excess risks, every estimator
+tuned on one set of prompts and read on an independent one, on two n grids: d = 64, sigma = 1
+(n >= 2d) and d = 400, sigma = 0.5 (n <= d/2); the ratio best baseline / pre-gd at n = 4 d s
+over several d; pre-gd over several s at d = 400 for the §7 reading (``d s^2/n^2`` of the
+theorem, or ``d s/n^2`` of its discussion; parameter `reading`). §7.11's condition on t:
+pre-gd's tuned absolute step times its step count, ``eta t`` (the relative step over
+``lambda_max`` of the preprocessed Gram, times t), against s at d, n = n_step (n >~ d), where
+F.1's bias step asks for ``eta t ~ s log(n s/sigma^2)`` when beta^2 = 1/s is substituted into
 ``t >~ log(n s/sigma^2)/(eta beta^2)`` and ``log(n s/sigma^2)/s`` as F.1 prints it (parameter
 `step_reading`); also reported per n and over s in the d >~ n panel. Lower bounds are tested
 against baselines tuned over a wide grid (lambda up to 100, eta t down to 1/lambda_max), i.e.
@@ -51,6 +51,8 @@ from icl_verify.validation.claim import (
     propagated_loglog_slope,
 )
 from icl_verify.validation.params import ParameterError, SparseSettingParams, param
+
+from icl_verify import numerics, statistics
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -254,62 +256,29 @@ def predict_isotropic(params: IsotropicParams) -> Prediction:
 ESTIMATORS = ("ols", "ridge", "gd", "pregd", "lasso")
 
 
-def _run(params, runtime, stream, d, n, s, sigma, prompts, lasso):
-    """One setting's tuned risks, cached by everything they depend on."""
-    import torch
-    from icl_verify.numerics.isotropic import isotropic_risks
-
-    seed = int(runtime.rng(stream).integers(2**62))
+def _setting(params, runtime, stream, d, n, s, sigma, prompts, lasso=False) -> dict:
+    """One setting's tuned risks (`numerics.isotropic_setting`), cached by everything they
+    depend on."""
     config = {
         "d": d,
         "n": n,
         "s": s,
         "sigma": sigma,
         "prompts": prompts,
-        "seed": seed,
+        "seed": runtime.seed_for(stream),
         "etas": params.etas,
         "steps": params.steps,
         "lambdas": params.lambdas,
         "alphas": params.alphas if lasso else None,
         "device": runtime.device,
     }
-
-    def compute():
-        generator = torch.Generator(device=runtime.device).manual_seed(seed)
-        risks = isotropic_risks(
-            d,
-            n,
-            s,
-            sigma,
-            prompts=prompts,
-            generator=generator,
-            etas=params.etas,
-            steps=params.steps,
-            lambdas=params.lambdas,
-            alphas=config["alphas"],
-            device=runtime.device,
-        )
-        row = {"ols": risks.ols.cpu().numpy()}
-        for name in ESTIMATORS[1:]:
-            tuned = getattr(risks, name)
-            if tuned is not None:
-                row[name] = tuned.risks.cpu().numpy()
-                row[f"{name}_index"] = np.array(tuned.index, dtype=float)
-        eta, t = (params.etas[risks.pregd.index[0]], params.steps[risks.pregd.index[1]])
-        curvature = risks.pregd_curvature.cpu().numpy()  # (N,) lambda_max, preprocessed Gram
-        row["pregd_eta_t"] = eta * t / curvature  # absolute step times steps, per prompt
-        row["pregd_s_curvature"] = s * curvature  # 1 where R_hat Sigma_hat R_hat ~ I/s on S
-        return row
-
-    return runtime.cached("isotropic-setting", config, compute)
+    return runtime.cached("isotropic-setting", config, lambda: numerics.isotropic_setting(**config))
 
 
-def _mean_se(rows, name):
-    values = [np.asarray(r[name]) for r in rows]
-    return (
-        np.array([v.mean() for v in values]),
-        np.array([v.std(ddof=1) / np.sqrt(v.size) for v in values]),
-    )
+def _mean_se(rows, name) -> tuple[np.ndarray, np.ndarray]:
+    """Per setting, the mean of ``name`` over its prompts and the standard error."""
+    means, ses = np.array([statistics.mean_se(r[name]) for r in rows]).T
+    return means, ses
 
 
 def _best_baseline(rows):
@@ -321,15 +290,12 @@ def _best_baseline(rows):
     ]
 
 
-def _paired_ratio(rows, names, over):
-    import torch
-    from icl_verify.numerics.isotropic import ratio_of_means
-
-    pairs = [
-        ratio_of_means(torch.as_tensor(r[a]), torch.as_tensor(r[over]))
-        for r, a in zip(rows, names, strict=True)
-    ]
-    return np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+def _paired_ratio(rows, names, over) -> tuple[np.ndarray, np.ndarray]:
+    """Per setting, mean(names[k]) / mean(over) on the same prompts with its delta-method SE."""
+    ratios, ses = np.array(
+        [statistics.ratio_of_means(r[a], r[over]) for r, a in zip(rows, names, strict=True)]
+    ).T
+    return ratios, ses
 
 
 def _slope(x, values, errors) -> Estimate:
@@ -351,69 +317,50 @@ def _step_exponent(params: IsotropicParams, rows) -> Estimate:
     return Estimate(fit.value, np.inf) if _censored(params, rows) else fit
 
 
-def measure_isotropic(params: IsotropicParams, runtime) -> Measurement:
-    """Tuned risks on both grids, the ratio grid and the sparsity grid."""
-    p = params
+def _panels(params: IsotropicParams, runtime) -> dict[str, list[dict[str, np.ndarray]]]:
+    """The settings' rows of every panel: both n grids, pre-gd over s (the §7 reading, at
+    d_wide; the eta t exponent, at d and n_step) and the ratio over d (rows shared where the
+    setting is the same)."""
+    p, r = params, runtime
     narrow = [
-        _run(p, runtime, f"narrow{n}", p.d, n, p.s, p.sigma, p.prompts, True)
+        _setting(p, r, f"narrow{n}", p.d, n, p.s, p.sigma, p.prompts, lasso=True)
         for n in runtime.progress(p.n_grid, "n >~ d")
     ]
     wide = [
-        _run(p, runtime, f"wide{n}", p.d_wide, n, p.s, p.sigma_wide, p.prompts_wide, False)
+        _setting(p, r, f"wide{n}", p.d_wide, n, p.s, p.sigma_wide, p.prompts_wide)
         for n in runtime.progress(p.n_wide, "d >~ n")
     ]
     reading = [
         wide[-1]
         if s == p.s
-        else _run(
-            p,
-            runtime,
-            f"reading{s}",
-            p.d_wide,
-            p.n_wide[-1],
-            s,
-            p.sigma_wide,
-            p.prompts_wide,
-            False,
-        )
+        else _setting(p, r, f"reading{s}", p.d_wide, p.n_wide[-1], s, p.sigma_wide, p.prompts_wide)
         for s in runtime.progress(p.s_reading, "sparsity")
     ]
     step = [
         narrow[p.n_grid.index(p.n_step)]
         if s == p.s and p.n_step in p.n_grid
-        else _run(p, runtime, f"step{s}", p.d, p.n_step, s, p.sigma, p.prompts, False)
+        else _setting(p, r, f"step{s}", p.d, p.n_step, s, p.sigma, p.prompts)
         for s in runtime.progress(p.s_reading, "eta t vs s")
     ]
     ratio = [
-        _run(p, runtime, f"ratio{d}", d, _ratio_n(p, d), p.s, p.sigma, p.prompts, False)
+        _setting(p, r, f"ratio{d}", d, _ratio_n(p, d), p.s, p.sigma, p.prompts)
         for d in runtime.progress(p.ratio_d, "ratio d")
     ]
+    return {"narrow": narrow, "wide": wide, "reading": reading, "step": step, "ratio": ratio}
 
+
+def measure_isotropic(params: IsotropicParams, runtime) -> Measurement:
+    """Tuned risks on both grids, the ratio grid and the sparsity grid."""
+    p = params
+    panels = _panels(p, runtime)
+    narrow, wide = panels["narrow"], panels["wide"]
     (best, best_se), best_names = _best_baseline(narrow)
     (best_w, best_w_se), _ = _best_baseline(wide)
-    _, ratio_names = _best_baseline(ratio)
-    ratios, ratio_se = _paired_ratio(ratio, ratio_names, "pregd")
-    ratio_fit = _slope(np.array(p.ratio_d) / p.s, ratios, ratio_se)
-    lasso_fit = _slope(p.n_grid, *_mean_se(narrow, "lasso"))
-    over_lasso = _paired_ratio(narrow, ["pregd"] * len(narrow), "lasso")
-    ols = _mean_se(narrow, "ols")
-    ols_w = _mean_se(wide, "ols")
-    figure = {
-        f"{k}_{regime}{part}": v[i]
-        for regime, rows in (("narrow", narrow), ("wide", wide))
-        for k in ESTIMATORS
-        if k in rows[0]
-        for i, part in ((0, ""), (1, "_se"))
-        for v in [_mean_se(rows, k)]
-    }
-    figure.update(
-        {
-            f"{k}_index_{regime}": np.array([r[f"{k}_index"] for r in rows])
-            for regime, rows in (("narrow", narrow), ("wide", wide))
-            for k in ("ridge", "gd", "pregd", "lasso")
-            if f"{k}_index" in rows[0]
-        }
-    )
+    _, ratio_names = _best_baseline(panels["ratio"])
+    ratios, ratio_se = _paired_ratio(panels["ratio"], ratio_names, "pregd")
+    reading = _mean_se(panels["reading"], "pregd")
+    step_slope = _step_exponent(p, panels["step"])
+    figure = _figure_data(p, panels, reading, step_slope)
     figure.update(
         {
             "ratio": ratios,
@@ -422,22 +369,51 @@ def measure_isotropic(params: IsotropicParams, runtime) -> Measurement:
             "narrow_baseline_is_ridge": np.array([n == "ridge" for n in best_names], dtype=float),
         }
     )
-    pregd_s, pregd_s_se = _mean_se(reading, "pregd")
-    s_slope = _slope(p.s_reading, pregd_s, pregd_s_se)
+    return Measurement(
+        values={
+            "pregd_upper": Estimate(*_mean_se(narrow, "pregd")),
+            "pregd_upper_wide": Estimate(*_mean_se(wide, "pregd")),
+            "ols_exact": Estimate(*_mean_se(narrow, "ols")),
+            "ols_exact_wide": Estimate(*_mean_se(wide, "ols")),
+            "baseline_lower": Estimate(best, best_se),
+            "baseline_lower_wide": Estimate(best_w, best_w_se),
+            "ratio_slope": _slope(np.array(p.ratio_d) / p.s, ratios, ratio_se),
+            "lasso_slope": _slope(p.n_grid, *_mean_se(narrow, "lasso")),
+            "pregd_over_lasso": Estimate(*_paired_ratio(narrow, ["pregd"] * len(narrow), "lasso")),
+            "reading": Estimate(*reading),
+            "step_slope": step_slope,
+        },
+        figure_data=figure,
+    )
+
+
+def _figure_data(params: IsotropicParams, panels, reading, step_slope: Estimate) -> dict:
+    """Every estimator's mean ± SE and tuned grid point on both n grids; pre-gd over s with
+    its slope; pre-gd's tuned point, eta t and s lambda_max per panel, and eta t's s-exponents."""
+    figure = {}
+    for regime in ("narrow", "wide"):
+        rows = panels[regime]
+        for k in ESTIMATORS:
+            if k in rows[0]:
+                figure[f"{k}_{regime}"], figure[f"{k}_{regime}_se"] = _mean_se(rows, k)
+        for k in ("ridge", "gd", "pregd", "lasso"):
+            if f"{k}_index" in rows[0]:
+                figure[f"{k}_index_{regime}"] = np.array([r[f"{k}_index"] for r in rows])
+    s_slope = _slope(params.s_reading, *reading)
     figure.update(
         {
-            "pregd_reading": pregd_s,
-            "pregd_reading_se": pregd_s_se,
+            "pregd_reading": reading[0],
+            "pregd_reading_se": reading[1],
             "reading_slope": s_slope.value,
             "reading_slope_se": s_slope.error,
         }
     )
-    step_slope = _step_exponent(p, step)
-    step_slope_wide = _step_exponent(p, reading)
-    for panel, rows in (("narrow", narrow), ("step", step), ("reading", reading)):
+    for panel in ("narrow", "step", "reading"):
+        rows = panels[panel]
         for key in ("pregd_eta_t", "pregd_s_curvature"):
             figure[f"{key}_{panel}"], figure[f"{key}_{panel}_se"] = _mean_se(rows, key)
         figure[f"pregd_index_{panel}"] = np.array([r["pregd_index"] for r in rows])  # (eta, t)
+    step_slope_wide = _step_exponent(params, panels["reading"])
     figure.update(
         {
             "step_slope": step_slope.value,
@@ -446,22 +422,7 @@ def measure_isotropic(params: IsotropicParams, runtime) -> Measurement:
             "step_slope_reading_se": step_slope_wide.error,
         }
     )
-    return Measurement(
-        values={
-            "pregd_upper": Estimate(*_mean_se(narrow, "pregd")),
-            "pregd_upper_wide": Estimate(*_mean_se(wide, "pregd")),
-            "ols_exact": Estimate(*ols),
-            "ols_exact_wide": Estimate(*ols_w),
-            "baseline_lower": Estimate(best, best_se),
-            "baseline_lower_wide": Estimate(best_w, best_w_se),
-            "ratio_slope": ratio_fit,
-            "lasso_slope": lasso_fit,
-            "pregd_over_lasso": Estimate(*over_lasso),
-            "reading": Estimate(pregd_s, pregd_s_se),
-            "step_slope": step_slope,
-        },
-        figure_data=figure,
-    )
+    return figure
 
 
 def _log_allowance(params: IsotropicParams) -> float:
@@ -695,6 +656,11 @@ CLAIM_ISOTROPIC = Claim(
     figure="isotropic:figure_isotropic",
     wrong=wrong_isotropic,
     table=table_isotropic,
+    summary=(
+        "isotropic: pre-gd ≤ C·bound, OLS/ridge/GD ≥ c·bound in both regimes, OLS at its exact "
+        "risk, baseline/pre-gd ∝ d/s, Lasso at s/n, the §7 readings"
+    ),
+    catalogue=(4, 6),
 )
 
 CLAIMS = (CLAIM_ISOTROPIC,)

@@ -43,7 +43,7 @@ from icl_verify.validation.claim import (
 )
 from icl_verify.validation.params import ParameterError, SparseSettingParams, param
 
-from icl_verify import statistics
+from icl_verify import numerics, statistics
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,26 +67,18 @@ class LemmaParams(SparseSettingParams):
         return float(self.spectrum.min()) / math.sqrt(self.s)
 
 
-def _correlations(params: LemmaParams, n: int, generator):
-    import torch
-    from icl_verify.numerics.sparse_lemmas import sample_correlations
-
-    covariance = torch.diag(torch.tensor(params.spectrum, dtype=torch.float64))  # (d, d)
-    return sample_correlations(
+def _correlations(params: LemmaParams, n: int, seed: int):
+    """Algorithm 1's r_hat beside r = Sigma w* on `reps` prompts of size n
+    (`numerics.sample_correlations`)."""
+    return numerics.sample_correlations(
         params.reps,
         params.d,
         n,
         params.s,
         params.sigma,
-        generator=generator,
-        covariance=covariance,
+        seed=seed,
+        covariance=np.diag(params.spectrum),  # (d, d)
     )
-
-
-def _generator(runtime, stream: str):
-    import torch
-
-    return torch.Generator().manual_seed(int(runtime.rng(stream).integers(2**62)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -132,12 +124,12 @@ def predict_d1(params: CorrelationErrorParams) -> Prediction:
 
 def measure_d1(params: CorrelationErrorParams, runtime) -> Measurement:
     """Mean ``max_j |r_hat_j - r_j|`` per n over independent prompts, with its SE."""
-    means, ses = [], []
-    for k, n in enumerate(runtime.progress(params.n_values.astype(int), "sample sizes")):
-        errors = _correlations(params, int(n), _generator(runtime, f"d1-{k}")).sup_error.numpy()
-        means.append(errors.mean())
-        ses.append(errors.std(ddof=1) / math.sqrt(errors.size))
-    means, ses = np.array(means), np.array(ses)
+    means, ses = np.array(
+        [
+            statistics.mean_se(_correlations(params, int(n), runtime.seed_for(f"d1-{k}")).sup_error)
+            for k, n in enumerate(runtime.progress(params.n_values.astype(int), "sample sizes"))
+        ]
+    ).T
     scale = np.sqrt(params.n_values / (params.s * math.log(params.d)))
     return Measurement(
         values={"sup_error": Estimate(means, ses)},
@@ -177,6 +169,8 @@ CLAIM_D1 = Claim(
     checks=checks_d1,
     figure="sparse_bounds:figure_lemma_d1",
     wrong=d1_faster,
+    summary="‖R̂ − R‖₂ √(n/(s log d)) bounded over n",
+    catalogue=(4, 1),
 )
 
 
@@ -247,13 +241,14 @@ def predict_d2(params: SupportRetentionParams) -> Prediction:
 
 def measure_d2(params: SupportRetentionParams, runtime) -> Measurement:
     """Fraction of prompts losing a support coordinate per c, with its Agresti-Coull SE."""
-    fractions, ses = [], []
-    for k, n in enumerate(runtime.progress(params.n_values.astype(int), "multiples c")):
-        kept = _correlations(params, int(n), _generator(runtime, f"d2-{k}")).support_kept
-        fraction, se = statistics.proportion(~kept.numpy())
-        fractions.append(fraction)
-        ses.append(se)
-    fractions = np.array(fractions)
+    fractions, ses = np.array(
+        [
+            statistics.proportion(
+                ~_correlations(params, int(n), runtime.seed_for(f"d2-{k}")).support_kept
+            )
+            for k, n in enumerate(runtime.progress(params.n_values.astype(int), "multiples c"))
+        ]
+    ).T
     reached = params.c_values[fractions <= params.delta]
     return Measurement(
         values={"failure": Estimate(fractions, ses)},
@@ -295,6 +290,8 @@ CLAIM_D2 = Claim(
     checks=checks_d2,
     figure="sparse_bounds:figure_lemma_d2",
     wrong=d2_at_every_c,
+    summary="R̂ keeps the support once n ≳ s log d / β²",
+    catalogue=(4, 2),
 )
 
 CLAIMS = (CLAIM_D1, CLAIM_D2)

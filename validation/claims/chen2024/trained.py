@@ -27,16 +27,17 @@ every h so that member e of each h is evaluated on the same prompts (paired).
 The paper's statements are about trained models: its models beat tuned ridge at few shots
 (Figures 1b, 3). IMPORTANCE, PRUNE, PPROBE and HEADS's two baseline checks are judged only for
 models in that regime: the h_max models' risk at n = 10 below tuned ridge's by 3 paired SEs
-(`_regime`). Outside it their measurements carry the whole range of the quantity as uncertainty
-(h effective heads, the null risk s for a risk difference), so they read inconclusive, never a
-contradiction, and the report says so; a value outside the quantity's possible range is still
-rejected.
+(`_encoders.regime`). Outside it their measurements carry the whole range of the quantity as
+uncertainty (h effective heads, the null risk s for a risk difference), so they read
+inconclusive, never a contradiction, and the report says so; a value outside the quantity's
+possible range is still rejected.
 (Effective heads lie in (0, h]: masking a head can lower the risk, so W may have negative
 entries and 1/ΣW² may fall below 1; it is <= h by Cauchy-Schwarz, the row summing to 1.)
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,44 +52,33 @@ from icl_verify.validation.claim import (
 )
 from icl_verify.validation.claims.chen2024._encoders import (
     EVAL_N,
+    GRID,
+    MAX_Z,
+    REGIME_WHY,
     EncoderParams,
     all_trainings,
     encoder_presets,
-    evaluation_prompts,
+    gated,
     per_sigma,
+    per_sigma_se,
+    regime,
+    regime_data,
+    regime_line,
+    trained_ensembles,
     training,
 )
 from icl_verify.validation.params import ParameterError, param
 
 from icl_verify import numerics
+from icl_verify.statistics import bootstrap_se, mean_se, paired_difference
 
 PAPER = "Chen et al. 2024"
-GRID = (1.0, 1e-1, 1e-2, 1e-3, 1e-4)  # ridge lambda and Lasso alpha (reference §2.2)
 PAPER_RATES = (1.0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)  # P-probing (reference §2.5)
 # Lasso is drawn, not checked, solved by FISTA to a KKT violation (sup norm of the gradient
 # beyond alpha) of 1e-3: at n << d FISTA stalls (n = 4, 1920 prompts: 1.3e-5 left after 200k
 # iterations, 250 s; n = 2: 1.2e-3 after 20k), so the drawn Lasso curve is accurate to that
 # stopping point only, and left out (NaN, said in the table) at an n where it is not reached.
 LASSO_TOL = 1e-3
-MAX_Z = 3.0  # one-sided: P(z < -3) = 0.0013 per compared value
-REGIME_WHY = (
-    "Judged only for models in the paper's regime (the h_max models beat tuned ridge at "
-    "n = 10 by 3 paired SEs, as the paper's do in Figures 1b and 3); outside it the "
-    "uncertainty is the quantity's whole range, so the verdict is inconclusive."
-)
-
-
-# ---------------------------------------------------------------------------------------------
-# shared measurements
-
-
-def _models(params: EncoderParams, runtime, heads=None) -> dict[int, numerics.Encoder]:
-    """The trained ensembles, h -> `numerics.Encoder` (float32, on the run's device), for every
-    h of ``params`` or for ``heads``, trained in increasing h."""
-    return {
-        h: runtime.trained(training(params, h)).model(runtime.device)
-        for h in (params.heads if heads is None else heads)
-    }
 
 
 def _multi_head_trainings(params: EncoderParams) -> tuple:
@@ -96,114 +86,6 @@ def _multi_head_trainings(params: EncoderParams) -> tuple:
     CZZ-HEADS in the catalogue, it starts their training while CZZ-HEADS trains h = 1 on
     another worker (`runner.schedule`)."""
     return tuple(training(params, h) for h in params.heads if h > 1)
-
-
-def _errors(model, tokens, n: int, clean) -> np.ndarray:
-    """(E, B) squared errors of the first query's prediction against its noiseless label."""
-    import torch
-
-    with torch.no_grad():
-        return ((model(tokens, n)[..., 0] - clean[..., 0]) ** 2).double().cpu().numpy()
-
-
-def _paired(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per member the mean of a - b over prompts and its SE: (E,), (E,)."""
-    diff = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
-    return diff.mean(axis=-1), diff.std(axis=-1, ddof=1) / np.sqrt(diff.shape[-1])
-
-
-def _tuned(risks, count_tune: int) -> np.ndarray:
-    """(E, B) per-prompt excess risks at each member's grid point of lowest mean risk on its
-    first ``count_tune`` prompts, read on the rest (reference §2.2's oracle tuning, without
-    selection bias on the reported prompts); ``risks`` (K grid points, E, count_tune + B)."""
-    import torch
-
-    tuned = [
-        numerics.oracle_tuned(risks[:, e, :count_tune], risks[:, e, count_tune:]).risks
-        for e in range(risks.shape[1])
-    ]
-    return torch.stack(tuned).numpy()
-
-
-def _ridge_errors(prompts, count_tune: int) -> np.ndarray:
-    """(E, B) exact excess risks of ridge tuned over GRID (`_tuned`)."""
-    X, y, w = (getattr(prompts, a).double() for a in ("X", "y", "w_star"))
-    return _tuned(numerics.least_squares_excess_risks(X, y, w, GRID), count_tune)
-
-
-def _lasso_errors(X, y, w, count_tune: int) -> np.ndarray:
-    """(E, B) exact excess risks of Lasso tuned over GRID (`_tuned`); NaN (not drawn) where
-    FISTA does not reach LASSO_TOL within its iterations (n << d)."""
-    try:
-        return _tuned(numerics.lasso_excess_risks(X, y, w, GRID, tol=LASSO_TOL), count_tune)
-    except RuntimeError:
-        return np.full((X.shape[0], X.shape[1] - count_tune), np.nan)
-
-
-@dataclass(frozen=True)
-class Regime:
-    """Whether the h_max models are in the paper's regime (beat tuned ridge at n = 10)."""
-
-    risk: float  # h_max models' mean excess risk at n = 10
-    ridge: float  # tuned ridge on the same prompts
-    gap: float  # ridge - risk, paired mean over members and prompts
-    gap_se: float
-
-    @property
-    def reached(self) -> bool:
-        return self.gap >= MAX_Z * self.gap_se
-
-
-def _regime(params: EncoderParams, runtime, model) -> Regime:
-    """The gate, read on prompts fixed by the training seed (not the claim's run seed), so the
-    four claims of one training report the same gate."""
-    count = params.n_regime
-    prompts, tokens, clean = evaluation_prompts(
-        params, runtime, 2 * count, EVAL_N, 1, stream=0, seed=params.train_seed
-    )
-    ridge = _ridge_errors(prompts, count)  # (E, count): read on the second half
-    errors = _errors(model, tokens[:, count:], EVAL_N, clean[:, count:])
-    gap = (ridge - errors).ravel()
-    return Regime(
-        float(errors.mean()), float(ridge.mean()), float(gap.mean()),
-        float(gap.std(ddof=1) / np.sqrt(gap.size)),
-    )  # fmt: skip
-
-
-def _gated(estimate: Estimate, regime: Regime, scale: float) -> Estimate:
-    """The estimate as measured in the paper's regime; else its SE raised to ``scale / MAX_Z``,
-    so that the rules' uncertainty (MAX_Z SE) spans the quantity's whole range ``scale``."""
-    if regime.reached:
-        return estimate
-    error = np.maximum(np.asarray(estimate.error, dtype=float), scale / MAX_Z)
-    return Estimate(estimate.value, error, estimate.error_kind)
-
-
-def _regime_data(regime: Regime) -> dict:
-    return {
-        "regime_risk": regime.risk, "regime_ridge": regime.ridge, "regime_gap": regime.gap,
-        "regime_gap_se": regime.gap_se, "regime_reached": float(regime.reached),
-    }  # fmt: skip
-
-
-def _regime_line(params: EncoderParams, data) -> str:
-    state = "reached" if data["regime_reached"] else "NOT reached: inconclusive by design"
-    return (
-        f"Paper's regime ({state}): h = {max(params.heads)} models' excess risk at n = 10 "
-        f"{data['regime_risk']:.3f} vs tuned ridge {data['regime_ridge']:.3f} (gap "
-        f"{data['regime_gap']:+.3f} ± {data['regime_gap_se']:.3f}). "
-        + ("" if data["regime_reached"] else DECIDING_SIZE)
-    )
-
-
-DECIDING_SIZE = (
-    "No CPU-sized setting tried reached it (benchmarks/encoder_size_study.py, README 'part 2'): "
-    "d_hid = 32, 3 layers, h = 4 stood at excess risk 2.0-2.6 at n = 10 after 20k Adam steps "
-    "(10 models over the σ grid; tuned ridge 1.46-2.24) and 2.07-2.09 after 60k (σ = 0.1; "
-    "ridge 1.52), falling ~0.06 per 20k steps; lr 3e-4 no better, d_hid = 64 at 40k 1.95-2.03. "
-    "The paper's size decides it: the paper preset "
-    "(d_hid = 256, 4 layers, 320k steps; ~2 h per model on an RTX 4090, ~20 h on one CPU core)."
-)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -240,66 +122,31 @@ def predict_heads(params: HeadsParams) -> Prediction:
     )
 
 
-def _over_n_and_replicates(means, ses, params, keep) -> tuple[np.ndarray, np.ndarray]:
-    """Per sigma, the mean over the n indices ``keep`` and the replicates of per-(n, member)
-    means (n, E), and its SE from theirs (independent prompts per n and member)."""
-    means, ses = np.asarray(means)[keep], np.asarray(ses)[keep]
-    count = means.shape[0] * params.replicates
-    mean = per_sigma(means.T, params).mean(axis=1)  # (sigmas,)
-    se = np.sqrt(per_sigma((ses**2).T, params).sum(axis=1) * params.replicates) / count
-    return mean, se
-
-
 def measure_heads(params: HeadsParams, runtime) -> Measurement:
     """Per n: fresh prompts per member, each h's squared errors, OLS, tuned ridge and Lasso."""
-
-    models = _models(params, runtime)
-    regime = _regime(params, runtime, models[max(params.heads)])
-    curves = {name: [] for name in [f"h{h}" for h in params.heads] + ["ols", "ridge", "lasso"]}
-    gaps = {"more_heads": [], "beats_ols": [], "beats_ridge": []}
+    trained = trained_ensembles(params, runtime)
+    gate = regime(params, runtime, trained[max(params.heads)])
+    per_n = []
     for i, n in enumerate(runtime.progress(params.n_eval, "n")):
-        count = params.n_tune + params.n_prompts
-        prompts, tokens, clean = evaluation_prompts(params, runtime, count, n, 1, stream=1 + i)
-        read = slice(params.n_tune, None)
-        errors = {f"h{h}": _errors(m, tokens[:, read], n, clean[:, read]) for h, m in
-                  models.items()}  # fmt: skip
-        X, y, w = (getattr(prompts, a).double() for a in ("X", "y", "w_star"))
-        errors["ols"] = numerics.least_squares_excess_risks(X, y, w)[0, :, read].numpy()
-        errors["ridge"] = _ridge_errors(prompts, params.n_tune)
-        errors["lasso"] = _lasso_errors(X, y, w, params.n_tune)
-        for name, value in errors.items():
-            curves[name].append((value.mean(axis=1), value.std(axis=1, ddof=1)))
-        best = errors[f"h{max(params.heads)}"]
-        gaps["more_heads"].append([
-            _paired(errors[f"h{a}"], errors[f"h{b}"])
-            for a, b in zip(params.heads[:-1], params.heads[1:], strict=True)
-        ])  # fmt: skip
-        gaps["beats_ols"].append(_paired(errors["ols"], best))
-        gaps["beats_ridge"].append(_paired(errors["ridge"], best))
-
-    all_n = np.arange(len(params.n_eval))
-    few = all_n[np.asarray(params.n_eval) <= params.few_shot]
-    values, data = {}, {"n": np.asarray(params.n_eval, dtype=float)}
-    pairs = [
-        _over_n_and_replicates(
-            [g[k][0] for g in gaps["more_heads"]], [g[k][1] for g in gaps["more_heads"]],
-            params, all_n,
-        )
-        for k in range(len(params.heads) - 1)
-    ]  # fmt: skip
-    values["more_heads"] = Estimate([p[0] for p in pairs], [p[1] for p in pairs])
-    for name in ("beats_ols", "beats_ridge"):
-        mean, se = _over_n_and_replicates(
-            [g[0] for g in gaps[name]], [g[1] for g in gaps[name]], params, few
-        )
-        values[name] = _gated(Estimate(mean, se), regime, float(params.s))
-    data |= _regime_data(regime)
-    for name, per_n in curves.items():  # per sigma and n: mean over replicates and prompts
-        means = np.array([m for m, _ in per_n])  # (n, E)
-        sds = np.array([s for _, s in per_n])
-        data[f"{name}_mean"] = per_sigma(means.T, params)  # (sigmas, n)
-        data[f"{name}_se"] = np.sqrt(per_sigma((sds**2).T, params) / params.n_prompts
-                                     / params.replicates)  # fmt: skip
+        compared = numerics.compare_with_baselines(
+            list(trained.values()), n, n_tune=params.n_tune, n_read=params.n_prompts, grid=GRID,
+            lasso_tol=LASSO_TOL, seed=runtime.seed_for(f"prompts-{i}"), device=runtime.device,
+        )  # fmt: skip
+        per_n.append([*compared.encoders, compared.ols, compared.ridge, compared.lasso])
+    names = [f"h{h}" for h in params.heads] + ["ols", "ridge", "lasso"]
+    errors = dict(zip(names, np.stack(per_n, axis=2), strict=True))  # each (E, n, prompts)
+    R, few = params.replicates, np.asarray(params.n_eval) <= params.few_shot
+    pairs = [  # over every n
+        numerics.noise_level_gap(errors[f"h{a}"], errors[f"h{b}"], R)
+        for a, b in itertools.pairwise(params.heads)
+    ]
+    values = {"more_heads": Estimate([p[0] for p in pairs], [p[1] for p in pairs])}
+    for name in ("ols", "ridge"):  # at few shots, against the h_max models
+        gap = numerics.noise_level_gap(errors[name][:, few], errors[names[-4]][:, few], R)
+        values[f"beats_{name}"] = gated(Estimate(*gap), gate, float(params.s))
+    data = {"n": np.asarray(params.n_eval, dtype=float)} | regime_data(gate)
+    for name, value in errors.items():  # per sigma and n: mean over replicates and prompts
+        data[f"{name}_mean"], data[f"{name}_se"] = per_sigma_se(*mean_se(value), params)
     return Measurement(values=values, figure_data=data)
 
 
@@ -333,7 +180,7 @@ def table_heads(params: HeadsParams, prediction: Prediction, measurement: Measur
         "| σ | n | " + " | ".join(f"h = {n[1:]}" if n.startswith("h") else n for n in names) + " |"
     )
     rows = [
-        _regime_line(params, data), "",
+        regime_line(params, data), "",
         f"Figures 1b/3 (d={params.d}, s={params.s}, d_hid={params.d_hid}, {params.layers} "
         f"layers, {params.steps} steps, {params.replicates} model(s) per σ): excess risk ± SE, "
         f"{params.n_prompts} prompts per member and n.", "", head,
@@ -368,6 +215,12 @@ CLAIM_HEADS = Claim(
     table=table_heads,
     wrong=heads_beat_ols_by_the_null_risk,
     trains=all_trainings,
+    summary=(
+        "risk against n for each h beside OLS, tuned ridge and Lasso on the same prompts: more "
+        "heads never hurt (risk(h_k) − risk(h_{k+1}) ≥ 0, mean over n); at n ≤ 10 the h_max "
+        "models beat OLS and ridge"
+    ),
+    catalogue=(2, 2),
 )
 
 
@@ -396,25 +249,20 @@ def predict_importance(params: ImportanceParams) -> Prediction:
     )
 
 
-def _bootstrap_se(per_model: np.ndarray, resamples: int, seed: int) -> np.ndarray:
-    """SE of the mean over models (axis 0) by resampling the models with replacement."""
-    rng = np.random.default_rng(seed)
-    M = per_model.shape[0]
-    picks = rng.integers(0, M, size=(resamples, M))
-    return per_model[picks].mean(axis=1).std(axis=0, ddof=1)
-
-
 def measure_importance(params: ImportanceParams, runtime) -> Measurement:
     """Per h > 1: W (3.1) of every model on the same prompts, effective heads per layer."""
-    models = _models(params, runtime, [h for h in params.heads if h > 1])
-    regime = _regime(params, runtime, models[max(params.heads)])
-    _, tokens, clean = evaluation_prompts(params, runtime, params.n_prompts, EVAL_N, 1, stream=100)
-    layer_1, later, data = [], [], _regime_data(regime)
-    for h in [h for h in params.heads if h > 1]:
-        importance = numerics.head_importance(models[h], tokens, EVAL_N, clean[..., 0])
+    multi = [h for h in params.heads if h > 1]
+    trained = trained_ensembles(params, runtime, multi)
+    gate = regime(params, runtime, trained[max(params.heads)])
+    layer_1, later, data = [], [], regime_data(gate)
+    for h in multi:
+        importance = numerics.masked_importance(
+            trained[h], EVAL_N, count=params.n_prompts, seed=runtime.seed_for("masking"),
+            device=runtime.device,
+        )  # fmt: skip
         effective = numerics.effective_heads(importance.weights)  # (E, layers)
         mean = np.nanmean(effective, axis=0)
-        se = _bootstrap_se(effective, params.bootstrap, runtime.seed + h)
+        se = bootstrap_se(effective, params.bootstrap, runtime.rng(f"bootstrap-{h}"))
         pattern = (effective[:, 0] >= (1 + h) / 2) & np.all(effective[:, 1:] <= (1 + h) / 2, 1)
         layer_1.append((mean[0], se[0]))
         later.append((mean[1:], se[1:]))
@@ -426,8 +274,8 @@ def measure_importance(params: ImportanceParams, runtime) -> Measurement:
         })  # fmt: skip
     scale = float(max(params.heads))  # 1/sum W^2 lies in (0, h] (W may have negative entries)
     values = {
-        "layer_1": _gated(Estimate(*map(list, zip(*layer_1, strict=True))), regime, scale),
-        "later_layers": _gated(Estimate(*map(list, zip(*later, strict=True))), regime, scale),
+        "layer_1": gated(Estimate(*map(list, zip(*layer_1, strict=True))), gate, scale),
+        "later_layers": gated(Estimate(*map(list, zip(*later, strict=True))), gate, scale),
     }
     return Measurement(values=values, figure_data=data)
 
@@ -456,7 +304,7 @@ def table_importance(
     params: ImportanceParams, prediction: Prediction, measurement: Measurement
 ) -> str:
     data = measurement.figure_data
-    rows = [_regime_line(params, data), ""]
+    rows = [regime_line(params, data), ""]
     for h in [h for h in params.heads if h > 1]:
         eff = np.asarray(data[f"h{h}_effective"])
         rows += [
@@ -496,6 +344,12 @@ CLAIM_IMPORTANCE = Claim(
     table=table_importance,
     wrong=importance_flat_everywhere,
     trains=_multi_head_trainings,
+    summary=(
+        "W (3.1) by masking each head at n = 10; effective heads 1/ΣW² per layer, mean over "
+        "models with a bootstrap SE: layer 1 ≥ (1+h)/2, later layers ≤ (1+h)/2; App. B's "
+        "sorted average, every model's matrix, the share of single models with the pattern"
+    ),
+    catalogue=(2, 1),
 )
 
 
@@ -521,59 +375,37 @@ def predict_prune(params: PruneParams) -> Prediction:
     )
 
 
-def _probe_errors(model, fit, read, lam: float) -> np.ndarray:
-    """(E, layers + 1, B) squared errors of per-member ridge probes from the query token's
-    state (after the embedding and each layer) to its label, fitted on ``fit`` (tokens, noisy
-    labels) and read on ``read`` (tokens, noiseless labels)."""
-    import torch
-
-    with torch.no_grad():
-        _, fit_states = model(fit[0], EVAL_N, hidden=True)
-        _, read_states = model(read[0], EVAL_N, hidden=True)
-    E = fit[0].shape[0]
-    out = []
-    for e in range(E):
-        per_layer = []
-        for a, b in zip(fit_states, read_states, strict=True):
-            probe = numerics.fit_probe(a[e, :, EVAL_N], fit[1][e, :, 0], lam)
-            error = (probe(b[e, :, EVAL_N]) - read[1][e, :, 0].double()) ** 2
-            per_layer.append(error.cpu().numpy())
-        out.append(per_layer)
-    return np.asarray(out)
-
-
 def measure_prune(params: PruneParams, runtime) -> Measurement:
     """Prune the h_max models by their own W, fine-tune (cached), probe the three models."""
     h = max(params.heads)
-    trained = runtime.trained(training(params, h))
-    models = _models(params, runtime, [1]) | {h: trained.model(runtime.device)}
-    regime = _regime(params, runtime, models[h])
-    _, tokens, clean = evaluation_prompts(params, runtime, params.n_importance, EVAL_N, 1, 200)
-    importance = numerics.head_importance(models[h], tokens, EVAL_N, clean[..., 0])
+    trained = trained_ensembles(params, runtime, [h, 1])
+    gate = regime(params, runtime, trained[h])
+    importance = numerics.masked_importance(
+        trained[h], EVAL_N, count=params.n_importance, seed=runtime.seed_for("importance"),
+        device=runtime.device,
+    )  # fmt: skip
     kept = numerics.pruned_heads(importance.weights)
     kept = tuple(tuple(tuple(row) for row in member) for member in kept.tolist())
-    fine_tuning = numerics.PrunedTraining(training(params, h), kept, params.prune_steps)
-    pruned = runtime.trained(fine_tuning).model(runtime.device)
-    fit_p, fit_tokens, _ = evaluation_prompts(params, runtime, params.n_fit, EVAL_N, 1, 201)
-    _, read_tokens, read_clean = evaluation_prompts(params, runtime, params.n_prompts, EVAL_N,
-                                                    1, 202)  # fmt: skip
-    fit, read = (fit_tokens, fit_p.y_query), (read_tokens, read_clean)
+    pruned = runtime.trained(numerics.PrunedTraining(training(params, h), kept, params.prune_steps))
+    probe = dict(
+        n_fit=params.n_fit, n_read=params.n_prompts, lam=params.probe_lam,
+        fit_seed=runtime.seed_for("probe-fit"), read_seed=runtime.seed_for("probe-read"),
+        device=runtime.device,
+    )  # fmt: skip
     errors = {
-        "pruned": _probe_errors(pruned, fit, read, params.probe_lam),
-        "unpruned": _probe_errors(models[h], fit, read, params.probe_lam),
-        "one_head": _probe_errors(models[1], fit, read, params.probe_lam),
-    }  # each (E, layers + 1, B)
-    data = _regime_data(regime) | {"kept": kept}
+        name: numerics.layer_probe_errors(model, EVAL_N, **probe)
+        for name, model in (("pruned", pruned), ("unpruned", trained[h]), ("one_head", trained[1]))
+    }  # each (E, layers + 1, prompts)
+    data = regime_data(gate) | {"kept": kept}
     for name, value in errors.items():
         data[f"{name}_mean"] = value.mean(axis=(0, 2))  # (layers + 1,)
-        data[f"{name}_se"] = value.mean(axis=0).std(axis=-1, ddof=1) / np.sqrt(value.shape[-1])
+        data[f"{name}_se"] = mean_se(value.mean(axis=0))[1]
         data[f"{name}_per_sigma"] = per_sigma(value.mean(axis=2), params)  # (sigmas, layers+1)
-    one = errors["one_head"].mean(axis=0) - errors["unpruned"].mean(axis=0)  # (layers+1, B)
-    pruned_gap = errors["pruned"].mean(axis=0) - errors["unpruned"].mean(axis=0)
-    closer = np.abs(one.mean(-1)) - np.abs(pruned_gap.mean(-1))
-    se = (one.std(-1, ddof=1) + pruned_gap.std(-1, ddof=1)) / np.sqrt(one.shape[-1])
-    closer_estimate = _gated(Estimate(closer[1:], se[1:]), regime, float(params.s))
-    return Measurement(values={"closer": closer_estimate}, figure_data=data)
+    unpruned = errors["unpruned"].mean(axis=0)  # (layers + 1, prompts): mean over the members
+    one, one_se = paired_difference(errors["one_head"].mean(axis=0), unpruned)
+    near, near_se = paired_difference(errors["pruned"].mean(axis=0), unpruned)
+    closer = Estimate((np.abs(one) - np.abs(near))[1:], (one_se + near_se)[1:])
+    return Measurement(values={"closer": gated(closer, gate, float(params.s))}, figure_data=data)
 
 
 def checks_prune(params: PruneParams) -> tuple[Check, ...]:
@@ -598,7 +430,7 @@ def table_prune(params: PruneParams, prediction: Prediction, measurement: Measur
     data = measurement.figure_data
     h = max(params.heads)
     rows = [
-        _regime_line(params, data), "",
+        regime_line(params, data), "",
         f"Figure 1d / 5-8: probe excess risk (ridge λ = {params.probe_lam:g}, query token, "
         f"{params.n_fit} fitting and {params.n_prompts} reading prompts per model), mean over "
         f"the models; pruned = h = {h} with layer 1 whole and one head per later layer, "
@@ -636,6 +468,12 @@ CLAIM_PRUNE = Claim(
     table=table_prune,
     wrong=prune_far_apart,
     trains=all_trainings,
+    summary=(
+        "prune to layer 1 whole + each later layer's top head (each model's own W), fine-tune; "
+        "ridge probes (λ = 1e-3, query token) per layer: the pruned model closer to the "
+        "unpruned than the 1-head model is"
+    ),
+    catalogue=(2, 3),
 )
 
 
@@ -666,37 +504,23 @@ def predict_pprobe(params: PProbeParams) -> Prediction:
 
 def measure_pprobe(params: PProbeParams, runtime) -> Measurement:
     """Layer-1 query states of the long prompts, GD on them per h, paired final gaps."""
-    import torch
-
-    models = _models(params, runtime)
-    regime = _regime(params, runtime, models[max(params.heads)])
-    sets = []
-    for stream, count in ((300, params.n_tune), (301, params.n_prompts)):
-        prompts, tokens, clean = evaluation_prompts(
-            params, runtime, count, params.n_probe, params.q_probe, stream
-        )
-        sets.append((tokens, prompts.y_query, clean[..., -1]))
+    trained = trained_ensembles(params, runtime)
+    gate = regime(params, runtime, trained[max(params.heads)])
     steps = np.unique(np.round(np.linspace(0, params.gd_steps, params.records + 1))).astype(int)
-    finals, data = {}, _regime_data(regime) | {"steps": steps.astype(float)}
-    for h, model in models.items():
-        probes = []
-        for tokens, labels, clean in sets:
-            with torch.no_grad():
-                states = model(tokens, params.n_probe, hidden=True)[1][1]  # after layer 1
-            probes.append((states[:, :, params.n_probe :].cpu(), labels, clean.cpu()))
-        result = numerics.p_probe(probes[0], probes[1], params.rates, steps)
-        finals[h] = result.risks[:, -1]  # (E, B)
-        data[f"h{h}_mean"] = per_sigma(result.risks.mean(axis=-1), params)  # (sigmas, T)
-        data[f"h{h}_se"] = np.sqrt(per_sigma(result.risks.var(axis=-1, ddof=1), params)
-                                   / params.n_prompts / params.replicates)  # fmt: skip
+    finals, data = {}, regime_data(gate) | {"steps": steps.astype(float)}
+    for h, ensemble in trained.items():
+        result = numerics.encoder_p_probe(
+            ensemble, params.n_probe, params.q_probe, layer=1, rates=params.rates, steps=steps,
+            n_tune=params.n_tune, n_read=params.n_prompts, tune_seed=runtime.seed_for("tune"),
+            read_seed=runtime.seed_for("read"), device=runtime.device,
+        )  # fmt: skip
+        finals[h] = result.risks[:, -1]  # (E, prompts)
+        data[f"h{h}_mean"], data[f"h{h}_se"] = per_sigma_se(*mean_se(result.risks), params)
         data[f"h{h}_rate"] = result.rate
-    gaps, ses = [], []
-    for h in [h for h in params.heads if h > 1]:
-        mean, se = _paired(finals[1], finals[h])  # (E,)
-        gaps.append(per_sigma(mean, params))
-        ses.append(np.sqrt(per_sigma(se**2, params) / params.replicates))
-    gap = _gated(Estimate(gaps, ses), regime, float(params.s))
-    return Measurement(values={"gap": gap}, figure_data=data)
+    multi = [h for h in params.heads if h > 1]
+    gaps = [numerics.noise_level_gap(finals[1], finals[h], params.replicates) for h in multi]
+    gap = Estimate([g[0] for g in gaps], [g[1] for g in gaps])
+    return Measurement(values={"gap": gated(gap, gate, float(params.s))}, figure_data=data)
 
 
 def checks_pprobe(params: PProbeParams) -> tuple[Check, ...]:
@@ -719,7 +543,7 @@ def pprobe_far_apart(params: PProbeParams, prediction: Prediction) -> Prediction
 def table_pprobe(params: PProbeParams, prediction: Prediction, measurement: Measurement) -> str:
     data = measurement.figure_data
     rows = [
-        _regime_line(params, data), "",
+        regime_line(params, data), "",
         f"Figure 2b: P-probing (n = {params.n_probe}, q = {params.q_probe}, layer-1 query "
         f"states, {params.gd_steps} GD steps), final excess risk ± SE per σ; chosen rates per "
         "model in brackets.", "",
@@ -758,6 +582,11 @@ CLAIM_PPROBE = Claim(
     table=table_pprobe,
     wrong=pprobe_far_apart,
     trains=all_trainings,
+    summary=(
+        "GD on the layer-1 query states of n = 117, q = 11 prompts, rate from the paper's "
+        "grid: final risk(h = 1) − risk(h) ≥ 0"
+    ),
+    catalogue=(2, 4),
 )
 
 CLAIMS = (CLAIM_HEADS, CLAIM_IMPORTANCE, CLAIM_PRUNE, CLAIM_PPROBE)

@@ -47,6 +47,7 @@ from icl_verify.validation.claims._trained import (
     trained_presets,
     training,
 )
+from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, param
 
 from icl_verify import MAX_PROMPT_LENGTH, numerics, theory
@@ -175,36 +176,22 @@ def _kernel_grid(params: ActivationParams) -> tuple[np.ndarray, np.ndarray]:
     return omega, 1.0 / (2.0 * omega)
 
 
-def _kernel_steps(params: ActivationParams, specs: list[str], seed: int, device: str):
-    """Fitted steps of the fixed pair models, extrapolated to L -> infinity: (value, SE), (A n_ω,).
-
-    The fitted step at prompt length L is a ratio of sums over L tokens, whose mean differs
-    from the L -> infinity kernel mean by c/L + O(1/L^2) (delta method for a ratio). From
-    L1 = kernel_length // 2 and L2 = kernel_length, Richardson's ``(L2 eta2 - L1 eta1) /
-    (L2 - L1)`` removes the c/L term; what is left, O(1/L^2) ~ (c/L)^2, is 1e-5 where c/L is
-    3e-3 (measured at L = 400). The two lengths use independent prompts, so the SEs add in
-    quadrature with the same weights. Member a * n_omega + j: activation a at omega_grid[j].
-    """
+def _kernel_steps(params: ActivationParams, runtime) -> numerics.FittedSteps:
+    """The fixed pair models' fitted steps at L -> infinity, (A n_omega,): activation a at
+    omega_grid[j] is member a * n_omega + j (`numerics.extrapolated_pattern_steps`)."""
+    specs = _specs(params)
     omega_grid, mu_grid = _kernel_grid(params)
-    lengths = (params.kernel_length // 2, params.kernel_length)
-    fits = [
-        numerics.fitted_pattern_steps(
-            np.tile(omega_grid, len(specs)),
-            np.tile(mu_grid, len(specs)),
-            attention=tuple(spec for spec in specs for _ in range(omega_grid.size)),
-            d=params.d,
-            L=length,
-            sigma2=params.sigma2,
-            n_prompts=params.kernel_prompts,
-            seed=seed + k,
-            device=device,
-        )
-        for k, length in enumerate(lengths)
-    ]
-    weights = np.array(lengths, dtype=float) * [-1.0, 1.0] / (lengths[1] - lengths[0])
-    value = weights[0] * fits[0].value + weights[1] * fits[1].value
-    stderr = np.hypot(weights[0] * fits[0].stderr, weights[1] * fits[1].stderr)
-    return value, stderr
+    return numerics.extrapolated_pattern_steps(
+        np.tile(omega_grid, len(specs)),
+        np.tile(mu_grid, len(specs)),
+        attention=tuple(spec for spec in specs for _ in range(omega_grid.size)),
+        d=params.d,
+        lengths=(params.kernel_length // 2, params.kernel_length),
+        sigma2=params.sigma2,
+        n_prompts=params.kernel_prompts,
+        seeds=(runtime.seed_for("kernel-0"), runtime.seed_for("kernel-1")),
+        device=runtime.device,
+    )
 
 
 def predict_act(params: ActivationParams) -> Prediction:
@@ -239,91 +226,59 @@ def _training(params: ActivationParams) -> numerics.EnsembleTraining:
 def measure_act(params: ActivationParams, runtime) -> Measurement:
     """Fixed pair models' fitted steps; per activation, the trained members read at the end.
 
-    For each activation: the members' kinds (`numerics.member_kinds`), the final omega and mu
-    of the paired member with the lowest validation loss (mean |omega_h|, mean |mu_h|), its
-    fitted step (`numerics.fitted_steps`) with an error bar combining the Monte Carlo SE and
-    the Adam noise of the final snapshot (the relative SD of its sum_h |omega_h mu_h| over
-    the last quarter of the logs: the step it applies is proportional to that product at a
-    given omega; the product's drift is not counted, since along the valley omega and mu move
-    while the step stays), and its test MSE over L' beside debiased GD at that step.
-    An activation without a paired member has no step: its value is 0 with an infinite error
-    (inconclusive, not contradicted).
+    Kernel check: `numerics.extrapolated_pattern_steps` at L = kernel_length // 2 and
+    kernel_length (O(1/L^2) ~ (c/L)^2 is left, 1e-5 where c/L is 3e-3, measured at L = 400).
+    Trained members:
+    `numerics.read_activation_groups` (per activation the paired member with the lowest
+    validation loss, its fitted step with Monte Carlo SE ⊕ Adam noise, its test MSE over L'
+    beside debiased GD at that step). No paired member, or a learned omega above omega_max:
+    no step, an infinite error (inconclusive, not contradicted).
     """
-    specs, seed = _specs(params), runtime.seed % (2**62)
-    kernel = _kernel_steps(params, specs, seed, runtime.device)
-    A, n_omega = len(specs), len(params.kernel_omegas)
-
-    lengths = [int(n) for n in params.lengths]
-    n_lengths, seeds = len(lengths), params.seeds
+    specs, seeds = _specs(params), params.seeds
+    kernel = _kernel_steps(params, runtime)
     ensemble = runtime.trained(_training(params))
-    kinds = numerics.member_kinds(ensemble)
+    groups = numerics.read_activation_groups(
+        ensemble,
+        seeds,
+        params.lengths,
+        n_prompts=params.n_prompts,
+        seed=runtime.seed_for("prompts"),
+        device=runtime.device,
+        progress=runtime.show_progress,
+    )
+    reached = groups.reached
+    # beyond the allowance's range (omega > omega_max): cannot be judged
+    eta_error = np.where(groups.omega > params.omega_max, np.inf, groups.step_error)
+    local = np.where(reached, groups.shown - seeds * np.arange(len(specs)), np.nan)
     KQ, OV = ensemble.circuits()
-    paired_any = np.zeros(A)
-    # no paired member, no step: 0 with an infinite error (inconclusive, not contradicted)
-    eta, eta_error = np.zeros(A), np.full(A, np.inf)
-    ratio, ratio_se = np.zeros((A, n_lengths)), np.full((A, n_lengths), np.inf)
-    table = np.full((A, 3), np.nan)  # omega, mu, shown member
-    shown = np.zeros(A, dtype=int)
     figure_data: dict = {"log_steps": ensemble.steps.astype(float)}
-    for a in range(A):
-        members = np.arange(a * seeds, (a + 1) * seeds)
-        paired = members[kinds.paired[members]]
-        candidates = paired if paired.size else members
-        shown[a] = int(candidates[np.argmin(ensemble.test_loss[-1, candidates])])
-        paired_any[a] = float(paired.size > 0)
-        figure_data[f"paired_count_{a}"] = float(paired.size)
-        figure_data[f"omega_history_{a}"] = ensemble.omega[:, members, :2]
-        figure_data[f"mu_history_{a}"] = ensemble.mu[:, members, :2]
-        figure_data[f"KQ_{a}"], figure_data[f"OV_{a}"] = KQ[shown[a]], OV[shown[a]]
-        figure_data[f"shown_{a}"] = float(shown[a] - a * seeds)
-    reached = np.flatnonzero(paired_any)
-    if reached.size:
-        fitted = numerics.fitted_steps(
-            ensemble, shown[reached], n_prompts=params.n_prompts, seed=seed, device=runtime.device
-        )
-        losses = numerics.mse_by_test_length(
-            {f"model{a}": (ensemble, int(shown[a])) for a in reached},
-            lengths,
-            debiased_steps={
-                f"dGDfit{a}": float(v) for a, v in zip(reached, fitted.value, strict=True)
-            },
-            bayes=False,
-            n_prompts=params.n_prompts,
-            seed=seed,
-            device=runtime.device,
-            progress=runtime.show_progress,
-        )
-    for j, a in enumerate(reached):
-        m = shown[a]
-        omega_end, mu_end = ensemble.omega[-1, m, :2], ensemble.mu[-1, m, :2]
-        table[a] = np.abs(omega_end).mean(), np.abs(mu_end).mean(), m - a * seeds
-        product = np.abs(ensemble.omega[:, m, :2] * ensemble.mu[:, m, :2]).sum(axis=-1)
-        last = product[-max(1, product.size // 4) :]
-        eta[a] = fitted.value[j]
-        eta_error[a] = float(np.hypot(fitted.stderr[j], eta[a] * np.std(last) / np.mean(last)))
-        if table[a, 0] > params.omega_max:  # beyond the allowance's range: cannot be judged
-            eta_error[a] = np.inf
-        for k, n in enumerate(lengths):
-            gap = losses.difference(f"model{a}@{n}", f"dGDfit{a}@{n}")
-            dgd = losses[f"dGDfit{a}@{n}"].mean
-            ratio[a, k], ratio_se[a, k] = 1.0 + gap.mean / dgd, gap.stderr / dgd
-        figure_data[f"mse_{a}"] = np.array([losses[f"model{a}@{n}"].mean for n in lengths])
-        figure_data[f"mse_se_{a}"] = np.array([losses[f"model{a}@{n}"].stderr for n in lengths])
-        figure_data[f"dgd_{a}"] = np.array([losses[f"dGDfit{a}@{n}"].mean for n in lengths])
+    for a, shown in enumerate(groups.shown):
+        members = slice(a * seeds, (a + 1) * seeds)
+        figure_data |= {
+            f"paired_count_{a}": float(groups.paired_count[a]),
+            f"omega_history_{a}": ensemble.omega[:, members, :2],
+            f"mu_history_{a}": ensemble.mu[:, members, :2],
+            f"KQ_{a}": KQ[shown],
+            f"OV_{a}": OV[shown],
+            f"shown_{a}": float(shown - a * seeds),
+        }
+        if reached[a]:
+            figure_data[f"mse_{a}"], figure_data[f"mse_se_{a}"] = groups.mse[a], groups.mse_se[a]
+            figure_data[f"dgd_{a}"] = groups.dgd[a]
     figure_data |= {
-        "lengths": np.array(lengths, dtype=float),
-        "kernel_measured": kernel[0].reshape(A, n_omega),
-        "kernel_measured_se": kernel[1].reshape(A, n_omega),
-        "table": table,
-        "eta_fit": np.where(paired_any > 0, eta, np.nan),
-        "eta_fit_error": np.where(paired_any > 0, eta_error, np.nan),
+        "lengths": np.array(params.lengths, dtype=float),
+        "kernel_measured": kernel.value.reshape(len(specs), -1),
+        "kernel_measured_se": kernel.stderr.reshape(len(specs), -1),
+        "table": np.stack([groups.omega, groups.mu, local], axis=1),
+        "eta_fit": np.where(reached, groups.step, np.nan),
+        "eta_fit_error": np.where(reached, eta_error, np.nan),
     }
     return Measurement(
         values={
-            "kernel_step": Estimate(*kernel),
-            "paired": Estimate(paired_any, 0.0, "bound"),
-            "eta_fit": Estimate(eta, eta_error),
-            "tracks_dgd": Estimate(ratio.ravel(), ratio_se.ravel()),
+            "kernel_step": Estimate(kernel.value, kernel.stderr),
+            "paired": Estimate(reached.astype(float), 0.0, "bound"),
+            "eta_fit": Estimate(groups.step, eta_error),
+            "tracks_dgd": Estimate(groups.ratio.ravel(), groups.ratio_se.ravel()),
         },
         figure_data=figure_data,
     )
@@ -338,9 +293,9 @@ def checks_act(params: ActivationParams) -> tuple[Check, ...]:
             ZScore(
                 f"The kernel mean is the L -> infinity limit of the pair's fitted step; the "
                 f"measured steps at L = {params.kernel_length // 2} and {params.kernel_length} "
-                f"are extrapolated to L -> infinity (`_kernel_steps`), leaving O(1/L^2) ~ 1e-5: "
-                f"only Monte Carlo error (delta-method SEs of both lengths). Resolution 5% of "
-                f"the step: the first-order value misses by up to 36%.",
+                f"are extrapolated to L -> infinity (`numerics.extrapolated_pattern_steps`), "
+                f"leaving O(1/L^2) ~ 1e-5: only Monte Carlo error (delta-method SEs of both "
+                f"lengths). Resolution 5% of the step: the first-order value misses by up to 36%.",
                 max_z=4.0,
                 rel_resolution=0.05,
             ),
@@ -447,6 +402,34 @@ CLAIM_ACT = Claim(
     # the first-order step read as the applied one with a_f doubled (a factor-2 slip)
     wrong=scaled("kernel_step", 2.0),
     trains=lambda params: (_training(params),),
+    summary=(
+        "normalised activations: opposite heads, fitted step vs kernel mean and 1/(1+kappa), "
+        "error vs dGD (Table 1, Figs. 9-11)"
+    ),
+    catalogue=(6, 4),
+    paper_figures=(
+        PaperFigure(
+                9,
+                ("HE-5.2-ACT",),
+                "activations:figure_9",
+                "trained two-head KQ / OV with alternative normalised activations (Table 1 models)",
+                "HE-5.2-ACT's Figure 9: circuits of one paired member per activation",
+            ),
+        PaperFigure(
+                10,
+                ("HE-5.2-ACT",),
+                "activations:figure_10",
+                "ω(t), μ(t) for those activations",
+                "HE-5.2-ACT's Figure 10: ω_h(t), μ_h(t) per activation",
+            ),
+        PaperFigure(
+                11,
+                ("HE-5.2-ACT",),
+                "activations:figure_11",
+                "test error vs L' of those models with the dGD curve at each model's η_eff",
+                "HE-5.2-ACT's Figure 11: test MSE vs L' against debiased GD at each fitted step",
+            ),
+    ),
 )
 
 CLAIMS = (CLAIM_ACT,)

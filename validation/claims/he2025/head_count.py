@@ -93,10 +93,10 @@ from icl_verify.validation.claims._trained import (
     TrainedParams,
     check_trained_heads,
     default_training,
-    logged_steps,
     trained_presets,
     training,
 )
+from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, param
 
 from icl_verify import numerics, theory
@@ -174,49 +174,15 @@ def predict_heads(params: HeadsParams) -> Prediction:
     )
 
 
-def _per_heads(value, error, heads, compared, spread) -> tuple[np.ndarray, np.ndarray]:
-    """Per H in ``compared``: the mean of ``value`` over its members and its error, the mean
-    settled error plus SEED_Z seed SEs (``spread`` / sqrt(n_H); none where spread is NaN)."""
-    means, errors = [], []
-    seed = 0.0 if np.isnan(spread) else spread
-    for H in compared:
-        at = heads == H
-        means.append(value[at].mean())
-        errors.append(error[at].mean() + SEED_Z * seed / np.sqrt(at.sum()))
-    return np.array(means), np.array(errors)
-
-
-def _relative(means: np.ndarray, errors: np.ndarray) -> Estimate:
-    """means[1:] / means[0] - 1 with the propagated error bound (first entry: the reference);
-    error infinite (inconclusive) when there is no second H."""
-    if means.size < 2:
-        return Estimate(0.0, float("inf"), "bound")
-    ratio = means[1:] / means[0]
-    error = (errors[1:] + np.abs(ratio) * errors[0]) / abs(means[0])
-    return Estimate(ratio - 1.0, error, "bound")
-
-
 def measure_heads(params: HeadsParams, runtime) -> Measurement:
     """Read-outs of `numerics.head_count` on the paired members of the compared H."""
-    from icl_verify.numerics.head_count import dummy_decay, member_scales, pooled_spread
-
     ensemble = runtime.trained(training(params))
-    kinds = numerics.member_kinds(ensemble)
-    heads = ensemble.heads
+    kinds, heads = numerics.member_kinds(ensemble), ensemble.heads
     members = np.flatnonzero(kinds.paired & np.isin(heads, params.compare_heads))
-    scales = member_scales(ensemble, members)
+    scales = numerics.member_scales(ensemble, members)
+    per_h = numerics.scales_per_heads(scales, SEED_Z)
     value, error = scales.value, scales.error
-    sums = (value["sum_plus"] - value["sum_minus"]) / 2  # (m,): mean |group sum|
-    sums_error = (error["sum_plus"] + error["sum_minus"]) / 2
-    compared = np.array(sorted(set(scales.heads.tolist())), dtype=int)
-    omega_spread, dof = pooled_spread(value["omega"], scales.heads)
-    sums_spread, _ = pooled_spread(sums, scales.heads)
-    omega_mean, omega_error = _per_heads(
-        value["omega"], error["omega"], scales.heads, compared, omega_spread
-    )
-    sums_mean, sums_mean_error = _per_heads(sums, sums_error, scales.heads, compared, sums_spread)
-
-    decay = dummy_decay(
+    decay = numerics.dummy_decay(
         ensemble, np.flatnonzero(kinds.paired & np.isin(heads, params.dummy_heads_of))
     )
     if decay.kq.size:
@@ -224,12 +190,16 @@ def measure_heads(params: HeadsParams, runtime) -> Measurement:
         dummy_mu = Estimate(decay.mu, decay.mu_error, "bound")
     else:  # no dummy head formed: nothing to read
         dummy_kq = dummy_mu = Estimate(0.0, float("inf"), "bound")
-
-    shown = [numerics.representative(ensemble, int(H)) for H in compared]
+    shown = [numerics.representative(ensemble, int(H)) for H in per_h.heads]
+    example = numerics.dummy_example(ensemble, params.figure_heads, kinds.paired, params.snapshots)
     return Measurement(
         values={
-            "omega_vs_ref": _relative(omega_mean, omega_error),
-            "sums_vs_ref": _relative(sums_mean, sums_mean_error),
+            "omega_vs_ref": Estimate(
+                *numerics.relative_to_reference(per_h.omega, per_h.omega_error), "bound"
+            ),
+            "sums_vs_ref": Estimate(
+                *numerics.relative_to_reference(per_h.sums, per_h.sums_error), "bound"
+            ),
             "manifold_eta": Estimate(
                 np.concatenate([value["eta_plus"], value["eta_minus"]]),
                 np.concatenate([error["eta_plus"], error["eta_minus"]]),
@@ -239,17 +209,17 @@ def measure_heads(params: HeadsParams, runtime) -> Measurement:
             "dummy_mu": dummy_mu,
         },
         figure_data={
-            "compared": compared.astype(float),
-            "omega_mean": omega_mean,
-            "omega_error": omega_error,
-            "sums_mean": sums_mean,
-            "sums_error": sums_mean_error,
-            "seed_dof": float(dof),
+            "compared": per_h.heads.astype(float),
+            "omega_mean": per_h.omega,
+            "omega_error": per_h.omega_error,
+            "sums_mean": per_h.sums,
+            "sums_error": per_h.sums_error,
+            "seed_dof": float(per_h.seed_dof),
             "member_heads": scales.heads.astype(float),
             "member_omega": value["omega"],
-            "member_sums": sums,
-            "paired_counts": np.array([np.sum(scales.heads == H) for H in compared], float),
-            "counts": np.array([np.sum(heads == H) for H in compared], dtype=float),
+            "member_sums": per_h.member_sums,
+            "paired_counts": np.array([np.sum(scales.heads == H) for H in per_h.heads], float),
+            "counts": np.array([np.sum(heads == H) for H in per_h.heads], dtype=float),
             "dummy_member": decay.member.astype(float),
             "dummy_head": decay.head.astype(float),
             "dummy_kq_peak_step": decay.kq_peak_step,
@@ -258,35 +228,24 @@ def measure_heads(params: HeadsParams, runtime) -> Measurement:
             "shown_heads": heads[shown].astype(float),
             "omega": ensemble.omega[:, shown],  # (n, M, H_max)
             "mu": ensemble.mu[:, shown],
-            **_figure_14_data(params, ensemble, kinds),
+            **_figure_14_data(example),
         },
     )
 
 
-def _figure_14_data(params: HeadsParams, ensemble, kinds) -> dict[str, np.ndarray]:
-    """Figure 14: the lowest-loss paired member with ``figure_heads`` heads and a dummy head
-    (else the lowest-loss member with that H): its KQ at geometrically spaced logged steps and
-    its omega_h(t), mu_h(t), ||KQ_h||_F(t)."""
-    from icl_verify.numerics.head_count import dummy_decay
-
-    H = params.figure_heads
-    candidates = np.flatnonzero((ensemble.heads == H) & kinds.paired)
-    decay = dummy_decay(ensemble, candidates)
-    with_dummy = np.unique(decay.member)
-    pool = with_dummy if with_dummy.size else np.flatnonzero(ensemble.heads == H)
-    member = int(pool[np.argmin(ensemble.test_loss[-1, pool])])
-    steps = ensemble.steps
-    snapshots = logged_steps(steps, steps[-1], params.snapshots)
-    KQ = ensemble.KQ_history[:, member, :H]  # (n, H, D, D)
+def _figure_14_data(example) -> dict[str, np.ndarray | float]:
+    """Figure 14: the lowest-loss paired member of ``figure_heads`` heads with a dummy head
+    (`numerics.dummy_example`): its KQ and OV at the snapshots and its omega_h, mu_h,
+    ||KQ_h||_F along training."""
     return {
-        "figure_member": float(member),
-        "figure_has_dummy": float(with_dummy.size > 0),
-        "snapshot_steps": steps[snapshots].astype(float),
-        "snapshot_KQ": KQ[snapshots],  # (S, H, D, D)
-        "snapshot_OV": ensemble.OV_history[snapshots][:, member, :H],
-        "member_omega_t": ensemble.omega[:, member, :H],  # (n, H)
-        "member_mu_t": ensemble.mu[:, member, :H],
-        "member_kq_norm_t": np.linalg.norm(KQ, axis=(-2, -1)),  # (n, H)
+        "figure_member": float(example.member),
+        "figure_has_dummy": float(example.has_dummy),
+        "snapshot_steps": example.snapshot_steps,
+        "snapshot_KQ": example.snapshot_KQ,  # (S, H, D, D)
+        "snapshot_OV": example.snapshot_OV,
+        "member_omega_t": example.omega,  # (n, H)
+        "member_mu_t": example.mu,
+        "member_kq_norm_t": example.kq_norm,  # (n, H)
     }
 
 
@@ -374,6 +333,28 @@ CLAIM_HEADS = Claim(
     # from H_ref's (H = 4 vs 2): 1.0 off, 20 x the allowed 0.05
     wrong=shifted("sums_vs_ref", lambda relative: np.asarray(relative) + 1.0),
     trains=default_training,
+    summary=(
+        "H = 2, 3, 4, 8 reach one omega and one set of group sums; dummy heads decay (Figs. "
+        "13, 14)"
+    ),
+    catalogue=(6, 7),
+    paper_figures=(
+        PaperFigure(
+                13,
+                ("HE-A-HEADS",),
+                "head_count:figure_13",
+                "ω_h(t), μ_h(t) for several H: the same limiting ω and group sums across H",
+                "HE-A-HEADS's Figure 13",
+            ),
+        PaperFigure(
+                14,
+                ("HE-A-HEADS",),
+                "head_count:figure_14",
+                "four-head run with a dummy head: KQ heat-map evolution (the dummy head → 0) and "
+                "its dynamics",
+                "HE-A-HEADS's Figure 14",
+            ),
+    ),
 )
 
 CLAIMS = (CLAIM_HEADS,)

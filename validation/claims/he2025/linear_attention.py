@@ -13,8 +13,9 @@
   debiased GD at the step it applies.
 
 Prediction: `theory` (frozen risk, GD optimum, pair expansion). Measurement: `numerics`
-(the trained linear ensemble, shared by LIN and LENGTH; the shared softmax ensemble of
-HE-OBS1..4; fitted steps; the pair's output gaps). Figures: `figures.linear_attention`.
+(`numerics.linear_attention`: the trained linear ensemble, shared by LIN and LENGTH, beside the
+shared softmax ensemble of HE-OBS1..4; `numerics.softmax_pair`: the pair's output gaps and their
+expansion). Figures: `figures.linear_attention`.
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ from icl_verify.validation.claim import (
     Source,
     Tolerance,
     ZScore,
-    fit_loglog_slope,
     scaled,
     shifted,
 )
@@ -43,6 +43,7 @@ from icl_verify.validation.claims._trained import (
     training,
 )
 from icl_verify.validation.designs import linear_head_and_prompts
+from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, Params, check_order, param
 
 from icl_verify import MAX_PROMPT_LENGTH, numerics, theory
@@ -54,11 +55,6 @@ LENGTHS = tuple(range(10, 101, 5))  # test lengths L' of Figure 8 (reference §H
 def _linear_training(params) -> numerics.EnsembleTraining:
     """The one-head linear-attention members (5.1), trained like the softmax ensemble."""
     return training(params, heads=(1,) * params.linear_members, attention="linear")
-
-
-def _step_series(ensemble: numerics.TrainedEnsemble) -> np.ndarray:
-    """gamma = omega mu of each one-head member over the logs: (n, E)."""
-    return ensemble.omega[..., 0] * ensemble.mu[..., 0]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -110,7 +106,7 @@ def predict_lin(params: LinearParams) -> Prediction:
 
 
 def measure_lin(params: LinearParams, runtime) -> Measurement:
-    """The learned step and pattern (settled values of the logs) and the Monte Carlo test risk.
+    """The learned step and pattern and the Monte Carlo test risk (`numerics.read_linear_members`).
 
     gamma = omega mu (omega = mean diag KQ11, mu = the OV entry (D, D)), where training
     settles: `numerics.settled_mean`, the last-quarter mean of the logs with its drift plus
@@ -119,36 +115,25 @@ def measure_lin(params: LinearParams, runtime) -> Measurement:
     pattern measures are `numerics.summarize_circuits`' off-pattern RMS ratios at the end.
     """
     ensemble = runtime.trained(_linear_training(params))
-    steps = _step_series(ensemble)
-    settled = [numerics.settled_mean(steps[:, e]) for e in range(steps.shape[1])]
-    summaries = ensemble.summaries()
-    kq = np.array([s.kq_off_pattern[0] for s in summaries])
-    ov = np.array([s.ov_off_pattern[0] for s in summaries])
-    L = params.L
-    members = {f"linear{e}": (ensemble, e) for e in range(params.linear_members)}
-    losses = numerics.mse_by_test_length(
-        members,
-        [L],
-        bayes=False,
+    members = numerics.read_linear_members(
+        ensemble,
         n_prompts=params.n_prompts,
-        seed=runtime.seed % (2**62),
+        seed=runtime.seed_for("prompts"),
         device=runtime.device,
         progress=runtime.show_progress,
     )
-    risk = [losses[f"linear{e}@{L}"] for e in range(params.linear_members)]
-    KQ, OV = ensemble.circuits()
     return Measurement(
         values={
-            "step": Estimate([v for v, _ in settled], [err for _, err in settled]),
-            "kq_off_pattern": Estimate(kq, 0.0, "bound"),
-            "ov_off_pattern": Estimate(ov, 0.0, "bound"),
-            "risk": Estimate([r.mean for r in risk], [r.stderr for r in risk]),
+            "step": Estimate(members.step, members.step_error),
+            "kq_off_pattern": Estimate(members.kq_off_pattern, 0.0, "bound"),
+            "ov_off_pattern": Estimate(members.ov_off_pattern, 0.0, "bound"),
+            "risk": Estimate(members.risk, members.risk_se),
         },
         figure_data={
             "log_steps": ensemble.steps.astype(float),
-            "step_history": steps,
-            "KQ": KQ[:, 0],
-            "OV": OV[:, 0],
+            "step_history": members.step_history,
+            "KQ": members.KQ,
+            "OV": members.OV,
         },
     )
 
@@ -203,6 +188,11 @@ CLAIM_LIN = Claim(
     # the debiased step L/(L+D) in place of the vanilla one: 0.019 off, twice step_atol
     wrong=shifted("step", lambda eta: eta + 0.02),
     trains=lambda params: (_linear_training(params),),
+    summary=(
+        "trained one-head linear attention: KQ11 = omega I, step omega mu = L/(L+D+1), optimal "
+        "GD risk"
+    ),
+    catalogue=(6, 1),
 )
 
 
@@ -258,27 +248,12 @@ def predict_pair(params: PairParams) -> Prediction:
     )
 
 
-def _richardson(values: np.ndarray, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The eps -> 0 limit of values(eps) = v0 + v2 eps^2 + O(eps^4), and a bound on its error.
-
-    Richardson's extrapolation from the two smallest eps (eps decreasing along axis 0); the
-    bound is its distance to the extrapolation from the next pair, whose O(eps^4) error is the
-    larger of the two.
-    """
-
-    def extrapolate(k: int) -> np.ndarray:
-        small, large = eps[k] ** 2, eps[k - 1] ** 2
-        return (large * values[k] - small * values[k - 1]) / (large - small)
-
-    limit = extrapolate(eps.size - 1)
-    return limit, np.abs(limit - extrapolate(eps.size - 2))
-
-
 def measure_pair(params: PairParams, runtime) -> Measurement:
-    """The pair's output minus the linear head's (`numerics.softmax_pair_gaps`), float64.
+    """The pair's output minus the linear head's, float64, read as an expansion in eps
+    (`numerics.pair_gap_expansion`, per prompt set: centred, uncentred):
 
     - ``limit``: the gap's eps -> 0 limit, by Richardson extrapolation of the measured gaps
-      (`_richardson`, with its error bound);
+      (`icl_verify.statistics.richardson`, with its error bound);
     - ``slope``: log-log slope in eps of the largest |gap − limit| (the residual after the
       measured limit), per set;
     - ``next_term``: the eps -> 0 limit of that residual / eps^2 (Richardson again).
@@ -288,67 +263,36 @@ def measure_pair(params: PairParams, runtime) -> Measurement:
     """
     KQ, OV, centred, uncentred = _pair_design(params)
     eps = _eps(params)
-    gaps = [numerics.softmax_pair_gaps(KQ, OV, Z, eps) for Z in (centred, uncentred)]
-    slopes, limits, nexts, curves = [], [], [], []
-    for gap in gaps:
-        limit = _richardson(gap, eps)
-        residual = gap - limit[0]  # (n_eps, B, D)
-        curve = np.abs(residual).reshape(eps.size, -1).max(axis=1)
-        slopes.append(fit_loglog_slope(eps, curve).slope)
-        curves.append(curve)
-        limits.append(limit)
-        nexts.append(_richardson(residual / eps[:, None, None] ** 2, eps))
+    sets = [numerics.pair_gap_expansion(KQ, OV, Z, eps) for Z in (centred, uncentred)]
 
-    def joined(pairs) -> Estimate:
+    def joined(value: str, bound: str) -> Estimate:
         return Estimate(
-            np.concatenate([v.ravel() for v, _ in pairs]),
-            np.concatenate([b.ravel() for _, b in pairs]),
+            np.concatenate([getattr(e, value).ravel() for e in sets]),
+            np.concatenate([getattr(e, bound).ravel() for e in sets]),
             "bound",
         )
 
     return Measurement(
         values={
-            "slope": Estimate([s.value for s in slopes], [s.error for s in slopes]),
-            "limit": joined(limits),
-            "next_term": joined(nexts),
+            "slope": Estimate([e.slope for e in sets], [e.slope_se for e in sets]),
+            "limit": joined("limit", "limit_bound"),
+            "next_term": joined("next_term", "next_bound"),
         },
         figure_data={
             "eps": eps,
-            "residual_centred": curves[0],
-            "residual_uncentred": curves[1],
-            "gap_uncentred": np.abs(gaps[1]).reshape(eps.size, -1).max(axis=1),
+            "residual_centred": sets[0].residual,
+            "residual_uncentred": sets[1].residual,
+            "gap_uncentred": sets[1].gap,
         },
     )
 
 
-def _roundoff_bounds(params: PairParams) -> tuple[float, float]:
-    """Float64 roundoff bounds of the measured limit and next term (the checks' allowances).
-
-    Each head of the pair outputs at most ||OV||_2 max_i ||z_i|| / (2 eps), a weighted sum over
-    L tokens of D-vectors: its forward error is at most (L + D) u of that (u the unit roundoff),
-    so a gap (two heads and the linear head, whose output is eps times smaller) is off by at most
-    delta(eps) = (L + D) u ||OV||_2 max ||z|| / eps. Richardson's extrapolation from (eps1, eps2)
-    multiplies errors by (eps2^2 a1 + eps1^2 a2) / (eps2^2 - eps1^2); the next term divides the
-    residual (gap minus the extrapolated limit) by eps^2 before extrapolating again.
-    """
-    KQ, OV, centred, uncentred = _pair_design(params)
-    z_max = max(np.linalg.norm(Z, axis=1).max() for Z in (centred, uncentred))
-    eps = _eps(params)
-    delta = (params.L + params.D) * np.finfo(float).eps * np.linalg.norm(OV, 2) * z_max / eps
-    small, large = eps[-1] ** 2, eps[-2] ** 2
-
-    def extrapolated(a1: float, a2: float) -> float:
-        return (large * a1 + small * a2) / (large - small)
-
-    limit = extrapolated(delta[-1], delta[-2])
-    next_term = extrapolated((delta[-1] + limit) / small, (delta[-2] + limit) / large)
-    return float(limit), float(next_term)
-
-
 def checks_pair(params: PairParams) -> tuple[Check, ...]:
-    limit_allowed, next_allowed = _roundoff_bounds(params)
+    _, OV, *prompts = _pair_design(params)  # the allowances: float64 roundoff bounds
+    limit_allowed, next_allowed = numerics.pair_roundoff_bounds(OV, prompts, _eps(params))
     roundoff = (
-        "Allowed: the float64 roundoff bound of the extrapolated value (`_roundoff_bounds`: "
+        "Allowed: the float64 roundoff bound of the extrapolated value "
+        "(`numerics.pair_roundoff_bounds`: "
         "(L + D) u ||OV|| max||z|| / eps per gap, through Richardson's weights), plus the "
         "extrapolation's error bound (its distance to the extrapolation from the next pair of "
         "eps, an O(eps^4) term)."
@@ -403,6 +347,11 @@ CLAIM_SM2LIN = Claim(
     wrong=lambda params, prediction: prediction.with_values(
         limit=np.zeros_like(prediction.values["limit"])
     ),
+    summary=(
+        "softmax pair (eps KQ, OV/2eps), (-eps KQ, -OV/2eps) = linear head - centring term + "
+        "O(eps^2)"
+    ),
+    catalogue=(6, 2),
 )
 
 
@@ -514,72 +463,44 @@ def predict_length(params: LengthParams) -> Prediction:
 
 
 def measure_length(params: LengthParams, runtime) -> Measurement:
-    """Monte Carlo test MSE of every model and baseline on the same nested prompts.
+    """Monte Carlo test MSE of every model and baseline on the same nested prompts
+    (`numerics.linear_vs_softmax_by_test_length`).
 
     Models: the linear members (mean over members per L', members' SEs combined), the
     lowest-validation-loss one- and two-head softmax members of the shared ensemble. The
     two-head member is compared with debiased GD at the step it applies, fitted from its
     predictions at the training L (`numerics.fitted_steps`, no formula assumed).
     """
-    setting, lengths = params.setting, [int(n) for n in params.lengths]
-    linear = runtime.trained(_linear_training(params))
     softmax = runtime.trained(training(params))
     one, two = numerics.representative(softmax, 1), numerics.representative(softmax, 2)
-    seed = runtime.seed % (2**62)
-    fitted = numerics.fitted_steps(
-        softmax, [one, two], n_prompts=params.n_prompts, seed=seed, device=runtime.device
-    )
-    models = {f"linear{e}": (linear, e) for e in range(params.linear_members)}
-    models |= {"H1": (softmax, one), "H2": (softmax, two)}
-    losses = numerics.mse_by_test_length(
-        models,
-        lengths,
-        debiased_steps={"dGDfit": float(fitted.value[1])},
+    result = numerics.linear_vs_softmax_by_test_length(
+        runtime.trained(_linear_training(params)),
+        softmax,
+        (one, two),
+        [int(n) for n in params.lengths],
+        rise_from=_grid_best(params),
         n_prompts=params.n_prompts,
-        seed=seed,
+        seed=runtime.seed_for("prompts"),
         device=runtime.device,
         progress=runtime.show_progress,
     )
-
-    def curve(name: str) -> tuple[np.ndarray, np.ndarray]:
-        estimates = [losses[f"{name}@{n}"] for n in lengths]
-        return np.array([e.mean for e in estimates]), np.array([e.stderr for e in estimates])
-
-    linear_curves = [curve(f"linear{e}") for e in range(params.linear_members)]
-    linear_mean = np.mean([m for m, _ in linear_curves], axis=0)
-    linear_se = np.sqrt(np.sum([s**2 for _, s in linear_curves], axis=0)) / len(linear_curves)
-    L, longest = setting.L, max(lengths)
-    grid_best = _grid_best(params)
-    rises = [
-        losses.difference(f"linear{e}@{longest}", f"linear{e}@{grid_best}")
-        for e in range(params.linear_members)
-    ]
-    gains = [losses.difference(f"{m}@{L}", f"{m}@{longest}") for m in ("H1", "H2")]
-    ratio = [losses.difference(f"H2@{n}", f"dGDfit@{n}") for n in lengths]
-    dgd_fit_mean, _ = curve("dGDfit")
     figure_data = {
-        "lengths": np.array(lengths, dtype=float),
-        "linear_mean": linear_mean,
-        "linear_se": linear_se,
-        "measured_argmin": float(lengths[int(np.argmin(linear_mean))]),
-        "fitted_steps": fitted.value,
-        "fitted_steps_se": fitted.stderr,
+        "lengths": result.lengths.astype(float),
+        "linear_mean": result.linear_mean,
+        "linear_se": result.linear_se,
+        "measured_argmin": result.measured_argmin,
+        "fitted_steps": result.fitted.value,
+        "fitted_steps_se": result.fitted.stderr,
         "members": np.array([one, two], dtype=float),
     }
-    for name in ("H1", "H2", "dGDfit", "Bayes"):
-        figure_data[f"{name}_mean"], figure_data[f"{name}_se"] = curve(name)
+    for name, (mean, se) in result.curves.items():
+        figure_data[f"{name}_mean"], figure_data[f"{name}_se"] = mean, se
     return Measurement(
         values={
-            "linear_risk": Estimate(linear_mean, linear_se),
-            "linear_rise": Estimate(
-                float(np.mean([r.mean for r in rises])),
-                float(np.sqrt(np.sum([r.stderr**2 for r in rises])) / len(rises)),
-            ),
-            "softmax_gain": Estimate([g.mean for g in gains], [g.stderr for g in gains]),
-            "two_head_vs_dgd": Estimate(
-                1.0 + np.array([r.mean for r in ratio]) / dgd_fit_mean,
-                np.array([r.stderr for r in ratio]) / dgd_fit_mean,
-            ),
+            "linear_risk": Estimate(result.linear_mean, result.linear_se),
+            "linear_rise": Estimate(result.linear_rise, result.linear_rise_se),
+            "softmax_gain": Estimate(result.softmax_gain, result.softmax_gain_se),
+            "two_head_vs_dgd": Estimate(result.two_head_ratio, result.two_head_ratio_se),
         },
         figure_data=figure_data,
     )
@@ -650,6 +571,22 @@ CLAIM_LENGTH = Claim(
     # at L' = 100 that is 0.17 instead of 1.72
     wrong=scaled("linear_risk", 0.5),
     trains=lambda params: (_linear_training(params), training(params)),
+    summary=(
+        "train L = 40, test L' = 10..100: linear = frozen-step GD (argmin L + (D+1)/2), "
+        "softmax keeps improving (Fig. 8)"
+    ),
+    catalogue=(6, 3),
+    paper_figures=(
+        PaperFigure(
+                8,
+                ("HE-5.1-LENGTH",),
+                "linear_attention:figure_length",
+                "length generalisation, train L = 40, test L' in [10, 100]: one- and multi-head "
+                "softmax vs linear attention",
+                "HE-5.1-LENGTH's figure: trained softmax and linear attention against the frozen "
+                "linear-attention risk",
+            ),
+    ),
 )
 
 CLAIMS = (CLAIM_LIN, CLAIM_SM2LIN, CLAIM_LENGTH)

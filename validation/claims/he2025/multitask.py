@@ -60,6 +60,7 @@ from icl_verify.validation.claims._trained import (
     trained_presets,
     training,
 )
+from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, param
 
 from icl_verify import numerics
@@ -67,6 +68,7 @@ from icl_verify.heads import MODE_NAMES
 
 PAPER = "He et al. 2025"
 PAPER_STEPS = 500_000  # the released multi-task runs (reference §HE-5.4-MT)
+FIRST_ORDER_PROMPTS = 4096  # fresh prompts of the measured first-order truncation
 FIGURE_HEADS = {16: 1, 17: 2, 18: 4, 19: 3}  # figure number -> H (modes I, II, III, IV)
 
 
@@ -151,11 +153,6 @@ def _optimal_gamma(params: MultiTaskParams, H: int) -> np.ndarray:
     return gamma
 
 
-def _group_means(values: np.ndarray, groups) -> np.ndarray:
-    """(..., d) -> (..., G): mean over each coordinate group."""
-    return np.stack([values[..., list(g)].mean(axis=-1) for g in groups], axis=-1)
-
-
 def predict_mt(params: MultiTaskParams) -> Prediction:
     """Paper modes, optimal Gamma_k per group, zero sums, and the optimal Gamma's risk per task."""
     supports, L, r = params.task_supports, params.L, params.sigma2
@@ -170,7 +167,7 @@ def predict_mt(params: MultiTaskParams) -> Prediction:
     return Prediction(
         values={
             "mode": np.array([paper_mode(H, K) for H in Hs], dtype=float),
-            "gamma": _group_means(gammas, groups).ravel(),
+            "gamma": numerics.group_means(gammas, groups).ravel(),
             "zero_sum": np.zeros(len(Hs) * K),
             "risk": risks.ravel(),
             "dgd_risk": np.array([t.risk for t in optimum]),
@@ -185,32 +182,6 @@ def predict_mt(params: MultiTaskParams) -> Prediction:
     )
 
 
-def _relative_first_order_gap(heads, members, params, seed: int) -> np.ndarray:
-    """RMS gap of the kernel and first-order predictions over the RMS prediction, per member.
-
-    On fresh prompts of the training distribution; the kernel form is evaluated by numerics,
-    the first-order one by `theory.first_order_prediction`: (len(members),), worst task.
-    """
-    import torch  # torch only when measuring
-
-    generator = torch.Generator().manual_seed(seed)
-    p = numerics.sample_multitask_regression(
-        4096, params.d, params.L, params.task_supports, generator=generator,
-        relative_noise=params.sigma2,
-    )  # fmt: skip
-    X, Y, xq = (t.double().numpy() for t in (p.X, p.y, p.x_query))
-    gaps = []
-    for e in members:
-        H = params.heads[e]
-        omega, labels = heads.omega[e, :H], heads.labels[e, :H]
-        exact = numerics.kernel_multitask_prediction(omega, labels, p.X, p.y, p.x_query)  # (n, K)
-        exact = exact.numpy()
-        first = first_order_prediction(omega, np.diagonal(labels, axis1=-2, axis2=-1), X, Y, xq)
-        gap = np.sqrt(((exact - first) ** 2).mean(axis=0) / (first**2).mean(axis=0))  # (K,)
-        gaps.append(gap.max())
-    return np.array(gaps)
-
-
 def _training(params: MultiTaskParams) -> numerics.EnsembleTraining:
     """The members of `params.heads` on the multi-task prompts of its supports."""
     return training(params, supports=params.task_supports)
@@ -219,69 +190,39 @@ def _training(params: MultiTaskParams) -> numerics.EnsembleTraining:
 def measure_mt(params: MultiTaskParams, runtime) -> Measurement:
     """Train the ensemble; read modes, Gamma_k, zero sums over the logs; Monte Carlo risks.
 
-    Gamma_k and the zero-sum ratio are read at the last log with the error of
-    `numerics.settled_value` over the logged history (Adam noise and drift; the zero-sum ratio
-    toward 0). The error of Gamma_k adds the member's measured first-order truncation (its
-    relative RMS gap between kernel and first-order predictions) times the largest entry.
-    Risks: Monte Carlo MSE per task of each H's member, on the same prompts as restricted
-    debiased GD at eta*_k (the formula's check), SE of the mean.
+    Gamma_k and the zero-sum ratio: `numerics.settled_heads` (last log; Adam noise and drift,
+    the ratio toward 0); Gamma_k's error adds the member's first-order truncation
+    (`numerics.first_order_gaps`) times its largest entry. Risks: per task, on the same prompts
+    as restricted debiased GD at eta*_k (the formula's check).
     """
-
-    supports, d = params.task_supports, params.d
+    supports, d, Hs = params.task_supports, params.d, params.judged_heads
     K, groups = len(supports), support_groups(supports, d)
-    seed = runtime.seed % (2**62)
     ensemble = runtime.trained(_training(params))
     # (n, E, H, ...): the heads at every logged step
     history = numerics.multitask_heads(ensemble.KQ_history, ensemble.OV_history, d)
     KQ, OV = ensemble.circuits()  # (E, H, D, D)
     final = numerics.multitask_heads(KQ, OV, d)  # (E, H, ...)
-    n_logs = ensemble.steps.size
-    Hs = params.judged_heads
     shown = {H: numerics.representative(ensemble, H) for H in sorted(set(params.heads))}
-
-    modes = np.zeros((n_logs, len(params.heads)), dtype=int)  # (n, E)
-    for t in range(n_logs):
-        for e, H in enumerate(params.heads):
-            omega, mu = history.omega[t, e, :H], history.mu[t, e, :H]
-            modes[t, e] = numerics.multitask_mode(omega, mu, supports)
-    mode, mode_error = np.zeros(len(Hs)), np.zeros(len(Hs))
-    judged_length = params.steps >= PAPER_STEPS
-    for i, H in enumerate(Hs):
-        expected = paper_mode(H, K)
-        members = np.flatnonzero(np.array(params.heads) == H)
-        reached = members[modes[-1, members] == expected]
-        m = shown[H]
-        held = np.all(modes[n_logs // 2 :, m] == modes[-1, m])
-        mode[i] = expected if reached.size else modes[-1, m]
-        mode_error[i] = 0.0 if reached.size or (judged_length and held) else np.inf
-
-    gap = _relative_first_order_gap(final, [shown[H] for H in Hs], params, seed)
-    gamma_value, gamma_error, zero_value, zero_error = [], [], [], []
-    for i, H in enumerate(Hs):
-        m = shown[H]
-        gamma_history = np.einsum("nhk,nhd->nkd", history.mu[:, m, :H], history.omega[:, m, :H])
-        grouped = _group_means(gamma_history, groups).reshape(n_logs, -1)  # (n, K G)
-        settled = np.array([numerics.settled_value(grouped[:, j]) for j in range(grouped.shape[1])])
-        gamma_value.append(settled[:, 0])
-        # the first-order reading of Gamma_k is exact only up to the member's truncation: its
-        # relative first-order gap (relative to the whole prediction, so times the scale of
-        # Gamma, its largest entry) joins the Adam noise and drift
-        gamma_error.append(settled[:, 1] + gap[i] * np.abs(settled[:, 0]).max())
-        mu = history.mu[:, m, :H]  # (n, H, K)
-        ratio = np.abs(mu.sum(axis=1)) / np.abs(mu).sum(axis=1)  # (n, K)
-        for k in range(K):
-            value, error = numerics.settled_value(ratio[:, k], toward=0.0)
-            zero_value.append(value)
-            zero_error.append(error)
-
+    modes = numerics.mode_history(history, params.heads, supports)  # (n, E)
+    gap = numerics.first_order_gaps(
+        final, [shown[H] for H in Hs], params.heads, first_order_prediction, d=d, L=params.L,
+        supports=supports, relative_noise=params.sigma2, n_prompts=FIRST_ORDER_PROMPTS,
+        seed=runtime.seed_for("first-order"),
+    )  # fmt: skip
+    settled = [numerics.settled_heads(history, shown[H], H, groups) for H in Hs]
+    # the first-order reading of Gamma_k is exact only up to the member's truncation: its
+    # relative first-order gap (relative to the whole prediction, so times the scale of Gamma,
+    # its largest entry) joins the Adam noise and drift
+    gamma_error = [
+        s.gamma_error + g * np.abs(s.gamma).max() for s, g in zip(settled, gap, strict=True)
+    ]
     optimum = np.array([restricted_optimum(len(s), params.L, params.sigma2).eta for s in supports])
     losses = numerics.multitask_losses(
         ensemble, [shown[H] for H in Hs], {"dgd": optimum}, n_prompts=params.n_prompts,
-        seed=seed, device=runtime.device,
+        seed=runtime.seed_for("prompts"), device=runtime.device,
     )  # fmt: skip
     risk = [losses[f"m{shown[H]}:{k}"] for H in Hs for k in range(K)]
     dgd = [losses[f"dgd:{k}"] for k in range(K)]
-
     figure_data: dict = {
         "log_steps": ensemble.steps.astype(float),
         "first_order_gap": gap,
@@ -289,29 +230,52 @@ def measure_mt(params: MultiTaskParams, runtime) -> Measurement:
         "test_loss": ensemble.test_loss[-1],
     }
     for H, m in shown.items():
-        conditions = support_conditions(final.omega[m, :H], final.mu[m, :H], supports)
-        figure_data |= {
-            f"member_{H}": float(m),
-            f"KQ11_{H}": KQ[m, :H, :d, :d],
-            f"labels_{H}": final.labels[m, :H],
-            f"omega_groups_{H}": _group_means(final.omega[m, :H], groups),
-            f"mu_{H}": final.mu[m, :H],
-            f"gamma_groups_{H}": _group_means(
-                task_preconditioners(final.omega[m, :H], final.mu[m, :H]), groups
-            ),
-            f"zero_sum_{H}": conditions.zero_sum,
-            f"mode_{H}": float(modes[-1, m]),
-        }
+        figure_data |= _member_figure_data(params, final, KQ[m, :H, :d, :d], m, H, modes[-1, m])
+
+    def joined(field: str) -> np.ndarray:  # over H, task-major
+        return np.concatenate([getattr(s, field) for s in settled])
+
     return Measurement(
         values={
-            "mode": Estimate(mode, mode_error, "bound"),
-            "gamma": Estimate(np.concatenate(gamma_value), np.concatenate(gamma_error), "bound"),
-            "zero_sum": Estimate(np.array(zero_value), np.array(zero_error), "bound"),
+            "mode": _mode_estimate(params, modes, shown),
+            "gamma": Estimate(joined("gamma"), np.concatenate(gamma_error), "bound"),
+            "zero_sum": Estimate(joined("zero_sum"), joined("zero_sum_error"), "bound"),
             "risk": Estimate([r.mean for r in risk], [r.stderr for r in risk]),
             "dgd_risk": Estimate([r.mean for r in dgd], [r.stderr for r in dgd]),
         },
         figure_data=figure_data,
     )
+
+
+def _mode_estimate(params: MultiTaskParams, modes: np.ndarray, shown: dict) -> Estimate:
+    """The mode per H >= 2 (`numerics.mode_reading` of the (n, E) modes): the paper's when some
+    member reached it; another is judged only after a training of the paper's length that held
+    it (error 0), else inconclusive (infinite error)."""
+    K = len(params.task_supports)
+    reads = [
+        numerics.mode_reading(modes, np.flatnonzero(np.equal(params.heads, H)), shown[H],
+                              paper_mode(H, K))
+        for H in params.judged_heads
+    ]  # fmt: skip
+    judged = [r.reached or (params.steps >= PAPER_STEPS and r.held) for r in reads]
+    return Estimate([r.mode for r in reads], np.where(judged, 0.0, np.inf), "bound")
+
+
+def _member_figure_data(params: MultiTaskParams, final, KQ11, m: int, H: int, mode) -> dict:
+    """The figures' and table's numbers of the shown member m with H heads (final heads)."""
+    supports = params.task_supports
+    groups = support_groups(supports, params.d)
+    omega, mu = final.omega[m, :H], final.mu[m, :H]
+    return {
+        f"member_{H}": float(m),
+        f"KQ11_{H}": KQ11,
+        f"labels_{H}": final.labels[m, :H],
+        f"omega_groups_{H}": numerics.group_means(omega, groups),
+        f"mu_{H}": mu,
+        f"gamma_groups_{H}": numerics.group_means(task_preconditioners(omega, mu), groups),
+        f"zero_sum_{H}": support_conditions(omega, mu, supports).zero_sum,
+        f"mode_{H}": float(mode),
+    }
 
 
 def checks_mt(params: MultiTaskParams) -> tuple[Check, ...]:
@@ -472,6 +436,42 @@ CLAIM_MT = Claim(
     # the restricted dGD risk in the reference data model's units (labels / sqrt(s), s = 4)
     wrong=scaled("dgd_risk", 0.25),
     trains=lambda params: (_training(params),),
+    summary=(
+        "two tasks on overlapping supports, H = 1-4: modes I-IV, zero sums, Gamma_k = eta_k "
+        "1_{S_k}, per-task risk vs support-restricted dGD; Table 2 (Figs. 16-19)"
+    ),
+    catalogue=(6, 6),
+    paper_figures=(
+        PaperFigure(
+            16,
+            ("HE-5.4-MT",),
+            "multitask:figure_16",
+            "multi-task ICL, H = 1 (Mode I): KQ11 = diag(ω^h) and the OV K x K blocks",
+            "HE-5.4-MT's Figure 16",
+        ),
+        PaperFigure(
+            17,
+            ("HE-5.4-MT",),
+            "multitask:figure_17",
+            "multi-task ICL, H = 2 (Mode II): KQ11 = diag(ω^h) and the OV K x K blocks",
+            "HE-5.4-MT's Figure 17",
+        ),
+        PaperFigure(
+            18,
+            ("HE-5.4-MT",),
+            "multitask:figure_18",
+            "multi-task ICL, H = 4 (Mode III): KQ11 = diag(ω^h) and the OV K x K blocks",
+            "HE-5.4-MT's Figure 18",
+        ),
+        PaperFigure(
+            19,
+            ("HE-5.4-MT",),
+            "multitask:figure_19",
+            "multi-task ICL, H = 3 (Mode IV, superposition): KQ11 = diag(ω^h) and the OV K x K "
+            "blocks",
+            "HE-5.4-MT's Figure 19",
+        ),
+    ),
 )
 
 CLAIMS = (CLAIM_MT,)

@@ -175,6 +175,8 @@ CLAIM_T42II = Claim(
     checks=checks_optimality,
     figure="optimality:figure_optimality",
     wrong=single_head_profile,
+    summary="minimum over homogeneous KQ: profile, limit, step 1/(1+kappa)",
+    catalogue=(4, 4),
 )
 
 CLAIMS = (CLAIM_T42II,)

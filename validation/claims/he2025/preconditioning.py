@@ -50,6 +50,7 @@ from icl_verify.validation.claims._trained import (
     trained_presets,
     training,
 )
+from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import param
 
 from icl_verify import numerics, theory
@@ -61,6 +62,11 @@ TARGETS = ("Γ*_d (debiased)", "Γ* (vanilla)", "Σ⁻¹")
 #: HE-OBS2 judges the homogeneity of |omega_h| across heads within 5%.
 OPPOSITION_ATOL = 0.05
 MARGIN_Z = 3.0  # the closer check is decided when its margin exceeds 3 bootstrap SE
+#: Read-outs of `numerics.PairedPreconditioners` stored as they are for the figures and table.
+FIGURE_FIELDS = (
+    "learned", "first_order_gap", "omega_final", "member_risks", "dgd_risks", "dgd_risks_se",
+    "excess_over_dgd", "excess_over_dgd_se", "margin", "margin_se",
+)  # fmt: skip
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -152,126 +158,65 @@ def predict_kms(params: PreconditioningParams) -> Prediction:
     )
 
 
-def _opposition(ensemble, members: np.ndarray) -> tuple[float, float]:
-    """Mean over members of ``||K2/|K2| + K1/|K1|||_F`` of the last-quarter-mean KQ11 blocks,
-    and its error: the batch-means SE of those blocks (5 batches) plus the drift from the third
-    quarter's value (`numerics.settled_mean`'s construction, applied to matrices). A member
-    still approaching the pattern (third-quarter value above the last by more than the noise)
-    has the whole value as its error, as `numerics.settled_value` does: not judged yet."""
-    from icl_verify.numerics.preconditioning import head_opposition  # torch: when measured
-
-    history = ensemble.KQ_history[:, members]  # (n, M, H, D, D)
-    history = history[np.isfinite(history).all(axis=(1, 2, 3, 4))]
-    quarter = max(1, history.shape[0] // 4)
-    last, third = history[-quarter:], history[-2 * quarter : -quarter]
-
-    def residual(blocks):  # (M, H, D, D) -> (M,)
-        return np.sqrt(np.maximum(2.0 * (1.0 + head_opposition(blocks, ensemble.d)), 0))
-
-    value = residual(last.mean(axis=0))
-    earlier = residual(third.mean(axis=0))
-    batches = np.stack([b.mean(axis=0) for b in np.array_split(last, 5)])  # (5, M, H, D, D)
-    d = ensemble.d
-    spread = batches[..., :2, :d, :d] - last.mean(axis=0)[None, ..., :2, :d, :d]
-    se = np.sqrt((spread**2).sum(axis=(0, 3, 4)) / (5 * 4))  # (M, 2)
-    size = np.linalg.norm(last.mean(axis=0)[..., :2, :d, :d], axis=(-2, -1))  # (M, 2)
-    noise = np.sqrt(((se / size) ** 2).sum(axis=1))  # (M,)
-    # still falling toward the pattern by more than its noise: may reach it, not judged yet
-    error = np.where(earlier - value > noise, value, np.abs(value - earlier) + noise)
-    return float(value.mean()), float(error.mean())
-
-
 def _training(params: PreconditioningParams) -> numerics.EnsembleTraining:
     """Two-head members on KMS covariates of correlation rho."""
     return training(params, heads=(2,) * params.members, rho=params.rho)
 
 
 def measure_kms(params: PreconditioningParams, runtime) -> Measurement:
-    """Train (or load) the members; Gamma_eff, its fit, distances, opposition and risks."""
-    # imported here, not at the top: it imports torch, and `icl-verify list` must stay light
-    from icl_verify.numerics.preconditioning import (
-        bootstrap_distances,
-        fitted_preconditioners,
-        learned_preconditioners,
-        preconditioned_losses,
-    )
-
-    seed = runtime.seed % (2**62)
+    """Train (or load) the members; Gamma_eff, its fit, distances, opposition and risks of the
+    paired members (`numerics.read_paired_preconditioners`)."""
     ensemble = runtime.trained(_training(params))
     kinds = numerics.member_kinds(ensemble)
-    paired = np.flatnonzero(kinds.paired)
-    targets = _targets(params)
     KQ, OV = ensemble.circuits()
     figure_data = {
-        "paired_count": float(paired.size),
+        "paired_count": float(kinds.paired.sum()),
         "trapped_count": float(kinds.trapped.sum()),
-        "learned_all": learned_preconditioners(KQ, OV, params.d),
+        "learned_all": numerics.learned_preconditioners(KQ, OV, params.d),
         "paired_mask": kinds.paired.astype(float),
     }
-    if paired.size < 2:  # no bootstrap over fewer than two members: nothing can be judged
+    if kinds.paired.sum() < 2:  # no bootstrap over fewer than two members: nothing can be judged
         nothing = Estimate(0.0, np.inf)
         return Measurement(
             {"opposition": nothing, "distance_dgd": nothing, "closer": nothing, "risk": nothing},
             figure_data,
         )
-    shown = int(paired[np.argmin(ensemble.test_loss[-1, paired])])
-    learned = learned_preconditioners(KQ[paired], OV[paired], params.d)  # (M, d, d)
-    fitted = fitted_preconditioners(
-        ensemble, paired.tolist(), n_prompts=params.n_prompts, seed=seed, device=runtime.device
-    )
-    scale = np.linalg.norm(targets[0])
-    first_order = np.linalg.norm(fitted.value - learned, axis=(-2, -1)) / scale  # (M,)
-    boot = bootstrap_distances(learned, targets, n_boot=params.n_boot, seed=seed)
-    boot_fit = bootstrap_distances(fitted.value, targets, n_boot=params.n_boot, seed=seed)
-    omega = np.abs(ensemble.omega[-1, paired, :2]).max()
-    distance_error = 2.0 * boot.relative_se[0] + first_order.mean()
-    if omega > params.omega_max:  # beyond the allowance's range: cannot be judged
-        distance_error = np.inf
-    # margin: how much closer to Gamma* than to Sigma^{-1}, in units of their distance
-    gap = np.linalg.norm(targets[1] - targets[2])
-    margin, margin_se = (v / gap for v in boot.difference(2, 1))
-    resolved = abs(margin) > MARGIN_Z * margin_se
-    losses = preconditioned_losses(
+    paired = numerics.read_paired_preconditioners(
         ensemble,
-        {f"member{e}": int(e) for e in paired},
-        {"dGD at mean Γ_eff": learned.mean(axis=0), "dGD at Γ*_d": targets[0]},
+        _targets(params),  # Gamma*_d, Gamma*, Sigma^{-1}: the margin is Gamma* against Sigma^{-1}
+        margin_targets=(1, 2),
         n_prompts=params.n_prompts,
-        seed=seed,
+        n_boot=params.n_boot,
+        seed=runtime.seed_for("prompts"),
+        bootstrap_seed=runtime.seed_for("bootstrap"),
         device=runtime.device,
     )
-    names = [f"member{e}" for e in paired]
-    index = [losses.names.index(n) for n in names]
-    risk = float(losses.mean[index].mean())
-    risk_se = float(np.sqrt(losses.covariance[np.ix_(index, index)].mean() / losses.n))
-    opposition = _opposition(ensemble, paired)
+    boot, boot_fit = paired.distances, paired.fitted_distances
+    distance_error = 2.0 * boot.relative_se[0] + paired.first_order_gap.mean()
+    if np.abs(paired.omega_final).max() > params.omega_max:  # beyond the allowance: not judged
+        distance_error = np.inf
+    resolved = abs(paired.margin) > MARGIN_Z * paired.margin_se
     figure_data |= {
-        "shown": float(shown),
-        "KQ_shown": KQ[shown],
-        "OV_shown": OV[shown],
-        "learned": learned,
-        "learned_mean": learned.mean(axis=0),
-        "fitted_mean": fitted.value.mean(axis=0),
+        "shown": float(paired.shown),
+        "KQ_shown": KQ[paired.shown],
+        "OV_shown": OV[paired.shown],
+        "learned_mean": paired.learned.mean(axis=0),
+        "fitted_mean": paired.fitted.mean(axis=0),
         "distances": boot.relative,
         "distances_se": boot.relative_se,
         "fitted_distances": boot_fit.relative,
         "fitted_distances_se": boot_fit.relative_se,
-        "first_order_gap": first_order,
-        "omega_final": ensemble.omega[-1, paired, :2],
-        "member_risks": losses.mean[index],
-        "dgd_risks": np.array([losses[n].mean for n in losses.names[len(names) :]]),
-        "dgd_risks_se": np.array([losses[n].stderr for n in losses.names[len(names) :]]),
-        "excess_over_dgd": np.array([losses.difference(n, "dGD at Γ*_d").mean for n in names]),
-        "excess_over_dgd_se": np.array([losses.difference(n, "dGD at Γ*_d").stderr for n in names]),
-        "margin": margin,
-        "margin_se": margin_se,
     }
+    figure_data |= {name: getattr(paired, name) for name in FIGURE_FIELDS}
     return Measurement(
         values={
             # error bars as the rules use them (multiples of SEs and measured allowances)
-            "opposition": Estimate(*opposition, "bound"),
+            "opposition": Estimate(paired.opposition, paired.opposition_error, "bound"),
             "distance_dgd": Estimate(boot.relative[0], distance_error, "bound"),
-            "closer": Estimate(margin, MARGIN_Z * margin_se if resolved else np.inf, "bound"),
-            "risk": Estimate(risk, 4.0 * risk_se, "bound"),
+            "closer": Estimate(
+                paired.margin, MARGIN_Z * paired.margin_se if resolved else np.inf, "bound"
+            ),
+            "risk": Estimate(paired.risk, 4.0 * paired.risk_se, "bound"),
         },
         figure_data=figure_data,
     )
@@ -401,6 +346,29 @@ CLAIM_KMS = Claim(
     table=table_kms,
     wrong=sigma_inverse_learned,
     trains=lambda params: (_training(params),),
+    summary=(
+        "two heads on KMS covariates: KQ11 = ±omega Gamma; Gamma_eff = sum_h mu_h KQ11_h "
+        "against the optimal preconditioners (debiased, vanilla) and Sigma^{-1}; risk (Figs. "
+        "12, 15)"
+    ),
+    catalogue=(6, 5),
+    paper_figures=(
+        PaperFigure(
+                12,
+                ("HE-5.3-KMS",),
+                "preconditioning:figure_12",
+                "non-isotropic (KMS) covariates: KQ11 of both heads (±ω Γ); Γ_learned vs Σ⁻¹ and "
+                "Γ*",
+                "HE-5.3-KMS's Figure 12",
+            ),
+        PaperFigure(
+                15,
+                ("HE-5.3-KMS",),
+                "preconditioning:figure_15",
+                "inverse of the learned KQ11 vs Σ and (Γ*)⁻¹",
+                "HE-5.3-KMS's Figure 15",
+            ),
+    ),
 )
 
 CLAIMS = (CLAIM_KMS,)

@@ -11,8 +11,8 @@
 - HE-T4.2i: at fixed eta = 2 omega mu, the ± two-head predictor approaches debiased GD (4.11)
   as omega -> 0, with an error of order eta omega^2 (the cubic term of (4.10)) and of order
   L^{-1/2} at fixed omega (it is a fluctuation; §HE-T4.2i). Measured:
-  `numerics.square_gaps_to_debiased_gd`; the slopes' allowed biases are
-  `theory.dgd_gap_omega_slope_bias` and `theory.dgd_gap_length_slope_bias`.
+  `numerics.square_gaps_to_debiased_gd` and its `SquareGaps.rms_loglog_slope`; the slopes'
+  allowed biases are `theory.dgd_gap_omega_slope_bias` and `theory.dgd_gap_length_slope_bias`.
 
 Figures: `figures.predictors`.
 
@@ -47,7 +47,6 @@ from icl_verify.validation.claim import (
     Source,
     Tolerance,
     ZScore,
-    fit_loglog_slope,
     scaled,
     shifted,
 )
@@ -153,16 +152,15 @@ def predict_49(params: ManifoldPredictionParams) -> Prediction:
 def measure_49(params: ManifoldPredictionParams, runtime) -> Measurement:
     """Per trial the largest relative gap between the H-head and the two-head predictions."""
     points = draw_manifold_points(params)
-    with numerics.single_thread():  # faster for these small tensors
-        gaps = numerics.relative_prediction_gaps(
-            points.omega_heads,
-            points.mu_heads,
-            points.omega,
-            points.mu,
-            params.setting,
-            params.n_prompts,
-            seed=runtime.seed,
-        )
+    gaps = numerics.relative_prediction_gaps(
+        points.omega_heads,
+        points.mu_heads,
+        points.omega,
+        points.mu,
+        params.setting,
+        params.n_prompts,
+        seed=runtime.seed_for("prompts"),
+    )
     return Measurement(
         values={"prediction_gap": Estimate(gaps, 0.0, "bound")},
         figure_data={
@@ -201,6 +199,8 @@ CLAIM_49 = Claim(
     # predictions apart by 1e-3 of the summed magnitudes (as a 0.1% error in a group sum gives):
     # ~1e11 times the rounding tolerance
     wrong=shifted("prediction_gap", lambda gap: gap + 1e-3),
+    summary="any H on S_omega predicts exactly as the two-head model",
+    catalogue=(4, 1),
 )
 
 
@@ -258,16 +258,15 @@ def predict_412(params: SingleHeadParams) -> Prediction:
 def measure_412(params: SingleHeadParams, runtime) -> Measurement:
     """Replicated Monte Carlo profiles; the fitted minimum's SE from the replicates' spread."""
     omega = _omega_grid(params)
-    seeds = [(runtime.seed + replicate) % 2**31 for replicate in range(params.n_replicates)]
-    with numerics.single_thread():  # faster for these small tensors
-        best = numerics.single_head_minimum(
-            omega,
-            params.setting,
-            params.n_prompts,
-            seeds=runtime.progress(seeds, "replicates"),
-            degree=params.degree,
-            device=runtime.device,
-        )
+    seeds = [runtime.seed_for(f"replicate-{r}") for r in range(params.n_replicates)]
+    best = numerics.single_head_minimum(
+        omega,
+        params.setting,
+        params.n_prompts,
+        seeds=runtime.progress(seeds, "replicates"),
+        degree=params.degree,
+        device=runtime.device,
+    )
     return Measurement(
         values={
             "omega_opt": Estimate(best.omega.mean, best.omega.stderr),
@@ -315,6 +314,8 @@ CLAIM_412 = Claim(
     figure="predictors:figure_single_head",
     # omega* 40% too small (0.27 at d=5, below the grid's 0.3): ~0.25 off, tens of SEs
     wrong=scaled("omega_opt", 0.6),
+    summary="single-head optimum omega* = 1/sqrt(d)",
+    catalogue=(4, 2),
 )
 
 
@@ -382,28 +383,22 @@ def predict_t42i(params: DebiasedGDGapParams) -> Prediction:
     )
 
 
-def _rms_slope(x, gaps) -> Estimate:
-    """The log-log slope of the RMS against x: the fit's SE or the Monte Carlo SE, the larger."""
-    fit = fit_loglog_slope(x, gaps.rms)
-    return Estimate(fit.slope.value, max(fit.slope.error, gaps.log_slope_stderr(x)))
-
-
 def measure_t42i(params: DebiasedGDGapParams, runtime) -> Measurement:
     """RMS |y_TF - y_dGD| on an omega grid at L, and at fixed omega over the L grid."""
     omegas = np.geomspace(params.omega_min, params.omega_max, params.n_omega)
     lengths = params.L_values
     shared = dict(eta=params.eta, d=params.d, sigma2=params.sigma2, n_prompts=params.n_prompts)
-    with numerics.single_thread():  # faster for these small tensors
-        by_omega = numerics.square_gaps_to_debiased_gd(
-            omegas, [params.L], **shared, seed=runtime.seed, device=runtime.device
-        )
-        by_length = numerics.square_gaps_to_debiased_gd(
-            [params.fixed_omega], lengths, **shared, seed=runtime.seed + 1, device=runtime.device
-        )
+    by_omega = numerics.square_gaps_to_debiased_gd(
+        omegas, [params.L], **shared, seed=runtime.seed_for("omega"), device=runtime.device
+    )
+    by_length = numerics.square_gaps_to_debiased_gd(
+        [params.fixed_omega], lengths, **shared, seed=runtime.seed_for("length"),
+        device=runtime.device,
+    )  # fmt: skip
     return Measurement(
-        values={
-            "omega_slope": _rms_slope(omegas, by_omega),
-            "length_slope": _rms_slope(lengths, by_length),
+        values={  # each slope with the larger of its fit SE and its Monte Carlo SE
+            "omega_slope": Estimate(*by_omega.rms_loglog_slope(omegas)),
+            "length_slope": Estimate(*by_length.rms_loglog_slope(lengths)),
         },
         figure_data={
             "omega": omegas,
@@ -457,6 +452,8 @@ CLAIM_T42I = Claim(
     # an error of order eta omega (slope 1, as if the even terms of (4.10) did not cancel):
     # 1 off, forty times the allowed bias
     wrong=shifted("omega_slope", lambda slope: slope - 1.0),
+    summary="attention -> debiased GD as omega -> 0: slope 2 in omega, L^-1/2",
+    catalogue=(4, 3),
 )
 
 CLAIMS = (CLAIM_49, CLAIM_412, CLAIM_T42I)

@@ -24,7 +24,6 @@ Figures: `figures.dynamics.figure_stage_one`, `figure_stage_two`.
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -187,9 +186,7 @@ def measure_stage_one(params: StageOneParams, runtime) -> Measurement:
             "zero_sum": _rates(
                 stages[h].final_zero_sum_ratio <= params.tolerance for h in stage_one
             ),
-            "p_end": Estimate(
-                p_end.mean(axis=1), p_end.std(axis=1, ddof=1) / math.sqrt(p_end.shape[1]), "se"
-            ),
+            "p_end": Estimate(*statistics.mean_se(p_end, axis=1), "se"),
         },
         figure_data=_figure_data(params, stages),
     )
@@ -283,6 +280,8 @@ CLAIM_STAGE_ONE = Claim(
     # μᵀω -> 1, the optimum without the finite-L correction κ: 0.12 above 1/(1+κ) at d=5, L=40,
     # ~190 x the tolerance at the quick size (t_end = 1e4), ~18 x at the smoke size (t_end = 300)
     wrong=shifted("p_end", lambda p_end: np.ones_like(p_end)),
+    summary="Stage I: sign matching, zero-sum OV, mu^T omega -> 1/(1+kappa)",
+    catalogue=(3, 2),
 )
 
 CLAIM_STAGE_TWO = Claim(
@@ -301,6 +300,8 @@ CLAIM_STAGE_TWO = Claim(
     # no run equalising |ω_h| (heads keep the spread of their start): 1 away from the measured
     # fractions, beyond 4 Agresti-Coull SE (0.69 at the 3 starts of the smoke size)
     wrong=scaled("homogeneous", 0.0),
+    summary="Stage II: homogeneous KQ, the flow ends on S_omega",
+    catalogue=(3, 3),
 )
 
 CLAIMS = (CLAIM_STAGE_ONE, CLAIM_STAGE_TWO)

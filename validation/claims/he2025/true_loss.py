@@ -4,10 +4,11 @@ The true loss is the population MSE (2.5) of the kernel-sum predictor (3.2) in i
 coordinates (omega, mu), exactly what L̃ (4.1) approximates (Prop. 4.1). Four heads start from
 one small random point (|omega_h|, |mu_h| uniform in [init_low, init_high], random signs, from
 ``design_seed``); `numerics.train_true_loss` runs E members of plain SGD on the true loss from it
-(fresh prompts, labels integrated out exactly), so step k sits at t = lr k; from the same start
-`dynamics.gradient_flow` descends L̃ with the same step (`GradientDescent(lr)`: the same
-discretisation, so only the losses differ; its distance to the exact flow is reported) and
-integrates the exact flow (drawn).
+(fresh prompts, labels integrated out exactly), so step k sits at t = lr k, and
+`numerics.true_loss_summary` gives the member means, their SEs and the true loss; from the same
+start `dynamics.slowed_descent` descends L̃ with the same step (the same discretisation, so only
+the losses differ; its distance to the exact flow is reported) or slowed by 1 - 1/L, and
+`dynamics.gradient_flow` integrates the exact flow (drawn).
 
 Predictions, and why:
 
@@ -47,6 +48,7 @@ from icl_verify.validation.claim import (
     Source,
     Tolerance,
 )
+from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, SettingParams, check_order, param
 
 from icl_verify import dynamics, numerics, theory
@@ -93,6 +95,12 @@ class TrueLossParams(SettingParams):
         """(R,) the recorded flow times t = lr k, the start included."""
         return np.arange(self.steps // self.log_every + 1) * self.log_every * self.lr
 
+    @property
+    def loss_records(self) -> np.ndarray:
+        """Indices of the records whose true loss is estimated (the last one always)."""
+        count = self.times.size
+        return np.unique(np.r_[np.arange(0, count, self.loss_every), count - 1])
+
 
 def start(params: TrueLossParams) -> tuple[np.ndarray, np.ndarray]:
     """The random start (omega0, mu0), each (H,): magnitudes U(init_low, init_high), random signs.
@@ -109,38 +117,21 @@ def start(params: TrueLossParams) -> tuple[np.ndarray, np.ndarray]:
 
 @lru_cache(maxsize=4)
 def _descent(params: TrueLossParams, slowdown: float) -> dynamics.Trajectory:
-    """GD on L̃ from the start with step lr * slowdown, saved at the recorded times."""
-    omega0, mu0 = start(params)
-    lr = params.lr * slowdown
-    times = params.times * slowdown
-    return dynamics.gradient_flow(
-        omega0, mu0, params.setting, (0.0, times[-1]), dynamics.GradientDescent(lr),
-        dynamics.SaveAt(times),
-    )  # fmt: skip
-
-
-def _log_norm(omega: np.ndarray, mu: np.ndarray) -> np.ndarray:
-    """ln ||(omega, mu)|| over the last axis (heads)."""
-    return 0.5 * np.log((omega**2).sum(-1) + (mu**2).sum(-1))
+    """GD on L̃ from the start with step lr * slowdown, saved at the recorded iterates."""
+    return dynamics.slowed_descent(*start(params), params.setting, params.lr, params.times,
+                                   slowdown)  # fmt: skip
 
 
 def _window(params: TrueLossParams) -> np.ndarray:
     """Indices of the Phase I records: the flow's max |omega_h| still <= fraction d^{-1/2}."""
-    omega = np.abs(_descent(params, 1.0).omega).max(axis=1)
-    inside = omega <= params.phase_one_fraction / np.sqrt(params.d)
-    return np.arange(int(np.argmin(inside)) if not inside.all() else inside.size)[1:]
-
-
-def _loss_records(params: TrueLossParams) -> np.ndarray:
-    """Indices of the records whose true loss is estimated (the last one always)."""
-    count = params.times.size
-    return np.unique(np.r_[np.arange(0, count, params.loss_every), count - 1])
+    return dynamics.phase_one_records(_descent(params, 1.0).omega, params.d,
+                                      params.phase_one_fraction)  # fmt: skip
 
 
 def _phase_one_allowance(params: TrueLossParams) -> float:
     """d omega_w^2 (log-growth over the window) / L: the unmodelled nonlinear difference."""
     flow, window = _descent(params, 1.0), _window(params)
-    log_norm = _log_norm(flow.omega, flow.mu)
+    log_norm = dynamics.log_norm(flow.omega, flow.mu)
     growth = log_norm[window[-1]] - log_norm[0]
     omega_w = np.abs(flow.omega[window]).max()
     return float(params.d * omega_w**2 * growth / params.L)
@@ -164,13 +155,13 @@ def predict(params: TrueLossParams) -> Prediction:
     gap = float(theory.manifold_gap_limit(params.L, params.d, params.sigma2))
     return Prediction(
         values={
-            "phase_one_log_norm": _log_norm(slowed.omega, slowed.mu)[window],
+            "phase_one_log_norm": dynamics.log_norm(slowed.omega, slowed.mu)[window],
             "end_loss": float(plain.loss[-1]) + gap,
         },
         figure_data={
             "t": params.times, "window": window.astype(float),
             "gd_omega": plain.omega, "gd_mu": plain.mu, "gd_loss": plain.loss,
-            "slowed_log_norm": _log_norm(slowed.omega, slowed.mu),
+            "slowed_log_norm": dynamics.log_norm(slowed.omega, slowed.mu),
             "flow_omega": flow.omega, "flow_mu": flow.mu, "flow_loss": flow.loss,
             "gap_limit": gap, "eta_limit": 1.0 / (1.0 + setting.kappa),
         },
@@ -183,7 +174,7 @@ def _trained(params: TrueLossParams, runtime):
     training = numerics.TrueLossTraining(
         d=params.d, L=params.L, sigma2=params.sigma2, omega0=tuple(omega0.tolist()),
         mu0=tuple(mu0.tolist()), lr=params.lr, steps=params.steps, members=params.members,
-        batch=params.batch, log_every=params.log_every, seed=runtime.seed % 2**31,
+        batch=params.batch, log_every=params.log_every, seed=runtime.seed_for("training"),
     )  # fmt: skip
     return runtime.trained(training)
 
@@ -193,40 +184,23 @@ def measure(params: TrueLossParams, runtime) -> Measurement:
 
     Errors: 3 SE of the member mean (the SGD noise); the end loss adds the Monte Carlo SE.
     """
-    from icl_verify.numerics.true_loss import true_losses  # torch only when measuring
-
-    history = _trained(params, runtime)
-    E = params.members
-    log_norm = _log_norm(history.omega, history.mu)  # (R, E)
-    window = _window(params)
-    records = _loss_records(params)
-    with numerics.single_thread():
-        loss, loss_se = true_losses(
-            history.omega[records],
-            history.mu[records],
-            params.d,
-            params.L,
-            params.sigma2,
-            params.n_prompts,
-            seed=(runtime.seed + 1) % 2**31,
-            device=runtime.device,
-        )  # (n, E) each fmt: skip
-    end_se = np.sqrt(loss[-1].var(ddof=1) / E + (loss_se[-1] ** 2).mean() / E)
+    history, window, records = _trained(params, runtime), _window(params), params.loss_records
+    summary = numerics.true_loss_summary(
+        history, records, params.d, params.L, params.sigma2, params.n_prompts,
+        seed=runtime.seed_for("true-loss"), device=runtime.device,
+    )  # fmt: skip
     return Measurement(
         values={
-            "phase_one_log_norm": Estimate(
-                log_norm[window].mean(1), 3 * log_norm[window].std(1, ddof=1) / np.sqrt(E),
-                "bound",
-            ),
-            "end_loss": Estimate(float(loss[-1].mean()), float(3 * end_se), "bound"),
+            "phase_one_log_norm": Estimate(summary.log_norm[window],
+                                           3 * summary.log_norm_se[window], "bound"),
+            "end_loss": Estimate(float(summary.loss[-1]), float(3 * summary.loss_se[-1]),
+                                 "bound"),
         },
         figure_data={
-            "t": history.t, "omega": history.omega.mean(1), "mu": history.mu.mean(1),
-            "omega_se": history.omega.std(1, ddof=1) / np.sqrt(E),
-            "mu_se": history.mu.std(1, ddof=1) / np.sqrt(E),
-            "log_norm": log_norm.mean(1), "log_norm_se": log_norm.std(1, ddof=1) / np.sqrt(E),
-            "loss_t": history.t[records], "loss": loss.mean(1),
-            "loss_se": np.sqrt(loss.var(1, ddof=1) / E + (loss_se**2).mean(1) / E),
+            "t": history.t, "omega": summary.omega, "mu": summary.mu,
+            "omega_se": summary.omega_se, "mu_se": summary.mu_se,
+            "log_norm": summary.log_norm, "log_norm_se": summary.log_norm_se,
+            "loss_t": history.t[records], "loss": summary.loss, "loss_se": summary.loss_se,
         },
     )  # fmt: skip
 
@@ -259,7 +233,7 @@ def approximation_exact(params: TrueLossParams, prediction: Prediction) -> Predi
     data = prediction.figure_data
     window = _window(params)
     return prediction.with_values(
-        phase_one_log_norm=_log_norm(data["gd_omega"], data["gd_mu"])[window],
+        phase_one_log_norm=dynamics.log_norm(data["gd_omega"], data["gd_mu"])[window],
         end_loss=float(data["gd_loss"][-1]),
     )
 
@@ -339,6 +313,20 @@ CLAIM_TRUELOSS = Claim(
     figure="true_loss:figure_21",
     table=table,
     wrong=approximation_exact,
+    summary=(
+        "four heads: SGD on the true loss against GD on Ltilde from one start, on one time "
+        "axis (Fig. 21)"
+    ),
+    catalogue=(6, 8),
+    paper_figures=(
+        PaperFigure(
+                21,
+                ("HE-C-TRUELOSS",),
+                "true_loss:figure_21",
+                "four-head training dynamics under the true loss vs under L̃",
+                "HE-C-TRUELOSS's Figure 21",
+            ),
+    ),
 )
 
 CLAIMS = (CLAIM_TRUELOSS,)

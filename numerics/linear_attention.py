@@ -1,0 +1,234 @@
+"""Trained one-head linear attention (5.1) read against GD, and its length generalisation beside
+softmax models (He et al. 2025 §5.1, Figure 8; reference §HE-5.1-LIN, §HE-5.1-LENGTH).
+
+A one-head linear-attention member predicts ``(gamma / L) sum_i y_i x_i^T x_q`` once its
+circuits take the GD pattern (KQ11 = omega I, OV last row (0, ..., 0, mu)), with the step
+``gamma = omega mu``; it keeps the 1/L of its training length at every test length L'.
+
+- `learned_steps`: gamma = omega mu of each member over the logs;
+- `read_linear_members`: where the step settles, the pattern's off-pattern ratios and the
+  Monte Carlo test risk at the training L (`LinearMembers`);
+- `linear_vs_softmax_by_test_length`: test MSE over L' of the linear members, one- and two-head
+  softmax members and debiased GD at the two-head member's fitted step, on the same nested
+  prompts (`LinearVsSoftmax`).
+
+Nothing here imports `theory`: what these are compared with is the claim's business.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from icl_verify.numerics.effective_steps import FittedSteps, fitted_steps, relative_mse
+from icl_verify.numerics.ensemble import TrainedEnsemble, mse_by_test_length
+from icl_verify.numerics.length_generalisation import length_curve
+from icl_verify.numerics.patterns import settled_mean
+
+from icl_verify.statistics import mean_of_estimates
+
+__all__ = [
+    "LinearMembers",
+    "LinearVsSoftmax",
+    "learned_steps",
+    "linear_vs_softmax_by_test_length",
+    "read_linear_members",
+]
+
+
+CURVES = ("H1", "H2", "dGDfit", "Bayes")  # the curves of `LinearVsSoftmax.curves`
+
+
+def learned_steps(ensemble: TrainedEnsemble) -> np.ndarray:
+    """``gamma = omega mu`` of each one-head member at every logged step: (n, E).
+
+    >>> from types import SimpleNamespace
+    >>> e = SimpleNamespace(omega=np.array([[[0.5], [2.0]]]), mu=np.array([[[1.6], [0.4]]]))
+    >>> learned_steps(e).tolist()
+    [[0.8, 0.8]]
+    """
+    return ensemble.omega[..., 0] * ensemble.mu[..., 0]
+
+
+@dataclass(frozen=True, eq=False)
+class LinearMembers:
+    """One-head linear-attention members read at the end of training (E members).
+
+    Attributes:
+        step, step_error: (E,) where gamma = omega mu settles, `numerics.settled_mean` of its
+            logs (last-quarter mean; drift plus batch-means SE).
+        step_history: (n, E) gamma over the logs (`learned_steps`).
+        kq_off_pattern, ov_off_pattern: (E,) `numerics.summarize_circuits`' off-pattern RMS
+            ratios of the final circuits (KQ: off the diagonal of KQ11; OV: off (D, D)).
+        KQ, OV: (E, D, D) final circuits.
+        risk, risk_se: (E,) Monte Carlo test MSE at the training L and its SE.
+    """
+
+    step: np.ndarray
+    step_error: np.ndarray
+    step_history: np.ndarray
+    kq_off_pattern: np.ndarray
+    ov_off_pattern: np.ndarray
+    KQ: np.ndarray
+    OV: np.ndarray
+    risk: np.ndarray
+    risk_se: np.ndarray
+
+
+def read_linear_members(
+    ensemble: TrainedEnsemble,
+    *,
+    n_prompts: int,
+    seed: int = 0,
+    device: str = "cpu",
+    progress: bool = False,
+) -> LinearMembers:
+    """The learned step and pattern of every one-head member, and its test risk at L.
+
+    The step is read where training settles (`settled_mean` of `learned_steps`): the final
+    snapshot fluctuates around it with Adam's noise. The risk is `mse_by_test_length` at the
+    training L alone, all members on the same ``n_prompts`` prompts (seeded by ``seed``).
+
+    >>> from icl_verify.numerics.ensemble import EnsembleTraining, train_ensemble
+    >>> training = EnsembleTraining(d=2, L=8, sigma2=0.1, heads=(1, 1), lr=1e-2, steps=40,
+    ...     batch=16, seed=0, log_every=2, checkpoint_every=0, validation_batch=64,
+    ...     attention="linear")
+    >>> members = read_linear_members(train_ensemble(training), n_prompts=512)
+    >>> members.step.shape, members.KQ.shape, bool((members.risk_se > 0).all())
+    ((2,), (2, 3, 3), True)
+    """
+    steps = learned_steps(ensemble)  # (n, E)
+    settled = np.array([settled_mean(steps[:, e]) for e in range(steps.shape[1])])  # (E, 2)
+    summaries = ensemble.summaries()
+    E, L = ensemble.heads.size, ensemble.L
+    losses = mse_by_test_length(
+        {f"linear{e}": (ensemble, e) for e in range(E)},
+        [L],
+        bayes=False,
+        n_prompts=n_prompts,
+        seed=seed,
+        device=device,
+        progress=progress,
+    )
+    risk = [losses[f"linear{e}@{L}"] for e in range(E)]
+    KQ, OV = ensemble.circuits()  # (E, 1, D, D) each
+    return LinearMembers(
+        step=settled[:, 0],
+        step_error=settled[:, 1],
+        step_history=steps,
+        kq_off_pattern=np.array([s.kq_off_pattern[0] for s in summaries]),
+        ov_off_pattern=np.array([s.ov_off_pattern[0] for s in summaries]),
+        KQ=KQ[:, 0],
+        OV=OV[:, 0],
+        risk=np.array([r.mean for r in risk]),
+        risk_se=np.array([r.stderr for r in risk]),
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class LinearVsSoftmax:
+    """Test MSE over the test lengths L' (n of them) of linear and softmax members (Figure 8).
+
+    Attributes:
+        lengths: (n,) the test lengths.
+        linear_mean, linear_se: (n,) the linear members' mean MSE and its SE
+            (`icl_verify.statistics.mean_of_estimates` of the members' Monte Carlo SEs).
+        linear_rise, linear_rise_se: the members' mean of the paired MSE(longest L') −
+            MSE(``rise_from``), and its SE (the same combination).
+        softmax_gain, softmax_gain_se: (2,) paired MSE(L) − MSE(longest L') of the one- and
+            the two-head member.
+        two_head_ratio, two_head_ratio_se: (n,) MSE(two heads) / MSE(dGD at its fitted step)
+            (`numerics.effective_steps.relative_mse`).
+        fitted: the fitted steps of the one- and two-head members at the training L.
+        curves: name -> ((n,) MSE, (n,) SE) for "H1", "H2", "dGDfit" and "Bayes".
+    """
+
+    lengths: np.ndarray
+    linear_mean: np.ndarray
+    linear_se: np.ndarray
+    linear_rise: float
+    linear_rise_se: float
+    softmax_gain: np.ndarray
+    softmax_gain_se: np.ndarray
+    two_head_ratio: np.ndarray
+    two_head_ratio_se: np.ndarray
+    fitted: FittedSteps
+    curves: dict[str, tuple[np.ndarray, np.ndarray]]
+
+    @property
+    def measured_argmin(self) -> float:
+        """The test length with the least linear-attention MSE."""
+        return float(self.lengths[int(np.argmin(self.linear_mean))])
+
+
+def linear_vs_softmax_by_test_length(
+    linear: TrainedEnsemble,
+    softmax: TrainedEnsemble,
+    members: tuple[int, int],
+    lengths: Sequence[int],
+    *,
+    rise_from: int,
+    n_prompts: int,
+    seed: int = 0,
+    device: str = "cpu",
+    progress: bool = False,
+) -> LinearVsSoftmax:
+    """Monte Carlo test MSE of every model and baseline at every L', on the same nested prompts.
+
+    Models: every member of ``linear`` (one-head linear attention), the one- and two-head
+    members ``members`` = (one, two) of ``softmax``; baselines: debiased GD (4.11) at the
+    two-head member's step fitted from its predictions at the training L (`fitted_steps`, no
+    formula assumed) and the Bayes predictor. `mse_by_test_length` evaluates all of them on one
+    draw of ``n_prompts`` prompts (seeded by ``seed``, as the fit is), so every difference is
+    paired. ``rise_from``: the L' the linear members' rise to the longest L' is read from; it
+    and the training L must be among ``lengths``.
+
+    >>> from icl_verify.numerics.ensemble import EnsembleTraining, train_ensemble
+    >>> common = dict(d=2, L=8, sigma2=0.1, lr=1e-2, steps=40, batch=16, seed=0, log_every=5,
+    ...               checkpoint_every=0, validation_batch=64)
+    >>> linear = train_ensemble(EnsembleTraining(heads=(1,), attention="linear", **common))
+    >>> softmax = train_ensemble(EnsembleTraining(heads=(1, 2), **common))
+    >>> result = linear_vs_softmax_by_test_length(linear, softmax, (0, 1), [4, 8, 16], rise_from=8,
+    ...                                n_prompts=512)
+    >>> result.linear_mean.shape, sorted(result.curves), result.fitted.value.shape
+    ((3,), ['Bayes', 'H1', 'H2', 'dGDfit'], (2,))
+    """
+    lengths = [int(n) for n in lengths]
+    one, two = members
+    fitted = fitted_steps(softmax, [one, two], n_prompts=n_prompts, seed=seed, device=device)
+    E = linear.heads.size
+    models = {f"linear{e}": (linear, e) for e in range(E)}
+    models |= {"H1": (softmax, one), "H2": (softmax, two)}
+    losses = mse_by_test_length(
+        models,
+        lengths,
+        debiased_steps={"dGDfit": float(fitted.value[1])},
+        n_prompts=n_prompts,
+        seed=seed,
+        device=device,
+        progress=progress,
+    )
+
+    linear_curves = [length_curve(losses, f"linear{e}", lengths) for e in range(E)]
+    linear_mean, linear_se = mean_of_estimates(
+        [m for m, _ in linear_curves], [s for _, s in linear_curves]
+    )
+    L, longest = softmax.L, max(lengths)
+    rises = [losses.difference(f"linear{e}@{longest}", f"linear{e}@{rise_from}") for e in range(E)]
+    rise, rise_se = mean_of_estimates([r.mean for r in rises], [r.stderr for r in rises])
+    gains = [losses.difference(f"{m}@{L}", f"{m}@{longest}") for m in ("H1", "H2")]
+    ratio, ratio_se = relative_mse(losses, "H2", "dGDfit", lengths)
+    return LinearVsSoftmax(
+        lengths=np.array(lengths),
+        linear_mean=linear_mean,
+        linear_se=linear_se,
+        linear_rise=float(rise),
+        linear_rise_se=float(rise_se),
+        softmax_gain=np.array([g.mean for g in gains]),
+        softmax_gain_se=np.array([g.stderr for g in gains]),
+        two_head_ratio=ratio,
+        two_head_ratio_se=ratio_se,
+        fitted=fitted,
+        curves={name: length_curve(losses, name, lengths) for name in CURVES},
+    )
