@@ -24,8 +24,10 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# On every core: one worker per core, the tests of a module on one worker (its module-scoped
+# fixtures, e.g. the registry's smoke run, are made once).
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist loadscope
 
 # The main job: every claim at the quick preset on the CPU; the report lands in
 # results/<run-id>/report.md. A claim that disagrees is a finding, not a failure of

@@ -330,8 +330,8 @@ class TwoHeadPhases:
     """The three phases of the two-head flow (Appendix B), measured on the integrated ODE (B.4).
 
     Numbers only: which law each is compared with, by which rule, is the claims' business
-    (`validation.claims.he2025.two_head`). `FEATURES` names each measured feature (an
-    attribute; its name is its stable key) and says what it is.
+    (`validation.claims.he2025.phase_one`, `phase_two`, `phase_three`). `FEATURES` names each
+    measured feature (an attribute; its name is its stable key) and says what it is.
 
     Attributes:
         setting, eps: the problem and the symmetric initial scale.

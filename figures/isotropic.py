@@ -1,7 +1,8 @@
 """Figure of Chen, Zhao, Zou (2024) Theorem 5.3 (CZZ-T5.3): tuned excess risks of OLS, ridge, GD,
 pre-gd and Lasso against n in both regimes, the baseline/pre-gd ratio against d/s, the §7.11
 reading (pre-gd against s beside the theorem's d s^2/n^2 and the discussion's d s/n^2), and
-§7.11's condition on t (pre-gd's tuned absolute eta t against s and n beside both readings)."""
+§7.11's condition on t (pre-gd's tuned absolute eta t against s and n beside both readings);
+and the claim's markdown tables of the same numbers (`table_isotropic`)."""
 
 from __future__ import annotations
 
@@ -231,3 +232,99 @@ def figure_isotropic(params, prediction, measurement):
     reading.legend(fontsize=6.5)
     _step_panels(step_s, step_n, params, prediction, measurement)
     return figure
+
+
+# -- the record's markdown tables (stored numbers only) -----------------------------------------
+
+READINGS = ("theorem", "discussion")  # the bound: theory.sparse_isotropic.READINGS
+STEP_READINGS = ("beta", "appendix")  # F.1 condition on t: theory.sparse_isotropic.STEP_READINGS
+
+
+def step_rows(params) -> list[tuple[str, int, int, int, int, float]]:
+    """The rows of the eta t table, ``(panel, k, d, n, s, sigma)``: pre-gd's tuned point k of
+    the n >~ d panel (over n, "narrow"), of the eta t panel (over s at n_step, "step") and of the
+    §7 reading's panel (over s at d_wide, "reading")."""
+    m = len(params.s_reading)
+    panels = (
+        ("narrow", params.d, params.n_grid, [params.s] * len(params.n_grid), params.sigma),
+        ("step", params.d, [params.n_step] * m, params.s_reading, params.sigma),
+        ("reading", params.d_wide, [params.n_wide[-1]] * m, params.s_reading, params.sigma_wide),
+    )
+    return [
+        (panel, k, d, n, s, sigma)
+        for panel, d, ns, ss, sigma in panels
+        for k, (n, s) in enumerate(zip(ns, ss, strict=True))
+    ]
+
+
+def table_isotropic(params, prediction, measurement, step_budgets) -> str:
+    """Mean excess risks per n in both regimes (evaluation prompts), with exact OLS; pre-gd over
+    s beside both readings of the bound; the eta t table of `step_rows`, ``step_budgets`` being
+    F.1's eta t in each of `STEP_READINGS` per row (`theory.sparse_isotropic`, from the claim)."""
+    data = measurement.figure_data
+    lines = [
+        "| regime | n | OLS (exact) | ridge | GD | pre-gd | Lasso |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for regime, d, grid, exact in (
+        ("narrow", params.d, params.n_grid, "ols_exact"),
+        ("wide", params.d_wide, params.n_wide, "ols_exact_wide"),
+    ):
+        for k, n in enumerate(grid):
+            cells = [
+                f"{data[f'{e}_{regime}'][k]:.4g}" if f"{e}_{regime}" in data else "–"
+                for e in ("ridge", "gd", "pregd", "lasso")
+            ]
+            ols = f"{data[f'ols_{regime}'][k]:.4g} ({prediction.values[exact][k]:.4g})"
+            lines.append(f"| d={d} | {n} | {ols} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        f"§7.11 at d={params.d_wide}, n={params.n_wide[-1]}: pre-gd over s, and the "
+        "smallest constant C making each reading's bound an upper bound at every s",
+        "",
+        "| s | pre-gd | C (theorem, ds²/n²) | C (discussion, ds/n²) |",
+        "|---|---|---|---|",
+    ]
+    pregd = data["pregd_reading"]
+    for k, s in enumerate(params.s_reading):
+        ratios = [pregd[k] / prediction.figure_data[f"reading_{r}"][k] for r in READINGS]
+        lines.append(f"| {s} | {pregd[k]:.4g} | {ratios[0]:.3g} | {ratios[1]:.3g} |")
+    return "\n".join(lines + _step_table(params, prediction, measurement, step_budgets))
+
+
+def _step_table(params, prediction, measurement, step_budgets) -> list[str]:
+    """§7.11's condition on t: pre-gd's tuned point and absolute eta t per n and per s, and
+    eta t over each reading's s log(ns/σ²) or log(ns/σ²)/s (a constant if that reading holds)."""
+    data = measurement.figure_data
+    g = max(b / a for a, b in zip(params.steps, params.steps[1:], strict=False))
+    lines = [
+        "",
+        "§7.11, condition on t: pre-gd's tuned step η/λ_max and count t, s·λ_max of the "
+        "preprocessed Gram (1 when it is I/s on the support), the absolute η·t (mean over "
+        f"prompts ± SE), and η·t over each reading's budget. η·t is read on the steps grid: "
+        f"resolution a factor {g:g} (each value within ×{np.sqrt(g):.2g} of the best η·t).",
+        "",
+        "| setting | s | η/λ_max | t | s·λ_max | η·t | η·t / (s log(ns/σ²)) | "
+        "η·t / (log(ns/σ²)/s) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for (panel, k, d, n, s, sigma), budgets in zip(step_rows(params), step_budgets, strict=True):
+        eta, t = (int(i) for i in data[f"pregd_index_{panel}"][k])
+        value, se = (data[f"pregd_eta_t_{panel}{e}"][k] for e in ("", "_se"))
+        lines.append(
+            f"| d={d}, n={n}, σ={sigma:g} | {s} | {params.etas[eta]:g} | "
+            f"{params.steps[t]} | {data[f'pregd_s_curvature_{panel}'][k]:.3g} | "
+            f"{value:.3g} ± {se:.2g} | {value / budgets[0]:.3g} | {value / budgets[1]:.3g} |"
+        )
+    lines += [
+        "",
+        f"s-exponent of η·t: {data['step_slope']:.2f} ± {data['step_slope_se']:.2g} at "
+        f"d={params.d}, n={params.n_step} (checked), {data['step_slope_reading']:.2f} ± "
+        f"{data['step_slope_reading_se']:.2g} at d={params.d_wide}, n={params.n_wide[-1]} "
+        "(reported); the budgets' exponents over s_reading are "
+        + ", ".join(
+            f"{prediction.figure_data[f'step_slope_{r}']:+.2f} ({r})" for r in STEP_READINGS
+        )
+        + ".",
+    ]
+    return lines

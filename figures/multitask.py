@@ -5,7 +5,8 @@ KQ11 block diag(omega^h) and the OV label block (K x K, row = task predicted), a
 task preconditioners Gamma_k = sum_h mu^h_k diag(omega^h) per coordinate group, measured (bars)
 beside the optimum of the paper's mode (theory, outlined): eta*_k on S_k and 0 off it for H > K,
 the shared preconditioner for 2 <= H <= K. Paper: Fig 16 = H = 1 (mode I), 17 = H = 2 (II),
-18 = H = 4 (III), 19 = H = 3 (IV, superposition).
+18 = H = 4 (III), 19 = H = 3 (IV, superposition). `table_2`: the claim's table, the paper's
+Table 2 beside the toolkit's H = 3 member (the claim hands in the support conditions).
 """
 
 from __future__ import annotations
@@ -126,3 +127,72 @@ def figure_18(params, prediction, measurement):
 def figure_19(params, prediction, measurement):
     """Figure 19: the H = 3 member (mode IV: superposition)."""
     return _heads_figure(params, prediction, measurement, 3, 19)
+
+
+def table_2(params, prediction, measurement, sources, head_conditions) -> str:
+    """Table 2 of the paper and its arithmetic, beside the toolkit's H = 3 member (same columns).
+
+    The claim's table (HE-5.4-MT), with the support conditions it hands in (figures compute no
+    theory): ``sources``, rows ``(name, omega (H, G), mu (H, K), conditions)`` of the paper's
+    Table 2 and of the toolkit's H = 3 member by coordinate group; ``head_conditions``, per
+    trained H the conditions of its shown member (`theory.support_conditions`).
+    """
+    data = measurement.figure_data
+    rows = [
+        "Table 2 (He et al. 2025, H = 3; columns ω on G1, G3, G2, μ_1, μ_2; G1 = S1\\S2, "
+        "G2 = S1∩S2, G3 = S2\\S1), the paper's beside the toolkit's H = 3 member (when the run "
+        "has one and two tasks with these three groups):",
+        "",
+        "| source | head | ω G1 | ω G3 | ω G2 | μ_1 | μ_2 |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    order = [0, 2, 1]  # G1, G3, G2 as the paper's columns
+    for name, omega, mu, _ in sources:
+        for h in range(omega.shape[0]):
+            cells = [f"{omega[h, g]:+.4f}" for g in order] + [f"{v:+.4f}" for v in mu[h]]
+            rows.append(f"| {name} | {h + 1} | " + " | ".join(cells) + " |")
+    rows += [
+        "",
+        "| source | Σ_h μ_1 | Σ_h μ_2 | Γ_1 on G1, G2 / off (G3) | Γ_2 on G2, G3 / off (G1) |",
+        "|---|---|---|---|---|",
+    ]
+    for name, _, _, c in sources:
+        on = [", ".join(f"{v:.3f}" for v in values) for values in c.on_support]
+        off = [", ".join(f"{v:.3f}" for v in values) for values in c.off_support]
+        rows.append(
+            f"| {name} | {c.zero_sum[0]:+.3f} | {c.zero_sum[1]:+.3f} | {on[0]} / {off[0]} | "
+            f"{on[1]} / {off[1]} |"
+        )
+    eta = ", ".join(f"{v:.3f}" for v in prediction.figure_data["eta_star"])
+    modes = ", ".join(
+        f"{e} (H = {H}): {MODE_NAMES[int(code)]}"
+        for e, (H, code) in enumerate(zip(params.heads, data["modes_final"], strict=True))
+    )
+    gaps = ", ".join(
+        f"H = {H} (member {int(data[f'member_{H}'])}): {gap:.3f}"
+        for H, gap in zip(params.judged_heads, data["first_order_gap"], strict=True)
+    )
+    rows += [
+        "",
+        "Per H (shown member; per task k, coordinates: step η_k = mean of Γ_k on S_k, leakage "
+        "max |Γ_k off S_k| / η_k, spread (max − min of Γ_k on S_k) / η_k):",
+        "",
+        "| H | member | mode | Σ_h μ^h_k | η_k | leakage | spread |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for H in sorted(set(params.heads)):
+        c = head_conditions[H]
+        columns = ((c.zero_sum, "+.3f"), (c.eta, ".3f"), (c.leakage, ".3f"), (c.spread, ".3f"))
+        cells = [", ".join(f"{v:{f}}" for v in values) for values, f in columns]
+        mode = MODE_NAMES[int(data[f"mode_{H}"])]
+        rows.append(f"| {H} | {int(data[f'member_{H}'])} | {mode} | " + " | ".join(cells) + " |")
+    rows += [
+        "",
+        f"Optimal restricted steps η*_k = L/(L + |S_k|(1+r)) = {eta}.",
+        "",
+        f"Modes at the end (`numerics.multitask.multitask_mode`), member: {modes}.",
+        "",
+        f"First-order truncation (RMS gap kernel vs first-order prediction / RMS prediction): "
+        f"{gaps}.",
+    ]
+    return "\n".join(rows)

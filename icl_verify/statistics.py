@@ -6,6 +6,8 @@ computed:
 
 - `mean_se`: the sample mean and its standard error ``s / sqrt(n)`` (``ddof = 1``);
 - `mean_of_estimates`: the mean of n estimates, their SEs combined as independent ones;
+- `group_means`: the plain mean of the last axis over each group of its indices (the
+  coordinate groups of a multi-task setting);
 - `paired_difference`: `mean_se` of ``a - b`` over the pairing axis: two predictors on the
   same prompts, so what they share cancels;
 - `ratio_of_means`: ``mean(a) / mean(b)`` of paired values with its delta-method standard
@@ -31,6 +33,7 @@ __all__ = [
     "LogLogFit",
     "batch_means_se",
     "bootstrap_se",
+    "group_means",
     "loglog_slope",
     "mean_of_estimates",
     "mean_se",
@@ -66,6 +69,17 @@ def mean_of_estimates(values, stderrs, axis: int = 0) -> tuple[np.ndarray, np.nd
     values, stderrs = np.asarray(values, dtype=float), np.asarray(stderrs, dtype=float)
     n = values.shape[axis]
     return np.mean(values, axis=axis), np.sqrt(np.sum(stderrs**2, axis=axis)) / n
+
+
+def group_means(values, groups) -> np.ndarray:
+    """(..., d) -> (..., G): the mean of ``values`` over each group of last-axis indices (tuples
+    of indices, e.g. `theory.multitask.support_groups`).
+
+    >>> group_means(np.array([1.0, 3.0, 5.0, 6.0]), ((0, 1), (2, 3)))
+    array([2. , 5.5])
+    """
+    values = np.asarray(values)
+    return np.stack([values[..., list(g)].mean(axis=-1) for g in groups], axis=-1)
 
 
 def paired_difference(a, b, axis: int = -1) -> tuple[np.ndarray, np.ndarray]:

@@ -19,7 +19,8 @@ share ``|mu^h_k| mean_{j in S_k} |omega^h_j|`` (its part of the task's GD-like t
 
 Read-outs over the logs and the kernel's truncation: `mode_history` (each member's mode at every
 log) and `mode_reading` (the mode a group of members reached); `settled_heads` (``Gamma_k`` per
-coordinate group, `group_means`, and the zero-sum ratios where training settles);
+coordinate group, by `icl_verify.statistics.group_means`, and the zero-sum ratios where training
+settles);
 `first_order_gaps` (the kernel predictor against a first-order one the caller passes in, on
 fresh prompts).
 
@@ -45,13 +46,13 @@ from icl_verify.numerics.montecarlo import JointMonteCarloEstimate, monte_carlo_
 from icl_verify.numerics.patterns import settled_value
 
 from icl_verify.heads import DUMMY_THRESHOLD
+from icl_verify.statistics import group_means
 
 __all__ = [
     "ModeReading",
     "MultiTaskHeads",
     "SettledHeads",
     "first_order_gaps",
-    "group_means",
     "kernel_multitask_prediction",
     "mode_history",
     "mode_reading",
@@ -246,17 +247,6 @@ def multitask_losses(
 
 # ---------------------------------------------------------------------------------------------
 # read-outs over the logs
-
-
-def group_means(values, groups) -> np.ndarray:
-    """(..., d) -> (..., G): the mean of ``values`` over each coordinate group (tuples of
-    indices, e.g. `theory.multitask.support_groups`).
-
-    >>> group_means(np.array([1.0, 3.0, 5.0, 6.0]), ((0, 1), (2, 3)))
-    array([2. , 5.5])
-    """
-    values = np.asarray(values)
-    return np.stack([values[..., list(g)].mean(axis=-1) for g in groups], axis=-1)
 
 
 def mode_history(heads: MultiTaskHeads, head_counts: Sequence[int], supports) -> np.ndarray:

@@ -34,3 +34,11 @@ def test_every_numerics_module_exports_its_all_and_only_that():
         assert hasattr(module, "__all__"), f"numerics.{name} has no __all__"
         assert table.get(name) == set(module.__all__), name
     assert set(table) == set(modules)
+
+
+def test_the_package_docstring_describes_every_numerics_module():
+    modules = [
+        m.name for m in pkgutil.iter_modules(numerics.__path__) if not m.name.startswith("_")
+    ]
+    missing = [name for name in modules if f"`{name}`" not in numerics.__doc__]
+    assert missing == []

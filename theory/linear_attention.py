@@ -9,7 +9,8 @@ L' examples with step L' gamma*/L, whose exact risk is (reference §HE-5.1-LENGT
     R_lin(L') = 1 + sigma2 - L' (2L + D + 1 - L') / (L + D + 1)^2,     D = d (1 + sigma2),
 
 a parabola in L' with its minimum at L' = L + (D + 1)/2, a little past the training length
-(derived with sympy in `theory.symbolic.linear_attention`). A softmax model renormalises by
+(derived with sympy in `theory.symbolic.linear_attention`); a trained step off gamma* moves the
+risk at L' by `frozen_linear_attention_risk_shift`. A softmax model renormalises by
 the actual number of keys instead, so its error keeps falling with L'.
 
 Softmax attention emulates a linear head with twice the heads (5.2), §HE-5.1-SM2LIN: the pair
@@ -27,6 +28,7 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
+from icl_verify.theory.risks import gd_risk, optimal_gd
 from icl_verify.theory.setting import Setting
 
 from icl_verify import MAX_PROMPT_LENGTH
@@ -81,6 +83,40 @@ def frozen_linear_attention_risk(L_test, setting: Setting):
     if isinstance(L_test, numbers.Integral):
         return float(risk)
     return risk
+
+
+def frozen_linear_attention_risk_shift(L_test, setting: Setting, step_shift: float) -> np.ndarray:
+    """How far a learned step off the GD optimum moves the test risk of frozen linear attention.
+
+    A model trained at L = setting.L with step gamma = eta_GD*(L) +- step_shift is vanilla GD at a
+    test length L' with the frozen step L' gamma / L (module doc); this is
+    max over the sign of |R_GD(L' gamma / L; L') - R_GD(L' eta_GD*(L) / L; L')|, with the exact
+    finite-L' GD risk `theory.gd_risk` at (d, L', sigma2) (§HE-5.1-LENGTH: the allowance of the
+    frozen risk for a trained step within step_shift of the optimum).
+
+    Args:
+        L_test: a sequence of integers in 1..100000, the test lengths L'.
+        setting: d, the training length L and sigma2.
+        step_shift: the largest |gamma - eta_GD*(L)|.
+
+    Returns:
+        A float64 array, one value per L'.
+
+    >>> s = Setting(d=5, L=40, sigma2=0.1)
+    >>> frozen_linear_attention_risk_shift([40, 100], s, 0.01).round(5)
+    array([0.00012, 0.06518])
+    """
+    lengths = _test_lengths(L_test).ravel()
+    eta = optimal_gd(setting).eta
+    tests = [Setting(setting.d, int(n), setting.sigma2) for n in lengths]
+    exact = np.array([gd_risk(eta * n / setting.L, s) for n, s in zip(lengths, tests, strict=True)])
+    shifted_risks = [
+        np.array(
+            [gd_risk((eta + sign) * n / setting.L, s) for n, s in zip(lengths, tests, strict=True)]
+        )
+        for sign in (-step_shift, step_shift)
+    ]
+    return np.max([np.abs(r - exact) for r in shifted_risks], axis=0)
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,8 @@ support-restricted debiased GD at its optimal step is the best diagonal precondi
 labels rescaled by 1/sqrt(s) to the reference's ``beta ~ N(0, I/s)``, and the query-noise floor
 dropped: `restricted_dgd_risk`). With one Gamma shared by all tasks (mode II, two heads) the
 summed risk is minimised at ``Gamma_j = L c_j / ((n+1) c_j + sum_k D_k)``, c_j the number of
-supports holding j (`shared_preconditioner`).
+supports holding j (`shared_preconditioner`). `optimal_task_preconditioners` gives each task's
+optimum in the mode the paper reports at H heads.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ __all__ = [
     "GroupTable",
     "SupportConditions",
     "first_order_prediction",
+    "optimal_task_preconditioners",
     "paper_mode",
     "preconditioned_dgd_risk",
     "restricted_dgd_risk",
@@ -265,6 +267,32 @@ def shared_preconditioner(supports, d: int, L: int, relative_noise: float = 0.1)
         counts[list(support)] += 1
     total = sum(len(s) for s in supports) * (1 + relative_noise)
     return L * counts / (L * counts + total)
+
+
+def optimal_task_preconditioners(
+    H: int, supports, d: int, L: int, relative_noise: float = 0.1
+) -> np.ndarray:
+    """(K, d): the optimal Gamma_k of every task in the mode the paper reports at H heads.
+
+    Mode II (2 <= H <= K, `paper_mode`): one ± pair, so every task gets the same Gamma, the
+    `shared_preconditioner`; otherwise support-restricted debiased GD (A.1) at its optimal step,
+    ``Gamma_k = eta*_k 1_{S_k}`` (`restricted_optimum`; module doc).
+
+    >>> S = [[0, 1, 2, 3], [2, 3, 4, 5]]
+    >>> optimal_task_preconditioners(3, S, 6, 48).round(4)
+    array([[0.916, 0.916, 0.916, 0.916, 0.   , 0.   ],
+           [0.   , 0.   , 0.916, 0.916, 0.916, 0.916]])
+    >>> optimal_task_preconditioners(2, S, 6, 48).round(4)[1]
+    array([0.8451, 0.8451, 0.916 , 0.916 , 0.8451, 0.8451])
+    """
+    supports = _supports(supports, d)
+    K = len(supports)
+    if paper_mode(H, K) == 2:  # one ± pair: every task the same Gamma
+        return np.tile(shared_preconditioner(supports, d, L, relative_noise), (K, 1))
+    gamma = np.zeros((K, d))
+    for k, support in enumerate(supports):
+        gamma[k, list(support)] = restricted_optimum(len(support), L, relative_noise).eta
+    return gamma
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,10 @@ Lemmas D.1, D.2, D.5-D.7) and §6 (the excess risk the proofs bound, with no fac
   Theorem 5.2 ``log t sqrt(sigma^2 Tr(Sigma) log(d/delta) / n)`` (`theorem_5_2_bound`),
   Lemma D.1 ``K sqrt(s log(d/delta) / n)`` (`lemma_d1_bound`), Lemma D.2's sample size
   ``s log(d/delta) / beta^2`` (`lemma_d2_sample_size`) and an explicit-constant version of it
-  from the Gaussian tail of ``r_hat_i`` (`support_retention_sample_size`, **derived here**).
+  from the Gaussian tail of ``r_hat_i`` (`support_retention_sample_size`, **derived here**);
+- for the ``±1/sqrt(s)`` prior of §4.3: Theorem 5.1's constants (`sign_prior_constants`),
+  §4.3's bounds on ``s / (n^2 beta^2)`` in both readings (`margin_term_bounds`) and how nearly
+  random supports attain the tighter one (`margin_attainment_tolerance`).
 
 ``log t`` in the bounds is read as ``max(log t, 1)``: the theorems' ``log t`` is an order
 factor (the proofs get it from a harmonic sum over the steps), and at the prescribed ``t < e``
@@ -33,8 +36,11 @@ __all__ = [
     "RateBound",
     "lemma_d1_bound",
     "lemma_d2_sample_size",
+    "margin_attainment_tolerance",
+    "margin_term_bounds",
     "population_correlations",
     "preprocessed_gd_closed_form",
+    "sign_prior_constants",
     "support_margin",
     "support_retention_sample_size",
     "theorem_5_1_bound",
@@ -250,6 +256,66 @@ def theorem_5_2_bound(
     eta = 1.0 / norm_sigma
     t = A**-0.5 / eta
     return RateBound(_log_factor(t) * np.sqrt(A), A, eta, t)
+
+
+def sign_prior_constants(spectrum, s: int) -> dict[str, float]:
+    """The constants of Theorem 5.1 for the ``±1/sqrt(s)`` prior (reference §4.3) on a diagonal
+    ``Sigma = diag(spectrum)``, w* ``±1/sqrt(s)`` on a uniform random support S of size s.
+
+    ``r_i = Sigma_ii w*_i`` gives the guaranteed margin ``beta = min_S |r_i| >= min_j
+    Sigma_jj / sqrt(s)`` (every support), the largest ``||R Sigma R|| = max_S Sigma_ii^3 / s <=
+    max_j Sigma_jj^3 / s`` and the mean over supports ``E Tr(R Sigma R) = (1/d) sum_j
+    Sigma_jj^3``. spectrum (d,).
+
+    >>> {k: float(v) for k, v in sign_prior_constants([0.5, 1.0], 1).items()}  # Tr: (1/8 + 1)/2
+    {'beta': 0.5, 'norm_rsr': 1.0, 'trace_rsr': 0.5625}
+    """
+    spectrum = np.asarray(spectrum, dtype=float)
+    return {
+        "beta": float(spectrum.min()) / np.sqrt(s),
+        "norm_rsr": float(spectrum.max() ** 3) / s,
+        "trace_rsr": float(np.mean(spectrum**3)),
+    }
+
+
+def margin_term_bounds(n, *, kappa: float, s: int) -> dict[str, np.ndarray]:
+    """§4.3's bound on ``s / (n^2 beta^2)`` for the ``±1/sqrt(s)`` prior (``beta >= 1/(kappa
+    sqrt s)``) in both readings (reference §7 item 10): ``kappa^2 s^2 / n^2`` (the algebra's,
+    "over_n2") and the printed ``kappa^2 s^2 / n`` ("over_n"); and the condition's right side
+    ``1/n`` ("condition"). n (N,) -> arrays (N,).
+
+    >>> b = margin_term_bounds(np.array([32.0, 128.0, 512.0]), kappa=2.0, s=2)
+    >>> [float(b[key][0]) for key in ("over_n2", "over_n", "condition")]
+    [0.015625, 0.5, 0.03125]
+    """
+    n = np.asarray(n, dtype=float)
+    scale = kappa**2 * s**2
+    return {"over_n2": scale / n**2, "over_n": scale / n, "condition": 1.0 / n}
+
+
+def margin_attainment_tolerance(spectrum, s: int, draws: int, miss: float) -> tuple[float, int]:
+    """How far below 1 the largest ``s/(n^2 beta^2) / (kappa^2 s^2/n^2)`` over ``draws``
+    uniform supports of size s may fall, except with probability ``miss`` (§4.3; reference §7
+    item 10), with ``kappa = 1 / min_j Sigma_jj``.
+
+    For the ``±1/sqrt(s)`` prior the ratio is ``(Sigma_(1) / min_S Sigma_ii)^2`` (order
+    statistics of the spectrum), 1 exactly when S holds the smallest-variance coordinate. With
+    m the fewest smallest-variance coordinates that some draw's support hits except with
+    probability ``(C(d-m, s)/C(d, s))^draws <= miss`` (hypergeometric), the largest ratio is
+    ``>= (Sigma_(1)/Sigma_(m))^2``. Returns ``(1 - (Sigma_(1)/Sigma_(m))^2, m)``. spectrum (d,).
+
+    >>> rtol, m = margin_attainment_tolerance(np.linspace(0.5, 1.0, 16), 2, 32, 1e-6)
+    >>> m, round(float(rtol), 4)  # 32 supports of size 2 out of 16: one hits the 4 smallest
+    (4, 0.3056)
+    """
+    ordered = np.sort(np.asarray(spectrum, dtype=float))
+    d = ordered.size
+    m = next(  # the fewest smallest-variance coordinates some draw's support hits w.p. >= 1 - miss
+        m
+        for m in range(1, d + 1)
+        if m > d - s or (math.comb(d - m, s) / math.comb(d, s)) ** draws <= miss
+    )
+    return 1.0 - (ordered[0] / ordered[m - 1]) ** 2, m
 
 
 def lemma_d1_bound(n, *, d: int, s: int, delta: float, K: float) -> np.ndarray:

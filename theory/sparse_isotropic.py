@@ -16,20 +16,29 @@ sigma. Every expression is an excess risk ``(v - w*)^T (v - w*)`` (reference §1
 - `lasso_rate`: ``sigma^2 s log(d / s) / n``, the classical rate behind the paper's "Lasso attains
   O~(s/n)" (stated there without citation; the explicit log is the standard minimax one);
 - `theorem_5_3_step_budget`: the absolute ``eta t`` that F.1's bias step asks for, in either reading
-  of the paper's condition on t (reference §7 item 11).
+  of the paper's condition on t (reference §7 item 11);
+- the s-exponents of the bound and of that budget over a grid of sparsities
+  (`theorem_5_3_sparsity_exponent`, `theorem_5_3_step_exponent`), and the log-log slopes the
+  bound's log factors add in n and in d (`theorem_5_3_n_log_slope`, `theorem_5_3_d_log_slope`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from icl_verify.statistics import loglog_slope
+
 __all__ = [
     "READINGS",
     "STEP_READINGS",
     "lasso_rate",
     "ols_excess_risk",
+    "theorem_5_3_d_log_slope",
     "theorem_5_3_lower_bound",
+    "theorem_5_3_n_log_slope",
+    "theorem_5_3_sparsity_exponent",
     "theorem_5_3_step_budget",
+    "theorem_5_3_step_exponent",
     "theorem_5_3_upper_bound",
 ]
 
@@ -139,3 +148,54 @@ def theorem_5_3_step_budget(n, s, sigma, *, reading: str = "beta"):
     n, s, sigma = (_positive(k, v) for k, v in (("n", n), ("s", s), ("sigma", sigma)))
     log = np.log(n * s / sigma**2)
     return s * log if reading == "beta" else log / s
+
+
+def theorem_5_3_sparsity_exponent(n, d, s, sigma, *, delta: float = 0.1, reading: str = "theorem"):
+    """The s-exponent of `theorem_5_3_upper_bound` over the sparsities s at fixed n, d, sigma:
+    the least-squares slope of log(bound) on log s (`icl_verify.statistics.loglog_slope`): 2
+    where ``d s^2/n^2`` dominates (theorem) or 1 (discussion), plus what ``log^2(n s/sigma^2)``
+    adds (reference §7 item 11). s: >= 3 values.
+
+    >>> [round(theorem_5_3_sparsity_exponent(100, 400, [2, 4, 8], 0.5, reading=r), 3)
+    ...  for r in READINGS]
+    [2.209, 1.272]
+    """
+    s = np.asarray(s, dtype=float)
+    bound = theorem_5_3_upper_bound(n, d, s, sigma, delta=delta, reading=reading)
+    return loglog_slope(s, bound).slope
+
+
+def theorem_5_3_step_exponent(n, s, sigma, *, reading: str = "beta") -> float:
+    """The s-exponent of `theorem_5_3_step_budget` over the sparsities s at fixed n and sigma: the
+    least-squares slope of log(eta t) on log s, +1 (beta) or -1 (appendix) plus what
+    ``log(n s / sigma^2)`` adds (reference §7 item 11). s: >= 3 values.
+
+    >>> [round(theorem_5_3_step_exponent(2048, [2, 4, 8], 1.0, reading=r), 3)
+    ...  for r in STEP_READINGS]
+    [1.111, -0.889]
+    """
+    s = np.asarray(s, dtype=float)
+    return loglog_slope(s, theorem_5_3_step_budget(n, s, sigma, reading=reading)).slope
+
+
+def theorem_5_3_n_log_slope(n, s, sigma):
+    """The slope in log n that the bound's ``log^2(n s / sigma^2)`` adds at n, against a rate
+    free of it (pre-gd's bound over the Lasso's ``s/n``): ``d/dlog n of 2 log log(n s/sigma^2)
+    = 2 / log(n s / sigma^2)``, largest at the smallest n.
+
+    >>> round(float(theorem_5_3_n_log_slope(256, 4, 1.0)), 4)  # 2 / ln 1024
+    0.2885
+    """
+    return 2.0 / np.log(n * s / sigma**2)
+
+
+def theorem_5_3_d_log_slope(d_min, d_max, delta: float) -> float:
+    """The slope in log d that the bound's ``log^2(d / delta)`` takes from a ratio against d
+    between d_min and d_max: ``2 (log log(d_max/delta) - log log(d_min/delta)) /
+    log(d_max/d_min)``.
+
+    >>> round(theorem_5_3_d_log_slope(8, 64, 0.1), 4)
+    0.3735
+    """
+    lo, hi = (np.log(np.log(d / delta)) for d in (d_min, d_max))
+    return float(2 * (hi - lo) / np.log(d_max / d_min))

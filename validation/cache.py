@@ -99,6 +99,17 @@ def _described(name: str, config: Mapping[str, Any]) -> dict:
     return {"name": name, "config": config, "code": code}
 
 
+def _defining_module(module: str, name: str) -> str:
+    """The module whose code ``from module import name`` runs: ``module.name`` for a submodule,
+    else the module that defines the object (a package only re-exports it), else ``module``."""
+    try:
+        found = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        return module
+    defining = found.__name__ if isinstance(found, type(ast)) else getattr(found, "__module__", "")
+    return defining if (defining or "").startswith("icl_verify") else module
+
+
 def code_digest(module: str) -> str:
     """SHA-256 of the code of ``module`` and of every `icl_verify` module it imports,
     transitively: each module's syntax tree without docstrings (comments are not in it), so
@@ -128,8 +139,7 @@ def code_digest(module: str) -> str:
             if isinstance(node, ast.Import):
                 todo += [alias.name for alias in node.names if alias.name.startswith("icl_verify")]
             elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("icl_verify"):
-                todo.append(node.module)
-                todo += [f"{node.module}.{alias.name}" for alias in node.names]
+                todo += [_defining_module(node.module, alias.name) for alias in node.names]
         seen[name] = ast.dump(tree)
     text = "\n".join(f"{name}\n{seen[name]}" for name in sorted(seen))
     return hashlib.sha256(text.encode()).hexdigest()

@@ -12,7 +12,6 @@ from icl_verify.numerics.models import AttentionConfig, MultiHeadAttention
 from icl_verify.numerics.montecarlo import _block_generator
 from icl_verify.numerics.multitask import (
     first_order_gaps,
-    group_means,
     kernel_multitask_prediction,
     mode_history,
     mode_reading,
@@ -27,6 +26,8 @@ from icl_verify.theory.multitask import (
     support_groups,
     task_preconditioners,
 )
+
+from icl_verify.statistics import group_means
 
 SUPPORTS = ((0, 1, 2, 3), (2, 3, 4, 5))
 

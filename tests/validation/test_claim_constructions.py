@@ -6,7 +6,8 @@ import pytest
 from icl_verify.numerics import linear_transformer
 from icl_verify.validation.cache import ArtefactCache
 from icl_verify.validation.claim import AGREES, DISAGREES
-from icl_verify.validation.claims.chen2024.constructions import CLAIM_P41, CLAIM_P42
+from icl_verify.validation.claims.chen2024.construction_gd import CLAIM_P42
+from icl_verify.validation.claims.chen2024.construction_preprocessing import CLAIM_P41
 from icl_verify.validation.cli import main
 from icl_verify.validation.runtime import Runtime
 

@@ -10,9 +10,14 @@ import dataclasses
 import pytest
 from icl_verify.validation.cache import ArtefactCache
 from icl_verify.validation.claims._trained import training
-from icl_verify.validation.claims.he2025.observations import CLAIMS
+from icl_verify.validation.claims.he2025.obs_dynamics import CLAIM_OBS4
+from icl_verify.validation.claims.he2025.obs_length import CLAIM_OBS3
+from icl_verify.validation.claims.he2025.obs_opposite_heads import CLAIM_OBS2
+from icl_verify.validation.claims.he2025.obs_patterns import CLAIM_OBS1
 from icl_verify.validation.params import ParameterError
 from icl_verify.validation.runtime import Runtime
+
+CLAIMS = (CLAIM_OBS1, CLAIM_OBS2, CLAIM_OBS3, CLAIM_OBS4)
 
 
 @pytest.mark.parametrize("preset", ["smoke", "quick", "paper"])

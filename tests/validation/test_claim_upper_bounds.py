@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 from icl_verify.theory.sparse_gd import support_margin
 from icl_verify.validation.claim import AGREES, DISAGREES, evaluate
+from icl_verify.validation.claims.chen2024.gd_bound import CLAIM_T52
 from icl_verify.validation.claims.chen2024.lemmas import CLAIM_D1, CLAIM_D2
-from icl_verify.validation.claims.chen2024.upper_bounds import CLAIM_43, CLAIM_T51, CLAIM_T52
+from icl_verify.validation.claims.chen2024.pre_gd_bound import CLAIM_T51
+from icl_verify.validation.claims.chen2024.preprocessing_wins import CLAIM_43
 from icl_verify.validation.cli import main
 
 COMMON = ["--preset", "smoke", "--device", "cpu", "--no-progress"]

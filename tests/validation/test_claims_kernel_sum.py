@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 from icl_verify.validation.claim import DISAGREES
 from icl_verify.validation.claims.he2025.approximation import CLAIM_P41
-from icl_verify.validation.claims.he2025.predictors import (
+from icl_verify.validation.claims.he2025.predictors_dgd_gap import CLAIM_T42I
+from icl_verify.validation.claims.he2025.predictors_manifold import (
     CLAIM_49,
-    CLAIM_412,
-    CLAIM_T42I,
     ManifoldPredictionParams,
     draw_manifold_points,
 )
+from icl_verify.validation.claims.he2025.predictors_single_head import CLAIM_412
 
 CLAIMS = {c.id: c for c in (CLAIM_P41, CLAIM_49, CLAIM_412, CLAIM_T42I)}
 

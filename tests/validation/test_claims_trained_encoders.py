@@ -5,12 +5,16 @@ import numpy as np
 import pytest
 from icl_verify.validation.claim import DISAGREES, INCONCLUSIVE, Estimate, Inequality
 from icl_verify.validation.claims.chen2024._encoders import Regime, gated, training
-from icl_verify.validation.claims.chen2024.trained import CLAIM_HEADS, CLAIM_IMPORTANCE, CLAIMS
+from icl_verify.validation.claims.chen2024.trained_heads import CLAIM_HEADS
+from icl_verify.validation.claims.chen2024.trained_importance import CLAIM_IMPORTANCE
+from icl_verify.validation.claims.chen2024.trained_pprobe import CLAIM_PPROBE
+from icl_verify.validation.claims.chen2024.trained_prune import CLAIM_PRUNE
 from icl_verify.validation.cli import main
 from icl_verify.validation.registry import select_claims
 from icl_verify.validation.runner import claim_parameters, schedule
 
 COMMON = ["--preset", "smoke", "--device", "cpu", "--no-progress"]
+CLAIMS = (CLAIM_HEADS, CLAIM_IMPORTANCE, CLAIM_PRUNE, CLAIM_PPROBE)
 
 
 def test_the_four_claims_read_the_same_trainings_one_per_h_and_two_start_in_parallel():

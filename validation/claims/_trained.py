@@ -152,8 +152,9 @@ def training(
     (§HE-5.3) or, with ``supports``, multi-task prompts (§HE-5.4-MT; sigma2 is then the
     relative noise).
 
-    >>> from icl_verify.validation.claims.he2025.observations import CLAIMS
-    >>> len({training(claim.presets["quick"]) for claim in CLAIMS})  # one shared training
+    >>> from icl_verify.validation.registry import select_claims
+    >>> claims = select_claims(["HE-OBS1", "HE-OBS2", "HE-OBS3", "HE-OBS4"])
+    >>> len({training(claim.presets["quick"]) for claim in claims})  # one shared training
     1
     """
     fields = {f.name: getattr(params, f.name) for f in dataclasses.fields(TrainingParams)}
@@ -167,8 +168,8 @@ def training(
 def default_training(params: TrainedParams) -> tuple[numerics.EnsembleTraining]:
     """``Claim.trains`` of a claim reading the shared ensemble of its `TrainedParams` alone.
 
-    >>> from icl_verify.validation.claims.he2025.observations import CLAIMS
-    >>> default_training(CLAIMS[0].presets["smoke"])[0].heads
+    >>> from icl_verify.validation.claims.he2025.obs_patterns import CLAIM_OBS1
+    >>> default_training(CLAIM_OBS1.presets["smoke"])[0].heads
     (1, 2, 2, 4)
     """
     return (training(params),)

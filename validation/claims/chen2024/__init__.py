@@ -1,7 +1,8 @@
 """Claims of Chen, Zhao, Zou (NeurIPS 2024), *How Transformers Utilize Multi-Head Attention in
 In-Context Learning? A Case Study on Sparse Linear Regression*.
 
-One module per claim family; ids (``CZZ-...``) and sections as in `shared/reference/chen2024.md`.
+One module per claim (what claims of a family share in a module whose name starts with "_"); ids
+(``CZZ-...``) and sections as in `shared/reference/chen2024.md`.
 Each claim gives its place in that catalogue (``Claim.catalogue``).
 """
 

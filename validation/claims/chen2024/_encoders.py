@@ -1,4 +1,5 @@
-"""The trained encoders that CZZ-HEADS, -IMPORTANCE, -PRUNE and -PPROBE read (Chen et al. App. B).
+"""The trained encoders that CZZ-HEADS, -IMPORTANCE, -PRUNE and -PPROBE read (Chen et al. App. B;
+the claims in `trained_heads`, `trained_importance`, `trained_prune`, `trained_pprobe`).
 
 One training per number of heads h (`numerics.EncoderTraining`): an ensemble with one member
 per (replicate, sigma); the paper trains one model per sigma in {0, 0.1, 0.2, 0.4, 0.8}
@@ -35,6 +36,7 @@ from icl_verify.validation.runtime import derived_seed
 
 from icl_verify import numerics
 
+PAPER = "Chen et al. 2024"
 PAPER_SIGMAS = (0.0, 0.1, 0.2, 0.4, 0.8)  # noise standard deviations, one model each
 EVAL_N = 10  # the paper's evaluation prompts for head assessment and probing: n = 10, q = 1
 GRID = (1.0, 1e-1, 1e-2, 1e-3, 1e-4)  # ridge lambda and Lasso alpha (reference §2.2)
@@ -115,8 +117,9 @@ def encoder_presets(params: type[EncoderParams], **own: dict[str, Any]) -> dict[
 def training(params: EncoderParams, heads: int) -> numerics.EncoderTraining:
     """The training of the h = ``heads`` ensemble of ``params``.
 
-    >>> from icl_verify.validation.claims.chen2024.trained import CLAIMS
-    >>> len({t for c in CLAIMS for t in c.trains(c.presets["quick"])})  # shared by the claims
+    >>> from icl_verify.validation.registry import select_claims
+    >>> claims = select_claims(["CZZ-HEADS", "CZZ-IMPORTANCE", "CZZ-PRUNE", "CZZ-PPROBE"])
+    >>> len({t for c in claims for t in c.trains(c.presets["quick"])})  # shared by the claims
     2
     """
     fields = {f.name: getattr(params, f.name) for f in dataclasses.fields(EncoderParams)}

@@ -33,8 +33,12 @@ from icl_verify.theory.sparse_isotropic import (
     STEP_READINGS,
     lasso_rate,
     ols_excess_risk,
+    theorem_5_3_d_log_slope,
     theorem_5_3_lower_bound,
+    theorem_5_3_n_log_slope,
+    theorem_5_3_sparsity_exponent,
     theorem_5_3_step_budget,
+    theorem_5_3_step_exponent,
     theorem_5_3_upper_bound,
 )
 from icl_verify.validation.claim import (
@@ -47,7 +51,6 @@ from icl_verify.validation.claim import (
     Prediction,
     Source,
     ZScore,
-    fit_loglog_slope,
     propagated_loglog_slope,
 )
 from icl_verify.validation.params import ParameterError, SparseSettingParams, param
@@ -186,29 +189,17 @@ def _ratio_n(params: IsotropicParams, d: int) -> int:
     return 4 * d * params.s
 
 
-def _reading_bounds(params: IsotropicParams, reading: str) -> np.ndarray:
-    n = params.n_wide[-1]
-    s = np.array(params.s_reading, dtype=float)
-    return theorem_5_3_upper_bound(
-        n, params.d_wide, s, params.sigma_wide, delta=params.delta, reading=reading
-    )
-
-
-def _step_budget(params: IsotropicParams, reading: str) -> np.ndarray:
-    """F.1's eta t over s_reading at d, n_step, sigma (no constant)."""
-    s = np.array(params.s_reading, dtype=float)
-    return theorem_5_3_step_budget(params.n_step, s, params.sigma, reading=reading)
-
-
-def _step_slope(params: IsotropicParams, reading: str) -> float:
-    """The s-exponent of F.1's eta t over s_reading (±1 plus what log(n s/σ²) adds)."""
-    return fit_loglog_slope(params.s_reading, _step_budget(params, reading)).slope.value
-
-
 def predict_isotropic(params: IsotropicParams) -> Prediction:
     """The bounds on both grids, exact OLS, slope 1 of the ratio in d/s, Lasso slope -1, and
-    the s-exponent of F.1's eta t in the `step_reading`."""
+    the s-exponent of F.1's eta t in the `step_reading`; over s_reading, the bound of each
+    reading at d_wide, n = max(n_wide), and F.1's eta t of each at d, n_step."""
     n, wide = (np.array(g, dtype=float) for g in (params.n_grid, params.n_wide))
+    s = np.array(params.s_reading, dtype=float)
+    over_s = (params.n_wide[-1], params.d_wide, s, params.sigma_wide)  # the §7 reading's setting
+    bounds = {r: theorem_5_3_upper_bound(*over_s, delta=params.delta, reading=r) for r in READINGS}
+    step = (params.n_step, s, params.sigma)  # the eta t setting
+    budgets = {r: theorem_5_3_step_budget(*step, reading=r) for r in STEP_READINGS}
+    exponents = {r: theorem_5_3_step_exponent(*step, reading=r) for r in STEP_READINGS}
     upper = {
         "pregd_upper": theorem_5_3_upper_bound(
             n, params.d, params.s, params.sigma, delta=params.delta, reading=params.reading
@@ -232,21 +223,21 @@ def predict_isotropic(params: IsotropicParams) -> Prediction:
             "ratio_slope": 1.0,
             "lasso_slope": -1.0,
             "pregd_over_lasso": np.ones_like(n),
-            "reading": _reading_bounds(params, params.reading),
-            "step_slope": _step_slope(params, params.step_reading),
+            "reading": bounds[params.reading],
+            "step_slope": exponents[params.step_reading],
         },
         figure_data={
             "lasso_rate": lasso_rate(n, params.d, params.s, params.sigma),
-            **{f"step_budget_{r}": _step_budget(params, r) for r in STEP_READINGS},
-            **{f"step_slope_{r}": _step_slope(params, r) for r in STEP_READINGS},
+            **{f"step_budget_{r}": budgets[r] for r in STEP_READINGS},
+            **{f"step_slope_{r}": exponents[r] for r in STEP_READINGS},
             "step_budget_narrow": theorem_5_3_step_budget(
                 n, params.s, params.sigma, reading=params.step_reading
             ),
-            **{f"reading_{r}": _reading_bounds(params, r) for r in READINGS},
+            **{f"reading_{r}": bounds[r] for r in READINGS},
             **{
-                f"reading_slope_{r}": fit_loglog_slope(
-                    params.s_reading, _reading_bounds(params, r)
-                ).slope.value
+                f"reading_slope_{r}": theorem_5_3_sparsity_exponent(
+                    *over_s, delta=params.delta, reading=r
+                )
                 for r in READINGS
             },
         },
@@ -425,19 +416,6 @@ def _figure_data(params: IsotropicParams, panels, reading, step_slope: Estimate)
     return figure
 
 
-def _log_allowance(params: IsotropicParams) -> float:
-    """Slope that the bound's log^2(n s/sigma^2) adds to log(pre-gd/Lasso) vs log n, largest at
-    the smallest n: d/dlog n of 2 log log(n s/sigma^2) = 2/log(n s/sigma^2)."""
-    return 2.0 / np.log(params.n_grid[0] * params.s / params.sigma**2)
-
-
-def _ratio_allowance(params: IsotropicParams) -> float:
-    """Slope that the bound's log^2(d/delta) takes from the ratio vs d/s over ratio_d:
-    2 (log log(d_max/delta) - log log(d_min/delta)) / log(d_max/d_min)."""
-    lo, hi = (np.log(np.log(d / params.delta)) for d in (params.ratio_d[0], params.ratio_d[-1]))
-    return float(2 * (hi - lo) / np.log(params.ratio_d[-1] / params.ratio_d[0]))
-
-
 def _grid_allowance(params: IsotropicParams) -> float:
     """How far rounding moves the s-exponent of the tuned eta t: at each eta the steps grid has
     at most a factor g = max steps[k+1]/steps[k] between neighbours (2: powers of 2), so the
@@ -452,6 +430,9 @@ def _grid_allowance(params: IsotropicParams) -> float:
 
 def checks_isotropic(params: IsotropicParams) -> tuple[Check, ...]:
     n, wide = tuple(map(float, params.n_grid)), tuple(map(float, params.n_wide))
+    # the slopes the bound's log^2(d/delta) takes over ratio_d and its log^2(n s/sigma^2) adds
+    ratio_allowance = theorem_5_3_d_log_slope(params.ratio_d[0], params.ratio_d[-1], params.delta)
+    log_allowance = theorem_5_3_n_log_slope(params.n_grid[0], params.s, params.sigma)
     upper_why = (
         "upper bound up to one constant (reference §4.5): no upward trend of "
         "risk/bound, slope <= 0.1; the bound carries its logs"
@@ -496,9 +477,9 @@ def checks_isotropic(params: IsotropicParams) -> tuple[Check, ...]:
             "ratio_slope",
             LogLogSlope(
                 f"baseline ~ σ²d/n and pre-gd ~ σ²s/n up to the bound's log²(d/δ), which takes at "
-                f"most {_ratio_allowance(params):.2f} from the slope over ratio_d; SE propagated "
+                f"most {ratio_allowance:.2f} from the slope over ratio_d; SE propagated "
                 "from the paired ratios",
-                atol=_ratio_allowance(params),
+                atol=ratio_allowance,
             ),
             "slope of best baseline/pre-gd vs d/s at n = 4ds",
         ),
@@ -516,7 +497,7 @@ def checks_isotropic(params: IsotropicParams) -> tuple[Check, ...]:
             BoundTrend(
                 "at_most",
                 x=n,
-                margin=_log_allowance(params),
+                margin=log_allowance,
                 justification="pre-gd matches Lasso up to logs: no upward trend of the paired "
                 "ratio beyond the slope 2/log(n s/σ²) of the bound's log² factor at the smallest n",
             ),
@@ -563,82 +544,15 @@ def wrong_isotropic(params: IsotropicParams, prediction: Prediction) -> Predicti
 
 
 def table_isotropic(params: IsotropicParams, prediction: Prediction, measurement: Measurement):
-    """Mean excess risks per n in both regimes (evaluation prompts), with exact OLS."""
-    data = measurement.figure_data
-    lines = [
-        "| regime | n | OLS (exact) | ridge | GD | pre-gd | Lasso |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for regime, d, grid, exact in (
-        ("narrow", params.d, params.n_grid, "ols_exact"),
-        ("wide", params.d_wide, params.n_wide, "ols_exact_wide"),
-    ):
-        for k, n in enumerate(grid):
-            cells = [
-                f"{data[f'{e}_{regime}'][k]:.4g}" if f"{e}_{regime}" in data else "–"
-                for e in ("ridge", "gd", "pregd", "lasso")
-            ]
-            ols = f"{data[f'ols_{regime}'][k]:.4g} ({prediction.values[exact][k]:.4g})"
-            lines.append(f"| d={d} | {n} | {ols} | " + " | ".join(cells) + " |")
-    lines += [
-        "",
-        f"§7.11 at d={params.d_wide}, n={params.n_wide[-1]}: pre-gd over s, and the "
-        "smallest constant C making each reading's bound an upper bound at every s",
-        "",
-        "| s | pre-gd | C (theorem, ds²/n²) | C (discussion, ds/n²) |",
-        "|---|---|---|---|",
-    ]
-    pregd = data["pregd_reading"]
-    for k, s in enumerate(params.s_reading):
-        ratios = [pregd[k] / prediction.figure_data[f"reading_{r}"][k] for r in READINGS]
-        lines.append(f"| {s} | {pregd[k]:.4g} | {ratios[0]:.3g} | {ratios[1]:.3g} |")
-    return "\n".join(lines + _step_table(params, prediction, measurement))
+    """`figures.isotropic.table_isotropic`, given F.1's eta t in both readings at each row of
+    its eta t table (`figures.isotropic.step_rows`)."""
+    from icl_verify.figures import isotropic  # matplotlib: loaded only when a record is written
 
-
-def _step_table(params: IsotropicParams, prediction: Prediction, measurement: Measurement):
-    """§7.11's condition on t: pre-gd's tuned point and absolute eta t per n and per s, and
-    eta t over each reading's s log(ns/σ²) or log(ns/σ²)/s (a constant if that reading holds)."""
-    data = measurement.figure_data
-    g = max(b / a for a, b in zip(params.steps, params.steps[1:], strict=False))
-    lines = [
-        "",
-        "§7.11, condition on t: pre-gd's tuned step η/λ_max and count t, s·λ_max of the "
-        "preprocessed Gram (1 when it is I/s on the support), the absolute η·t (mean over "
-        f"prompts ± SE), and η·t over each reading's budget. η·t is read on the steps grid: "
-        f"resolution a factor {g:g} (each value within ×{np.sqrt(g):.2g} of the best η·t).",
-        "",
-        "| setting | s | η/λ_max | t | s·λ_max | η·t | η·t / (s log(ns/σ²)) | "
-        "η·t / (log(ns/σ²)/s) |",
-        "|---|---|---|---|---|---|---|---|",
+    budgets = [
+        [theorem_5_3_step_budget(n, s, sigma, reading=r) for r in STEP_READINGS]
+        for _, _, _, n, s, sigma in isotropic.step_rows(params)
     ]
-    m = len(params.s_reading)
-    panels = (
-        ("narrow", params.d, params.n_grid, [params.s] * len(params.n_grid), params.sigma),
-        ("step", params.d, [params.n_step] * m, params.s_reading, params.sigma),
-        ("reading", params.d_wide, [params.n_wide[-1]] * m, params.s_reading, params.sigma_wide),
-    )
-    for panel, d, ns, ss, sigma in panels:
-        for k, (n, s) in enumerate(zip(ns, ss, strict=True)):
-            eta, t = (int(i) for i in data[f"pregd_index_{panel}"][k])
-            value, se = (data[f"pregd_eta_t_{panel}{e}"][k] for e in ("", "_se"))
-            budgets = [theorem_5_3_step_budget(n, s, sigma, reading=r) for r in STEP_READINGS]
-            lines.append(
-                f"| d={d}, n={n}, σ={sigma:g} | {s} | {params.etas[eta]:g} | "
-                f"{params.steps[t]} | {data[f'pregd_s_curvature_{panel}'][k]:.3g} | "
-                f"{value:.3g} ± {se:.2g} | {value / budgets[0]:.3g} | {value / budgets[1]:.3g} |"
-            )
-    lines += [
-        "",
-        f"s-exponent of η·t: {data['step_slope']:.2f} ± {data['step_slope_se']:.2g} at "
-        f"d={params.d}, n={params.n_step} (checked), {data['step_slope_reading']:.2f} ± "
-        f"{data['step_slope_reading_se']:.2g} at d={params.d_wide}, n={params.n_wide[-1]} "
-        "(reported); the budgets' exponents over s_reading are "
-        + ", ".join(
-            f"{prediction.figure_data[f'step_slope_{r}']:+.2f} ({r})" for r in STEP_READINGS
-        )
-        + ".",
-    ]
-    return lines
+    return isotropic.table_isotropic(params, prediction, measurement, budgets)
 
 
 CLAIM_ISOTROPIC = Claim(

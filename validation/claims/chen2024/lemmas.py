@@ -1,9 +1,10 @@
 """Lemmas D.1 and D.2 of Chen, Zhao, Zou (2024), App. D (reference `chen2024.md` §4.1, §4.5):
 how well Algorithm 1's correlations ``r_hat = X^T y / n`` estimate ``r = Sigma w*``.
 
-Setting as in `upper_bounds`: diagonal Sigma evenly spread in ``[1/kappa, 1]`` and the
-``±1/sqrt(s)`` prior on a support drawn afresh per prompt, so that every prompt has
-``beta = min_S |r_i| >= 1/(kappa sqrt(s))`` (the prior's guaranteed margin, used below).
+Setting as in `_tuned_gd` (CZZ-T5.1, -T5.2, -4.3): diagonal Sigma evenly spread in
+``[1/kappa, 1]`` and the ``±1/sqrt(s)`` prior on a support drawn afresh per prompt, so that
+every prompt has ``beta = min_S |r_i| >= 1/(kappa sqrt(s))`` (the prior's guaranteed margin,
+used below).
 
 - CZZ-D1: ``||R_hat - R||_2 = max_j |r_hat_j - r_j|`` (R diagonal) against Lemma D.1's
   ``K sqrt(s log(d/delta)/n)``, ``K = max_i Sigma_ii + sigma^2``, over an n grid: the ratio must

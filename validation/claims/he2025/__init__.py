@@ -1,6 +1,7 @@
 """Claims of He, Pan, Chen, Yang (ICML 2025), *In-Context Linear Regression Demystified*.
 
-One module per claim family; ids and sections as in `shared/reference/he2025.md`. Each claim
+One module per claim (what claims of a family share in a module whose name starts with "_"); ids
+and sections as in `shared/reference/he2025.md`. Each claim
 gives its place in that catalogue (``Claim.catalogue``) and the paper's figures it draws.
 """
 

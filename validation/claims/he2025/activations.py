@@ -59,19 +59,6 @@ ACTIVATIONS = (
     "quadratic:1",
 )  # fmt: skip
 
-#: Table 1 of the paper (reference §HE-5.2-ACT; columns in the reference's reconstructed order,
-#: which matches ACTIVATIONS family by family): omega, mu, eta_eff.
-PAPER_TABLE = {
-    "softmax": (0.1267, 3.5006, 0.8871),
-    "tanh": (0.1504, 3.3362, 1.0035),
-    "elu:0.5": (0.3677, 2.3963, 0.8810),
-    "elu:0.8": (0.2411, 2.2819, 0.8802),
-    "elu:1": (0.1979, 2.2221, 0.8794),
-    "quadratic:0.5": (0.2882, 1.7561, 1.0122),
-    "quadratic:0.8": (0.1810, 1.7487, 1.0128),
-    "quadratic:1": (0.1452, 1.7448, 1.0132),
-}
-
 
 @dataclass(frozen=True, kw_only=True)
 class ActivationParams(TrainingParams):
@@ -344,40 +331,18 @@ def table_act(params: ActivationParams, prediction: Prediction, measurement: Mea
     """Table 1 of the paper beside the measured one: omega, mu, 2 a_f omega mu per activation.
 
     Also the step the model applies: fitted from its predictions, and the kernel mean at its
-    learned (omega, mu) (`theory.kernel_mean_step`).
+    learned (omega, mu) (`theory.kernel_mean_step`, computed here), rendered by
+    `figures.activations.table_1` beside the paper's numbers (`theory.PAPER_TABLE_1`).
     """
+    from icl_verify.figures.activations import table_1  # matplotlib: only when a record is made
+
     specs = _specs(params)
-    table = measurement.figure_data["table"]
-    eta_fit = measurement.figure_data["eta_fit"]
-    a_f = prediction.figure_data["a_f"]
-    rows = [
-        "Table 1 (He et al. 2025), measured beside the paper's (paper: reference §HE-5.2-ACT; "
-        "η_eff = 2 a_f ω μ; fitted: the step of the model's predictions on debiased GD; kernel "
-        "mean: `theory.kernel_mean_step` at the learned ω, μ):",
-        "",
-        "| activation | a_f | ω | μ | η_eff = 2 a_f ω μ | fitted step | kernel mean | "
-        "paper ω | paper μ | paper η_eff |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+    kernel = [
+        theory.kernel_mean_step(spec, omega, mu, params.d) if np.isfinite(omega) else None
+        for spec, (omega, mu, _) in zip(specs, measurement.figure_data["table"], strict=True)
     ]
-    for a, spec in enumerate(specs):
-        omega, mu, _ = table[a]
-        paper = PAPER_TABLE.get(spec, (np.nan,) * 3)
-        if np.isfinite(omega):
-            kernel = theory.kernel_mean_step(spec, omega, mu, params.d)
-            cells = [f"{omega:.4f}", f"{mu:.4f}", f"{2 * a_f[a] * omega * mu:.4f}",
-                     f"{eta_fit[a]:.4f}", f"{kernel:.4f}"]  # fmt: skip
-        else:
-            cells = ["no paired seed"] + ["—"] * 4
-        rows.append(
-            "| "
-            + " | ".join([spec, f"{a_f[a]:g}", *cells, *(f"{p:.4f}" for p in paper)]).replace(
-                "nan", "—"
-            )
-            + " |"
-        )
-    eta_star = prediction.figure_data["eta_star"]
-    rows += ["", f"Optimal debiased step 1/(1+κ) = {float(eta_star):.4f}."]
-    return "\n".join(rows)
+    paper = [theory.PAPER_TABLE_1.get(spec, (np.nan,) * 3) for spec in specs]
+    return table_1(specs, prediction, measurement, kernel, paper)
 
 
 CLAIM_ACT = Claim(
@@ -409,26 +374,26 @@ CLAIM_ACT = Claim(
     catalogue=(6, 4),
     paper_figures=(
         PaperFigure(
-                9,
-                ("HE-5.2-ACT",),
-                "activations:figure_9",
-                "trained two-head KQ / OV with alternative normalised activations (Table 1 models)",
-                "HE-5.2-ACT's Figure 9: circuits of one paired member per activation",
-            ),
+            9,
+            ("HE-5.2-ACT",),
+            "activations:figure_9",
+            "trained two-head KQ / OV with alternative normalised activations (Table 1 models)",
+            "HE-5.2-ACT's Figure 9: circuits of one paired member per activation",
+        ),
         PaperFigure(
-                10,
-                ("HE-5.2-ACT",),
-                "activations:figure_10",
-                "ω(t), μ(t) for those activations",
-                "HE-5.2-ACT's Figure 10: ω_h(t), μ_h(t) per activation",
-            ),
+            10,
+            ("HE-5.2-ACT",),
+            "activations:figure_10",
+            "ω(t), μ(t) for those activations",
+            "HE-5.2-ACT's Figure 10: ω_h(t), μ_h(t) per activation",
+        ),
         PaperFigure(
-                11,
-                ("HE-5.2-ACT",),
-                "activations:figure_11",
-                "test error vs L' of those models with the dGD curve at each model's η_eff",
-                "HE-5.2-ACT's Figure 11: test MSE vs L' against debiased GD at each fitted step",
-            ),
+            11,
+            ("HE-5.2-ACT",),
+            "activations:figure_11",
+            "test error vs L' of those models with the dGD curve at each model's η_eff",
+            "HE-5.2-ACT's Figure 11: test MSE vs L' against debiased GD at each fitted step",
+        ),
     ),
 )
 

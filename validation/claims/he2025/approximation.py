@@ -235,14 +235,14 @@ CLAIM_P41 = Claim(
     catalogue=(3, 1),
     paper_figures=(
         PaperFigure(
-                6,
-                ("HE-P4.1",),
-                "landscape:figure_landscape",
-                "true loss vs the approximate loss L̃ over (ω, μ) and their gap near small ω, μ "
-                "(the flat river valley of minima)",
-                "HE-P4.1's figure: Monte Carlo true loss and L̃ of the ± pair over (ω, μ), and "
-                "the gap on the manifold against L",
-            ),
+            6,
+            ("HE-P4.1",),
+            "landscape:figure_landscape",
+            "true loss vs the approximate loss L̃ over (ω, μ) and their gap near small ω, μ "
+            "(the flat river valley of minima)",
+            "HE-P4.1's figure: Monte Carlo true loss and L̃ of the ± pair over (ω, μ), and "
+            "the gap on the manifold against L",
+        ),
     ),
 )
 

@@ -334,26 +334,25 @@ CLAIM_HEADS = Claim(
     wrong=shifted("sums_vs_ref", lambda relative: np.asarray(relative) + 1.0),
     trains=default_training,
     summary=(
-        "H = 2, 3, 4, 8 reach one omega and one set of group sums; dummy heads decay (Figs. "
-        "13, 14)"
+        "H = 2, 3, 4, 8 reach one omega and one set of group sums; dummy heads decay (Figs. 13, 14)"
     ),
     catalogue=(6, 7),
     paper_figures=(
         PaperFigure(
-                13,
-                ("HE-A-HEADS",),
-                "head_count:figure_13",
-                "ω_h(t), μ_h(t) for several H: the same limiting ω and group sums across H",
-                "HE-A-HEADS's Figure 13",
-            ),
+            13,
+            ("HE-A-HEADS",),
+            "head_count:figure_13",
+            "ω_h(t), μ_h(t) for several H: the same limiting ω and group sums across H",
+            "HE-A-HEADS's Figure 13",
+        ),
         PaperFigure(
-                14,
-                ("HE-A-HEADS",),
-                "head_count:figure_14",
-                "four-head run with a dummy head: KQ heat-map evolution (the dummy head → 0) and "
-                "its dynamics",
-                "HE-A-HEADS's Figure 14",
-            ),
+            14,
+            ("HE-A-HEADS",),
+            "head_count:figure_14",
+            "four-head run with a dummy head: KQ heat-map evolution (the dummy head → 0) and "
+            "its dynamics",
+            "HE-A-HEADS's Figure 14",
+        ),
     ),
 )
 

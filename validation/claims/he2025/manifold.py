@@ -9,7 +9,7 @@ Only the group sums are determined: heads sharing a scale are interchangeable.
 Prediction: `theory.manifold_mu`. Measurement: `dynamics.minimise_over_mu`, a
 trust-region Newton minimisation of Ltilde with its error bound. Figure:
 `figures.manifold`. Part (ii), trained models read against the manifold, is the
-"manifold_eta" check of HE-OBS2 (`validation.claims.he2025.observations`).
+"manifold_eta" check of HE-OBS2 (`validation.claims.he2025.obs_opposite_heads`).
 """
 
 from __future__ import annotations
@@ -160,7 +160,7 @@ CLAIM_MANIFOLD = Claim(
     wrong=scaled("plus_sum", 1.001),
     summary="OV group sums minimising Ltilde are ±mu*(omega), 0",
     catalogue=(3, 4),
-  # the group sum off by 0.1%, 1000 x rtol
+    # the group sum off by 0.1%, 1000 x rtol
 )
 
 CLAIMS = (CLAIM_MANIFOLD,)

@@ -24,8 +24,8 @@ One ensemble (members with ``heads[e]`` heads), each H read at its lowest-valida
 - ``risk``: the member's per-task test MSE against the risk of that optimal Gamma.
 - ``dgd_risk`` (no training): the restricted dGD risk formula at eta*_k against Monte Carlo.
 
-Table 2 (`table_mt`): the paper's H = 3 numbers and their arithmetic (sum mu, Gamma) beside
-the toolkit's own H = 3 member in the same columns.
+Table 2 (`table_mt`, rendered by `figures.multitask.table_2`): the paper's H = 3 numbers and
+their arithmetic (sum mu, Gamma) beside the toolkit's own H = 3 member in the same columns.
 """
 
 from __future__ import annotations
@@ -36,10 +36,10 @@ import numpy as np
 from icl_verify.theory.multitask import (
     PAPER_TABLE_2,
     first_order_prediction,
+    optimal_task_preconditioners,
     paper_mode,
     preconditioned_dgd_risk,
     restricted_optimum,
-    shared_preconditioner,
     support_conditions,
     support_groups,
     task_preconditioners,
@@ -64,12 +64,13 @@ from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, param
 
 from icl_verify import numerics
-from icl_verify.heads import MODE_NAMES
+from icl_verify.statistics import group_means
 
 PAPER = "He et al. 2025"
 PAPER_STEPS = 500_000  # the released multi-task runs (reference §HE-5.4-MT)
 FIRST_ORDER_PROMPTS = 4096  # fresh prompts of the measured first-order truncation
 FIGURE_HEADS = {16: 1, 17: 2, 18: 4, 19: 3}  # figure number -> H (modes I, II, III, IV)
+FIGURE_MODES = {16: "I", 17: "II", 18: "III", 19: "IV, superposition"}  # the paper's captions
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -141,24 +142,14 @@ PRESETS = trained_presets(
 )
 
 
-def _optimal_gamma(params: MultiTaskParams, H: int) -> np.ndarray:
-    """(K, d): the optimal Gamma_k of the mode the paper reports at H (module doc)."""
-    supports, d, L, r = params.task_supports, params.d, params.L, params.sigma2
-    K = len(supports)
-    if paper_mode(H, K) == 2:  # one ± pair: every task the same Gamma
-        return np.tile(shared_preconditioner(supports, d, L, r), (K, 1))
-    gamma = np.zeros((K, d))
-    for k, support in enumerate(supports):
-        gamma[k, list(support)] = restricted_optimum(len(support), L, r).eta
-    return gamma
-
-
 def predict_mt(params: MultiTaskParams) -> Prediction:
     """Paper modes, optimal Gamma_k per group, zero sums, and the optimal Gamma's risk per task."""
     supports, L, r = params.task_supports, params.L, params.sigma2
     K, groups = len(supports), support_groups(params.task_supports, params.d)
     Hs = params.judged_heads
-    gammas = np.stack([_optimal_gamma(params, H) for H in Hs])  # (nH, K, d)
+    gammas = np.stack(
+        [optimal_task_preconditioners(H, supports, params.d, L, r) for H in Hs]
+    )  # (nH, K, d)
     risks = np.array(
         [[preconditioned_dgd_risk(g[k], supports[k], L, r) for k in range(K)] for g in gammas]
     )  # (nH, K)
@@ -167,7 +158,7 @@ def predict_mt(params: MultiTaskParams) -> Prediction:
     return Prediction(
         values={
             "mode": np.array([paper_mode(H, K) for H in Hs], dtype=float),
-            "gamma": numerics.group_means(gammas, groups).ravel(),
+            "gamma": group_means(gammas, groups).ravel(),
             "zero_sum": np.zeros(len(Hs) * K),
             "risk": risks.ravel(),
             "dgd_risk": np.array([t.risk for t in optimum]),
@@ -270,9 +261,9 @@ def _member_figure_data(params: MultiTaskParams, final, KQ11, m: int, H: int, mo
         f"member_{H}": float(m),
         f"KQ11_{H}": KQ11,
         f"labels_{H}": final.labels[m, :H],
-        f"omega_groups_{H}": numerics.group_means(omega, groups),
+        f"omega_groups_{H}": group_means(omega, groups),
         f"mu_{H}": mu,
-        f"gamma_groups_{H}": numerics.group_means(task_preconditioners(omega, mu), groups),
+        f"gamma_groups_{H}": group_means(task_preconditioners(omega, mu), groups),
         f"zero_sum_{H}": support_conditions(omega, mu, supports).zero_sum,
         f"mode_{H}": float(mode),
     }
@@ -349,73 +340,27 @@ def checks_mt(params: MultiTaskParams) -> tuple[Check, ...]:
 
 
 def table_mt(params: MultiTaskParams, prediction: Prediction, measurement: Measurement) -> str:
-    """Table 2 of the paper and its arithmetic, beside the toolkit's H = 3 member (same columns)."""
+    """Table 2 of the paper and its arithmetic, beside the toolkit's H = 3 member (same columns),
+    and per H the support conditions of its shown member: `figures.multitask.table_2` renders
+    the conditions (`theory.support_conditions`) computed here from the stored heads."""
+    from icl_verify.figures.multitask import table_2  # matplotlib: only when a record is made
+
     data = measurement.figure_data
-    rows = [
-        "Table 2 (He et al. 2025, H = 3; columns ω on G1, G3, G2, μ_1, μ_2; G1 = S1\\S2, "
-        "G2 = S1∩S2, G3 = S2\\S1), the paper's beside the toolkit's H = 3 member (when the run "
-        "has one and two tasks with these three groups):",
-        "",
-        "| source | head | ω G1 | ω G3 | ω G2 | μ_1 | μ_2 |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    order = [0, 2, 1]  # G1, G3, G2 as the paper's columns
     sources = [("paper", PAPER_TABLE_2.omega, PAPER_TABLE_2.mu, PAPER_TABLE_2.conditions())]
     released_layout = len(support_groups(params.task_supports, params.d)) == 3
     if "omega_groups_3" in data and len(params.task_supports) == 2 and released_layout:
         omega, mu = np.asarray(data["omega_groups_3"]), np.asarray(data["mu_3"])
         group_supports = ((0, 1), (1, 2))
         sources.append(("toolkit", omega, mu, support_conditions(omega, mu, group_supports)))
-    for name, omega, mu, _ in sources:
-        for h in range(omega.shape[0]):
-            cells = [f"{omega[h, g]:+.4f}" for g in order] + [f"{v:+.4f}" for v in mu[h]]
-            rows.append(f"| {name} | {h + 1} | " + " | ".join(cells) + " |")
-    rows += [
-        "",
-        "| source | Σ_h μ_1 | Σ_h μ_2 | Γ_1 on G1, G2 / off (G3) | Γ_2 on G2, G3 / off (G1) |",
-        "|---|---|---|---|---|",
-    ]
-    for name, _, _, c in sources:
-        on = [", ".join(f"{v:.3f}" for v in values) for values in c.on_support]
-        off = [", ".join(f"{v:.3f}" for v in values) for values in c.off_support]
-        rows.append(
-            f"| {name} | {c.zero_sum[0]:+.3f} | {c.zero_sum[1]:+.3f} | {on[0]} / {off[0]} | "
-            f"{on[1]} / {off[1]} |"
+    head_conditions = {
+        H: support_conditions(
+            np.diagonal(np.asarray(data[f"KQ11_{H}"]), axis1=-2, axis2=-1),  # (H, d)
+            np.asarray(data[f"mu_{H}"]),
+            params.task_supports,
         )
-    eta = ", ".join(f"{v:.3f}" for v in prediction.figure_data["eta_star"])
-    modes = ", ".join(
-        f"{e} (H = {H}): {MODE_NAMES[int(code)]}"
-        for e, (H, code) in enumerate(zip(params.heads, data["modes_final"], strict=True))
-    )
-    gaps = ", ".join(
-        f"H = {H} (member {int(data[f'member_{H}'])}): {gap:.3f}"
-        for H, gap in zip(params.judged_heads, data["first_order_gap"], strict=True)
-    )
-    rows += [
-        "",
-        "Per H (shown member; per task k, coordinates: step η_k = mean of Γ_k on S_k, leakage "
-        "max |Γ_k off S_k| / η_k, spread (max − min of Γ_k on S_k) / η_k):",
-        "",
-        "| H | member | mode | Σ_h μ^h_k | η_k | leakage | spread |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for H in sorted(set(params.heads)):
-        omega = np.diagonal(np.asarray(data[f"KQ11_{H}"]), axis1=-2, axis2=-1)  # (H, d)
-        c = support_conditions(omega, np.asarray(data[f"mu_{H}"]), params.task_supports)
-        columns = ((c.zero_sum, "+.3f"), (c.eta, ".3f"), (c.leakage, ".3f"), (c.spread, ".3f"))
-        cells = [", ".join(f"{v:{f}}" for v in values) for values, f in columns]
-        mode = MODE_NAMES[int(data[f"mode_{H}"])]
-        rows.append(f"| {H} | {int(data[f'member_{H}'])} | {mode} | " + " | ".join(cells) + " |")
-    rows += [
-        "",
-        f"Optimal restricted steps η*_k = L/(L + |S_k|(1+r)) = {eta}.",
-        "",
-        f"Modes at the end (`numerics.multitask.multitask_mode`), member: {modes}.",
-        "",
-        f"First-order truncation (RMS gap kernel vs first-order prediction / RMS prediction): "
-        f"{gaps}.",
-    ]
-    return "\n".join(rows)
+        for H in sorted(set(params.heads))
+    }
+    return table_2(params, prediction, measurement, sources, head_conditions)
 
 
 CLAIM_MT = Claim(
@@ -441,36 +386,16 @@ CLAIM_MT = Claim(
         "1_{S_k}, per-task risk vs support-restricted dGD; Table 2 (Figs. 16-19)"
     ),
     catalogue=(6, 6),
-    paper_figures=(
+    paper_figures=tuple(
         PaperFigure(
-            16,
+            n,
             ("HE-5.4-MT",),
-            "multitask:figure_16",
-            "multi-task ICL, H = 1 (Mode I): KQ11 = diag(ω^h) and the OV K x K blocks",
-            "HE-5.4-MT's Figure 16",
-        ),
-        PaperFigure(
-            17,
-            ("HE-5.4-MT",),
-            "multitask:figure_17",
-            "multi-task ICL, H = 2 (Mode II): KQ11 = diag(ω^h) and the OV K x K blocks",
-            "HE-5.4-MT's Figure 17",
-        ),
-        PaperFigure(
-            18,
-            ("HE-5.4-MT",),
-            "multitask:figure_18",
-            "multi-task ICL, H = 4 (Mode III): KQ11 = diag(ω^h) and the OV K x K blocks",
-            "HE-5.4-MT's Figure 18",
-        ),
-        PaperFigure(
-            19,
-            ("HE-5.4-MT",),
-            "multitask:figure_19",
-            "multi-task ICL, H = 3 (Mode IV, superposition): KQ11 = diag(ω^h) and the OV K x K "
+            f"multitask:figure_{n}",
+            f"multi-task ICL, H = {H} (Mode {FIGURE_MODES[n]}): KQ11 = diag(ω^h) and the OV K x K "
             "blocks",
-            "HE-5.4-MT's Figure 19",
-        ),
+            f"HE-5.4-MT's Figure {n}",
+        )
+        for n, H in FIGURE_HEADS.items()
     ),
 )
 

@@ -2,7 +2,7 @@
 two-head flow, and two-head models trained from the symmetric start against the flow.
 
 Phase I of (B.4): omega = mu = eps e^{2t} and its end T1 (B.5)-(B.10), read on the
-integrated (B.4) (`two_head.integrated_phases`, shared with HE-B-PHASE2/3). And a trained
+integrated (B.4) (`_two_head.integrated_phases`, shared with HE-B-PHASE2/3). And a trained
 two-head softmax model (`numerics.train_two_head`) against the flow: plain SGD from Def. B.1
 follows the gradient flow of Ltilde on the model's weights at t = lr k
 (`dynamics.weight_space_flow`: in (omega, mu), (B.4) preconditioned by the product
@@ -26,7 +26,7 @@ from icl_verify.validation.claim import (
     Source,
     Tolerance,
 )
-from icl_verify.validation.claims.he2025.two_head import (
+from icl_verify.validation.claims.he2025._two_head import (
     SOURCE,
     PhasesParams,
     integrated_phases,

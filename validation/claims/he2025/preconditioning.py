@@ -57,7 +57,6 @@ from icl_verify import numerics, theory
 from icl_verify.covariance import kms_covariance
 
 PAPER = "He et al. 2025"
-TARGETS = ("Γ*_d (debiased)", "Γ* (vanilla)", "Σ⁻¹")
 #: One-sided allowance on the relative perpendicular part of KQ11^(2) against -KQ11^(1):
 #: HE-OBS2 judges the homogeneity of |omega_h| across heads within 5%.
 OPPOSITION_ATOL = 0.05
@@ -106,7 +105,7 @@ PRESETS = trained_presets(
 
 
 def _targets(params: PreconditioningParams) -> np.ndarray:
-    """(3, d, d): Gamma*_d, Gamma*, Sigma^{-1} (the order of TARGETS)."""
+    """(3, d, d): Gamma*_d, Gamma*, Sigma^{-1} (the order of the figures' and table's targets)."""
     sigma = kms_covariance(params.d, params.rho)
     return np.stack([
         optimal_preconditioner(sigma, params.setting, debiased=True),
@@ -118,22 +117,6 @@ def _targets(params: PreconditioningParams) -> np.ndarray:
 def _distance_allowance(params: PreconditioningParams) -> float:
     """Relative Frobenius allowance of ``Gamma_eff`` against ``Gamma*_d`` (see `checks_kms`)."""
     return 1.0 / params.L + theory.manifold_limit_bound(params.omega_max, params.setting)
-
-
-def _risk_allowance(params: PreconditioningParams) -> float:
-    """The largest excess risk of dGD at a Gamma within the distance allowance of Gamma*_d.
-
-    The risk is a quadratic in Gamma with ``risk(G* + D) - risk(G*) = tr(D Sigma D^T M)``; M is
-    a polynomial in Sigma, so the largest value over ``||D||_F = 1`` is at ``D = v v^T``, v the
-    top eigenvector of Sigma; it scales with ``||D||_F^2``.
-    """
-    sigma = kms_covariance(params.d, params.rho)
-    best = _targets(params)[0]
-    top = np.linalg.eigh(sigma)[1][:, -1]  # (d,)
-    unit = preconditioned_gd_risk(best + np.outer(top, top), sigma, params.setting, True)
-    curvature = unit - preconditioned_gd_risk(best, sigma, params.setting, True)
-    radius = _distance_allowance(params) * np.linalg.norm(best)
-    return float(curvature * radius**2)
 
 
 def predict_kms(params: PreconditioningParams) -> Prediction:
@@ -225,7 +208,9 @@ def measure_kms(params: PreconditioningParams, runtime) -> Measurement:
 def checks_kms(params: PreconditioningParams) -> tuple[Check, ...]:
     allowance = _distance_allowance(params)
     curvature = theory.manifold_limit_bound(params.omega_max, params.setting)
-    risk_atol = _risk_allowance(params)
+    risk_atol = theory.debiased_excess_risk_bound(
+        kms_covariance(params.d, params.rho), params.setting, allowance
+    )
     return (
         Check(
             "opposition",
@@ -296,39 +281,11 @@ def sigma_inverse_learned(params: PreconditioningParams, prediction: Prediction)
 def table_kms(
     params: PreconditioningParams, prediction: Prediction, measurement: Measurement
 ) -> str:
-    """The three relative distances of the learned (and of the fitted) preconditioner."""
-    data = measurement.figure_data
-    if "distances" not in data:
-        return "Fewer than two paired members: no preconditioner measured."
-    risks = np.asarray(prediction.figure_data["target_risks"])
-    rows = [
-        f"Relative Frobenius distances ‖Γ − T‖_F / ‖T‖_F of the mean over "
-        f"{int(data['paired_count'])} paired members ({int(data['trapped_count'])} trapped, "
-        f"excluded); ± one bootstrap SE over members. Γ_eff = Σ_h μ_h KQ11_h (weights); Γ_fit = "
-        f"least squares of the model's predictions on the d² dGD features (what it applies).",
-        "",
-        "| target T | ‖Γ_eff − T‖/‖T‖ | ‖Γ_fit − T‖/‖T‖ | dGD/GD risk at T (exact) |",
-        "|---|---|---|---|",
-    ]
-    for t, name in enumerate(TARGETS):
-        rows.append(
-            f"| {name} | {data['distances'][t]:.4f} ± {data['distances_se'][t]:.4f} | "
-            f"{data['fitted_distances'][t]:.4f} ± {data['fitted_distances_se'][t]:.4f} | "
-            f"{risks[t]:.5f} |"
-        )
-    rows += [
-        "",
-        f"Trained risk (MC) {measurement.values['risk'].value:.5f}; dGD at mean Γ_eff (MC) "
-        f"{data['dgd_risks'][0]:.5f} ± {data['dgd_risks_se'][0]:.5f}; dGD at Γ*_d (MC) "
-        f"{data['dgd_risks'][1]:.5f} ± {data['dgd_risks_se'][1]:.5f}; trained − dGD at Γ*_d "
-        f"(paired, per member): "
-        + ", ".join(
-            f"{v:+.4f} ± {e:.4f}"
-            for v, e in zip(data["excess_over_dgd"], data["excess_over_dgd_se"], strict=True)
-        )
-        + ".",
-    ]
-    return "\n".join(rows)
+    """The three relative distances of the learned (and of the fitted) preconditioner
+    (`figures.preconditioning.table_kms`)."""
+    from icl_verify.figures import preconditioning  # matplotlib: only when a record is made
+
+    return preconditioning.table_kms(params, prediction, measurement)
 
 
 CLAIM_KMS = Claim(
@@ -354,20 +311,19 @@ CLAIM_KMS = Claim(
     catalogue=(6, 5),
     paper_figures=(
         PaperFigure(
-                12,
-                ("HE-5.3-KMS",),
-                "preconditioning:figure_12",
-                "non-isotropic (KMS) covariates: KQ11 of both heads (±ω Γ); Γ_learned vs Σ⁻¹ and "
-                "Γ*",
-                "HE-5.3-KMS's Figure 12",
-            ),
+            12,
+            ("HE-5.3-KMS",),
+            "preconditioning:figure_12",
+            "non-isotropic (KMS) covariates: KQ11 of both heads (±ω Γ); Γ_learned vs Σ⁻¹ and Γ*",
+            "HE-5.3-KMS's Figure 12",
+        ),
         PaperFigure(
-                15,
-                ("HE-5.3-KMS",),
-                "preconditioning:figure_15",
-                "inverse of the learned KQ11 vs Σ and (Γ*)⁻¹",
-                "HE-5.3-KMS's Figure 15",
-            ),
+            15,
+            ("HE-5.3-KMS",),
+            "preconditioning:figure_15",
+            "inverse of the learned KQ11 vs Σ and (Γ*)⁻¹",
+            "HE-5.3-KMS's Figure 15",
+        ),
     ),
 )
 

@@ -320,13 +320,13 @@ CLAIM_SOFTMAXNORM = Claim(
     catalogue=(6, 9),
     paper_figures=(
         PaperFigure(
-                20,
-                ("HE-C-SOFTMAXNORM",),
-                "softmax_norm:figure_20",
-                "histograms of the softmax-vector norm ‖softmax(ω Xᵀx_q)‖₂ for fixed d and "
-                "growing L, for d ∝ L, and with ω ∝ d^{-1/2}",
-                "HE-C-SOFTMAXNORM's Figure 20",
-            ),
+            20,
+            ("HE-C-SOFTMAXNORM",),
+            "softmax_norm:figure_20",
+            "histograms of the softmax-vector norm ‖softmax(ω Xᵀx_q)‖₂ for fixed d and "
+            "growing L, for d ∝ L, and with ω ∝ d^{-1/2}",
+            "HE-C-SOFTMAXNORM's Figure 20",
+        ),
     ),
 )
 

@@ -320,12 +320,12 @@ CLAIM_TRUELOSS = Claim(
     catalogue=(6, 8),
     paper_figures=(
         PaperFigure(
-                21,
-                ("HE-C-TRUELOSS",),
-                "true_loss:figure_21",
-                "four-head training dynamics under the true loss vs under L̃",
-                "HE-C-TRUELOSS's Figure 21",
-            ),
+            21,
+            ("HE-C-TRUELOSS",),
+            "true_loss:figure_21",
+            "four-head training dynamics under the true loss vs under L̃",
+            "HE-C-TRUELOSS's Figure 21",
+        ),
     ),
 )
 

@@ -1,0 +1,304 @@
+"""HE-OBS3 of He et al. (2025), Section 3, Observation 3: length generalisation (Figure 4).
+
+HE-OBS3 (§3, Figure 4): test MSE against the test length L'; H >= 2 tracks debiased GD
+(4.11), H = 1 is worse than H = 2, and every softmax model improves beyond the training L.
+
+Read on the shared trained ensemble (terms and findings: `_observations`). Predictions: `theory`
+(optimal_gd, the exact GD risks, the single-head optimum). Measurements:
+`numerics.mse_by_test_length` with `numerics.length_generalisation` (Monte Carlo on nested
+prompts). Figure: `figures.observations`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from icl_verify.validation.claim import (
+    Check,
+    Claim,
+    Estimate,
+    Measurement,
+    Prediction,
+    Source,
+    Tolerance,
+    ZScore,
+    scaled,
+)
+from icl_verify.validation.claims._trained import (
+    TrainedParams,
+    check_trained_heads,
+    default_training,
+    trained_presets,
+    training,
+)
+from icl_verify.validation.claims.he2025._observations import PAPER
+from icl_verify.validation.paper_figures import PaperFigure
+from icl_verify.validation.params import ParameterError, param
+
+from icl_verify import numerics, theory
+
+LENGTHS = tuple(range(10, 101, 5))  # test lengths L' of Figure 4
+
+
+@dataclass(frozen=True, kw_only=True)
+class Obs3Params(TrainedParams):
+    """HE-OBS3: test MSE of trained members and baselines against the test length L'."""
+
+    lengths: tuple[int, ...] = param(
+        help="test prompt lengths L' (including the training L and some beyond it)", low=1
+    )
+    n_prompts: int = param(
+        help="Monte Carlo prompts, shared by every model, baseline and L'", low=2
+    )
+    compare_heads: tuple[int, ...] = param(
+        (1, 2, 4),
+        help="H of the trained members compared (per H the lowest validation loss); "
+        "must include 1 and an H >= 2",
+        low=1,
+    )
+    dgd_rtol: float = param(
+        0.05,
+        help="relative tolerance of the H >= 2 test MSE against the debiased-GD risk",
+        low=0,
+        low_open=True,
+    )
+    pair_omega: float = param(
+        0.13,
+        help="KQ scale of the fixed ± pair drawn in Figure 4 (right; the paper's trained value "
+        "at d=5, L=40, σ²=0.1)",
+        low=0,
+        low_open=True,
+    )
+    pair_mu: float = param(
+        3.45, help="OV weight of that fixed ± pair (the paper's 3.45)", low=0, low_open=True
+    )
+
+    def validate(self) -> None:
+        super().validate()
+        check_trained_heads(self, "compare_heads")
+        if 1 not in self.compare_heads or max(self.compare_heads) < 2:
+            raise ParameterError(
+                f"compare_heads must include 1 and an H >= 2, got {list(self.compare_heads)}"
+            )
+        if self.L not in self.lengths or max(self.lengths) <= self.L:
+            raise ParameterError(
+                f"lengths must include the training L = {self.L} and a longer L', got "
+                f"{list(self.lengths)}"
+            )
+
+
+PRESETS_OBS3 = trained_presets(
+    Obs3Params,
+    smoke=dict(lengths=(10, 40, 100), n_prompts=2048),
+    quick=dict(lengths=LENGTHS, n_prompts=16_384),
+    paper=dict(lengths=LENGTHS, n_prompts=20_480),
+)
+
+
+def _multi(params: Obs3Params) -> list[int]:
+    return [h for h in params.compare_heads if h >= 2]
+
+
+def predict_obs3(params: Obs3Params) -> Prediction:
+    """Exact dGD/GD risk curves at the training-L optimal steps; L̃ of the best single head."""
+    setting, lengths = params.setting, list(params.lengths)
+    tests = [theory.Setting(setting.d, n, setting.sigma2) for n in lengths]
+    eta_d = theory.optimal_gd(setting, debiased=True).eta
+    eta_v = theory.optimal_gd(setting).eta
+    single = theory.single_head_optimum(setting)
+    curves = {
+        "dgd": np.array([theory.debiased_gd_risk(eta_d, s) for s in tests], dtype=float),
+        "gd": np.array([theory.gd_risk(eta_v, s) for s in tests], dtype=float),
+        "single": np.array(
+            [
+                theory.approximate_loss(np.array([single.omega]), np.array([single.mu]), s)
+                for s in tests
+            ],
+            dtype=float,
+        ).ravel(),
+    }
+    at_train, at_end = lengths.index(setting.L), len(lengths) - 1
+    decrease_dgd = curves["dgd"][at_train] - curves["dgd"][at_end]
+    decrease_single = curves["single"][at_train] - curves["single"][at_end]
+    return Prediction(
+        values={
+            "tf_vs_dgd": np.tile(curves["dgd"], len(_multi(params))),
+            "dgd_mc": curves["dgd"],
+            "single_minus_multi": curves["single"][at_train] - curves["dgd"][at_train],
+            "length_gain": np.array(
+                [decrease_single if h == 1 else decrease_dgd for h in params.compare_heads]
+            ),
+        },
+        figure_data=curves,
+    )
+
+
+def measure_obs3(params: Obs3Params, runtime) -> Measurement:
+    """Monte Carlo test MSE on nested prompts (`numerics.mse_by_test_length`).
+
+    Every model and baseline sees the same prompts at every L', so differences between models
+    and between lengths are paired. The dGD and GD baselines run at the steps that are optimal
+    at the training L (the reference's Figure 4), a setting of the comparison taken from
+    `theory.optimal_gd`; "dGD at η_eff" uses each trained model's own
+    eta_eff = sum_h omega_h mu_h (the first-order step of (4.10)).
+    """
+    ensemble = runtime.trained(training(params))
+    setting, lengths, seed = params.setting, list(params.lengths), runtime.seed_for("prompts")
+    members = [numerics.representative(ensemble, h) for h in params.compare_heads]
+    eta_eff = ensemble.first_order_steps(members)
+    drawn = [h for h in sorted(set(params.heads)) if h not in params.compare_heads]  # Figure 4
+    shown = members + [numerics.representative(ensemble, h) for h in drawn]
+    losses = numerics.mse_by_test_length(
+        {f"member{k}": (ensemble, member) for k, member in enumerate(shown)},
+        lengths,
+        debiased_steps={
+            **{f"dGDeff{k}": float(eta) for k, eta in enumerate(eta_eff)},
+            "dGD": theory.optimal_gd(setting, debiased=True).eta,
+        },
+        gd_steps={"GD": theory.optimal_gd(setting).eta},
+        n_prompts=params.n_prompts,
+        seed=seed,
+        device=runtime.device,
+        progress=runtime.show_progress,
+    )
+    index = {h: k for k, h in enumerate((*params.compare_heads, *drawn))}  # H -> k in losses
+    L, longest, multi = setting.L, max(lengths), _multi(params)
+    tf = np.array([numerics.length_curve(losses, f"member{index[h]}", lengths) for h in multi])
+    single_gap = losses.difference(f"member{index[1]}@{L}", f"member{index[multi[0]]}@{L}")
+    gains = [
+        losses.difference(f"member{k}@{L}", f"member{k}@{longest}") for k in range(len(members))
+    ]
+    figure_data = {
+        "lengths": np.array(lengths, dtype=float),
+        "eta_eff": eta_eff,
+        "members": np.array(members, dtype=float),
+    }
+    series = {f"H{h}": f"member{k}" for h, k in index.items()}
+    series |= {"dGD": "dGD", "GD": "GD", "Bayes": "Bayes"}
+    series |= {f"dGDeff{h}": f"dGDeff{k}" for h, k in index.items() if h not in drawn}
+    for key, name in series.items():
+        figure_data[f"{key}_mean"], figure_data[f"{key}_se"] = numerics.length_curve(
+            losses, name, lengths
+        )
+    figure_data |= _fixed_kernels(params, seed, runtime.device)
+    return Measurement(
+        values={
+            "tf_vs_dgd": Estimate(tf[:, 0].ravel(), tf[:, 1].ravel()),  # tf: (H, mean/SE, L')
+            "dgd_mc": Estimate(*numerics.length_curve(losses, "dGD", lengths)),
+            "single_minus_multi": Estimate(single_gap.mean, single_gap.stderr),
+            "length_gain": Estimate(
+                np.array([g.mean for g in gains]), np.array([g.stderr for g in gains])
+            ),
+        },
+        figure_data=figure_data,
+    )
+
+
+def _fixed_kernels(params: Obs3Params, seed: int, device: str) -> dict[str, np.ndarray]:
+    """Figure 4 (right), drawn only: Monte Carlo test MSE at every L' of the paper's fixed ± pair
+    (pair_omega, pair_mu) and of the single head at (1/sqrt(d), mu*(L')) of (4.12) with the test
+    L' (as the authors' plot), on the prompts of `measure_obs3` (same sampler and seed)."""
+    single = [
+        theory.single_head_optimum(theory.Setting(params.d, n, params.sigma2))
+        for n in params.lengths
+    ]
+    curves = numerics.fixed_kernel_mse_by_test_length(
+        (params.pair_omega, params.pair_mu),
+        [head.omega for head in single],
+        [head.mu for head in single],
+        params.lengths,
+        d=params.d,
+        sigma2=params.sigma2,
+        n_prompts=params.n_prompts,
+        seed=seed,
+        device=device,
+    )
+    return {
+        "pair_mean": curves.pair_mean,
+        "pair_se": curves.pair_se,
+        "single_mean": curves.single_mean,
+        "single_se": curves.single_se,
+    }
+
+
+def checks_obs3(params: Obs3Params) -> tuple[Check, ...]:
+    qualitative = (
+        "The claim is an ordering: the measured difference must be positive and of the theory's "
+        "size, 0 < measured < 2 × predicted (rtol 1), beyond 1 paired SE. Only the order of "
+        "magnitude is held because the single-head values come from L̃, which at ω = 1/√d is "
+        "itself about 8% below the true loss (L̃ 0.372 vs the reference's Monte Carlo 0.405 "
+        "at L' = 40)."
+    )
+    return (
+        Check(
+            "tf_vs_dgd",
+            Tolerance(
+                f"Thm 4.2(i): a ± pair differs from debiased GD by O(ω²) (leading term "
+                f"∝ η ω² d^1.5 / √L'); the reference's Monte Carlo at ω = 0.13 finds at most "
+                f"1.6% (L' = 10), and with the ω² order {params.dgd_rtol:g} covers trained "
+                f"scales up to ω = {0.13 * np.sqrt(params.dgd_rtol / 0.016):.2f}. The step "
+                f"η_eff differs from η* by ~1%, a second-order change of the risk. Error bar: "
+                f"the Monte Carlo SE.",
+                rtol=params.dgd_rtol,
+            ),
+            f"MSE of H ∈ {_multi(params)} vs R_dGD(η*, L') (all L')",
+        ),
+        Check(
+            "dgd_mc",
+            ZScore(
+                "Exact finite-L risk (§HE-4.3-RISK) against its Monte Carlo estimate on "
+                "the same prompts: only MC error. Resolution 10%: 4 SE of the quick preset's "
+                "16k prompts are about 6% of the risk at L' = 10.",
+                max_z=4.0,
+                rel_resolution=0.1,
+            ),
+            "debiased GD (η*) Monte Carlo vs exact risk",
+        ),
+        Check(
+            "single_minus_multi",
+            Tolerance(qualitative, rtol=1.0),
+            "MSE(H=1) − MSE(H=2) at L' = L (paired)",
+        ),
+        Check(
+            "length_gain",
+            Tolerance(qualitative, rtol=1.0),
+            f"MSE(L' = L) − MSE(L' = {max(params.lengths)}) per H "
+            f"{list(params.compare_heads)} (paired)",
+        ),
+    )
+
+
+CLAIM_OBS3 = Claim(
+    id="HE-OBS3",
+    source=Source(PAPER, "3, Obs. 3; 4.3", "Figure 4, (4.11)"),
+    statement="Trained models with H >= 2 have nearly the test MSE of debiased one-step GD at "
+    "every test length L', the one-head model is worse, and every softmax model improves as L' "
+    "grows beyond the training L.",
+    params=Obs3Params,
+    presets=PRESETS_OBS3,
+    predict=predict_obs3,
+    measure=measure_obs3,
+    checks=checks_obs3,
+    figure="observations:figure_obs3",
+    # multi-head models 50% above debiased GD (about the one-head level): 10 x the rtol 0.05
+    wrong=scaled("tf_vs_dgd", 1.5),
+    trains=default_training,
+    summary="test MSE vs prompt length L': multi-head tracks debiased GD, beats one head (Fig. 4)",
+    catalogue=(2, 3),
+    paper_figures=(
+        PaperFigure(
+            4,
+            ("HE-OBS3",),
+            "paper:figure_4",
+            "test MSE vs L' (10..100): left, trained H = 1, 2, 4, 8; right, the two-head TF at "
+            "(ω, μ) = (0.13, 3.45), the single-head kernel (1/√d, μ*), GD, dGD and ridge",
+            "left: Monte Carlo test MSE of one trained member per H (no +0.1 offset); right: "
+            "Monte Carlo of the fixed ± pair and single-head kernel, GD and dGD at the "
+            "training-L optimal steps (exact risks as lines, Monte Carlo as markers) and "
+            "ridge λ = σ²d (Bayes)",
+        ),
+    ),
+)
+
+CLAIMS = (CLAIM_OBS3,)
