@@ -21,11 +21,10 @@ validation imports it.
 
 from importlib import metadata as _metadata
 
+from icl_verify.limits import MAX_PROMPT_LENGTH as MAX_PROMPT_LENGTH  # the longest prompt
+
 #: The subpackages, lowest layer first.
 SUBPACKAGES = ("theory", "dynamics", "numerics", "validation", "figures")
-
-#: The longest prompt (in-context examples L or test length L') any layer accepts.
-MAX_PROMPT_LENGTH = 100_000
 
 try:
     __version__ = _metadata.version("icl-verify")

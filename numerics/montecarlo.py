@@ -34,6 +34,8 @@ from icl_verify.numerics.data import Prompts, sample_linear_regression
 from icl_verify.numerics.estimators import kernel_head_averages
 from tqdm.auto import tqdm
 
+from icl_verify.limits import MONTE_CARLO_BLOCK
+
 __all__ = [
     "RANDOMNESS_BLOCK",
     "JointMonteCarloEstimate",
@@ -45,7 +47,7 @@ __all__ = [
     "monte_carlo_losses",
 ]
 
-RANDOMNESS_BLOCK = 4096  # prompts per independently seeded block: the unit of randomness
+RANDOMNESS_BLOCK = MONTE_CARLO_BLOCK  # prompts per independently seeded block: the unit of chance
 
 Predictor = Callable[[Prompts], torch.Tensor]  # prompts with batch (n,) -> predictions (n,)
 Sampler = Callable[[int, torch.Generator], Prompts]  # (n, generator) -> prompts with batch (n,)

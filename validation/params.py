@@ -18,7 +18,7 @@ one line that names the field, the value and what is allowed:
 >>> demo.with_overrides({"sigma2": "-1"})
 Traceback (most recent call last):
 ...
-icl_verify.validation.params.ParameterError: sigma2 must be a number >= 0, got -1
+icl_verify.validation.params.ParameterError: sigma2 must be a number in [0, 1e+12], got -1
 >>> demo.with_overrides({"dd": "3"})  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
@@ -37,6 +37,16 @@ from functools import cache
 from typing import Any
 
 from icl_verify.theory import Setting
+
+from icl_verify.limits import (
+    MAX_COUNT,
+    MAX_DIMENSION,
+    MAX_PROMPT_LENGTH,
+    MAX_VALUE,
+    MONTE_CARLO_BLOCK,
+    available_memory,
+    gib,
+)
 
 
 class ParameterError(ValueError):
@@ -129,7 +139,7 @@ class Params:
     def __post_init__(self) -> None:
         for field in dataclasses.fields(self):
             hint, raw = _hints(type(self))[field.name], getattr(self, field.name)
-            allowed: Allowed = field.metadata.get("allowed", Allowed())
+            allowed = _allowed_values(field, hint)
             wrong = ParameterError(
                 f"{field.name} must be {allowed.describe(_kind(hint))}, got {_show_raw(raw)}"
             )
@@ -151,7 +161,7 @@ class Params:
         rows = []
         for field in dataclasses.fields(cls):
             hint = _hints(cls)[field.name]
-            allowed: Allowed = field.metadata.get("allowed", Allowed())
+            allowed = _allowed_values(field, hint)
             rows.append(
                 FieldInfo(
                     field.name,
@@ -188,7 +198,36 @@ class Params:
     def _allowed(cls, name: str) -> str:
         """What field `name` allows, in words (for error messages)."""
         field = cls.__dataclass_fields__[name]
-        return field.metadata.get("allowed", Allowed()).describe(_kind(_hints(cls)[name]))
+        return _allowed_values(field, _hints(cls)[name]).describe(_kind(_hints(cls)[name]))
+
+    #: Prompts a measurement of this class holds at the least (a Monte Carlo block, say).
+    HELD_AT_LEAST = 1
+
+    def footprint(self) -> Footprint:
+        """What these parameters hold in memory at once, estimated from the shapes they imply:
+        the prompts (or models x batch) held together, times the longest prompt, the widest
+        token and the most heads a field names (each field's role: `SHAPE_ROLES`), times a
+        few temporaries, in float64. An estimate, not a measurement: it catches the settings
+        that cannot fit (`check_fits`); a class whose measurement holds other shapes (an ODE,
+        an encoder, several settings in turn) states its own.
+
+        >>> SettingParams(d=5, L=40).footprint().describe()
+        '4096 prompts x 41 tokens x 6 numbers x 1 heads, float64, 4 temporaries: 32.2 MB'
+        """
+        values = {role: [1] for role in ("held", "ensemble", "length", "width", "heads")}
+        for field in dataclasses.fields(self):
+            role = SHAPE_ROLES.get(field.name)
+            if role in values:
+                value = getattr(self, field.name)
+                values[role] += [v for v in _leaves(value) if isinstance(v, int)]
+        ensemble = max(values["ensemble"])
+        if isinstance(getattr(self, "heads", None), tuple):  # one model per listed H
+            ensemble = max(ensemble, len(self.heads))
+        held = max(self.HELD_AT_LEAST, max(values["held"]) * ensemble)
+        return Footprint.of_tensor(
+            (held, "prompts"), (max(values["length"]) + 1, "tokens"),
+            (max(values["width"]) + 1, "numbers"), (max(values["heads"]), "heads"),
+        )  # fmt: skip
 
     def as_json(self) -> dict[str, Any]:
         """The fields as JSON-ready values (tuples as lists); `from_json` inverts it."""
@@ -223,8 +262,12 @@ class Params:
 class SettingParams(Params):
     """Parameters of the He et al. (2025) data model (Section 2): d, L, sigma2."""
 
-    d: int = param(5, help="covariate dimension d", low=1)
-    L: int = param(40, help="prompt length L: in-context examples per prompt", low=1)
+    d: int = param(5, help="covariate dimension d", low=1, high=MAX_DIMENSION)
+    L: int = param(
+        40, help="prompt length L: in-context examples per prompt", low=1, high=MAX_PROMPT_LENGTH
+    )
+
+    HELD_AT_LEAST = MONTE_CARLO_BLOCK  # a Monte Carlo holds a block of prompts at once
     sigma2: float = param(0.1, help="label-noise variance sigma^2", low=0)
 
     @property
@@ -243,7 +286,7 @@ class SparseSettingParams(Params):
     icl_verify.validation.params.ParameterError: s must be an integer in [1, d=8], got 9
     """
 
-    d: int = param(16, help="covariate dimension d", low=1)
+    d: int = param(16, help="covariate dimension d", low=1, high=MAX_DIMENSION)
     s: int = param(4, help="sparsity s: non-zero coordinates of w*", low=1)
     sigma: float = param(
         0.1, help="label-noise standard deviation sigma (the paper's grids are in std)", low=0
@@ -254,6 +297,82 @@ class SparseSettingParams(Params):
             raise ParameterError(f"s must be an integer in [1, d={self.d}], got {self.s}")
 
 
+@dataclass(frozen=True)
+class Footprint:
+    """An estimate of the memory a setting holds at once: ``bytes`` and what they are."""
+
+    bytes: int
+    shapes: str  # the shapes counted, in words
+
+    @classmethod
+    def of_tensor(cls, *sizes: tuple[int, str], temporaries: int = 4, itemsize: int = 8):
+        """``temporaries`` tensors of the shape ``sizes`` ((size, what) pairs) of ``itemsize``
+        bytes each (float64 by default).
+
+        >>> Footprint.of_tensor((10, "prompts"), (3, "numbers")).bytes
+        960
+        """
+        shape = " x ".join(f"{size} {what}" for size, what in sizes)
+        kind = {8: "float64", 4: "float32"}.get(itemsize, f"{itemsize}-byte numbers")
+        total = temporaries * itemsize * math.prod(size for size, _ in sizes)
+        return cls(total, f"{shape}, {kind}, {temporaries} temporaries")
+
+    def describe(self) -> str:
+        return f"{self.shapes}: {self.bytes / 1e6:.3g} MB"
+
+
+#: States an ODE of the claims saves (dense output of a long flow): its footprint.
+ODE_SAVED_STATES = 100_000
+
+
+#: The role of each field in the shapes a measurement allocates (`Params.footprint`): prompts
+#: or batches held at once ("held"), models trained side by side ("ensemble"), prompt lengths
+#: ("length"), token or hidden widths ("width"), heads ("heads"); a "count" (steps, seeds,
+#: prompts streamed in blocks, grid points) costs time, not memory. Every integer field of every
+#: claim has a role (tests/validation/test_params.py), so a new size is never left out.
+SHAPE_ROLES: Mapping[str, str] = {
+    **dict.fromkeys(("batch", "validation_batch", "prompts", "prompts_wide", "n_fit",
+                     "n_importance", "n_regime", "n_tune", "samples"), "held"),
+    **dict.fromkeys(("members", "linear_members", "replicates", "seeds", "reps",
+                     "split_reps"), "ensemble"),
+    **dict.fromkeys(("L", "L_fixed", "L_proportional", "L_values", "gap_L", "kernel_length",
+                     "lengths", "n", "n_eval", "n_grid", "n_max", "n_min", "n_probe", "n_step",
+                     "n_train", "n_wide", "q_max", "q_probe", "q_train", "few_shot",
+                     "t_max"), "length"),
+    **dict.fromkeys(("d", "D", "d_hid", "d_max", "d_min", "d_values", "d_wide", "high_d",
+                     "ratio_d", "s", "s_reading"), "width"),
+    **dict.fromkeys(("H", "H_max", "heads", "compare_heads", "dummy_heads_of", "figure_heads",
+                     "show_heads", "stage_one_min_heads"), "heads"),
+    **dict.fromkeys(("adam_steps", "sgd_steps", "steps", "gd_steps", "prune_steps",
+                     "checkpoint_every", "log_every", "loss_every", "records", "train_records",
+                     "snapshots", "n_times", "n_prompts", "kernel_prompts", "landscape_prompts",
+                     "gap_prompts",
+                     "n_seeds", "n_trials", "n_replicates", "n_configs", "n_boot", "bootstrap",
+                     "n_eps", "n_mu", "n_omega", "n_asymmetric", "cases", "bins", "degree",
+                     "design_seed", "train_seed", "layers", "supports"), "count"),
+}  # fmt: skip
+
+
+def check_fits(params: Params, memory: int | None = None) -> None:
+    """ParameterError (one line: the estimate, its shapes, the memory) unless what ``params``
+    hold at once (`Params.footprint`) fits in ``memory`` bytes (default: what this machine has
+    available, `icl_verify.limits.available_memory`).
+
+    >>> try:
+    ...     check_fits(SettingParams(L=100_000, d=10_000))
+    ... except ParameterError as error:
+    ...     print(str(error)[:80])
+    the setting holds ~1.22e+05 GiB at once (4096 prompts x 100001 tokens x 10001 nu
+    """
+    footprint = params.footprint()
+    memory = available_memory() if memory is None else memory
+    if footprint.bytes > memory:
+        raise ParameterError(
+            f"the setting holds ~{gib(footprint.bytes)} at once ({footprint.shapes}; an "
+            f"estimate); this machine has {gib(memory)} available: lower the sizes"
+        )
+
+
 def check_order(params: Params, low: str, high: str) -> None:
     """ParameterError unless params.low < params.high (e.g. omega_min < omega_max)."""
     a, b = getattr(params, low), getattr(params, high)
@@ -262,6 +381,16 @@ def check_order(params: Params, low: str, high: str) -> None:
 
 
 # -- types: int, float, bool, str and (nested) tuples of them ---------------------------------
+
+
+def _allowed_values(field: dataclasses.Field, hint: Any) -> Allowed:
+    """The field's `Allowed`, with the stated caps of `icl_verify.limits` where it gives no
+    upper limit of its own: `MAX_COUNT` for an integer, `MAX_VALUE` for a real number."""
+    allowed: Allowed = field.metadata.get("allowed", Allowed())
+    scalar, _ = _scalar_and_depth(hint)
+    if allowed.choices or allowed.high is not None or scalar not in (int, float):
+        return allowed
+    return dataclasses.replace(allowed, high=MAX_COUNT if scalar is int else MAX_VALUE)
 
 
 @cache

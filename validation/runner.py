@@ -20,7 +20,7 @@ from typing import Any
 from icl_verify.validation.cache import ArtefactCache
 from icl_verify.validation.claim import Claim, evaluate
 from icl_verify.validation.executors import execute, in_process
-from icl_verify.validation.params import ParameterError, Params
+from icl_verify.validation.params import ParameterError, Params, check_fits
 from icl_verify.validation.records import RESULTS_FILE, ClaimRecord, RunRecord, load_run, now
 from icl_verify.validation.report import redraw_figures, write_report
 from icl_verify.validation.runtime import Runtime, derived_seed
@@ -62,10 +62,10 @@ def claim_parameters(
     >>> claims = select_claims(["HE-MAN"])
     >>> claim_parameters(claims, "smoke", {"d": "10"})["HE-MAN"].d
     10
-    >>> claim_parameters(claims, "smoke", {"H_max": "1"})
+    >>> claim_parameters(claims, "smoke", {"H_max": "1"})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    icl_verify.validation.params.ParameterError: HE-MAN: H_max must be an integer >= 2, got 1
+    icl_verify.validation.params.ParameterError: HE-MAN: H_max must be an integer in [2, ...], got 1
     """
     for key in sets:
         if not any(key in claim.params.__dataclass_fields__ for claim in claims):
@@ -79,6 +79,7 @@ def claim_parameters(
         own = {k: v for k, v in sets.items() if k in claim.params.__dataclass_fields__}
         try:
             parameters[claim.id] = claim.parameters(preset, {**tables.get(claim.id, {}), **own})
+            check_fits(parameters[claim.id])
         except ParameterError as error:
             raise ParameterError(f"{claim.id}: {error}") from None
     return parameters

@@ -29,7 +29,7 @@ Ranges of an integer parameter are rounded to integers and repeated values dropp
 ...     parse_grid(claim.presets["smoke"], ["d=3,0"])
 ... except ParameterError as error:
 ...     print(error)
---grid point 2 of 2 (d=0): d must be an integer >= 1, got 0
+--grid point 2 of 2 (d=0): d must be an integer in [1, 10000], got 0
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 from icl_verify.validation.claim import Claim
 from icl_verify.validation.executors import execute, in_process
-from icl_verify.validation.params import ParameterError, Params
+from icl_verify.validation.params import ParameterError, Params, check_fits
 from icl_verify.validation.records import RunRecord, SweepSpec, now
 from icl_verify.validation.report import describe_values, draw_validity_map, write_report
 from icl_verify.validation.runner import (
@@ -201,6 +201,7 @@ def parse_grid(base: Params, texts: Sequence[str], zipped: bool = False) -> Grid
         written = dict(zip(keys, combination, strict=True))
         try:
             params = base.with_overrides(written)
+            check_fits(params)
         except ParameterError as error:
             shown = ", ".join(f"{k}={v}" for k, v in written.items())
             raise ParameterError(f"--grid point {i + 1} of {count} ({shown}): {error}") from None

@@ -24,8 +24,9 @@ def test_flow_writes_a_png_and_prints_the_phase_features_without_verdicts(tmp_pa
 @pytest.mark.parametrize(
     ("flag", "value", "message"),
     [
-        ("--d", "0", "--d must be an integer >= 1, got 0"),
-        ("--L", "four", "--L must be an integer >= 1, got 'four'"),
+        ("--d", "0", "--d must be an integer in [1, 400], got '0'"),
+        ("--d", "1000000", "--d must be an integer in [1, 400], got '1000000'"),
+        ("--L", "four", "--L must be an integer in [1, 100000], got 'four'"),
         ("--sigma2", "-1", "--sigma2 must be a number in [0, inf), got '-1'"),
         ("--eps", "0", "--eps must be a number in (0, 0.1], got '0'"),
         ("--t-end", "10", "--t-end must be a number in [10000, 1e+09], got '10'"),

@@ -58,13 +58,13 @@ def test_a_key_weight_without_its_1_over_n_disagrees(claim, monkeypatch, tmp_pat
 @pytest.mark.parametrize(
     "claim, setting, message",
     [
-        ("CZZ-P4.1", "q_max=0", "q_max must be an integer >= 1, got 0"),
-        ("CZZ-P4.1", "n_min=0", "n_min must be an integer >= 1, got 0"),
-        ("CZZ-P4.1", "d_min=0", "d_min must be an integer >= 1, got 0"),
-        ("CZZ-P4.1", "sigma=-1", "sigma must be a number >= 0, got -1"),
+        ("CZZ-P4.1", "q_max=0", "q_max must be an integer in [1, 1e+09], got 0"),
+        ("CZZ-P4.1", "n_min=0", "n_min must be an integer in [1, 1e+09], got 0"),
+        ("CZZ-P4.1", "d_min=0", "d_min must be an integer in [1, 1e+09], got 0"),
+        ("CZZ-P4.1", "sigma=-1", "sigma must be a number in [0, 1e+12], got -1"),
         ("CZZ-P4.2", "n_min=30", "n_min must be <= n_max, got n_min=30, n_max=20"),
-        ("CZZ-P4.2", "t_max=0", "t_max must be an integer >= 1, got 0"),
-        ("CZZ-P4.2", "eta_scale_min=0", "eta_scale_min must be a number > 0, got 0"),
+        ("CZZ-P4.2", "t_max=0", "t_max must be an integer in [1, 1e+09], got 0"),
+        ("CZZ-P4.2", "eta_scale_min=0", "eta_scale_min must be a number in (0, 1e+12], got 0"),
         ("CZZ-P4.2", "eta_scale_min=3", "eta_scale_min must be < eta_scale_max"),
     ],
 )

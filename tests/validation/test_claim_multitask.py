@@ -59,14 +59,15 @@ def test_every_figure_draws_one_member_per_h(at_smoke):
     [
         (
             "supports=[[0,1,2]]",
-            "supports must be a list of lists of integers >= 1, got [[0, 1, 2]]",
+            "supports must be a list of lists of integers in [1, 1e+09], got [[0, 1, 2]]",
         ),
         ("supports=[[1,2],[5,7]]", "supports must list distinct coordinates in 1..d = 1..6"),
         ("supports=[[1,1,2]]", "supports must list distinct coordinates in 1..d = 1..6"),
-        ("supports=[]", "supports must be a list of lists of integers >= 1, got []"),
-        ("supports=[[]]", "supports must be a list of lists of integers >= 1, got [[]]"),
-        ("supports=1,2", "supports must be a list of lists of integers >= 1, written as JSON"),
-        ("d=0", "d must be an integer >= 1, got 0"),
+        ("supports=[]", "supports must be a list of lists of integers in [1, 1e+09], got []"),
+        ("supports=[[]]", "supports must be a list of lists of integers in [1, 1e+09], got [[]]"),
+        ("supports=1,2",
+         "supports must be a list of lists of integers in [1, 1e+09], written as JSON"),
+        ("d=0", "d must be an integer in [1, 10000], got 0"),
         ("heads=1,1", "heads must include a member with >= 2 heads"),
     ],
 )

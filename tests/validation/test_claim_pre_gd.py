@@ -76,10 +76,10 @@ def test_figure_2c_draws_the_stored_paths_and_gaps(at_smoke):
 @pytest.mark.parametrize(
     ("setting", "message"),
     [
-        ("sigma=-0.1", "sigma must be a non-empty list of numbers >= 0, got [-0.1]"),
+        ("sigma=-0.1", "sigma must be a non-empty list of numbers in [0, 1e+12], got [-0.1]"),
         ("s=20", "s must be an integer in [1, d=16], got 20"),
-        ("n=0", "n must be an integer >= 1, got 0"),
-        ("rates=0,0.01", "rates must be a non-empty list of numbers > 0, got [0, 0.01]"),
+        ("n=0", "n must be an integer in [1, 1e+09], got 0"),
+        ("rates=0,0.01", "rates must be a non-empty list of numbers in (0, 1e+12], got [0, 0.01]"),
     ],
 )
 def test_a_bad_parameter_is_one_line_and_exit_2(setting, message, tmp_path, capsys):

@@ -62,9 +62,9 @@ def test_smoke_importance_rows_sum_to_one_and_effective_heads_match_them(at_smok
     ("claim_id", "setting", "message"),
     [
         ("CZZ-HEADS", "heads=1,3", "heads must divide d_hid = 8, got 3"),
-        ("CZZ-IMPORTANCE", "layers=0", "layers must be an integer >= 1, got 0"),
-        ("CZZ-PRUNE", "q_train=0", "q_train must be an integer >= 1, got 0"),
-        ("CZZ-PPROBE", "q_probe=1", "q_probe must be an integer >= 2, got 1"),
+        ("CZZ-IMPORTANCE", "layers=0", "layers must be an integer in [1, 1e+09], got 0"),
+        ("CZZ-PRUNE", "q_train=0", "q_train must be an integer in [1, 1e+09], got 0"),
+        ("CZZ-PPROBE", "q_probe=1", "q_probe must be an integer in [2, 1e+09], got 1"),
         ("CZZ-HEADS", "heads=2,4", "heads must list 1 and at least one h > 1, got [2, 4]"),
         ("CZZ-HEADS", "n_eval=12,14", "few_shot must be >= the smallest n_eval = 12, got 10"),
     ],

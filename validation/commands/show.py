@@ -41,8 +41,8 @@ def describe(claim: Claim) -> str:
     >>> print(describe(select_claims(["HE-MAN"])[0]))  # doctest: +ELLIPSIS, +NORMALIZE_WHITESPACE
     HE-MAN  He et al. 2025, §4.2, eq. (4.6)-(4.8)
     ...
-    parameter    type   smoke  quick  paper  allowed                  meaning
-    d            int    5      5      5      an integer >= 1          covariate dimension d
+    parameter    type   smoke  quick  paper  allowed                    meaning
+    d            int    5      5      5      an integer in [1, 10000]   covariate dimension d
     ...
     """
     lines = [f"{claim.id}  {claim.source}", ""]

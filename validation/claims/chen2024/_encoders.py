@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 from icl_verify.validation.claim import Estimate
-from icl_verify.validation.params import ParameterError, Params, param
+from icl_verify.validation.params import Footprint, ParameterError, Params, param
 from icl_verify.validation.runtime import derived_seed
 
 from icl_verify import numerics
@@ -91,6 +91,21 @@ class EncoderParams(Params):
     @property
     def member_sigmas(self) -> tuple[float, ...]:
         return tuple(float(s) for s in self.sigmas) * self.replicates
+
+    def footprint(self) -> Footprint:
+        """The largest batch of prompts an encoder ensemble holds: the training batch or an
+        evaluation's prompts, per member, each with every layer's states, the FFN's and the
+        attention scores, kept for the backward pass (float32)."""
+        members = len(self.sigmas) * self.replicates
+        held = max(getattr(self, name, 1) for name in
+                   ("batch", "n_regime", "n_tune", "n_fit", "n_importance"))  # fmt: skip
+        tokens = max(self.n_train + self.q_train,
+                     getattr(self, "n_probe", 0) + getattr(self, "q_probe", 0))  # fmt: skip
+        per_token = (self.layers + 5) * self.d_hid + max(self.heads) * tokens
+        return Footprint.of_tensor(
+            (members * held, "prompts"), (tokens, "tokens"), (per_token, "numbers per token"),
+            temporaries=2, itemsize=4,
+        )  # fmt: skip
 
 
 TRAINING_PRESETS: dict[str, dict[str, Any]] = {

@@ -22,7 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 from icl_verify.validation.claim import Estimate
-from icl_verify.validation.params import SettingParams, param
+from icl_verify.validation.params import ODE_SAVED_STATES, Footprint, SettingParams, param
 
 from icl_verify import dynamics, theory
 
@@ -47,6 +47,10 @@ class SymmetricStartParams(SettingParams):
         low_open=True,
         high=1e-6,
     )
+
+    def footprint(self) -> Footprint:
+        """An ODE in a few scalars per head: its saved states are what it holds."""
+        return Footprint.of_tensor((ODE_SAVED_STATES, "saved states"), (16, "numbers"))
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -28,7 +28,13 @@ from icl_verify.validation.claim import (
     scaled,
 )
 from icl_verify.validation.designs import random_head_signs
-from icl_verify.validation.params import SettingParams, check_order, param
+from icl_verify.validation.params import (
+    ODE_SAVED_STATES,
+    Footprint,
+    SettingParams,
+    check_order,
+    param,
+)
 
 from icl_verify import dynamics, theory
 
@@ -49,6 +55,10 @@ class ManifoldParams(SettingParams):
 
     def validate(self) -> None:
         check_order(self, "omega_min", "omega_max")
+
+    def footprint(self) -> Footprint:
+        """An ODE in a few scalars per head: its saved states are what it holds."""
+        return Footprint.of_tensor((ODE_SAVED_STATES, "saved states"), (16, "numbers"))
 
 
 PRESETS = {

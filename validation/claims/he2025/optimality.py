@@ -27,7 +27,13 @@ from icl_verify.validation.claim import (
     Source,
     Tolerance,
 )
-from icl_verify.validation.params import SettingParams, check_order, param
+from icl_verify.validation.params import (
+    ODE_SAVED_STATES,
+    Footprint,
+    SettingParams,
+    check_order,
+    param,
+)
 
 from icl_verify import dynamics, theory
 
@@ -52,6 +58,10 @@ class OptimalityParams(SettingParams):
     def omega_grid(self) -> np.ndarray:
         """The geometric grid of KQ scales from omega_min to omega_max, shape (n_omega,)."""
         return np.geomspace(self.omega_min, self.omega_max, self.n_omega)
+
+    def footprint(self) -> Footprint:
+        """An ODE in a few scalars per head: its saved states are what it holds."""
+        return Footprint.of_tensor((ODE_SAVED_STATES, "saved states"), (16, "numbers"))
 
 
 PRESETS = {

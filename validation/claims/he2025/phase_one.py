@@ -32,7 +32,7 @@ from icl_verify.validation.claims.he2025._two_head import (
     integrated_phases,
     solver_bound,
 )
-from icl_verify.validation.params import ParameterError, param
+from icl_verify.validation.params import Footprint, ParameterError, SettingParams, param
 
 from icl_verify import dynamics, numerics
 
@@ -73,6 +73,10 @@ class PhaseOneParams(PhasesParams):
                 f"compare_t must end by sgd_lr * sgd_steps = {self.sgd_lr * self.sgd_steps:g} "
                 f"(the trained time), got compare_t={list(self.compare_t)}"
             )
+
+    def footprint(self) -> Footprint:
+        """Its trained models (members x batch prompts), not the ODE it compares them with."""
+        return SettingParams.footprint(self)
 
 
 def _flow_at(params: PhaseOneParams, times) -> dynamics.Trajectory:

@@ -39,7 +39,13 @@ from icl_verify.validation.claim import (
     scaled,
     shifted,
 )
-from icl_verify.validation.params import ParameterError, SettingParams, param
+from icl_verify.validation.params import (
+    ODE_SAVED_STATES,
+    Footprint,
+    ParameterError,
+    SettingParams,
+    param,
+)
 
 from icl_verify import dynamics, statistics, theory
 
@@ -67,6 +73,10 @@ class RandomStartParams(SettingParams):
     def validate(self) -> None:
         if any(b <= a for a, b in zip(self.heads, self.heads[1:], strict=False)):
             raise ParameterError(f"heads must be increasing, got heads={list(self.heads)}")
+
+    def footprint(self) -> Footprint:
+        """An ODE in a few scalars per head: its saved states are what it holds."""
+        return Footprint.of_tensor((ODE_SAVED_STATES, "saved states"), (16, "numbers"))
 
 
 @dataclass(frozen=True, kw_only=True)
