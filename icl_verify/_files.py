@@ -23,15 +23,23 @@ def write_atomic(path: Path | str, data: bytes | str) -> None:
     'whole'
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     payload = data.encode() if isinstance(data, str) else data
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(
+            dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
+        )
+    except OSError as error:  # the error names the file, not only the cause
+        raise OSError(error.errno, error.strerror, str(path)) from None
     try:
         with os.fdopen(handle, "wb") as file:
             file.write(payload)
             file.flush()
             os.fsync(file.fileno())
         os.replace(temporary, path)
+    except OSError as error:  # a full disk: name the file that could not be written
+        Path(temporary).unlink(missing_ok=True)
+        raise OSError(error.errno, error.strerror, str(path)) from None
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise

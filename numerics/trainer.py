@@ -66,6 +66,7 @@ from tqdm.auto import tqdm
 
 from icl_verify._files import write_atomic
 from icl_verify.devices import DEVICE_PATTERN, resolve_device
+from icl_verify.processes import stop_workers, worker_setup
 
 __all__ = [
     "LinearRegressionTask",
@@ -74,6 +75,7 @@ __all__ = [
     "TrainConfig",
     "TrainHistory",
     "TrainResult",
+    "ForeignCheckpointError",
     "TrainingDivergedError",
     "TrainingStopped",
     "train",
@@ -276,6 +278,11 @@ class TrainResult:
 
 class TrainingDivergedError(RuntimeError):
     """The training loss became NaN or infinite."""
+
+
+class ForeignCheckpointError(ValueError):
+    """The checkpoint to resume from is another run's (its fingerprint differs): not resumed,
+    and not overwritten."""
 
 
 class TrainingStopped(RuntimeError):
@@ -555,7 +562,7 @@ def train(
     state = _load_checkpoint(checkpoint_path, device) if resume else None
     if state is not None:
         if state["fingerprint"] != fingerprint:
-            raise ValueError(
+            raise ForeignCheckpointError(
                 f"checkpoint_path {str(checkpoint_path)!r} holds a different run; not resuming"
             )
         model.load_state_dict(state["model"])
@@ -838,10 +845,12 @@ def _split_state(state: dict, lo: int, hi: int, H: int | None, fingerprint: str)
 _steps_done = None  # in a worker of `_train_in_workers`: the shared steps-done counter per slice
 
 
-def _share_steps_done(counters) -> None:
-    """Worker initialiser: keep the parent's shared counters (one per slice) for `_train_part`."""
+def _share_steps_done(counters, parent: int) -> None:
+    """Worker initialiser: keep the parent's shared counters (one per slice) for `_train_part`;
+    leave Ctrl-C to the parent and end with it (`icl_verify.processes.worker_setup`)."""
     global _steps_done
     _steps_done = counters
+    worker_setup(parent)
 
 
 def _train_part(
@@ -903,7 +912,7 @@ def _train_in_workers(
             whole = _load_checkpoint(checkpoint_path, torch.device("cpu"))
         if whole is not None:
             if whole["fingerprint"] != fingerprint:
-                raise ValueError(
+                raise ForeignCheckpointError(
                     f"checkpoint_path {str(checkpoint_path)!r} holds a different run; not resuming"
                 )
             for (lo, hi), run, part in zip(_slices(E, len(runs)), runs, parts, strict=True):
@@ -915,9 +924,11 @@ def _train_in_workers(
         )  # fmt: skip
         spawn = multiprocessing.get_context("spawn")
         steps_done = spawn.Array("q", len(runs), lock=False)  # written by slice i's worker only
-        with ProcessPoolExecutor(
-            len(runs), mp_context=spawn, initializer=_share_steps_done, initargs=(steps_done,)
-        ) as pool:
+        pool = ProcessPoolExecutor(
+            len(runs), mp_context=spawn, initializer=_share_steps_done,
+            initargs=(steps_done, os.getpid()),
+        )  # fmt: skip
+        try:
             futures = [
                 pool.submit(_train_part, *run, part, resume, i, deadline)
                 for i, (run, part) in enumerate(zip(runs, parts, strict=True))
@@ -929,6 +940,10 @@ def _train_in_workers(
                     break
             for future in futures:
                 future.result()
+        except BaseException:  # an interrupt or a failed slice: the others' checkpoints stay
+            stop_workers(pool)
+            raise
+        pool.shutdown(wait=True)
         bar.update(config.steps - bar.n)  # parts resumed at their last step counted none
         bar.close()
         loaded = [torch.load(part, map_location=device, weights_only=False) for part in parts]

@@ -185,8 +185,9 @@ class ArtefactCache:
 
         A result that is a mapping of names to numpy arrays is stored as `result.npz`
         (loaded back as a dict of arrays); anything else must be JSON-serialisable
-        and is stored as `result.json`. A stored result that fails to load is reported
-        (one line on stderr), deleted and computed again.
+        and is stored as `result.json`. Either holds the entry's key beside the result, so a
+        file copied from another entry is not this entry's. A stored result that fails to load,
+        or holds another key, is reported (one line on stderr), deleted and computed again.
         """
         folder = self.directory(name, config)
         with _locked(folder.with_name(folder.name + ".lock")):  # one process computes it
@@ -197,13 +198,20 @@ class ArtefactCache:
             if isinstance(result, Mapping) and all(
                 isinstance(v, np.ndarray) for v in result.values()
             ):
-                write_atomic(folder / "result.npz", _npz_bytes(result))
+                keyed = {**result, KEY_FIELD: np.asarray(folder.name)}
+                write_atomic(folder / "result.npz", _npz_bytes(keyed))
             else:
-                write_atomic(folder / "result.json", json.dumps(to_json(result)))
+                document = {KEY_FIELD: folder.name, "result": to_json(result)}
+                write_atomic(folder / "result.json", json.dumps(document))
             return result
 
 
 _MISSING = object()
+KEY_FIELD = "__entry_key__"  # the entry's key, stored in its result file
+
+
+class ForeignEntryError(ValueError):
+    """A stored result that belongs to another entry (its key is not this entry's)."""
 
 
 def _load_stored(folder: Path, name: str) -> Any:
@@ -220,8 +228,8 @@ def _load_stored(folder: Path, name: str) -> Any:
             _discard_damaged(path, None, name, error)
             continue
         try:
-            return parse(data)
-        except Exception as error:  # any failure to load means a damaged entry
+            return parse(data, folder.name)
+        except Exception as error:  # any failure to load means a damaged or foreign entry
             _discard_damaged(path, identity, name, error)
     return _MISSING
 
@@ -254,13 +262,26 @@ def _read_whole(path: Path) -> tuple[bytes, tuple[int, int]]:
         return file.read(), (status.st_dev, status.st_ino)
 
 
-def _parse_arrays(data: bytes) -> dict[str, np.ndarray]:
+def _parse_arrays(data: bytes, key: str) -> dict[str, np.ndarray]:
     with np.load(io.BytesIO(data), allow_pickle=False) as stored:
-        return {key: stored[key] for key in stored.files}  # every array read: CRCs checked
+        arrays = {name: stored[name] for name in stored.files}  # every array read: CRCs checked
+    _check_key(str(arrays.pop(KEY_FIELD, "")), key)
+    return arrays
 
 
-def _parse_document(data: bytes) -> Any:
-    return json.loads(data.decode("utf-8"))
+def _parse_document(data: bytes, key: str) -> Any:
+    document = json.loads(data.decode("utf-8"))
+    if not isinstance(document, dict) or "result" not in document:
+        raise ValueError("not a result of this cache")
+    _check_key(str(document.get(KEY_FIELD, "")), key)
+    return document["result"]
+
+
+def _check_key(stored: str, key: str) -> None:
+    if stored != key:
+        raise ForeignEntryError(
+            f"it holds the result of entry {stored[:12] or '(none)'}, not of this one"
+        )
 
 
 def _discard_damaged(

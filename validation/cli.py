@@ -5,7 +5,9 @@ Each subcommand lives in its own module of `validation.commands` exposing
 Bad input anywhere at this boundary raises `CommandLineError`; `main` prints
 it as one line and exits 2, never with a traceback.
 
-Exit status: 0 success (every claim run agrees), 1 a claim disagrees, 2 bad input.
+Exit status: 0 success (every claim run agrees), 1 a claim disagrees, 2 bad input, 3 stopped
+at `run --budget`, 130 interrupted (SIGINT, Ctrl-C), 143 terminated (SIGTERM): an interrupted
+run saves every record finished before the signal, stops its workers and says how to resume.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ import argparse
 import errno
 import importlib
 import os
+import signal
 import sys
+import threading
 
-from icl_verify.validation.errors import CommandLineError
+from icl_verify.validation.errors import CommandLineError, Terminated
 
 # Subcommand modules under validation.commands, in the order `--help` lists them.
 COMMANDS = ("list", "show", "run", "sweep", "report", "figures", "derive", "flow")
@@ -46,7 +50,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _terminated(signum, frame) -> None:
+    raise Terminated()
+
+
 def main(argv: list[str] | None = None) -> int:
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminated) if in_main_thread else None
     try:
         args = build_parser().parse_args(argv)
         status = int(args.func(args))
@@ -55,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     except CommandLineError as error:
         print(f"icl-verify: error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as interrupt:  # the command said what it saved, where it could
+        return 143 if isinstance(interrupt, Terminated) else 130
     except BrokenPipeError:
         # The reader went away (`icl-verify list | head`): stop quietly, as Unix tools do;
         # stdout is pointed at devnull so the interpreter's final flush cannot fail again.
@@ -67,6 +79,9 @@ def main(argv: list[str] | None = None) -> int:
         # writes); rerunning the same --run-id resumes once the cause is mended.
         print(f"icl-verify: error: {error.filename or ''}: {error.strerror}", file=sys.stderr)
         return 2
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,8 @@ from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from typing import TypeVar
 
+from icl_verify.processes import stop_workers, worker_setup
+
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -98,6 +100,27 @@ def execute(
     return _on_pool(fn, tasks, workers)
 
 
+def finished_before(results: Iterator[tuple[int, R]], interrupt: BaseException):
+    """The results of ``execute`` that had finished when ``interrupt`` (KeyboardInterrupt,
+    `validation.errors.Terminated`) reached the caller but were not handed back yet: told of the
+    interrupt, a pool or a cluster hands them over and stops its workers. The caller stores
+    them, then raises the interrupt again.
+
+    >>> list(finished_before(execute(abs, [-2, 3], workers=1), KeyboardInterrupt()))
+    []
+    """
+    try:
+        item = results.throw(interrupt)
+    except (KeyboardInterrupt, StopIteration):
+        return
+    while True:
+        yield item
+        try:
+            item = next(results)
+        except (KeyboardInterrupt, StopIteration):
+            return
+
+
 def _on_one_thread(fn: Callable[[T], R], task: T) -> R:
     """`fn(task)` with torch on one thread (the same in this process and in any worker)."""
     from icl_verify.numerics.threads import single_thread
@@ -109,9 +132,12 @@ def _on_one_thread(fn: Callable[[T], R], task: T) -> R:
 def _on_pool(fn: Callable[[T], R], tasks: Sequence[T], workers: int) -> Iterator[tuple[int, R]]:
     todo = dict(enumerate(tasks))  # index -> task, until its result is handed back
     for _ in range(RETRIES + 1):
-        pool = ProcessPoolExecutor(min(workers, len(todo)), mp_context=get_context("spawn"))
+        pool = ProcessPoolExecutor(
+            min(workers, len(todo)), mp_context=get_context("spawn"),
+            initializer=worker_setup, initargs=(os.getpid(),),
+        )  # fmt: skip
+        futures = {pool.submit(_on_one_thread, fn, task): i for i, task in todo.items()}
         try:
-            futures = {pool.submit(_on_one_thread, fn, task): i for i, task in todo.items()}
             for future in as_completed(futures):
                 try:
                     result = future.result()
@@ -120,8 +146,18 @@ def _on_pool(fn: Callable[[T], R], tasks: Sequence[T], workers: int) -> Iterator
                 index = futures[future]
                 del todo[index]
                 yield index, result
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+        except KeyboardInterrupt:  # and Terminated: hand over what finished, stop the workers
+            stop_workers(pool)
+            for future, index in futures.items():
+                if index in todo and future.done() and not future.cancelled():
+                    if future.exception() is None:
+                        del todo[index]
+                        yield index, future.result()
+            raise
+        except BaseException:
+            stop_workers(pool)
+            raise
+        pool.shutdown(wait=True)
         if not todo:
             return
     raise WorkersDiedError(
@@ -157,9 +193,16 @@ def _on_dask(
             client.submit(_on_one_thread, fn, task, retries=RETRIES, pure=False): i
             for i, task in enumerate(tasks)
         }
+        handed = set()
         try:
             for future in finished(list(futures), loop=client.loop):
+                handed.add(future)
                 yield futures[future], future.result()
+        except KeyboardInterrupt:  # and Terminated: hand over what finished, cancel the rest
+            for future, index in futures.items():
+                if future not in handed and future.status == "finished":
+                    yield index, future.result()
+            raise
         finally:
             client.cancel(list(futures))
             client.close()

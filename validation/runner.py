@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from icl_verify.validation.cache import ArtefactCache
 from icl_verify.validation.claim import Claim, evaluate
-from icl_verify.validation.executors import execute, in_process
+from icl_verify.validation.executors import execute, finished_before, in_process
 from icl_verify.validation.params import ParameterError, Params, check_fits
 from icl_verify.validation.records import RESULTS_FILE, ClaimRecord, RunRecord, load_run, now
 from icl_verify.validation.report import redraw_figures, write_report
@@ -154,6 +154,52 @@ def draw_claim_figures(record: RunRecord, finished: ClaimRecord, run_dir: Path) 
     redraw_figures(replace(record, claims=(finished,), sweep=None), run_dir)
 
 
+def draw_missing_figures(record: RunRecord, run_dir: Path) -> None:
+    """Draw the figures of the records in `run_dir` that lack one (a run interrupted after
+    saving a record, before drawing it): a resumed run's figures are all there."""
+    for stored in record.claims:
+        if not all((run_dir / path).is_file() for path in stored.figures):
+            draw_claim_figures(record, stored, run_dir)
+
+
+def store_as_finished(
+    results: Iterator[tuple[int, ClaimRecord | Unfinished]],
+    record: RunRecord,
+    add: Callable[[RunRecord, ClaimRecord], RunRecord],
+    run_dir: Path,
+    bar,
+) -> tuple[RunRecord, dict[str, str]]:
+    """Store each record of `execute`'s ``results`` as it finishes: ``add`` it to ``record``,
+    save results.json, then draw its figures. The new record and the unfinished claims (id ->
+    why). An interrupt (KeyboardInterrupt, `errors.Terminated`) stores the records that had
+    finished before it, without their figures (`draw_missing_figures` on resuming), stops the
+    workers and is raised again: nothing finished is lost."""
+    unfinished: dict[str, str] = {}
+
+    def store(finished: ClaimRecord | Unfinished, draw: bool = True) -> None:
+        nonlocal record
+        if isinstance(finished, Unfinished):
+            unfinished[finished.claim_id] = finished.why
+            return
+        record = add(record, finished)
+        record.save(run_dir)  # first: an interrupt while drawing loses no record
+        if draw:
+            draw_claim_figures(record, finished, run_dir)
+        bar.set_postfix_str(finished.id)
+        bar.update()
+
+    try:
+        for _, finished in results:
+            store(finished)
+    except KeyboardInterrupt as interrupt:
+        for _, finished in finished_before(results, interrupt):
+            store(finished, draw=False)
+        raise
+    finally:
+        bar.close()
+    return record, unfinished
+
+
 POINT_DIR = "points"  # a sweep point's own figures: <run>/points/NNN/figures/*.png
 
 
@@ -252,6 +298,7 @@ def run_claims(
                 f"run-id {run_id!r} finished {stored.id} with other parameters; resume it with "
                 "the same --set/--config or choose another --run-id"
             )
+    draw_missing_figures(record, run_dir)
     todo = [claim for claim in schedule(claims, sizes) if claim.id not in record.finished_ids()]
     nested = show_progress and in_process(len(todo), workers, scheduler)
     tasks = [
@@ -270,17 +317,7 @@ def run_claims(
     results = execute(run_task, tasks, workers=workers, scheduler=scheduler)  # connects first
     record.save(run_dir)
     bar = progress_bar(len(claims), len(claims) - len(todo), "claims", "claim", show_progress)
-    unfinished = {}
-    for _, finished in results:
-        if isinstance(finished, Unfinished):
-            unfinished[finished.claim_id] = finished.why
-            continue
-        draw_claim_figures(record, finished, run_dir)
-        record = record.with_claim(finished)
-        record.save(run_dir)
-        bar.set_postfix_str(finished.id)
-        bar.update()
-    bar.close()
+    record, unfinished = store_as_finished(results, record, RunRecord.with_claim, run_dir, bar)
     order = {claim.id: i for i, claim in enumerate(claims)}
     in_order = sorted(record.claims, key=lambda c: (c.id in order, order.get(c.id, 0)))
     unfinished = {c.id: unfinished[c.id] for c in claims if c.id in unfinished}  # in order

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,12 +93,21 @@ class Runtime:
         >>> runtime.trained(spec).steps[-2:].tolist()  # loaded from the cache
         [22, 24]
         """
+        from icl_verify.numerics import ForeignCheckpointError
+
         inputs = tuple(self.trained(s) for s in getattr(spec, "inputs", tuple)())
         key = {**dataclasses.asdict(spec), "device": self.device}
         folder = self.checkpoint_dir(spec.ARTEFACT, key)
 
         def make() -> dict:
-            artefact = spec.make(self.device, folder, self.show_progress, self.deadline, inputs)
+            try:
+                artefact = spec.make(self.device, folder, self.show_progress, self.deadline, inputs)
+            except ForeignCheckpointError as error:  # a checkpoint of another entry: not ours
+                print(f"icl-verify: warning: cache entry {folder.name}: {error}; training from "
+                      "step 0", file=sys.stderr)  # fmt: skip
+                for checkpoint in folder.glob("*.pt*"):
+                    checkpoint.unlink(missing_ok=True)
+                artefact = spec.make(self.device, folder, self.show_progress, self.deadline, inputs)
             return artefact.arrays()
 
         return spec.load(self.cached(spec.ARTEFACT, key, make))

@@ -52,10 +52,11 @@ from icl_verify.validation.report import describe_values, draw_validity_map, wri
 from icl_verify.validation.runner import (
     ClaimTask,
     RunMismatchError,
-    draw_claim_figures,
+    draw_missing_figures,
     open_run,
     progress_bar,
     run_task,
+    store_as_finished,
 )
 from icl_verify.validation.runtime import derived_seed
 
@@ -276,6 +277,7 @@ def run_sweep(
                 f"run-id {run_id!r} finished the point {describe_values(stored.params, spec.keys)} "
                 "with other parameters; resume it with the same --set or choose another --run-id"
             )
+    draw_missing_figures(record, run_dir)
     done = {_identity(stored.params) for stored in record.claims}
     todo = [
         (i, point, swept)
@@ -301,12 +303,8 @@ def run_sweep(
     record.save(run_dir)
     total = len(grid.points)
     bar = progress_bar(total, total - len(tasks), f"{claim.id} points", "point", show_progress)
-    for _, finished in results:
-        draw_claim_figures(record, finished, run_dir)
-        record = record.with_point(finished)
-        record.save(run_dir)
-        bar.update()
-    bar.close()
+
+    record, _ = store_as_finished(results, record, RunRecord.with_point, run_dir, bar)
     in_order = sorted(record.claims, key=lambda stored: spec.index(stored.params))
     record = replace(record, claims=tuple(in_order), finished=now())
     record.save(run_dir)

@@ -112,8 +112,8 @@ def test_a_run_killed_mid_way_keeps_the_finished_claims(tmp_path, monkeypatch, c
     monkeypatch.setattr(registry, "all_claims", lambda: (first, replace(second, measure=killed)))
     args = ["run", "--preset", "smoke", "--out", str(tmp_path), "--run-id", "k", "--device", "cpu",
             "--no-progress", "--workers", "1"]  # fmt: skip  (the registry patched here)
-    with pytest.raises(KeyboardInterrupt):
-        main(args)
+    assert main(args) == 130  # 128 + SIGINT, with one line on what was saved
+    assert "1 claim finished and saved in" in capsys.readouterr().err
     kept = load_run(tmp_path / "k")
     assert [c.id for c in kept.claims] == [first.id] and kept.finished is None
     monkeypatch.setattr(registry, "all_claims", lambda: (first, second))

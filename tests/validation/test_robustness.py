@@ -153,10 +153,11 @@ REWRITER = textwrap.dedent(
     from icl_verify._files import write_atomic
 
     path, until = sys.argv[1], float(sys.argv[2])
+    key = path.split("/")[-2]  # the entry's key, which its result file holds
     rewrites = 0
     while time.time() < until:
         buffer = io.BytesIO()
-        np.savez(buffer, x=np.full(100_000, float(rewrites % 7)))
+        np.savez(buffer, x=np.full(100_000, float(rewrites % 7)), __entry_key__=np.asarray(key))
         write_atomic(path, buffer.getvalue())
         rewrites += 1
     print(rewrites)
@@ -346,21 +347,25 @@ def test_out_in_a_read_only_folder_exits_2_with_one_line(tmp_path, capsys):
             assert main([*RUN, str(out)]) == 2
             line = _one_error_line(capsys)
             assert line.endswith(
-                f"--out {out}: not a writable directory ({locked} is not writable)"
+                f"--out {out}: not a writable directory (cannot create a folder in {locked}: "
+                "Permission denied)"
             )
         assert list(locked.iterdir()) == []
     finally:
         locked.chmod(0o700)
 
 
-def test_out_that_the_system_refuses_exits_2_with_one_line(tmp_path, capsys, monkeypatch):
-    # the read-only case as root (who may write anyway): the check asks os.access
-    import icl_verify.validation.commands.run as run_command
-
-    monkeypatch.setattr(run_command.os, "access", lambda path, mode: False)
-    assert main([*RUN, str(tmp_path / "new")]) == 2
-    assert _one_error_line(capsys).endswith(f"({tmp_path} is not writable)")
-    assert list(tmp_path.iterdir()) == []
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="a Linux /proc")
+@pytest.mark.parametrize("option", ["--out", "--cache"])
+def test_a_folder_the_system_refuses_exits_2_with_one_line(tmp_path, capsys, option):
+    # /proc passes a permission check as root, and refuses every new folder
+    args = [*RUN, str(tmp_path / "out")]
+    assert main([*args, option, "/proc/x"]) == 2
+    assert _one_error_line(capsys) == (
+        f"icl-verify: error: {option} /proc/x: not a writable directory (cannot create a folder "
+        "in /proc: No such file or directory)"
+    )
+    assert not (tmp_path / "out").exists()
 
 
 def test_writable_directory_accepts_a_folder_to_be_created(tmp_path):

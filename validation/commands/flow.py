@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
+import tempfile
 from pathlib import Path
 
 from icl_verify.validation.errors import CommandLineError
@@ -96,6 +98,14 @@ def run(args: argparse.Namespace) -> int:
         raise CommandLineError(f"--out must name a .png file, got {args.out!r}")
     if not out.parent.is_dir():
         raise CommandLineError(f"--out: directory {str(out.parent)!r} does not exist")
+    try:  # the file can be written there (permissions alone do not tell: /proc admits root)
+        handle, probe = tempfile.mkstemp(prefix=".icl-verify-probe-", dir=out.parent)
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as error:
+        raise CommandLineError(
+            f"--out {out}: cannot write in {str(out.parent)!r} ({error.strerror})"
+        ) from None
     phases = two_head_phases(setting, eps=eps, t_end=t_end)
     width = max(len(key) for key in phases.FEATURES)
     print(f"{'feature':<{width}}  {'value':>12}  meaning")

@@ -22,18 +22,20 @@ inconclusive claims exit 1, for gating on "every claim verified".
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import re
 import sys
+import tempfile
 from datetime import datetime
 from pathlib import Path
 
 from icl_verify.validation.claim import DEFAULT_PRESET, DISAGREES, INCONCLUSIVE, PRESET_NAMES
-from icl_verify.validation.errors import CommandLineError
+from icl_verify.validation.errors import CommandLineError, Terminated
 from icl_verify.validation.executors import ExecutorError
 from icl_verify.validation.params import ParameterError
-from icl_verify.validation.records import DamagedRunError, RunRecord
+from icl_verify.validation.records import DamagedRunError, RunRecord, load_run
 from icl_verify.validation.registry import all_claims, select_claims
 from icl_verify.validation.report import REPORT_FILE
 from icl_verify.validation.runner import (
@@ -252,17 +254,41 @@ def load_config(path: Path | None) -> dict[str, dict]:
 
 def writable_directory(path: Path, option: str = "--out") -> Path:
     """`path` if it is, or can be created as, a folder this process may write; else
-    CommandLineError (one line). Creates nothing: the nearest existing ancestor decides."""
+    CommandLineError (one line). Leaves nothing behind: the nearest existing ancestor decides,
+    by a folder made and removed in it (permissions alone do not tell: /proc admits root)."""
     existing = path
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
     if not existing.is_dir():
         problem = f"{existing} is not a folder"
-    elif not os.access(existing, os.W_OK | os.X_OK):
-        problem = f"{existing} is not writable"
     else:
-        return path
+        try:
+            os.rmdir(tempfile.mkdtemp(prefix=".icl-verify-probe-", dir=existing))
+            return path
+        except OSError as error:
+            problem = f"cannot create a folder in {existing}: {error.strerror or error}"
     raise CommandLineError(f"{option} {path}: not a writable directory ({problem})")
+
+
+def reserve_run_folder(out: Path, run_id: str) -> str:
+    """``run_id``, made unique under ``out`` by a suffix (``-2``, ``-3``, ...) and reserved by
+    making its folder: two runs started in the same second with the default id get two
+    folders, never one shared folder.
+
+    >>> import tempfile
+    >>> out = Path(tempfile.mkdtemp())
+    >>> reserve_run_folder(out, "quick-1"), reserve_run_folder(out, "quick-1")
+    ('quick-1', 'quick-1-2')
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    for k in itertools.count(1):
+        candidate = run_id if k == 1 else f"{run_id}-{k}"
+        try:
+            (out / candidate).mkdir()
+            return candidate
+        except FileExistsError:
+            continue
+    raise AssertionError("unreachable")
 
 
 def run(args) -> int:
@@ -302,6 +328,9 @@ def run(args) -> int:
         )
     except (RunMismatchError, DamagedRunError, ExecutorError) as error:
         raise CommandLineError(str(error)) from None
+    except KeyboardInterrupt as interrupt:
+        report_interrupt(interrupt, args.out / run_id, "claim")
+        raise
     print(verdict_table(record, [claim.id for claim in claims]))
     print(f"report: {args.out / run_id / REPORT_FILE}")
     if record.unfinished:
@@ -313,6 +342,22 @@ def run(args) -> int:
         )
         return UNFINISHED
     return exit_status(record, [claim.id for claim in claims], strict=args.strict)
+
+
+def report_interrupt(interrupt: KeyboardInterrupt, run_dir: Path, what: str) -> None:
+    """One line on stderr: the signal, how many records (``what``: "claim" or "point") of the
+    run in ``run_dir`` are saved, how to resume."""
+    try:
+        saved = len(load_run(run_dir).claims)
+    except ValueError:  # no results.json yet, or one not readable
+        saved = 0
+    name = "SIGTERM" if isinstance(interrupt, Terminated) else "SIGINT"
+    print(
+        f"icl-verify: interrupted ({name}): {saved} {what}{'' if saved == 1 else 's'} finished "
+        f"and saved in {run_dir}; "
+        f"resume with --run-id {run_dir.name}",
+        file=sys.stderr,
+    )
 
 
 def run_target(args, default_run_id: str) -> tuple[str, int | None, str | None, str]:
@@ -329,7 +374,10 @@ def run_target(args, default_run_id: str) -> tuple[str, int | None, str | None, 
         writable_directory(folder, option="--out: folder")
     if args.cache is not None and scheduler is None:  # a cluster's workers have their own
         writable_directory(args.cache, option="--cache")
-    return run_id, workers, scheduler, resolve_device(args.device)
+    device = resolve_device(args.device)
+    if args.run_id is None:  # the default id: a fresh run, never another's folder
+        run_id = reserve_run_folder(args.out, run_id)
+    return run_id, workers, scheduler, device
 
 
 def verdict_table(record: RunRecord, ids: list[str]) -> str:

@@ -25,6 +25,7 @@ from icl_verify.validation.commands.run import (
     add_executor_options,
     parse_seed,
     parse_sets,
+    report_interrupt,
     run_target,
     writable_directory,
 )
@@ -140,6 +141,9 @@ def sweep(args) -> int:
         )
     except (RunMismatchError, DamagedRunError, ExecutorError) as error:
         raise CommandLineError(str(error)) from None
+    except KeyboardInterrupt as interrupt:
+        report_interrupt(interrupt, args.out / run_id, "point")
+        raise
     print(sweep_table(record))
     print(f"validity map: {args.out / run_id / validity_map_path(record.sweep)}")
     print(f"report: {args.out / run_id / REPORT_FILE}")
