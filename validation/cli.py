@@ -77,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
             raise
         # A full disk or a folder taken away mid-run: what was written stays (atomic
         # writes); rerunning the same --run-id resumes once the cause is mended.
-        print(f"icl-verify: error: {error.filename or ''}: {error.strerror}", file=sys.stderr)
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"icl-verify: error: {where}{error.strerror}", file=sys.stderr)
         return 2
     finally:
         if previous is not None:

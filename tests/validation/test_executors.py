@@ -102,6 +102,42 @@ def test_workers_that_keep_dying_end_in_one_error_after_the_retries():
         list(executors.execute(_always_dies, [1, 2], workers=2))
 
 
+
+def _waits(task: tuple[str, int, float]) -> int:
+    """Its index after ``seconds`` (or sooner, once the folder has a file "stop"); the pid of
+    the process that ran it in the folder's file "pid-INDEX", and a file "done-INDEX" last."""
+    folder, index, seconds = task
+    (Path(folder) / f"pid-{index}").write_text(str(os.getpid()))
+    end = time.monotonic() + seconds
+    while time.monotonic() < end and not (Path(folder) / "stop").exists():
+        time.sleep(0.02)
+    (Path(folder) / f"done-{index}").write_text("")
+    return index
+
+
+def _interrupted(results, folder: Path) -> tuple[list[int], float]:
+    """Take the first result, let the second finish unclaimed, then interrupt: what
+    `finished_before` hands over and the seconds it took."""
+    first = next(results)
+    assert first[1] == 0
+    end = time.monotonic() + 30
+    while not (folder / "done-1").exists():  # task 1 (0.5 s) finishes; task 2 (60 s) runs on
+        assert time.monotonic() < end, "task 1 did not finish within 30 s"
+        time.sleep(0.02)
+    time.sleep(0.5)  # its result reaches the parent (a pipe, or the scheduler)
+    start = time.monotonic()
+    handed = [index for index, _ in executors.finished_before(results, KeyboardInterrupt())]
+    return handed, time.monotonic() - start
+
+
+def test_an_interrupted_pool_hands_over_what_finished_and_stops_its_workers(tmp_path):
+    tasks = [(str(tmp_path), 0, 0.0), (str(tmp_path), 1, 0.5), (str(tmp_path), 2, 60.0)]
+    results = executors.execute(_waits, tasks, workers=2)
+    handed, seconds = _interrupted(results, tmp_path)
+    assert handed == [1] and seconds < 10  # not waiting for task 2
+    with pytest.raises(ProcessLookupError):  # its worker was stopped, not left to finish
+        os.kill(int((tmp_path / "pid-2").read_text()), 0)
+
 # -- Dask --------------------------------------------------------------------------------------
 
 
@@ -187,3 +223,21 @@ def test_bad_workers_or_scheduler_exit_2_with_one_line(tmp_path, capsys, extra, 
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 1 and message in lines[0]
     assert not (tmp_path / "out").exists()
+
+
+def test_an_interrupted_dask_run_hands_over_what_finished_and_cancels_the_rest(cluster, tmp_path):
+    import cloudpickle
+
+    from distributed import Client
+
+    with Client(cluster) as client:  # both workers up (an earlier test killed one)
+        client.wait_for_workers(2, timeout=60)
+    tasks = [(str(tmp_path), 0, 0.0), (str(tmp_path), 1, 0.5), (str(tmp_path), 2, 60.0)]
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import tests
+    try:
+        results = executors.execute(_waits, tasks, scheduler=cluster)
+        handed, seconds = _interrupted(results, tmp_path)
+    finally:
+        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+        (tmp_path / "stop").write_text("")  # a cancelled task's thread runs to its end
+    assert handed == [1] and seconds < 10

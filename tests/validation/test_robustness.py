@@ -2,6 +2,7 @@
 processes share a cache, a damaged or foreign results.json and an unwritable --out exit 2
 with one line."""
 
+import dataclasses
 import functools
 import io
 import json
@@ -388,27 +389,31 @@ def test_a_run_folder_or_cache_that_is_a_file_exits_2_with_one_line(tmp_path, ca
     assert "cache is not a folder" in err and err.count("\n") == 1
 
 
-def test_a_full_disk_mid_run_is_one_line_and_the_rerun_resumes(tmp_path, capsys, monkeypatch):
+def test_a_full_disk_mid_run_is_one_line_naming_the_file_and_the_rerun_resumes(
+    tmp_path, capsys, monkeypatch
+):
     import errno
 
-    import icl_verify.validation.records as records
+    import icl_verify._files as files
 
-    original = records.write_atomic
-    calls = []
+    original, calls = os.fsync, []
 
-    def full_after_first(path, data):  # the first results.json is written, then the disk fills
-        calls.append(path)
+    def full_after_first(fd):  # the first file is written, then the disk fills: the kernel's
+        calls.append(fd)  # error names no file
         if len(calls) > 1:
-            raise OSError(errno.ENOSPC, "No space left on device", str(path))
-        original(path, data)
+            raise OSError(errno.ENOSPC, "No space left on device")
+        original(fd)
 
-    monkeypatch.setattr(records, "write_atomic", full_after_first)
+    monkeypatch.setattr(files.os, "fsync", full_after_first)
     args = ["run", "HE-MAN", "--preset", "smoke", "--out", str(tmp_path), "--run-id", "full",
             "--no-progress"]  # fmt: skip
     assert main(args) == 2
     err = capsys.readouterr().err
-    assert "No space left on device" in err and err.count("\n") == 1
-    monkeypatch.setattr(records, "write_atomic", original)
+    assert err.count("\n") == 1 and err.endswith(": No space left on device\n"), err
+    written = Path(err.removeprefix("icl-verify: error: ").rsplit(": ", 1)[0])
+    assert written.parent.exists() and tmp_path in written.parents  # the file it could not write
+    assert not [p for p in tmp_path.rglob(".*.tmp")]  # no half-written file left
+    monkeypatch.setattr(files.os, "fsync", original)
     assert main(args) == 0  # the same run id resumes once there is room
     assert [c.id for c in load_run(tmp_path / "full").claims] == ["HE-MAN"]
 
@@ -433,3 +438,56 @@ def test_two_runs_sharing_one_cache_at_the_same_time_both_finish_alike(tmp_path)
         assert (one.id, one.verdict) == (other.id, other.verdict)
         assert one.measurement == other.measurement and one.prediction == other.prediction
     assert "nan" not in json.dumps(first.claims[0].measurement).lower()
+
+
+# ---------------------------------------------------------------------------------------------
+# a trained entry after a kill or a damaged, missing or foreign file: recomputed, never a crash
+
+TRAINED = dict(d=2, L=8, sigma2=0.1, heads=(1, 2), lr=3e-3, steps=24, batch=16, seed=0,
+               log_every=2, checkpoint_every=12, validation_batch=64)  # fmt: skip
+
+
+def _foreign(folder: Path, other: Path, name: str) -> None:
+    (folder / name).write_bytes((other / name).read_bytes())
+
+
+ENTRY_FAULTS = {  # what is found in the entry's folder -> the warnings it costs
+    "final checkpoint, no result (killed before storing)": (
+        lambda folder, other: (folder / "result.npz").unlink(), 0),
+    "result truncated": (lambda folder, other: (folder / "result.npz").write_bytes(
+        (folder / "result.npz").read_bytes()[:300]), 1),
+    "result emptied": (lambda folder, other: (folder / "result.npz").write_bytes(b""), 1),
+    "result of another entry": (lambda folder, other: _foreign(folder, other, "result.npz"), 1),
+    "checkpoint of another entry, no result": (lambda folder, other: (
+        (folder / "result.npz").unlink(), _foreign(folder, other, "checkpoint.pt")), 1),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("fault", ENTRY_FAULTS)
+def test_a_trained_entry_found_in_any_state_gives_the_numbers_of_a_clean_one(
+    tmp_path, capsys, fault
+):
+    from icl_verify.numerics import EnsembleTraining
+    from icl_verify.validation.runtime import Runtime
+
+    spec, other = EnsembleTraining(**TRAINED), EnsembleTraining(**{**TRAINED, "seed": 1})
+    clean = Runtime("cpu", 0, ArtefactCache(tmp_path / "clean")).trained(spec).arrays()
+    runtime = Runtime("cpu", 0, ArtefactCache(tmp_path / "faulty"))
+    runtime.trained(spec), runtime.trained(other)
+    key = {**dataclasses.asdict(spec), "device": "cpu"}
+    folder = runtime.checkpoint_dir(spec.ARTEFACT, key)
+    other_folder = runtime.checkpoint_dir(other.ARTEFACT, {**key, "seed": 1})
+    assert (folder / "checkpoint.pt").is_file() and (other_folder / "result.npz").is_file()
+    damage, warnings = ENTRY_FAULTS[fault]
+    damage(folder, other_folder)
+    capsys.readouterr()
+
+    again = runtime.trained(spec).arrays()
+    err = capsys.readouterr().err
+    assert err.count("\n") == warnings and "Traceback" not in err, err
+    assert again.keys() == clean.keys()
+    for name, value in clean.items():
+        if name != "train_seconds":  # wall time, the one field a rerun may change
+            assert np.array_equal(again[name], value, equal_nan=True), (fault, name)
+    assert np.array_equal(runtime.trained(spec).arrays()["omega"], clean["omega"])  # stored
+    assert capsys.readouterr().err == ""
