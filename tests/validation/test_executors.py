@@ -227,7 +227,6 @@ def test_bad_workers_or_scheduler_exit_2_with_one_line(tmp_path, capsys, extra, 
 
 def test_an_interrupted_dask_run_hands_over_what_finished_and_cancels_the_rest(cluster, tmp_path):
     import cloudpickle
-
     from distributed import Client
 
     with Client(cluster) as client:  # both workers up (an earlier test killed one)

@@ -94,11 +94,13 @@ class EncoderParams(Params):
 
     def footprint(self) -> Footprint:
         """The largest batch of prompts an encoder ensemble holds: the training batch or an
-        evaluation's prompts, per member, each with every layer's states, the FFN's and the
-        attention scores, kept for the backward pass (float32)."""
+        evaluation's prompts (the tuning and the reading prompts are drawn together), per
+        member, each with every layer's states, the FFN's and the attention scores, kept for
+        the backward pass (float32)."""
         members = len(self.sigmas) * self.replicates
-        held = max(getattr(self, name, 1) for name in
-                   ("batch", "n_regime", "n_tune", "n_fit", "n_importance"))  # fmt: skip
+        evaluated = getattr(self, "n_tune", 0) + getattr(self, "n_prompts", 0)
+        held = max(evaluated, *(getattr(self, name, 1) for name in
+                                ("batch", "n_regime", "n_fit", "n_importance")))  # fmt: skip
         tokens = max(self.n_train + self.q_train,
                      getattr(self, "n_probe", 0) + getattr(self, "q_probe", 0))  # fmt: skip
         per_token = (self.layers + 5) * self.d_hid + max(self.heads) * tokens
