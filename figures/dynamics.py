@@ -1,5 +1,6 @@
 """Figures of the gradient-flow claims: Stage I/II from random starts (He et al. 2025 §4.1-4.2,
-"Figure 8") and the two-head flow of Appendix B ("Figure 22" in spirit), with trained models.
+Figure 7, the text's "Figure (8)") and the two-head flow of Appendix B ("Figure 22" in spirit),
+with trained models.
 
 Each function takes a claim's (params, prediction, measurement) and returns a matplotlib
 Figure drawn only from their stored numbers (`icl-verify report` redraws it): theory and ODE

@@ -215,7 +215,10 @@ MEMORY = [  # within the stated caps, beyond this machine's memory
     ("HE-OBS3", "validation_batch=1000000000"),
     ("HE-P4.1", "d=10000"),
     ("HE-OBS3", "L=100000"),
-    ("CZZ-HEADS", "n_prompts=1000000000"),  # the encoders' evaluations hold their prompts
+    # counts that a measurement draws at once (found by setting every count to 1e8)
+    *((claim, "n_prompts=100000000") for claim in ("CZZ-HEADS", "CZZ-IMPORTANCE", "CZZ-PPROBE",
+                                                   "CZZ-PRUNE", "CZZ-PREGD", "HE-4.9",
+                                                   "HE-5.1-SM2LIN")),
 ]  # (He et al.'s Monte Carlo prompts stream in blocks: n_prompts=1e9 is a long run, not a fault)
 GRIDS = [
     ("HE-P4.1", "L=logspace:1:1e30:3"),

@@ -202,6 +202,9 @@ class Params:
 
     #: Prompts a measurement of this class holds at the least (a Monte Carlo block, say).
     HELD_AT_LEAST = 1
+    #: Fields that `SHAPE_ROLES` calls counts (streamed in blocks) but this class's measurement
+    #: draws at once: held (e.g. ``("n_prompts",)``; found by setting each count to 1e8).
+    HELD = ()
 
     def footprint(self) -> Footprint:
         """What these parameters hold in memory at once, estimated from the shapes they imply:
@@ -216,7 +219,7 @@ class Params:
         """
         values = {role: [1] for role in ("held", "ensemble", "length", "width", "heads")}
         for field in dataclasses.fields(self):
-            role = SHAPE_ROLES.get(field.name)
+            role = "held" if field.name in self.HELD else SHAPE_ROLES.get(field.name)
             if role in values:
                 value = getattr(self, field.name)
                 values[role] += [v for v in _leaves(value) if isinstance(v, int)]

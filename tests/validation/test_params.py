@@ -140,3 +140,32 @@ def test_sizes_that_cannot_fit_are_refused_with_the_estimate():
     with pytest.raises(ParameterError, match=r"holds ~.* GiB at once .* this machine has 1 GiB"):
         check_fits(SettingParams(d=5, L=100_000), memory=2**30)
     check_fits(SettingParams(d=5, L=40), memory=2**30)  # 32 MB
+
+
+def test_a_class_holds_only_counts_it_has():
+    """`Params.HELD` names count fields of its class (a misspelt name would hold nothing)."""
+    from icl_verify.validation.params import SHAPE_ROLES
+    from icl_verify.validation.registry import all_claims
+
+    for claim in all_claims():
+        names = {field.name for field in dataclasses.fields(claim.params)}
+        for name in claim.params.HELD:
+            assert name in names and SHAPE_ROLES[name] == "count", (claim.id, name)
+
+
+# The counts measured as held at once (each count of every claim set to 1e8 under a 12 GiB
+# address-space limit: these failed to allocate; the others ran on, streaming in blocks).
+HELD_COUNTS = ["CZZ-HEADS", "CZZ-IMPORTANCE", "CZZ-PPROBE", "CZZ-PRUNE", "CZZ-PREGD", "HE-4.9",
+               "HE-5.1-SM2LIN"]  # fmt: skip
+
+
+@pytest.mark.parametrize("claim_id", HELD_COUNTS)
+def test_prompts_a_measurement_draws_at_once_count_in_its_footprint(claim_id):
+    from icl_verify.validation.params import ParameterError, check_fits
+    from icl_verify.validation.registry import select_claims
+
+    claim = select_claims([claim_id])[0]
+    smoke = claim.presets["smoke"]
+    check_fits(smoke, memory=8 * 2**30)
+    with pytest.raises(ParameterError, match="holds ~"):
+        check_fits(dataclasses.replace(smoke, n_prompts=10**8), memory=8 * 2**30)

@@ -63,6 +63,8 @@ PATH_FIELDS = "rate mean se final_means min_step best_rate best_step best_mean b
 class PreGdParams(SparseSettingParams):
     """CZZ-PREGD: the noise levels, n, the GD steps, the learning-rate grid, the prompts."""
 
+    HELD = ("n_prompts",)  # drawn at once, not in blocks
+
     sigma: tuple[float, ...] = param(
         PAPER_SIGMAS, help="label-noise standard deviations sigma, one panel each", low=0
     )

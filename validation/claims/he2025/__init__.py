@@ -13,5 +13,4 @@ PAPER_ORDER = 1
 #: Figures of the paper with nothing to reproduce, and why (`icl-verify figures he2025`).
 OMITTED_FIGURES = (
     OmittedFigure(2, "an architecture schematic (KQ / OV circuits, read-out): no numbers"),
-    OmittedFigure(7, "not referenced in the paper's text (reference §7)"),
 )

@@ -35,6 +35,8 @@ from icl_verify import MAX_PROMPT_LENGTH, numerics, theory
 class PairParams(Params):
     """HE-5.1-SM2LIN: one random linear head and random prompts, eps on a geometric grid."""
 
+    HELD = ("n_prompts",)  # drawn at once, not in blocks
+
     D: int = param(6, help="token dimension (d + 1)", low=2)
     L: int = param(40, help="context tokens per prompt", low=2, high=MAX_PROMPT_LENGTH)
     n_prompts: int = param(help="random prompts per set (centred and uncentred)", low=1)

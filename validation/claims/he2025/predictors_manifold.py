@@ -35,6 +35,8 @@ FLOAT64_EPS = float(np.finfo(np.float64).eps)
 class ManifoldPredictionParams(SettingParams):
     """HE-4.9: random points of S_omega at log-uniform omega, on shared prompts."""
 
+    HELD = ("n_prompts",)  # drawn at once, not in blocks
+
     n_trials: int = param(help="random (omega, H, split) points of S_omega", low=1)
     H_max: int = param(help="largest number of heads; H is uniform in [2, H_max]", low=2)
     omega_min: float = param(

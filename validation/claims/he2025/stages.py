@@ -5,7 +5,8 @@ several H and starts (drawn from `design_seed`, shared by both claims so the flo
 computed once), integrated by `dynamics.random_init_stages`:
 
 - HE-S1 (Stage I): every run ends sign-matched; the OV weights become zero-sum and
-  mu^T omega approaches the optimality condition (4.3), 1/(1+kappa) (the paper's "Figure 8").
+  mu^T omega approaches the optimality condition (4.3), 1/(1+kappa): the paper's Figure 7,
+  which its text cites as "Figure (8)" (reference §HE-S1, §7).
   Checked for H >= `stage_one_min_heads`; for H = 2, 3 a fraction of the runs never becomes
   zero-sum (the same-sign trap; reported by HE-S2 and drawn in the figure).
 - HE-S2 (Stage II): |omega_h| equal across non-dummy heads (homogeneous KQ scaling) and the
@@ -39,6 +40,7 @@ from icl_verify.validation.claim import (
     scaled,
     shifted,
 )
+from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import (
     ODE_SAVED_STATES,
     Footprint,
@@ -276,7 +278,7 @@ PRESETS_STAGE_TWO = _presets(StageTwoParams)
 
 CLAIM_STAGE_ONE = Claim(
     id="HE-S1",
-    source=Source("He et al. 2025", "4.1", "(4.2)-(4.3), Fig. 8"),
+    source=Source("He et al. 2025", "4.1", "(4.2)-(4.3), Fig. 7"),
     statement="Stage I of gradient flow on L̃ from small random starts: every head becomes "
     "sign-matched (all H), and for H ≥ 4 the OV weights become zero-sum and μᵀω approaches the "
     "optimality condition (4.3) μᵀω = 1/(1+κ). (For H = 2, 3 a fraction of starts never becomes "
@@ -292,6 +294,18 @@ CLAIM_STAGE_ONE = Claim(
     wrong=shifted("p_end", lambda p_end: np.ones_like(p_end)),
     summary="Stage I: sign matching, zero-sum OV, mu^T omega -> 1/(1+kappa)",
     catalogue=(3, 2),
+    paper_figures=(
+        PaperFigure(
+            7,
+            ("HE-S1",),
+            "dynamics:figure_stage_one",
+            "Stage I: mu^T omega against GD iterations on L̃ approaching 1/(1+κ) (the text's "
+            "\"Figure (8)\"; the figure itself is not referenced)",
+            "HE-S1's figure: μᵀω(t) of every start per H under gradient flow on L̃ (flow time t "
+            "= learning rate × GD iterations) against (4.3)'s 1/(1+κ), and the fractions of "
+            "sign-matched and zero-sum runs",
+        ),
+    ),
 )
 
 CLAIM_STAGE_TWO = Claim(
