@@ -43,7 +43,7 @@ def figure_stage_one(params, prediction, measurement):
         ylabel=r"$\mu^\top\omega$",
         title=f"(a) gradient flow on L̃ from N(0, {params.scale}²), {setting_text(params)}",
     )
-    paths.legend(loc="upper left", fontsize=7)
+    paths.legend(loc="lower right", fontsize=7)  # below the plateaus, right of the rise
     heads = _a(params.heads)
     sign = measurement.values["sign_matched"]
     rates.errorbar(

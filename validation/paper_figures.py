@@ -77,7 +77,7 @@ def papers() -> dict[str, tuple[tuple[PaperFigure, ...], tuple[OmittedFigure, ..
 
     >>> drawn, omitted = papers()["he2025"]
     >>> [f.number for f in drawn][:4], [f.number for f in omitted]
-    ([1, 3, 4, 5], [2, 7])
+    ([1, 3, 4, 5], [2])
     """
     from icl_verify.validation.registry import all_claims, paper_of
 

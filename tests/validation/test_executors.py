@@ -115,16 +115,17 @@ def _waits(task: tuple[str, int, float]) -> int:
     return index
 
 
-def _interrupted(results, folder: Path) -> tuple[list[int], float]:
-    """Take the first result, let the second finish unclaimed, then interrupt: what
-    `finished_before` hands over and the seconds it took."""
+def _interrupted(results, folder: Path, arrived=lambda: True) -> tuple[list[int], float]:
+    """Take the first result, let the second finish unclaimed (and, ``arrived``, reach the
+    back end's books), then interrupt: what `finished_before` hands over and the seconds it
+    took."""
     first = next(results)
     assert first[1] == 0
     end = time.monotonic() + 30
-    while not (folder / "done-1").exists():  # task 1 (0.5 s) finishes; task 2 (60 s) runs on
+    while not ((folder / "done-1").exists() and arrived()):  # task 2 (60 s) runs on
         assert time.monotonic() < end, "task 1 did not finish within 30 s"
         time.sleep(0.02)
-    time.sleep(0.5)  # its result reaches the parent (a pipe, or the scheduler)
+    time.sleep(1.0)  # its result reaches the parent (a pipe, or the client from the scheduler)
     start = time.monotonic()
     handed = [index for index, _ in executors.finished_before(results, KeyboardInterrupt())]
     return handed, time.monotonic() - start
@@ -229,14 +230,21 @@ def test_an_interrupted_dask_run_hands_over_what_finished_and_cancels_the_rest(c
     import cloudpickle
     from distributed import Client
 
-    with Client(cluster) as client:  # both workers up (an earlier test killed one)
-        client.wait_for_workers(2, timeout=60)
+    def finished_on_the_scheduler() -> bool:  # tasks 0 and 1 held in memory there
+        states = observer.run_on_scheduler(
+            lambda dask_scheduler: [t.state for t in dask_scheduler.tasks.values()]
+        )
+        return states.count("memory") >= 2
+
+    observer = Client(cluster)
+    observer.wait_for_workers(2, timeout=60)  # both workers up (an earlier test killed one)
     tasks = [(str(tmp_path), 0, 0.0), (str(tmp_path), 1, 0.5), (str(tmp_path), 2, 60.0)]
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import tests
     try:
         results = executors.execute(_waits, tasks, scheduler=cluster)
-        handed, seconds = _interrupted(results, tmp_path)
+        handed, seconds = _interrupted(results, tmp_path, finished_on_the_scheduler)
     finally:
         cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
         (tmp_path / "stop").write_text("")  # a cancelled task's thread runs to its end
+        observer.close()
     assert handed == [1] and seconds < 10
