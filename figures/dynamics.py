@@ -444,3 +444,42 @@ def figure_phase3(params, prediction, measurement):
     loss.set(xscale="log", yscale="log", xlabel="flow time t", ylabel="L̃", title="(c) loss")
     loss.legend(fontsize=7)
     return figure
+
+
+def figure_stage_two_bound(params, prediction, measurement):
+    """(a) L̃ − bound (4.5) at random sign-matched points and on S_ω; (b) at the flows' ends."""
+    figure, axes = new_figure(2, width=4.6)
+    points, ends = axes[0]
+    data = measurement.figure_data
+    floor = 1e-17  # exact zeros and rounding-level gaps drawn at this floor
+    points.plot(_a(data["random_loss"]), np.maximum(_a(data["random_gap"]), floor), "o", ms=3,
+                color=MEASURED, alpha=0.6, label="random sign-matched points")  # fmt: skip
+    points.plot(_a(data["manifold_loss"]), np.maximum(np.abs(_a(data["manifold_gap"])), floor),
+                "s", ms=3, mfc="none", color=PALETTE[2],
+                label="points on S_ω (|gap|; exact: 0)")  # fmt: skip
+    allowance = measurement.values["on_manifold"].error
+    points.axhline(float(np.max(_a(allowance))), color=REFERENCE, ls="--",
+                   label="float64 rounding allowance")  # fmt: skip
+    points.set(
+        xscale="log", yscale="log", xlabel=r"$\tilde L$ (4.1)",
+        ylabel=r"$\tilde L$ − bound (4.5)" + f" (floor {floor:g})",
+        title=f"(a) designed points, {setting_text(params)}",
+    )  # fmt: skip
+    points.legend(loc="upper left", fontsize=7)
+    tolerance = prediction.figure_data["tolerance"]
+    for index, heads in enumerate(params.heads):
+        gap = np.maximum(_a(data[f"H{heads}_gap"]), floor)
+        on = _a(data[f"H{heads}_on"]) > 0.5
+        jitter = np.linspace(-0.15, 0.15, gap.size)
+        x = heads + jitter
+        ends.plot(x[on], gap[on], "o", ms=4, color=PALETTE[index % len(PALETTE)],
+                  label="ends on S_ω" if index == 0 else None)  # fmt: skip
+        ends.plot(x[~on], gap[~on], "x", ms=5, color=PALETTE[index % len(PALETTE)],
+                  label="off S_ω (same-sign trap)" if index == 0 else None)  # fmt: skip
+    ends.axhline(tolerance, color=REFERENCE, ls="--", label=f"HE-S2's threshold {tolerance:g}")
+    ends.set(
+        yscale="log", xlabel="heads H (runs jittered)", xticks=_a(params.heads),
+        ylabel=r"$\tilde L(t_{end})$ − bound", title=f"(b) flow ends, t_end = {params.t_end:g}",
+    )  # fmt: skip
+    ends.legend(loc="upper right", fontsize=7)  # above the H = 8 runs
+    return figure

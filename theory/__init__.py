@@ -5,7 +5,8 @@ The closed forms a researcher needs every day are re-exported here flat:
 
 - the problem `Setting(d, L, sigma2)`;
 - the approximate population loss Ltilde of (4.1), its gradient and Hessian,
-  the optimal OV weights for fixed KQ scales (`approximate_loss`);
+  the optimal OV weights for fixed KQ scales, the Stage II lower bound (4.5)
+  (`approximate_loss`);
 - the solution manifold (4.6)-(4.8), the error of its omega -> 0 limit (Theorem 4.2(ii)) and
   the single-head optimum (`manifold`);
 - exact finite-(d, L) risks of one-step GD and debiased GD, and the Bayes
@@ -39,6 +40,7 @@ from icl_verify.theory.approximate_loss import (
     approximate_loss_hessian,
     optimal_mu,
     optimal_mu_loss,
+    stage_two_lower_bound,
 )
 from icl_verify.theory.approximation_error import (
     dgd_gap_length_slope_bias,
@@ -223,6 +225,7 @@ __all__ = [
     "softmax_pair_expansion",
     "SoftmaxPairExpansion",
     "STEP_READINGS",
+    "stage_two_lower_bound",
     "support_conditions",
     "support_groups",
     "support_margin",

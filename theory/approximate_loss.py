@@ -205,3 +205,36 @@ def optimal_mu_loss(omega, setting: Setting) -> np.ndarray:
     """
     omega = _as_heads(omega)
     return 1.0 + setting.sigma2 - np.sum(omega * optimal_mu(omega, setting), axis=-1)
+
+
+def stage_two_lower_bound(omega, mu, setting: Setting) -> np.ndarray:
+    """The Stage II lower bound (4.5) on Ltilde at a sign-matched point (reference §HE-S2):
+
+        Ltilde >= 1 + sigma2 - 2p + (1 + kappa) p^2 + c ||mu||_1^2 (sinh x - x),
+        p = mu^T omega,  x = d p^2 / ||mu||_1^2,
+
+    the series of (4.1) with the (1^T mu)^2 and even-order terms dropped and Jensen's
+    inequality sum_h |mu_h| |omega_h|^k >= ||mu||_1 (p / ||mu||_1)^k on each odd order k >= 3
+    (whose sum is the sinh). It holds where every head is sign-matched (sign mu_h = sign
+    omega_h, or mu_h = 0), with equality exactly on zero-sum OV weights and homogeneous KQ
+    scales (|omega_h| equal over the heads with mu_h != 0): on S_omega (4.7).
+
+    >>> s = Setting(d=5, L=40, sigma2=0.1)
+    >>> round(float(stage_two_lower_bound([0.1, -0.1], [4.3954, -4.3954], s)), 5)  # on S_omega
+    0.22092
+    >>> bool(stage_two_lower_bound([0.1, 0.3], [1.0, 2.0], s) < approximate_loss([0.1, 0.3],
+    ...      [1.0, 2.0], s))  # neither zero-sum nor homogeneous: strictly below
+    True
+    """
+    omega, mu = _as_heads(omega, mu)
+    p = np.sum(mu * omega, axis=-1)
+    l1 = np.sum(np.abs(mu), axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = np.where(l1 > 0, setting.d * p * p / np.where(l1 > 0, l1 * l1, 1.0), 0.0)
+    # sinh x - x summed from its series where x is small (no cancellation), else directly
+    series = x**3 / 6 * (1 + x * x / 20 * (1 + x * x / 42 * (1 + x * x / 72)))
+    odd_tail = np.where(x < 1e-2, series, np.sinh(x) - x)
+    return (
+        1.0 + setting.sigma2 - 2.0 * p + (1.0 + setting.kappa) * p * p
+        + setting.c * l1 * l1 * odd_tail
+    )  # fmt: skip

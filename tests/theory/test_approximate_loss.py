@@ -222,3 +222,34 @@ def test_optimal_mu_is_stationary_and_a_minimum(omega):
     for scale in (1e-1, 1e-3):
         perturbed = mu_opt + scale * rng.standard_normal((200, len(omega)))
         assert np.all(approximate_loss(omega, perturbed, S) > best)
+
+
+def test_the_stage_two_bound_holds_at_sign_matched_points_with_equality_on_s_omega():
+    """(4.5): below Ltilde wherever every head is sign-matched, strictly off S_omega, equal (to
+    float64 rounding) on zero-sum homogeneous points, dummies included."""
+    from icl_verify.theory import stage_two_lower_bound
+
+    s, rng = Setting(d=5, L=40, sigma2=0.1), np.random.default_rng(3)
+    omega = rng.normal(0, 0.3, (2000, 6))
+    mu = np.sign(omega) * np.abs(rng.normal(0, 3, (2000, 6)))
+    gap = approximate_loss(omega, mu, s) - stage_two_lower_bound(omega, mu, s)
+    assert gap.min() > 0  # generic points are off S_omega
+    on = np.array([[0.2, 0.2, -0.2, 0.0], [0.05, -0.05, -0.05, 0.0]])
+    mu_on = np.array([[1.0, 2.0, -3.0, 0.0], [4.0, -1.5, -2.5, 0.0]])
+    loss = approximate_loss(on, mu_on, s)
+    assert np.allclose(stage_two_lower_bound(on, mu_on, s), loss, rtol=1e-14, atol=0)
+    # equal to the manifold loss on S_omega at mu*(omega) (reference table: 0.22092 at 0.1)
+    assert float(stage_two_lower_bound([0.1, -0.1], [4.3954, -4.3954], s)) == pytest.approx(
+        0.22092, abs=1e-5
+    )
+
+
+def test_the_stage_two_bound_series_branch_continues_sinh():
+    """sinh x - x from its series below x = 1e-2, from sinh above: the two agree at the switch
+    to float64 rounding (the series' first omitted term, x^11/11!, is 1e-30 there)."""
+    from icl_verify.theory import stage_two_lower_bound
+
+    s = Setting(d=1, L=1, sigma2=0.0)  # c = 1, kappa = 1: the odd tail weighs as much as p^2
+    below, above = np.sqrt(1e-2 * (1 - 1e-12)), np.sqrt(1e-2 * (1 + 1e-12))  # x = d p^2/|mu|^2
+    values = [float(stage_two_lower_bound([w], [1.0], s)) for w in (below, above)]
+    assert values[0] == pytest.approx(values[1], rel=1e-12)

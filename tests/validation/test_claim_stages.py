@@ -67,3 +67,34 @@ def test_both_claims_read_the_same_cached_flows(runtime):
         np.testing.assert_array_equal(first[heads].mu_dot_omega, second[heads].mu_dot_omega)
     entries = [p for p in runtime.cache.root.iterdir() if p.suffix != ".lock"]  # not the locks
     assert len(entries) == len(one.heads)  # one artefact per H
+
+
+def test_the_bound_stays_open_in_the_trap_by_c_cosh_1_m_squared(runtime):
+    """HE-S2-BOUND at the same-sign trap (every head at w = 1/sqrt(d), OV sum m = w/(w^2 + c e),
+    the optimum over m): Ltilde - bound = c m^2 (e - (sinh 1 - 1) - d w^2) = c m^2 cosh 1,
+    derived here by hand from (4.1) and (4.5) at a homogeneous same-sign point (x = d w^2 = 1);
+    the claim's smallest trapped gap must be it, to the flow's accuracy (as above)."""
+    from icl_verify.validation.claims.he2025.stage_two_bound import CLAIM_STAGE_TWO_BOUND
+
+    params = CLAIM_STAGE_TWO_BOUND.presets["smoke"]
+    d, c = params.d, (1 + params.sigma2) / params.L
+    w = 1 / math.sqrt(d)
+    m = w / (w * w + c * math.e)
+    measured = CLAIM_STAGE_TWO_BOUND.measure(params, runtime)
+    assert float(measured.values["gap_trapped"].value) == pytest.approx(c * math.cosh(1) * m**2,
+                                                                        rel=1e-5)  # fmt: skip
+
+
+def test_the_bound_claim_is_inconclusive_where_no_run_is_trapped(runtime):
+    """With H = 4, 8 only (no same-sign trap at the smoke starts) nothing tests 'the gap stays
+    open off S_omega': that check is inconclusive, not a disagreement; the others agree."""
+    import dataclasses
+
+    from icl_verify.validation.claim import AGREES, INCONCLUSIVE
+    from icl_verify.validation.claims.he2025.stage_two_bound import CLAIM_STAGE_TWO_BOUND
+
+    claim = CLAIM_STAGE_TWO_BOUND
+    params = dataclasses.replace(claim.presets["smoke"], heads=(4, 8))
+    verdicts = claim.verdicts(params, claim.predict(params), claim.measure(params, runtime))
+    assert verdicts == {"above_bound": AGREES, "on_manifold": AGREES, "gap_on_manifold": AGREES,
+                        "gap_trapped": INCONCLUSIVE}  # fmt: skip
