@@ -35,7 +35,8 @@
   at that step (§5.2);
 - `preconditioning`: the preconditioner a trained model on KMS covariates learned (from its
   circuits) and applies (fitted on its predictions), bootstrap distances, paired risks, the
-  heads' settled opposition, all of it for the paired members of an ensemble (§5.3);
+  heads' settled opposition, all of it for the paired members of an ensemble, and the
+  best preconditioner of one-step GD fitted on simulated labels (Lemma E.4) (§5.3);
 - `softmax_norm`: samples of ||softmax(omega X^T x_q)||^2 and their summary along a sweep
   (App. C, Figure 20);
 - `true_loss`: plain SGD on the true loss of the kernel-sum model (3.2), the labels integrated
@@ -214,6 +215,8 @@ __getattr__, __dir__, __all__ = attach(
             "preconditioned_losses",
             "read_paired_preconditioners",
             "settled_opposition",
+            "SimulatedPreconditioner",
+            "simulated_optimal_preconditioner",
         ),
         "linear_attention": (
             "LinearMembers",

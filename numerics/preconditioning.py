@@ -20,6 +20,8 @@ they are compared with (nothing here imports `theory`):
   (the claim passes them in) with bootstrap errors over members;
 - `preconditioned_losses`: Monte Carlo risks of trained members and of preconditioned one-step GD
   at given matrices, on the same KMS prompts (paired);
+- `simulated_optimal_preconditioner`: the preconditioner of one-step GD that fits the labels
+  best on simulated prompts (Lemma E.4's Gamma*, measured);
 - `settled_opposition`: the heads' opposition where training settles, with its Adam noise and
   drift;
 - `read_paired_preconditioners`: all of the above for the paired members of a trained ensemble
@@ -58,6 +60,8 @@ __all__ = [
     "preconditioned_losses",
     "read_paired_preconditioners",
     "settled_opposition",
+    "SimulatedPreconditioner",
+    "simulated_optimal_preconditioner",
 ]
 
 
@@ -184,10 +188,7 @@ def model_preconditioners(
         for prompts in _chunks(sampler, n_prompts, chunk, seed, where, progress=False):
             Z = embed(prompts).to(model.W_Q.dtype)  # (m, D, L+1)
             predictions = model(Z.expand(M, *Z.shape)).double()  # (M, m)
-            X, y = prompts.X.double(), prompts.y.double()
-            centred = X - X.mean(dim=-2, keepdim=True)  # (m, L, d)
-            g = torch.einsum("pl,pla->pa", y, centred) / X.shape[-2]  # (m, d)
-            features = (g[:, :, None] * prompts.x_query.double()[:, None, :]).flatten(1)
+            features = _gd_features(prompts, debiased=True)  # (m, d^2)
             gram += features.T @ features  # (d^2, d^2)
             cross += predictions @ features  # (M, d^2)
             square += (predictions * predictions).sum(dim=1)
@@ -200,6 +201,78 @@ def model_preconditioners(
         value=coefficients.reshape(M, d, d).cpu().numpy(),
         stderr=variance.sqrt().reshape(M, d, d).cpu().numpy(),
         n=n,
+    )
+
+
+def _gd_features(prompts: Prompts, debiased: bool) -> torch.Tensor:
+    """``F_ab = (1/L) sum_i y_i (x_i - xbar)_a x_{q,b}`` (``debiased``; else ``x_i``), flattened,
+    float64, shape (m, d^2): one-step GD with preconditioner G predicts ``F : G``."""
+    X, y = prompts.X.double(), prompts.y.double()  # (m, L, d), (m, L)
+    if debiased:
+        X = X - X.mean(dim=-2, keepdim=True)
+    g = torch.einsum("pl,pla->pa", y, X) / X.shape[-2]  # (m, d)
+    return (g[:, :, None] * prompts.x_query.double()[:, None, :]).flatten(1)
+
+
+@dataclass(frozen=True, eq=False)
+class SimulatedPreconditioner:
+    """The preconditioner of one-step GD that fits the labels best on simulated prompts.
+
+    Attributes:
+        value: (d, d) the least-squares fit on all prompts.
+        stderr: (d, d) its standard error per entry: the spread of the fits of the independent
+            blocks of prompts (`RANDOMNESS_BLOCK` each) over sqrt(blocks), which holds whatever
+            the residuals' structure (they are not independent noise here).
+        blocks: the number of blocks.
+    """
+
+    value: np.ndarray
+    stderr: np.ndarray
+    blocks: int
+
+
+def simulated_optimal_preconditioner(
+    d: int,
+    L: int,
+    sigma2: float,
+    *,
+    rho: float = 0.0,
+    n_prompts: int,
+    debiased: bool = False,
+    seed: int = 0,
+    device: str = "cpu",
+) -> SimulatedPreconditioner:
+    """The risk-minimising preconditioner of one-step GD, measured: the G minimising
+    ``mean_p (y_q,p - F_p : G)^2`` over ``n_prompts`` prompts of (d, L, sigma2) with KMS
+    covariates (``rho``; 0 isotropic), F the GD features (`_gd_features`). The Monte Carlo
+    counterpart of Lemma E.4's Gamma* (debiased: Gamma*_d), with no formula assumed.
+
+    >>> fit = simulated_optimal_preconditioner(2, 40, 0.1, n_prompts=8192)
+    >>> fit.value.shape, fit.blocks, bool(np.abs(fit.value - np.eye(2) * 0.9).max() < 0.1)
+    ((2, 2), 2, True)
+    """
+    n_prompts, chunk, seed, where = _validated(n_prompts, RANDOMNESS_BLOCK, seed, device)
+    covariance = _covariance(d, rho, where)
+
+    def sampler(count: int, generator: torch.Generator) -> Prompts:
+        return sample_linear_regression(
+            count, d, L, sigma2, generator=generator, device=where, covariance=covariance
+        )
+
+    grams, crosses = [], []  # per block of RANDOMNESS_BLOCK prompts (chunk = block)
+    for prompts in _chunks(sampler, n_prompts, chunk, seed, where, progress=False):
+        features = _gd_features(prompts, debiased)  # (m, d^2)
+        grams.append(features.T @ features)  # (d^2, d^2)
+        crosses.append(features.T @ prompts.y_query.double())  # (d^2,)
+    gram, cross = torch.stack(grams), torch.stack(crosses)  # (B, d^2, d^2), (B, d^2)
+    pooled = torch.linalg.solve(gram.sum(0), cross.sum(0))  # (d^2,)
+    each = torch.linalg.solve(gram, cross[..., None])[..., 0]  # (B, d^2)
+    blocks = each.shape[0]
+    spread = each.std(dim=0, correction=1) / blocks**0.5 if blocks > 1 else each[0] * np.inf
+    return SimulatedPreconditioner(
+        value=pooled.reshape(d, d).cpu().numpy(),
+        stderr=spread.reshape(d, d).cpu().numpy(),
+        blocks=blocks,
     )
 
 
