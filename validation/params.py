@@ -334,7 +334,7 @@ ODE_SAVED_STATES = 100_000
 #: prompts streamed in blocks, grid points) costs time, not memory. Every integer field of every
 #: claim has a role (tests/validation/test_params.py), so a new size is never left out.
 SHAPE_ROLES: Mapping[str, str] = {
-    **dict.fromkeys(("batch", "validation_batch", "prompts", "prompts_wide", "n_fit",
+    **dict.fromkeys(("batch", "validation_batch", "prompts", "prompts_wide", "n_fit", "n_points",
                      "n_importance", "n_regime", "n_tune", "samples"), "held"),
     **dict.fromkeys(("members", "linear_members", "replicates", "seeds", "reps",
                      "split_reps"), "ensemble"),
@@ -352,7 +352,7 @@ SHAPE_ROLES: Mapping[str, str] = {
                      "gap_prompts",
                      "n_seeds", "n_trials", "n_replicates", "n_configs", "n_boot", "bootstrap",
                      "n_eps", "n_mu", "n_omega", "n_asymmetric", "cases", "bins", "degree",
-                     "design_seed", "train_seed", "layers", "supports"), "count"),
+                     "design_seed", "points_seed", "train_seed", "layers", "supports"), "count"),
 }  # fmt: skip
 
 

@@ -143,7 +143,7 @@ def order_bias(params: KmsPreconditionerParams) -> float:
     next order, d/L^2 relative): the slope rule's allowance.
 
     >>> round(order_bias(PRESETS["quick"]), 3)
-    0.105
+    0.102
     """
     distance = predict_kms(params).figure_data["distance"]
     return abs(fit_loglog_slope(params.L_values, distance).slope.value + 1.0)

@@ -39,7 +39,7 @@ from icl_verify.validation.claims.he2025._stages import (
     random_start_stages,
 )
 from icl_verify.validation.designs import random_head_signs
-from icl_verify.validation.params import check_order, param
+from icl_verify.validation.params import Footprint, check_order, param
 
 from icl_verify import theory
 
@@ -63,6 +63,13 @@ class BoundParams(StageTwoParams):
     def validate(self) -> None:
         super().validate()
         check_order(self, "omega_min", "omega_max")
+
+    def footprint(self) -> Footprint:
+        """The flows' saved states, or the designed points (n_points x H_max, a few arrays of
+        each), whichever is larger."""
+        points = Footprint.of_tensor((self.n_points, "points"), (self.H_max, "heads"),
+                                     temporaries=16)  # fmt: skip
+        return max(super().footprint(), points, key=lambda footprint: footprint.bytes)
 
 
 PRESETS = random_start_presets(BoundParams, n_points=(50, 400, 2000))
