@@ -80,3 +80,40 @@ def figure_20(params, prediction, measurement):
         fontsize=9,
     )
     return figure
+
+
+def figure_stein(params, prediction, measurement):
+    """HE-C-STEIN: (a) each Monte Carlo moment's z-score against Stein's closed form, by omega,
+    with the family-wise bound of the rule; (b) the moments themselves, closed forms as dashes."""
+    figure, axes = new_figure(2, width=4.6)
+    scores, values = axes[0]
+    omega = np.asarray(prediction.figure_data["omega"], dtype=float)
+    names = {"weight": "E[exp(ωs)]", "label": "E[y exp(ωs)]", "square": "E[y² exp(ωs)]"}
+    ticks = [t for t in (0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
+             if omega.min() / 1.2 <= t <= omega.max() * 1.2]  # fmt: skip
+    for index, (key, name) in enumerate(names.items()):
+        predicted = np.asarray(prediction.values[key], dtype=float)
+        estimate = measurement.values[key]
+        value, error = np.asarray(estimate.value, dtype=float), np.asarray(estimate.error)
+        colour = PALETTE[index % len(PALETTE)]
+        shift = omega * (1 + 0.03 * (index - 1))  # side by side on the log axis
+        scores.plot(shift, (value - predicted) / error, "o", ms=4, color=colour, label=name)
+        values.plot(omega, predicted, "_", ms=10, mew=1.5, color=colour)  # closed form
+        values.plot(omega, value, "o", ms=3, color=colour, label=f"{name}: Monte Carlo")
+    bound = float(prediction.figure_data["max_z"])  # the rule's |z| bound
+    for sign in (1, -1):
+        scores.axhline(sign * bound, color=REFERENCE, ls="--",
+                       label=f"|z| bound {bound:.2f} (family-wise 1%)" if sign > 0 else None)
+    scores.axhline(0.0, color=THEORY, lw=1.5, label="Stein's lemma")
+    scores.set(xscale="log", xlabel="ω", ylabel="(Monte Carlo − closed form) / SE",
+               title=f"(a) {params.n_configs} random (ω, x_q, β), d={params.d}, "
+               f"{params.n_examples} examples each")  # fmt: skip
+    values.set(xscale="log", xlabel="ω", ylabel="moment (dashes: closed form)",
+               title="(b) the moments (each configuration its own x_q, β)")  # fmt: skip
+    for axis in (scores, values):
+        axis.set_xticks(ticks, [f"{t:g}" for t in ticks])
+        axis.minorticks_off()
+    scores.set_ylim(-1.8 * bound, 1.15 * bound)  # room below the band for the legend
+    scores.legend(loc="lower center", ncol=2, fontsize=6.5)
+    values.legend(loc="upper left", fontsize=7)
+    return figure

@@ -38,7 +38,7 @@
   heads' settled opposition, all of it for the paired members of an ensemble, and the
   best preconditioner of one-step GD fitted on simulated labels (Lemma E.4) (§5.3);
 - `softmax_norm`: samples of ||softmax(omega X^T x_q)||^2 and their summary along a sweep
-  (App. C, Figure 20);
+  (App. C, Figure 20), and the moments of one example under its attention weight (Stein);
 - `true_loss`: plain SGD on the true loss of the kernel-sum model (3.2), the labels integrated
   out exactly, and its member means with standard errors (App. C, Figure 21);
 - `sparse_regression`: exact excess risks ``(v - w*)^T Sigma (v - w*)`` of the sparse-regression
@@ -297,7 +297,13 @@ __getattr__, __dir__, __all__ = attach(
             "one_step_gd_risks",
             "proportional_limit",
         ),
-        "softmax_norm": ("SoftmaxNormSweep", "softmax_norm_samples", "softmax_norm_sweep"),
+        "softmax_norm": (
+            "SoftmaxNormSweep",
+            "TiltedMomentEstimates",
+            "softmax_norm_samples",
+            "softmax_norm_sweep",
+            "tilted_moment_estimates",
+        ),
         "softmax_pair": (
             "PairExpansion",
             "pair_gap_expansion",

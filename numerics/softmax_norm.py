@@ -5,7 +5,9 @@ The quantity the appendix histograms (the authors' `plot_norm_2histogram(L, d, n
 Sampled in float64, chunk by chunk (each chunk from its own generator, so the samples do not
 depend on the chunk size of the machine): `softmax_norm_samples`. `softmax_norm_sweep`
 summarises the samples at the points of one sweep (mean with its SE, quantiles, a log-binned
-histogram), what claim HE-C-SOFTMAXNORM compares and draws. Nothing here imports `theory`.
+histogram), what claim HE-C-SOFTMAXNORM compares and draws. `tilted_moment_estimates`: the
+Monte Carlo moments of one example under its unnormalised attention weight e^{omega s} (what
+Stein's lemma gives in closed form; claim HE-C-STEIN). Nothing here imports `theory`.
 """
 
 from __future__ import annotations
@@ -21,7 +23,13 @@ from icl_verify.numerics.montecarlo import _block_generator, _check_int
 
 from icl_verify.statistics import mean_se
 
-__all__ = ["SoftmaxNormSweep", "softmax_norm_samples", "softmax_norm_sweep"]
+__all__ = [
+    "SoftmaxNormSweep",
+    "TiltedMomentEstimates",
+    "softmax_norm_samples",
+    "softmax_norm_sweep",
+    "tilted_moment_estimates",
+]
 
 CHUNK_ELEMENTS = 2**22  # covariates (n_chunk * L * d) drawn at once
 
@@ -117,3 +125,55 @@ def softmax_norm_sweep(
         edges=edges,
         density=counts / (n * np.diff(edges)),
     )
+
+
+@dataclass(frozen=True, eq=False)
+class TiltedMomentEstimates:
+    """Monte Carlo means over examples (x, y) of e^{omega s}, y e^{omega s} and y^2 e^{omega s}
+    (s = x^T x_q), each (K,) for K configurations, with their standard errors."""
+
+    weight: np.ndarray
+    weight_se: np.ndarray
+    label: np.ndarray
+    label_se: np.ndarray
+    square: np.ndarray
+    square_se: np.ndarray
+
+
+def tilted_moment_estimates(
+    omega, x_query, beta, sigma2: float, n: int, seed: int, device=None
+) -> TiltedMomentEstimates:
+    """Sample means of e^{omega s}, y e^{omega s}, y^2 e^{omega s} over n examples x ~ N(0, I_d),
+    y = beta^T x + eps, eps ~ N(0, sigma2), per configuration k (omega (K,), x_query and beta
+    (K, d)), float64, chunk by chunk (each chunk from its own generator).
+
+    >>> m = tilted_moment_estimates([0.0], [[1.0, 0.0]], [[1.0, 0.0]], 0.0, 20000, seed=0)
+    >>> float(m.weight[0]), abs(float(m.label[0])) < 4 * float(m.label_se[0])  # E[y] = 0
+    (1.0, True)
+    """
+    omega = torch.as_tensor(np.asarray(omega, dtype=float))  # (K,)
+    x_query = torch.as_tensor(np.asarray(x_query, dtype=float))  # (K, d)
+    beta = torch.as_tensor(np.asarray(beta, dtype=float))  # (K, d)
+    n, seed = _check_int("n", n, 2), _check_int("seed", seed, 0)
+    if not math.isfinite(float(sigma2)) or sigma2 < 0:
+        raise ValueError(f"sigma2 must be a finite number >= 0, got {sigma2!r}")
+    device = torch.device("cpu" if device is None else device)
+    omega, x_query, beta = (t.to(device) for t in (omega, x_query, beta))
+    K, d = x_query.shape
+    chunk = max(1, CHUNK_ELEMENTS // (K * d))
+    sums = torch.zeros(3, K, dtype=torch.float64, device=device)  # sum of each moment
+    squares = torch.zeros(3, K, dtype=torch.float64, device=device)  # sum of its square
+    for index, start in enumerate(range(0, n, chunk)):
+        size = min(chunk, n - start)
+        generator = _block_generator(seed, index, device)
+        x = torch.randn(size, K, d, generator=generator, dtype=torch.float64, device=device)
+        noise = torch.randn(size, K, generator=generator, dtype=torch.float64, device=device)
+        y = (x * beta).sum(-1) + math.sqrt(sigma2) * noise  # (size, K)
+        weight = torch.exp(omega * (x * x_query).sum(-1))  # (size, K)
+        values = torch.stack([weight, y * weight, y * y * weight])  # (3, size, K)
+        sums += values.sum(1)
+        squares += (values * values).sum(1)
+    mean = sums / n
+    se = ((squares / n - mean * mean).clamp(min=0) / (n - 1)).sqrt()
+    mean, se = mean.cpu().numpy(), se.cpu().numpy()
+    return TiltedMomentEstimates(mean[0], se[0], mean[1], se[1], mean[2], se[2])

@@ -23,8 +23,8 @@ The closed forms a researcher needs every day are re-exported here flat:
 - multi-task regression on supports S_k: the per-task first-order predictor and preconditioners
   Gamma_k, the conditions for support-restricted debiased GD, its exact risk and optimum, the
   arithmetic of Table 2, §5.4 (`multitask`);
-- the squared norm of the softmax vector, L ||p||^2, to O(1/L^2) and its regime, App. C
-  (`softmax_norm`);
+- the squared norm of the softmax vector, L ||p||^2, to O(1/L^2) and its regime, and the
+  moments of one attention weight by Stein's lemma, App. C (`softmax_norm`);
 - Chen et al. (2024): what the constructed transformer of Props. 4.1/4.2 must compute
   (Algorithm 1, then t GD steps) and its floating-point error bound (`constructions`);
   the closed form of preprocess-then-GD with its bias/variance/cross parts (D.1-D.3), the
@@ -116,10 +116,12 @@ from icl_verify.theory.risks import (
 from icl_verify.theory.setting import Setting
 from icl_verify.theory.softmax_norm import (
     NormExpansion,
+    TiltedMoments,
     conditional_norm_expansion,
     limit_density,
     softmax_norm_expansion,
     softmax_norm_regime,
+    tilted_moments,
 )
 from icl_verify.theory.sparse_gd import (
     PreprocessedGD,
@@ -241,5 +243,7 @@ __all__ = [
     "theorem_5_3_step_budget",
     "theorem_5_3_step_exponent",
     "theorem_5_3_upper_bound",
+    "TiltedMoments",
+    "tilted_moments",
     "TunedRisk",
 ]

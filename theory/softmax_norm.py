@@ -171,3 +171,35 @@ def limit_density(y, omega: float, d: int) -> np.ndarray:
     with np.errstate(divide="ignore"):
         log_pdf = (d / 2 - 1) * np.log(r) - r / 2 - (d / 2) * math.log(2) - math.lgamma(d / 2)
     return np.where(y > 1, np.exp(log_pdf) / (omega2 * y), 0.0)
+
+
+class TiltedMoments(NamedTuple):
+    """Moments of the unnormalised attention weight e^{omega s}, s = x^T x_q, over one example
+    (x ~ N(0, I_d), y = beta^T x + eps, eps ~ N(0, sigma2)), given x_q and beta."""
+
+    weight: np.ndarray  # E[e^{omega s}]
+    label: np.ndarray  # E[y e^{omega s}]
+    square: np.ndarray  # E[y^2 e^{omega s}]
+
+
+def tilted_moments(omega, x_query, beta, sigma2: float) -> TiltedMoments:
+    """Gaussian integration by parts (Stein's lemma, He et al. 2025 App. C, the step behind
+    (4.1); reference §HE-P4.1): under the weight e^{omega s} the example is N(omega x_q, I_d)
+    tilted by e^{omega^2 r / 2}, r = ||x_q||^2, so
+
+        E[e^{omega s}]       = e^{omega^2 r / 2},
+        E[y e^{omega s}]     = omega beta^T x_q e^{omega^2 r / 2},
+        E[y^2 e^{omega s}]   = ((omega beta^T x_q)^2 + ||beta||^2 + sigma2) e^{omega^2 r / 2}.
+
+    ``omega`` (...,), ``x_query`` (..., d), ``beta`` (..., d), broadcast together.
+
+    >>> m = tilted_moments(0.0, [1.0, 2.0], [0.5, 0.5], 0.1)  # omega = 0: plain moments
+    >>> float(m.weight), float(m.label), round(float(m.square), 12)
+    (1.0, 0.0, 0.6)
+    """
+    omega = np.asarray(omega, dtype=float)
+    x_query, beta = np.asarray(x_query, dtype=float), np.asarray(beta, dtype=float)
+    tilt = np.exp(0.5 * omega * omega * np.sum(x_query * x_query, axis=-1))
+    mean = omega * np.sum(beta * x_query, axis=-1)  # E[y] under the tilted law
+    square = mean * mean + np.sum(beta * beta, axis=-1) + sigma2
+    return TiltedMoments(tilt, mean * tilt, square * tilt)

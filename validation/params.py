@@ -352,7 +352,8 @@ SHAPE_ROLES: Mapping[str, str] = {
                      "gap_prompts",
                      "n_seeds", "n_trials", "n_replicates", "n_configs", "n_boot", "bootstrap",
                      "n_eps", "n_mu", "n_omega", "n_asymmetric", "cases", "bins", "degree",
-                     "design_seed", "points_seed", "train_seed", "layers", "supports"), "count"),
+                     "design_seed", "points_seed", "train_seed", "layers", "supports",
+                     "n_examples"), "count"),
 }  # fmt: skip
 
 
