@@ -23,7 +23,8 @@ their typed results `TwoHeadPhases` (the measured features of the three phases, 
 with its meaning: numbers only, the claims judge them), `SymmetricStartFlows`,
 `PhasePortrait`, `RandomInitStages`.
 
-Predictions of Appendix B used by the checks: `phase_one_end` (T1),
+Predictions of Appendix B used by the checks: `phase_one_end` (T1), `phase_one_loss_drop`
+(B.9), `phase_one_ratio_excess` (B.7),
 `equal_ratio_peak` and `lambert_peak_bound` (the omega peak), `late_omega`
 (omega ~ (8 kappa d^2 t)^{-1/6}), `late_product_deficit` (2 omega mu below
 1/(1+kappa) at finite t) and `naive_late_omega` (the t^{-1/2} law of the
@@ -79,6 +80,8 @@ from icl_verify.dynamics.two_head import (
     perturbed_flow_ends,
     perturbed_starts,
     phase_one_end,
+    phase_one_loss_drop,
+    phase_one_ratio_excess,
     symmetric_init,
     symmetric_start_flows,
     two_head_flow,
@@ -124,6 +127,8 @@ __all__ = [
     "perturbed_flow_ends",
     "perturbed_starts",
     "phase_one_end",
+    "phase_one_loss_drop",
+    "phase_one_ratio_excess",
     "phase_one_records",
     "phase_portrait",
     "random_init_stages",

@@ -179,6 +179,31 @@ def phase_one_end(setting: Setting, eps: float) -> tuple[float, float]:
     return 0.5 * math.log(omega_1 / ((1.0 - PHASE_ONE_DEVIATION) * eps)), omega_1
 
 
+def phase_one_loss_drop(eps: float, t) -> np.ndarray:
+    """Ltilde(0) - Ltilde(t) in Phase I of (B.4), (B.9): dLtilde/dt = -2(omega'^2 + mu'^2) with
+    omega = mu = eps e^{2t} gives 4 eps^2 (e^{4t} - 1) (§HE-B-PHASE1). Its relative error is
+    of order (1 + kappa) omega(t)^2 (the rate's first correction).
+
+    >>> float(phase_one_loss_drop(1e-3, 0.0)), round(float(phase_one_loss_drop(1e-3, 1.0)), 9)
+    (0.0, 0.000214393)
+    """
+    t = np.asarray(t, dtype=float)
+    return 4.0 * eps * eps * np.expm1(4.0 * t)
+
+
+def phase_one_ratio_excess(setting: Setting, omega) -> np.ndarray:
+    """mu/omega - 1 in Phase I of (B.4) at KQ scale omega: kappa u^3 / (12 d), u = d omega^2
+    (§HE-B-PHASE1). The ratio's equation at r = 1 + delta is delta' = -4 delta + 4c(u cosh u -
+    sinh u) + ..., forced by (4/3) c u^3 growing like e^{12t}: delta = (4/3) c u^3 / (4 + 12).
+    Relative error of order u^2/10 + (1 + kappa) omega^2.
+
+    >>> round(float(phase_one_ratio_excess(Setting(d=5, L=40, sigma2=0.1), 0.1)), 10)
+    2.865e-07
+    """
+    u = setting.d * np.asarray(omega, dtype=float) ** 2
+    return setting.kappa * u**3 / (12.0 * setting.d)
+
+
 def late_omega(setting: Setting, t) -> np.ndarray:
     """Valley-floor law omega(t) ~ (8 kappa d^2 t)^{-1/6} of Phase III (§HE-B-PHASE3).
 

@@ -210,3 +210,21 @@ def test_perturbed_flow_ends_are_equivariant_and_a_same_sign_start_stays_same_si
     np.testing.assert_allclose(ends[1], ends[0][[1, 0, 3, 2]], rtol=1e-5)
     assert opposite_heads(ends).tolist() == [True, True, False]
     assert ends[2, 0] == pytest.approx(ends[2, 1], rel=1e-6)
+
+
+def test_phase_one_ratio_follows_its_growing_forcing_not_the_quasi_static_balance():
+    """mu/omega - 1 on the integrated (B.4) is kappa u^3/(12 d) (forcing (4/3) c u^3 over the
+    restoring rate 4 plus its growth rate 12) to a relative 2(1+kappa) omega^2 + u^2/10 at
+    u <= 0.1; the quasi-static balance (forcing / 4, three times larger) is far outside."""
+    from icl_verify.dynamics import ODESolver, SaveAt, phase_one_ratio_excess, two_head_flow
+
+    setting, eps = Setting(d=5, L=40, sigma2=0.1), 1e-3
+    times = np.linspace(0.0, 5.0, 4001)
+    path = two_head_flow(eps, setting, (0.0, 5.0), solver=ODESolver(rtol=1e-12, atol=1e-14),
+                         saveat=SaveAt(times))  # fmt: skip
+    omega = np.sqrt(np.array([0.05, 0.075, 0.1]) / setting.d)
+    excess = np.interp(omega, path.omega[:, 0], path.mu[:, 0] / path.omega[:, 0] - 1)
+    law = phase_one_ratio_excess(setting, omega)
+    allowed = 2 * (1 + setting.kappa) * omega**2 + (setting.d * omega**2) ** 2 / 10
+    assert np.all(np.abs(excess / law - 1) <= allowed)
+    assert np.all(np.abs(excess / (4 * law) - 1) > 0.5)  # the quasi-static value: rejected
