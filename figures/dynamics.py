@@ -240,7 +240,16 @@ def figure_phase1(params, prediction, measurement):
         ylabel="head 1",
         title=f"(a) Phase I of (B.4), ε={eps:g}, {setting_text(params)}",
     )
-    early.legend(fontsize=7)
+    early.legend(fontsize=7, loc="upper left")
+    if "ratio_u" in fig_pred:  # (B.7): mu/omega - 1 against u = d omega^2, inset
+        inset = early.inset_axes([0.62, 0.1, 0.35, 0.32])
+        u = _a(fig_pred["ratio_u"])
+        inset.plot(u, _a(prediction.values["ratio_excess"]), color=THEORY, lw=1.2)
+        inset.plot(u, _a(measurement.values["ratio_excess"].value), "o", ms=2, color=MEASURED)
+        inset.set(xscale="log", yscale="log")
+        inset.set_title("μ/ω − 1 vs u = dω²: κu³/(12d) (B.7)", fontsize=6)
+        inset.tick_params(labelsize=5.5)
+        inset.minorticks_off()
 
     flow_t = _a(fig_pred["flow_t"])
     sgd_t, sgd_omega, sgd_mu = _a(data["sgd_t"]), _a(data["sgd_omega"]), _a(data["sgd_mu"])

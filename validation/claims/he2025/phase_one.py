@@ -143,7 +143,8 @@ def predict_phase1(params: PhaseOneParams) -> Prediction:
                 "loss_drop": dynamics.phase_one_loss_drop(params.eps, DROP_TIMES),
                 "ratio_excess": dynamics.phase_one_ratio_excess(params.setting,
                                                                 _ratio_omegas(params))},
-        figure_data={"omega_T1": omega_t1, "flow_t": fine.t, "flow_omega": fine.omega[:, 0],
+        figure_data={"omega_T1": omega_t1, "ratio_u": RATIO_U, "flow_t": fine.t,
+                     "flow_omega": fine.omega[:, 0],
                      "flow_mu": fine.mu[:, 0], "b4_omega": b4.omega[:, 0], "b4_mu": b4.mu[:, 0]},
     )  # fmt: skip
 
