@@ -24,7 +24,7 @@ with its meaning: numbers only, the claims judge them), `SymmetricStartFlows`,
 `PhasePortrait`, `RandomInitStages`.
 
 Predictions of Appendix B used by the checks: `phase_one_end` (T1), `phase_one_loss_drop`
-(B.9), `phase_one_ratio_excess` (B.7),
+(B.9), `phase_one_ratio_excess` (B.7), `phase_two_rate` (B.11)-(B.13),
 `equal_ratio_peak` and `lambert_peak_bound` (the omega peak), `late_omega`
 (omega ~ (8 kappa d^2 t)^{-1/6}), `late_product_deficit` (2 omega mu below
 1/(1+kappa) at finite t) and `naive_late_omega` (the t^{-1/2} law of the
@@ -82,6 +82,7 @@ from icl_verify.dynamics.two_head import (
     phase_one_end,
     phase_one_loss_drop,
     phase_one_ratio_excess,
+    phase_two_rate,
     symmetric_init,
     symmetric_start_flows,
     two_head_flow,
@@ -129,6 +130,7 @@ __all__ = [
     "phase_one_end",
     "phase_one_loss_drop",
     "phase_one_ratio_excess",
+    "phase_two_rate",
     "phase_one_records",
     "phase_portrait",
     "random_init_stages",

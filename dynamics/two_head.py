@@ -204,6 +204,20 @@ def phase_one_ratio_excess(setting: Setting, omega) -> np.ndarray:
     return setting.kappa * u**3 / (12.0 * setting.d)
 
 
+def phase_two_rate(setting: Setting, omega) -> np.ndarray:
+    """d ln omega/dt in Phase II of (B.4) while mu/omega ~ 1, (B.11)-(B.13) (§HE-B-PHASE2):
+    2 - 4(1 + kappa) omega^2 - 4 kappa omega^2 (cosh(d omega^2) - 1), the exact rate
+    2r(1 - 2 r omega^2 (1 + kappa cosh(d omega^2))) at r = mu/omega = 1.
+
+    >>> round(float(phase_two_rate(Setting(d=5, L=40, sigma2=0.1), 0.0)), 12)
+    2.0
+    """
+    omega = np.asarray(omega, dtype=float)
+    u = setting.d * omega**2
+    kappa = setting.kappa
+    return 2.0 - 4.0 * (1.0 + kappa) * omega**2 - 4.0 * kappa * omega**2 * (np.cosh(u) - 1.0)
+
+
 def late_omega(setting: Setting, t) -> np.ndarray:
     """Valley-floor law omega(t) ~ (8 kappa d^2 t)^{-1/6} of Phase III (§HE-B-PHASE3).
 

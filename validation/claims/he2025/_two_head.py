@@ -80,3 +80,18 @@ def solver_bound(value, params: SymmetricStartParams) -> Estimate:
     """An ODE-derived value with its error bound: 100 x the solver's relative tolerance."""
     value = np.asarray(value, dtype=float)
     return Estimate(value, 100 * params.rtol * np.abs(value), "bound")
+
+
+def dense_flow(params: SymmetricStartParams, t_end: float) -> dynamics.Trajectory:
+    """(B.4) from Def. B.1 on 4001 even times up to ``t_end``, solved 100 x tighter than
+    ``rtol`` (the Phase I and II laws are read on it: derivatives by finite differences,
+    values interpolated in omega).
+
+    >>> path = dense_flow(PhasesParams(t_end=1e4), 1.0)
+    >>> path.t.shape, round(float(path.omega[-1, 0] / (1e-3 * np.e**2)), 3)
+    ((4001,), 1.0)
+    """
+    times = np.linspace(0.0, t_end, 4001)
+    solver = dynamics.ODESolver(rtol=params.rtol / 100, atol=params.rtol / 1e4)
+    return dynamics.two_head_flow(params.eps, params.setting, (0.0, t_end), solver=solver,
+                                  saveat=dynamics.SaveAt(times))  # fmt: skip

@@ -30,6 +30,7 @@ from icl_verify.validation.claim import (
 from icl_verify.validation.claims.he2025._two_head import (
     SOURCE,
     PhasesParams,
+    dense_flow,
     integrated_phases,
     solver_bound,
 )
@@ -120,15 +121,6 @@ def _ratio_omegas(params: PhaseOneParams) -> np.ndarray:
     return np.sqrt(RATIO_U / params.d)
 
 
-def _phase_one_path(params: PhaseOneParams) -> dynamics.Trajectory:
-    """(B.4) densely through Phase I (up to omega = sqrt(0.1/d)), 100 x tighter than rtol."""
-    t_end = 0.5 * math.log(float(_ratio_omegas(params)[-1]) / params.eps) + 0.5
-    times = np.linspace(0.0, t_end, 4001)
-    solver = dynamics.ODESolver(rtol=params.rtol / 100, atol=params.rtol / 1e4)
-    return dynamics.two_head_flow(params.eps, params.setting, (0.0, t_end), solver=solver,
-                                  saveat=dynamics.SaveAt(times))  # fmt: skip
-
-
 def predict_phase1(params: PhaseOneParams) -> Prediction:
     """Rate 2, T1 from the log deficit, and ln (omega, mu) of the weight-space flow at compare_t."""
     t1, omega_t1 = dynamics.phase_one_end(params.setting, params.eps)
@@ -156,7 +148,8 @@ def measure_phase1(params: PhaseOneParams, runtime) -> Measurement:
     log_omega, log_mu = (sgd.log_mean(name, params.compare_t) for name in ("omega", "mu"))
     path = phases.trajectory
     early = path.t <= phases.peak_time * 1.5
-    dense = _phase_one_path(params)
+    t_end = 0.5 * math.log(float(_ratio_omegas(params)[-1]) / params.eps) + 0.5
+    dense = dense_flow(params, t_end)  # through Phase I, up to omega = sqrt(0.1/d)
     omega, mu, loss = dense.omega[:, 0], dense.mu[:, 0], dense.loss
     drop = loss[0] - np.interp(DROP_TIMES, dense.t, loss)
     # |dLtilde| <= 4|mu||d omega| + 4|omega||d mu| in Phase I (the loss's gradient), each state
