@@ -353,9 +353,10 @@ def figure_phase1(params, prediction, measurement):
 
 
 def figure_phase2(params, prediction, measurement):
-    """(a) omega, mu around the peak at d=5; (b) omega_max vs its bounds over d."""
-    figure, axes = new_figure(2, width=4.6)
-    paths, bounds = axes[0]
+    """(a) omega, mu around the peak at d=5; (b) omega_max vs its bounds over d; (c) the
+    Phase II rate law against the flow's d ln omega/dt."""
+    figure, axes = new_figure(3, width=4.2)
+    paths, bounds, rates = axes[0]
     data = measurement.figure_data
     t = _a(data["t"])[1:]
     paths.plot(t, _a(data["omega"])[1:], color=THEORY, label="ω (B.4)")
@@ -403,6 +404,15 @@ def figure_phase2(params, prediction, measurement):
         title="(b) ω_max vs bounds (labels: ω_max / Lambert bound)",
     )
     bounds.legend(fontsize=7)
+    if "phase_two_omega" in prediction.figure_data:
+        omega = _a(prediction.figure_data["phase_two_omega"])
+        rates.plot(omega, _a(prediction.values["phase_two_rate"]), color=THEORY,
+                   label="(B.11)-(B.13) at μ/ω = 1")  # fmt: skip
+        rates.plot(omega, _a(measurement.values["phase_two_rate"].value), "o", ms=3,
+                   color=MEASURED, label="d ln ω/dt on the flow (B.4)")  # fmt: skip
+        rates.set(xlabel="ω (head 1)", ylabel="d ln ω / dt",
+                  title="(c) Phase II: end of Phase I to 85% of the root")  # fmt: skip
+        rates.legend(fontsize=7)
     return figure
 
 

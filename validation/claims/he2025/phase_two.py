@@ -95,6 +95,7 @@ def predict_phase2(params: PhaseTwoParams) -> Prediction:
                                                           phase_two_omegas(params)),
                 "gap_growth": 0.0},
         figure_data={"d": np.array([d for d, _ in dims], float),
+                     "phase_two_omega": phase_two_omegas(params),
                      "root": np.array([dynamics.equal_ratio_peak(s) for s in settings]),
                      "lambert": np.array([dynamics.lambert_peak_bound(s) for s in settings])},
     )  # fmt: skip
