@@ -22,6 +22,7 @@ from icl_verify.figures.style import (
     log_ticks,
     new_figure,
     set_log_ticks,
+    setting_text,
 )
 
 
@@ -187,4 +188,38 @@ def figure_debiased_gd_gap(params, prediction, measurement):
     )
     set_log_ticks(right, [int(L) for L in lengths])
     right.legend(fontsize=7)
+    return figure
+
+
+def figure_trained_single_head(params, prediction, measurement):
+    """HE-4.12-TRAINED: (a) |omega| of the one-head members through training against 1/sqrt(d)
+    and the rule's band; (b) their test MSE and their kernel regressor's on shared prompts."""
+    figure, axes = new_figure(2, width=4.6)
+    paths, errors = axes[0]
+    data = measurement.figure_data
+    steps, history = np.asarray(data["steps"], float), np.asarray(data["omega_history"], float)
+    target = float(np.asarray(prediction.values["omega"], float)[0])
+    near = float(prediction.figure_data["near"])
+    for index, series in enumerate(history):
+        paths.plot(steps, series, color=PALETTE[index % len(PALETTE)], lw=1,
+                   label=f"one-head member {index + 1}")  # fmt: skip
+    paths.axhline(target, color=THEORY, lw=1.5, label="1/√d: minimiser of L̃ (4.12)")
+    paths.axhspan(target * (1 - near), target * (1 + near), color=THEORY, alpha=0.12,
+                  label=f"'near': ±{near:.1%}")  # fmt: skip
+    paths.set(xlabel="Adam step", ylabel="|ω|", ylim=(0, None),
+              title=f"(a) trained single heads, {setting_text(params)}")  # fmt: skip
+    paths.legend(fontsize=7, loc="lower right")
+    members = np.arange(1, history.shape[0] + 1)
+    gap = np.asarray(measurement.values["kernel_gap"].value, float)
+    errors.bar(members - 0.18, np.asarray(data["model_mse"], float), 0.36, color=MEASURED,
+               label="trained model")  # fmt: skip
+    errors.bar(members + 0.18, np.asarray(data["kernel_mse"], float), 0.36, color=THEORY,
+               label="kernel regressor at its (ω, μ)")  # fmt: skip
+    for m, g, mse in zip(members, gap, np.asarray(data["model_mse"], float), strict=True):
+        errors.annotate(f"gap {g:.1%}", (m, mse), textcoords="offset points", xytext=(0, 4),
+                        ha="center", fontsize=7)  # fmt: skip
+    errors.set(xticks=members, xlabel="one-head member", ylabel="test MSE (shared prompts)",
+               title="(b) the model and its Nadaraya-Watson reading")  # fmt: skip
+    errors.set_ylim(0, 1.3 * float(np.max(np.asarray(data["model_mse"], float))))
+    errors.legend(fontsize=7, loc="upper center", ncol=2)
     return figure

@@ -15,7 +15,9 @@ model is read at the end of its training, and its error bar comes from the logge
   opposite-head pattern, with its Agresti-Coull standard error;
 - `pattern_dynamics` (Obs. 4): whether |omega_h| rises then falls, the largest drops of |mu_h|
   and of the group sums after the pattern forms, and how long the pattern persists;
-- `logged_steps`: the logs nearest to geometrically spaced steps (the snapshots drawn).
+- `logged_steps`: the logs nearest to geometrically spaced steps (the snapshots drawn);
+- `kernel_reading` (Obs. 1, (4.12)): how far a trained single head's predictions are from the
+  Nadaraya-Watson regressor at its own (omega, mu), and both test errors, on shared prompts.
 
 Dummy, positive and negative heads are those of `icl_verify.heads.head_types`.
 """
@@ -38,8 +40,10 @@ __all__ = [
     "HeadPatterns",
     "PairedFractions",
     "PatternDynamics",
+    "KernelReading",
     "group_patterns",
     "head_patterns",
+    "kernel_reading",
     "logged_steps",
     "logging_noise",
     "paired_fractions",
@@ -437,3 +441,61 @@ def logged_steps(steps: np.ndarray, last: float, count: int) -> np.ndarray:
     targets = np.geomspace(first, max(last, first), count)
     nearest = np.abs(np.log(np.maximum(steps, 0.5))[:, None] - np.log(targets)).argmin(axis=0)
     return np.unique(nearest)
+
+
+@dataclass(frozen=True, eq=False)
+class KernelReading:
+    """Per member (M,): its settled (omega, mu) with their errors (`settled_value`), the RMS of
+    (model - Nadaraya-Watson at (omega, mu)) over the RMS of the model's predictions, and the
+    test MSE of both on the same prompts (``model_mse``, ``kernel_mse``)."""
+
+    omega: np.ndarray
+    omega_error: np.ndarray
+    mu: np.ndarray
+    relative_gap: np.ndarray
+    model_mse: np.ndarray
+    kernel_mse: np.ndarray
+
+
+def kernel_reading(
+    ensemble: TrainedEnsemble, members: Sequence[int], n_prompts: int, seed: int
+) -> KernelReading:
+    """Single-head members read as the kernel regressor (4.12) they should be: their logged
+    (omega, mu) at the end, and their predictions against ``mu sum_i y_i softmax(omega s)_i`` on
+    ``n_prompts`` fresh prompts of their training distribution (one set for all members).
+
+    >>> from icl_verify.numerics.ensemble import EnsembleTraining, train_ensemble
+    >>> spec = EnsembleTraining(d=2, L=8, sigma2=0.1, heads=(1, 1), lr=1e-2, steps=48,
+    ...     batch=16, seed=0, log_every=4, checkpoint_every=0, validation_batch=64)
+    >>> reading = kernel_reading(train_ensemble(spec), [0, 1], n_prompts=256, seed=0)
+    >>> reading.relative_gap.shape, bool((reading.relative_gap < 1).all())
+    ((2,), True)
+    """
+    import torch
+    from icl_verify.numerics.data import embed, sample_linear_regression
+    from icl_verify.numerics.estimators import kernel_regression_prediction
+
+    members = ensemble.member_indices(members)
+    if any(int(ensemble.heads[e]) != 1 for e in members):
+        raise ValueError(f"members must have one head, got heads {ensemble.heads[members]}")
+    settled = [[settled_value(series[:, e, 0]) for e in members]
+               for series in (ensemble.omega, ensemble.mu)]  # fmt: skip
+    omega, omega_error = (np.array(v) for v in zip(*settled[0], strict=True))
+    mu = np.array([value for value, _ in settled[1]])
+    generator = torch.Generator().manual_seed(int(seed))
+    prompts = sample_linear_regression(int(n_prompts), ensemble.d, ensemble.L, ensemble.sigma2,
+                                       generator=generator)  # fmt: skip
+    Z = embed(prompts)  # (n, D, L+1)
+    with torch.no_grad():
+        model = ensemble.model(members)(Z.expand(len(members), *Z.shape)).double()  # (M, n)
+    X, y, xq = (t.double() for t in (prompts.X, prompts.y, prompts.x_query))
+    kernel = torch.stack([kernel_regression_prediction(w, m, X, y, xq)
+                          for w, m in zip(omega, mu, strict=True)])  # (M, n)  # fmt: skip
+    target = prompts.y_query.double()
+    gap = (model - kernel).pow(2).mean(1).sqrt() / model.pow(2).mean(1).sqrt()
+    return KernelReading(
+        omega=omega, omega_error=omega_error, mu=mu, relative_gap=gap.numpy(),
+        model_mse=(model - target).pow(2).mean(1).numpy(),
+        kernel_mse=(kernel - target).pow(2).mean(1).numpy(),
+    )  # fmt: skip
+

@@ -95,3 +95,26 @@ def test_logged_steps_are_the_logs_nearest_a_geometric_grid():
         assert steps[chosen[0]] == 25 and steps[chosen[-1]] == last
     assert len(logged_steps(steps, 10_000, 30)) < 30  # the early targets share logs
     assert logged_steps(np.array([0, 10, 20]), 20, 5).tolist() == [1, 2]
+
+
+def test_a_single_head_on_its_pattern_is_its_kernel_regressor(pattern_ensemble):
+    """`kernel_reading` of members built on the pattern (3.1): their predictions are the
+    Nadaraya-Watson regressor (4.12) at their (omega, mu) to float32 rounding (the model's
+    dtype), and (omega, mu) are read back exactly from a settled history."""
+    import dataclasses
+
+    from icl_verify.numerics.patterns import kernel_reading
+
+    built = pattern_ensemble([[0.45], [-0.3]], [[1.6], [-1.2]], d=5, L=40)
+    logs = 8  # a settled history: the same value logged 8 times
+    ensemble = dataclasses.replace(
+        built, steps=np.arange(1, logs + 1), test_loss=np.repeat(built.test_loss, logs, 0),
+        omega=np.repeat(built.omega, logs, 0), mu=np.repeat(built.mu, logs, 0),
+        KQ_history=np.repeat(built.KQ_history, logs, 0),
+        OV_history=np.repeat(built.OV_history, logs, 0),
+    )  # fmt: skip
+    reading = kernel_reading(ensemble, [0, 1], n_prompts=2048, seed=0)
+    assert np.allclose(reading.omega, [0.45, -0.3]) and np.allclose(reading.mu, [1.6, -1.2])
+    assert np.all(reading.omega_error == 0)
+    assert np.all(reading.relative_gap < 1e-5), reading.relative_gap
+    assert np.allclose(reading.model_mse, reading.kernel_mse, rtol=1e-4)
