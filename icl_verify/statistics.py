@@ -19,7 +19,9 @@ computed:
   from the means of consecutive batches;
 - `loglog_slope`: the least-squares slope of log|y| on log x, with its SE from the residuals,
   and `propagated_loglog_slope`, with its SE propagated from each point's own SE;
-- `richardson`: the eps -> 0 limit of ``v0 + v2 eps^2 + O(eps^4)`` and a bound on its error.
+- `richardson`: the eps -> 0 limit of ``v0 + v2 eps^2 + O(eps^4)`` and a bound on its error;
+- `family_z_bound`: the |z| (or |t|) bound that ``count`` independent estimates together
+  exceed with a given probability (Bonferroni).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = [
+    "family_z_bound",
     "LogLogFit",
     "batch_means_se",
     "bootstrap_se",
@@ -236,3 +239,19 @@ def richardson(values, eps) -> tuple[np.ndarray, np.ndarray]:
 
     limit = extrapolate(eps.size - 1)
     return limit, np.abs(limit - extrapolate(eps.size - 2))
+
+
+def family_z_bound(rate: float, count: int, dof: int | None = None) -> float:
+    """The bound on |z| that any of ``count`` estimates exceeds with probability at most
+    ``rate`` when each is exact (Bonferroni): the normal quantile at 1 - rate / (2 count), or
+    Student's t with ``dof`` degrees of freedom when the standard errors are themselves
+    estimated from dof + 1 independent blocks.
+
+    >>> round(family_z_bound(0.01, 72), 2), round(family_z_bound(0.01, 125, dof=39), 2)
+    (3.81, 4.41)
+    """
+    from scipy.stats import norm, t
+
+    tail = rate / (2 * count)
+    return float(norm.isf(tail) if dof is None else t.isf(tail, dof))
+

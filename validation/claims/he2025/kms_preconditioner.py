@@ -37,7 +37,7 @@ from icl_verify.validation.claim import (
 )
 from icl_verify.validation.params import ParameterError, Params, param
 
-from icl_verify import numerics, theory
+from icl_verify import numerics, statistics, theory
 from icl_verify.covariance import kms_covariance
 
 #: Family-wise false-alarm rate of the entrywise z-scores of the fitted preconditioners.
@@ -52,10 +52,8 @@ def max_z(params: KmsPreconditionerParams) -> float:
     >>> round(max_z(PRESETS["quick"]), 2)  # 40 blocks, 125 entries
     4.41
     """
-    from scipy.stats import t
-
     entries = params.d**2 * len(params.L_values)
-    return float(t.ppf(1 - FAMILY_RATE / (2 * entries), params.n_prompts // 4096 - 1))
+    return statistics.family_z_bound(FAMILY_RATE, entries, dof=params.n_prompts // 4096 - 1)
 
 
 @dataclass(frozen=True, kw_only=True)

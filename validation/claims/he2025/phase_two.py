@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from icl_verify.validation.claim import (
@@ -71,8 +72,10 @@ def phase_two_omegas(params: PhaseTwoParams) -> np.ndarray:
     return np.linspace(start, 0.85 * dynamics.equal_ratio_peak(params.setting), 16)
 
 
+@lru_cache(maxsize=8)
 def _phase_two_reading(params: PhaseTwoParams):
-    """On the dense (B.4) up to the peak: at `phase_two_omegas`, the measured d ln omega/dt
+    """On the dense (B.4) up to the peak (solved once per parameters: the measurement and the
+    rule's allowance both read it): at `phase_two_omegas`, the measured d ln omega/dt
     (central differences), mu/omega - 1, and the smallest d(mu - omega)/dt over the window."""
     path = dense_flow(params, integrated_phases(params).peak_time)
     omega, mu = path.omega[:, 0], path.mu[:, 0]

@@ -30,7 +30,7 @@ from icl_verify.validation.claim import (
 )
 from icl_verify.validation.params import Params, check_order, param
 
-from icl_verify import numerics, theory
+from icl_verify import numerics, statistics, theory
 
 #: Family-wise false-alarm rate of the z-scores (Bonferroni over every moment and configuration).
 FAMILY_RATE = 0.01
@@ -90,9 +90,7 @@ def max_z(params: SteinParams) -> float:
     >>> round(max_z(PRESETS["quick"]), 2)
     3.81
     """
-    from scipy.stats import norm
-
-    return float(norm.isf(FAMILY_RATE / (2 * 3 * params.n_configs)))
+    return statistics.family_z_bound(FAMILY_RATE, 3 * params.n_configs)
 
 
 def predict_stein(params: SteinParams) -> Prediction:
