@@ -25,6 +25,7 @@ def length_generalisation_figure(
     train_length: int,
     reference: str,
     title: str = "",
+    extra_panels: int = 0,
 ):
     """Theory curves and measured MSE (mean, SE) against L'; returns the matplotlib Figure.
 
@@ -35,6 +36,7 @@ def length_generalisation_figure(
         train_length: the training L (dotted vertical line).
         reference: the key of ``theory`` the right panel divides by.
         title: title of the left panel.
+        extra_panels: empty axes added to the right (``figure.axes[2:]``) for the caller.
 
     >>> import matplotlib.pyplot as plt
     >>> L = np.array([10.0, 40.0, 100.0])
@@ -47,8 +49,8 @@ def length_generalisation_figure(
     lengths = np.asarray(lengths, dtype=float)
     if reference not in theory:
         raise ValueError(f"reference must be one of {tuple(theory)}, got {reference!r}")
-    figure, axes = new_figure(2, width=4.6, height=4.0)
-    curve_axis, ratio_axis = axes[0]
+    figure, axes = new_figure(2 + extra_panels, width=4.6, height=4.0)
+    curve_axis, ratio_axis = axes[0][:2]
     line_styles = ("-", "--", "-.", ":")
     for k, (label, curve) in enumerate(theory.items()):
         curve_axis.plot(lengths, curve, line_styles[k % 4], color=THEORY, lw=1.2,

@@ -128,14 +128,44 @@ def figure_obs3(params, prediction, measurement):
     )
     measured["dGD η* (MC)"] = (data["dGD_mean"], data["dGD_se"])
     measured["Bayes: ridge λ=σ²d (MC)"] = (data["Bayes_mean"], data["Bayes_se"])
-    return length_generalisation_figure(
+    figure = length_generalisation_figure(
         data["lengths"],
         theory,
         measured,
         params.L,
         "dGD η*",
         title=f"Test MSE vs L' (trained at L={params.L}; {params.n_prompts} shared prompts)",
+        extra_panels=1,
     )
+    _bayes_panel(figure.axes[2], params, curves, data)
+    return figure
+
+
+def _bayes_panel(axis, params, curves, data) -> None:
+    """Figure 4, third panel: MSE / Bayes risk per H >= 2 (paired Monte Carlo) against L',
+    with Theorem 4.2(iii)'s sharp bound at xi = d/L' and the fitted slopes per H."""
+    lengths = data["lengths"]
+    multi = [h for h in params.compare_heads if h >= 2]
+    for k, h in enumerate(multi):
+        shown = list(params.compare_heads).index(h)  # the colour and marker of the left panels
+        axis.errorbar(lengths, data["bayes_ratio_mean"][k], 2 * data["bayes_ratio_se"][k],
+                      ls="none", marker="os^DvPX"[shown % 7], ms=3.5, capsize=1.5,
+                      elinewidth=0.8, color=PALETTE[shown % len(PALETTE)],
+                      label=f"trained H={h}")  # fmt: skip
+    axis.plot(lengths, curves["bayes_sharp"], color=THEORY, lw=1.2,
+              label="Thm 4.2(iii) sharp bound, ξ = d/L' (GD tuned at L')")  # fmt: skip
+    axis.axvline(params.L, color=REFERENCE, ls=":", lw=1)
+    slopes = "\n".join(
+        f"H={h}: {value:+.3f} ± {se:.3f}"
+        for h, (value, se) in zip(params.compare_heads, data["slopes"], strict=True)
+    )
+    box = dict(fc="white", ec=REFERENCE, lw=0.5)
+    axis.text(0.97, 0.74, f"slope of log(MSE − σ²) vs log L'\n{slopes}",
+              transform=axis.transAxes, ha="right", va="top", fontsize=7, bbox=box)  # fmt: skip
+    uniform = float(curves["bayes_uniform"])
+    axis.set(xlabel="test prompt length L'", ylabel="MSE / Bayes risk (paired MC)",
+             title=f"to Bayes (uniform factor 1 + 1/σ² = {uniform:.3g}, off scale)")  # fmt: skip
+    axis.legend(loc="upper right", fontsize=7)
 
 
 def figure_obs4(params, prediction, measurement):

@@ -114,6 +114,24 @@ class JointMonteCarloEstimate:
             float(self.mean[i] - self.mean[j]), math.sqrt(variance / self.n), self.n
         )
 
+    def ratio(self, first: str, second: str) -> MonteCarloEstimate:
+        """Paired estimate of ``loss(first) / loss(second)``, r = A / B of the two means, with
+        the delta-method SE ``|r| sqrt((c_aa/A² + c_bb/B² − 2 c_ab/(A B)) / n)`` (the covariance
+        of the pair counted; `icl_verify.statistics.ratio_of_means` from the covariance).
+
+        >>> losses = JointMonteCarloEstimate(
+        ...     ("a", "b"), np.array([2.0, 1.0]), np.array([[4.0, 2.0], [2.0, 1.0]]), n=100)
+        >>> losses.ratio("a", "b")  # a = 2 b on every prompt: the ratio is exact
+        MonteCarloEstimate(mean=2.0, stderr=0.0, n=100)
+        """
+        i, j = self._index(first), self._index(second)
+        a, b, c = self.mean[i], self.mean[j], self.covariance
+        relative = c[i, i] / a**2 + c[j, j] / b**2 - 2.0 * c[i, j] / (a * b)
+        ratio = float(a / b)
+        return MonteCarloEstimate(
+            ratio, abs(ratio) * math.sqrt(max(relative, 0.0) / self.n), self.n
+        )
+
     def _index(self, name: str) -> int:
         if name not in self.names:
             raise ValueError(f"name must be one of {self.names}, got {name!r}")

@@ -1,12 +1,28 @@
 """HE-OBS3 of He et al. (2025), Section 3, Observation 3: length generalisation (Figure 4).
 
 HE-OBS3 (§3, Figure 4): test MSE against the test length L'; H >= 2 tracks debiased GD
-(4.11), H = 1 is worse than H = 2, and every softmax model improves beyond the training L.
+(4.11) and, as well, vanilla GD at its optimal step, H = 1 is worse than H = 2, every softmax
+model improves beyond the training L, the multi-head models stay within Theorem 4.2(iii)'s
+factor of the Bayes risk, and the single head's error falls more slowly with L' than the
+multi-head's (the nonparametric against the parametric rate of Section 4.3, fitted slopes).
 
 Read on the shared trained ensemble (terms and findings: `_observations`). Predictions: `theory`
 (optimal_gd, the exact GD risks, the single-head optimum). Measurements:
 `numerics.mse_by_test_length` with `numerics.length_generalisation` (Monte Carlo on nested
-prompts). Figure: `figures.observations`.
+prompts), paired ratios `JointMonteCarloEstimate.ratio`, slopes `propagated_loglog_slope`.
+Figure: `figures.observations`.
+
+Measured at quick (16k prompts; H = 2 and 4): MSE/GD at most 0.022 from R_dGD/R_GD (exact
+gap -0.8% at L' = 10 to +1.7% at L' = 20; allowance 0.05); MSE/Bayes (ridge) 1.60-3.08 against
+the uniform factor 1 + 1/σ² = 11. Fitted slopes of log(MSE − σ²) on log L': H = 1 −0.648,
+H = 2 −0.861, H = 4 −0.846 (theory: single head on L̃ −0.738, dGD −0.872), so the single head's
+slope is 0.21 shallower (theory 0.13).
+
+Drawn, not judged: the sharp bound 1 + ξ(1+σ²)/(σ²(1 + ξ(1+σ²))) at ξ = d/L'. It is the limit
+for GD tuned at each ξ; the trained models are tuned at L, so beyond L' ≈ 55 they exceed it
+(1.60 vs 1.52 at L' = 100), as R_dGD(η*(L), L') must. At L' = L, where they are tuned, the
+ratio is 2.17 ± 0.015 (64k prompts) against 2.21: under 3 paired SEs of clearance even at 64k
+prompts, 4 × the quick preset's cost, so it is not a rule here.
 """
 
 from __future__ import annotations
@@ -18,11 +34,14 @@ from icl_verify.validation.claim import (
     Check,
     Claim,
     Estimate,
+    Inequality,
     Measurement,
     Prediction,
     Source,
     Tolerance,
     ZScore,
+    fit_loglog_slope,
+    propagated_loglog_slope,
     scaled,
 )
 from icl_verify.validation.claims._trained import (
@@ -121,17 +140,38 @@ def predict_obs3(params: Obs3Params) -> Prediction:
     at_train, at_end = lengths.index(setting.L), len(lengths) - 1
     decrease_dgd = curves["dgd"][at_train] - curves["dgd"][at_end]
     decrease_single = curves["single"][at_train] - curves["single"][at_end]
+    n_multi = len(_multi(params))
+    # Theorem 4.2(iii): R_dGD*/R_Bayes <= risk_ratio_bound(xi) (the tuned limit at xi = d/L');
+    # since R_Bayes >= sigma2 the excess-ratio bound 1 + 1/sigma2 bounds the risk ratio at every
+    # xi. Without noise the theorem gives no finite factor.
+    bayes = [_bayes_bound(params.d / n, setting.sigma2) for n in lengths]
+    curves["bayes_sharp"] = np.array([b.risk_ratio_bound for b in bayes], dtype=float)
+    uniform = bayes[0].excess_ratio_bound
+    slopes = {
+        name: fit_loglog_slope(lengths, curves[name] - setting.sigma2).slope.value
+        for name in ("single", "dgd")
+    }
     return Prediction(
         values={
-            "tf_vs_dgd": np.tile(curves["dgd"], len(_multi(params))),
+            "tf_vs_dgd": np.tile(curves["dgd"], n_multi),
             "dgd_mc": curves["dgd"],
+            "gd_ratio": np.tile(curves["dgd"] / curves["gd"], n_multi),
             "single_minus_multi": curves["single"][at_train] - curves["dgd"][at_train],
             "length_gain": np.array(
                 [decrease_single if h == 1 else decrease_dgd for h in params.compare_heads]
             ),
+            "bayes_factor": np.full(n_multi * len(lengths), uniform),
+            "rate_gap": np.full(n_multi, slopes["single"] - slopes["dgd"]),
         },
-        figure_data=curves,
+        figure_data=curves | {"bayes_uniform": np.array(uniform)},
     )
+
+
+def _bayes_bound(xi: float, sigma2: float) -> theory.BayesComparison:
+    """`theory.compare_with_bayes`, with infinite bounds when sigma2 = 0 (no finite factor)."""
+    if sigma2 > 0:
+        return theory.compare_with_bayes(xi, sigma2)
+    return theory.BayesComparison(xi, 0.0, np.nan, np.nan, np.nan, np.nan, np.inf, np.inf)
 
 
 def measure_obs3(params: Obs3Params, runtime) -> Measurement:
@@ -169,6 +209,14 @@ def measure_obs3(params: Obs3Params, runtime) -> Measurement:
     gains = [
         losses.difference(f"member{k}@{L}", f"member{k}@{longest}") for k in range(len(members))
     ]
+    gd_ratio = _paired_ratios(losses, [index[h] for h in multi], "GD", lengths)  # (H, L')
+    bayes_ratio = _paired_ratios(losses, [index[h] for h in multi], "Bayes", lengths)
+    slopes = {}  # H -> fitted slope of log(MSE - sigma2) on log L', SE from the points' SEs
+    for h in params.compare_heads:
+        mean, se = numerics.length_curve(losses, f"member{index[h]}", lengths)
+        slopes[h] = propagated_loglog_slope(lengths, Estimate(mean - setting.sigma2, se))
+    rate_gap = [(slopes[1].value - slopes[h].value, np.hypot(slopes[1].error, slopes[h].error))
+                for h in multi]  # fmt: skip
     figure_data = {
         "lengths": np.array(lengths, dtype=float),
         "eta_eff": eta_eff,
@@ -182,10 +230,18 @@ def measure_obs3(params: Obs3Params, runtime) -> Measurement:
             losses, name, lengths
         )
     figure_data |= _fixed_kernels(params, seed, runtime.device)
+    figure_data |= {
+        "bayes_ratio_mean": bayes_ratio[0],  # (H >= 2, L'), paired
+        "bayes_ratio_se": bayes_ratio[1],
+        "slopes": np.array([[slopes[h].value, slopes[h].error] for h in params.compare_heads]),
+    }
     return Measurement(
         values={
             "tf_vs_dgd": Estimate(tf[:, 0].ravel(), tf[:, 1].ravel()),  # tf: (H, mean/SE, L')
             "dgd_mc": Estimate(*numerics.length_curve(losses, "dGD", lengths)),
+            "gd_ratio": Estimate(gd_ratio[0].ravel(), gd_ratio[1].ravel()),
+            "bayes_factor": Estimate(bayes_ratio[0].ravel(), bayes_ratio[1].ravel()),
+            "rate_gap": Estimate(*np.array(rate_gap).T),
             "single_minus_multi": Estimate(single_gap.mean, single_gap.stderr),
             "length_gain": Estimate(
                 np.array([g.mean for g in gains]), np.array([g.stderr for g in gains])
@@ -193,6 +249,14 @@ def measure_obs3(params: Obs3Params, runtime) -> Measurement:
         },
         figure_data=figure_data,
     )
+
+
+def _paired_ratios(losses, members: list[int], baseline: str, lengths) -> np.ndarray:
+    """MSE(member k) / MSE(baseline) per member and L', paired on the shared prompts:
+    (2, members, L') float64, mean then SE (`JointMonteCarloEstimate.ratio`)."""
+    ratios = [[losses.ratio(f"member{k}@{n}", f"{baseline}@{n}") for n in lengths] for k in members]
+    return np.array([[[r.mean for r in row] for row in ratios],
+                     [[r.stderr for r in row] for row in ratios]])  # fmt: skip
 
 
 def _fixed_kernels(params: Obs3Params, seed: int, device: str) -> dict[str, np.ndarray]:
@@ -245,6 +309,18 @@ def checks_obs3(params: Obs3Params) -> tuple[Check, ...]:
             f"MSE of H ∈ {_multi(params)} vs R_dGD(η*, L') (all L')",
         ),
         Check(
+            "gd_ratio",
+            Tolerance(
+                f"Vanilla GD at its optimal step differs from debiased GD by the exact gap "
+                f"R_dGD/R_GD − 1 (§HE-4.3-RISK: −0.8% to +1.7% over L' = 10..100 at the "
+                f"default setting); a model within {params.dgd_rtol:g} of dGD (Thm 4.2(i), "
+                f"as above) has MSE/GD within {params.dgd_rtol:g}·R_dGD/R_GD of that ratio. "
+                f"Error bar: the paired delta-method SE of the ratio on the shared prompts.",
+                rtol=params.dgd_rtol,
+            ),
+            f"MSE(H ∈ {_multi(params)}) / MSE(GD η*) vs R_dGD/R_GD (all L', paired)",
+        ),
+        Check(
             "dgd_mc",
             ZScore(
                 "Exact finite-L risk (§HE-4.3-RISK) against its Monte Carlo estimate on "
@@ -266,15 +342,42 @@ def checks_obs3(params: Obs3Params) -> tuple[Check, ...]:
             f"MSE(L' = L) − MSE(L' = {max(params.lengths)}) per H "
             f"{list(params.compare_heads)} (paired)",
         ),
+        Check(
+            "bayes_factor",
+            Inequality(
+                "at_most",
+                "Theorem 4.2(iii) (§HE-T4.2iii): tuned GD's excess risk is at most 1 + 1/σ² "
+                "times the Bayes excess at every ξ = d/L, and since R_Bayes >= σ² the same "
+                "factor bounds the risk ratio; uniform in ξ, so it holds at every L' for a "
+                "model that behaves as GD. Error bar: paired delta-method SE of the ratio.",
+            ),
+            f"MSE(H ∈ {_multi(params)}) / MSE(ridge, Bayes) <= 1 + 1/σ² (all L', paired)",
+        ),
+        Check(
+            "rate_gap",
+            Tolerance(
+                "Section 4.3: the single head is a nonparametric (Nadaraya–Watson) smoother, "
+                "the multi-head pair a parametric (GD-like) estimator, so the single head's "
+                "excess MSE − σ² falls more slowly with L'. Fitted slopes of log(MSE − σ²) on "
+                "log L' (SE propagated from the points'); the difference slope(H=1) − "
+                "slope(H) must be positive and of the theory's size (0 < measured < 2 × "
+                "predicted), the single head's theory slope coming from L̃ at its optimum, "
+                "itself about 8% below the true loss at L' = 40.",
+                rtol=1.0,
+            ),
+            f"fitted slope(H=1) − slope(H) for H ∈ {_multi(params)}, log(MSE − σ²) vs log L'",
+        ),
     )
 
 
 CLAIM_OBS3 = Claim(
     id="HE-OBS3",
     source=Source(PAPER, "3, Obs. 3; 4.3", "Figure 4, (4.11)"),
-    statement="Trained models with H >= 2 have nearly the test MSE of debiased one-step GD at "
-    "every test length L', the one-head model is worse, and every softmax model improves as L' "
-    "grows beyond the training L.",
+    statement="Trained models with H >= 2 have nearly the test MSE of debiased one-step GD, "
+    "and of vanilla GD at its optimal step, at every test length L', within a constant factor "
+    "of the Bayes risk (Theorem 4.2(iii)); the one-head model is worse and its error falls "
+    "more slowly with L' (nonparametric against parametric rate); every softmax model "
+    "improves as L' grows beyond the training L.",
     params=Obs3Params,
     presets=PRESETS_OBS3,
     predict=predict_obs3,
