@@ -168,11 +168,45 @@ def _bayes_panel(axis, params, curves, data) -> None:
     axis.legend(loc="upper right", fontsize=7)
 
 
+def _formation_panels(early_axis, spread_axis, data, spread) -> None:
+    """Observation 4's "early" and "same across seeds": per paired member the step its pattern
+    formed against the step its mean |omega_h| peaked (on or below the diagonal: early), and per
+    H the spread across seeds over the valley's drift-plus-noise allowance (at most 1)."""
+    formed, peak, member_heads = data["formed_at"], data["peak_at"], data["paired_heads"]
+    for k, H in enumerate(np.unique(member_heads).astype(int)):
+        at = member_heads == H
+        early_axis.scatter(peak[at], formed[at], s=18, color=PALETTE[k % len(PALETTE)],
+                           label=f"H = {H}", zorder=3)  # fmt: skip
+    low, high = 0.5 * min(formed.min(), peak.min()), 2 * max(formed.max(), peak.max())
+    early_axis.plot([low, high], [low, high], color=THEORY, ls="--", lw=1,
+                    label="formed = peak (above: late)")  # fmt: skip
+    early_axis.set(xscale="log", yscale="log", xlabel="step of the peak of mean |ω_h|",
+                   ylabel="step the pattern formed",
+                   title="early: formed by the |ω| peak")  # fmt: skip
+    first = data["steps"][data["steps"] > 0].min()
+    early_axis.axhline(first, color=REFERENCE, ls=":", lw=1)
+    early_axis.text(high, first, "first log: formed by then", ha="right", va="bottom",
+                    fontsize=6, color=REFERENCE)  # fmt: skip
+    early_axis.legend(fontsize=6, loc="upper left")
+    ratio = np.asarray(spread, dtype=float).reshape(-1, 3)  # (H, quantity)
+    spread_heads = data["spread_heads"].astype(int)
+    x = np.arange(len(spread_heads))
+    names = ("mean |ω_h|", "Σ₊μ", "−Σ₋μ")
+    for q, name in enumerate(names):
+        spread_axis.bar(x + (q - 1) * 0.27, ratio[:, q], 0.27, color=PALETTE[q], label=name)
+    spread_axis.axhline(1.0, color=THEORY, ls="--", lw=1, label="allowance (drift + noise)")
+    spread_axis.set_xticks(x, [f"H = {H}" for H in spread_heads])
+    spread_axis.set(ylabel="spread across seeds / allowance", title="same across seeds",
+                    ylim=(0, max(1.6, 1.1 * ratio.max(initial=0))))  # fmt: skip
+    spread_axis.legend(fontsize=6, loc="upper left")
+
+
 def figure_obs4(params, prediction, measurement):
     """omega_h(t), mu_h(t) of one member per H with the +-omega(T) and +-mu*(omega) guides."""
     data, guide = measurement.figure_data, prediction.figure_data
     heads = data["shown_heads"].astype(int)
-    figure, axes = new_figure(len(heads), 2, width=3.2, height=2.6)
+    figure, axes = new_figure(len(heads) + 1, 2, width=3.2, height=2.6)
+    _formation_panels(axes[0, -1], axes[1, -1], data, measurement.values["seed_spread"].value)
     steps = data["steps"]
     for k, H in enumerate(heads):
         omega, mu = data["omega"][:, k, :H], data["mu"][:, k, :H]

@@ -14,7 +14,9 @@ model is read at the end of its training, and its error bar comes from the logge
 - `paired_fractions` (Obs. 2): per H >= 2 the fraction of members that reached the
   opposite-head pattern, with its Agresti-Coull standard error;
 - `pattern_dynamics` (Obs. 4): whether |omega_h| rises then falls, the largest drops of |mu_h|
-  and of the group sums after the pattern forms, and how long the pattern persists;
+  and of the group sums after the pattern forms, how long the pattern persists, and when it
+  formed against when |omega| peaked;
+- `seed_spread` (Obs. 4): how far members of the same H end apart, against the valley's drift;
 - `logged_steps`: the logs nearest to geometrically spaced steps (the snapshots drawn);
 - `kernel_reading` (Obs. 1, (4.12)): how far a trained single head's predictions are from the
   Nadaraya-Watson regressor at its own (omega, mu), and both test errors, on shared prompts.
@@ -41,6 +43,8 @@ __all__ = [
     "PairedFractions",
     "PatternDynamics",
     "KernelReading",
+    "SEED_QUANTITIES",
+    "SeedSpread",
     "group_patterns",
     "head_patterns",
     "kernel_reading",
@@ -48,6 +52,7 @@ __all__ = [
     "logging_noise",
     "paired_fractions",
     "pattern_dynamics",
+    "seed_spread",
     "settled_mean",
     "settled_value",
 ]
@@ -376,6 +381,9 @@ class PatternDynamics:
         persistence: per member, the share of logs after the pattern first forms (sign-matched
             non-dummy heads of both signs) on which it holds.
         formed_at: per member, the step at which the pattern first forms.
+        peak_at: per member, the step at which the mean |omega_h| of its non-dummy heads peaks
+            (the end of the growth phase, Appendix B's Phase II).
+        total_steps: the last logged step (``formed_at / total_steps``: the fraction of training).
     """
 
     rise_and_fall: np.ndarray
@@ -384,6 +392,8 @@ class PatternDynamics:
     group_sum_drop: np.ndarray
     persistence: np.ndarray
     formed_at: np.ndarray
+    peak_at: np.ndarray
+    total_steps: float
 
 
 def pattern_dynamics(
@@ -393,7 +403,7 @@ def pattern_dynamics(
 
     ``noise_margin``: a logged change counts only when it exceeds this many `logging_noise` SDs.
     """
-    rise, rise_error, drop, group_drop, persistence, formed = [], [], [], [], [], []
+    rise, rise_error, drop, group_drop, persistence, formed, peak = [], [], [], [], [], [], []
     for e in members:
         H = ensemble.heads[e]
         omega, mu = ensemble.omega[:, e, :H], ensemble.mu[:, e, :H]
@@ -409,6 +419,7 @@ def pattern_dynamics(
             group_drop.append(_largest_drop(mu[:, group].sum(axis=1), first))
         persistence.append(held[first:].mean() if held.any() else 0.0)
         formed.append(float(ensemble.steps[first]))
+        peak.append(float(ensemble.steps[np.argmax(np.abs(omega[:, live]).mean(axis=1))]))
     return PatternDynamics(
         rise_and_fall=np.array(rise),
         rise_and_fall_error=np.array(rise_error),
@@ -416,7 +427,68 @@ def pattern_dynamics(
         group_sum_drop=np.array(group_drop),
         persistence=np.array(persistence),
         formed_at=np.array(formed),
+        peak_at=np.array(peak),
+        total_steps=float(ensemble.steps[-1]),
     )
+
+
+#: What `seed_spread` compares across the members of one H: the common KQ scale and the group sums.
+SEED_QUANTITIES = ("mean |omega_h|", "sum_+ mu", "-sum_- mu")
+
+
+@dataclass(frozen=True)
+class SeedSpread:
+    """How far members of the same H (different init seeds) end apart (Observation 4: "the
+    same pattern across initialisations").
+
+    Attributes:
+        heads: (K,) the H values with at least two read members.
+        spread: (K, 3) per H and `SEED_QUANTITIES`, max - min over its members of the final value.
+        allowance: (K, 3) the valley's drift plus noise: the largest drift of a member's series
+            over the last quarter of training (mean of the last quarter minus that of the third)
+            plus ``noise_margin`` x sqrt(2) x the largest `logging_noise`. Members that start
+            their descent along the valley up to a quarter of training apart may differ by it.
+    """
+
+    heads: np.ndarray
+    spread: np.ndarray
+    allowance: np.ndarray
+
+
+def seed_spread(
+    ensemble: TrainedEnsemble, members: Sequence[int], noise_margin: float
+) -> SeedSpread:
+    """Spread of the final (mean |omega_h|, sum_+ mu, -sum_- mu) across the ``members`` of each H,
+    and the drift-plus-noise allowance it is held to (see `SeedSpread`).
+
+    >>> from icl_verify.numerics.ensemble import EnsembleTraining, train_ensemble
+    >>> spec = EnsembleTraining(d=2, L=8, sigma2=0.1, heads=(2, 2), lr=1e-2, steps=48,
+    ...     batch=16, seed=0, log_every=4, checkpoint_every=0, validation_batch=64)
+    >>> seed_spread(train_ensemble(spec), [0, 1], 4.0).spread.shape
+    (1, 3)
+    """
+    series = {}  # member -> (n, 3)
+    for e in members:
+        H = ensemble.heads[e]
+        omega, mu = ensemble.omega[:, e, :H], ensemble.mu[:, e, :H]
+        live = _live(omega[-1], mu[-1])
+        positive, negative = live & (omega[-1] > 0), live & (omega[-1] < 0)
+        series[e] = np.stack(
+            [np.abs(omega[:, live]).mean(axis=1), mu[:, positive].sum(axis=1),
+             -mu[:, negative].sum(axis=1)], axis=1)  # fmt: skip
+    groups = {}
+    for e in members:
+        groups.setdefault(int(ensemble.heads[e]), []).append(e)
+    heads = np.array(sorted(h for h, group in groups.items() if len(group) >= 2), dtype=int)
+    spread, allowance = [], []
+    for h in heads:
+        x = np.stack([series[e] for e in groups[h]])  # (members, n, 3)
+        quarter = max(1, x.shape[1] // 4)
+        drift = np.abs(x[:, -quarter:].mean(axis=1) - x[:, -2 * quarter : -quarter].mean(axis=1))
+        noise = np.array([[logging_noise(x[m, :, q]) for q in range(3)] for m in range(len(x))])
+        spread.append(np.ptp(x[:, -1], axis=0))
+        allowance.append(drift.max(axis=0) + noise_margin * np.sqrt(2) * noise.max(axis=0))
+    return SeedSpread(heads, np.array(spread).reshape(-1, 3), np.array(allowance).reshape(-1, 3))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from icl_verify.numerics.patterns import (
     logging_noise,
     paired_fractions,
     pattern_dynamics,
+    seed_spread,
     settled_value,
 )
 
@@ -49,6 +50,43 @@ def test_pattern_dynamics_of_a_rise_and_fall_with_growing_mu():
     assert dynamics.rise_and_fall_error.tolist() == [0.0, 0.0]
     assert np.all(dynamics.mu_drop == 0) and np.all(dynamics.group_sum_drop == 0)
     assert dynamics.persistence.tolist() == [1.0] and dynamics.formed_at.tolist() == [1.0]
+    # the peak of |omega| at t = 1/8: log 1 + round(399 / 8) = 51 (steps count from 1)
+    assert dynamics.peak_at.tolist() == [51.0] and dynamics.total_steps == 400
+
+
+def test_pattern_formed_after_a_sign_change_is_dated_after_the_peak():
+    # head 2 starts on head 1's side (same sign, no pattern) and crosses zero at log 200,
+    # after |omega| peaked: formed_at > peak_at, what HE-OBS4's "early" rule rejects
+    t = np.linspace(0, 1, 400)
+    omega = 0.2 + 0.3 * t * np.exp(-8 * t)
+    second = np.where(t < 0.5, 1.0, -1.0) * omega
+    member = SimpleNamespace(
+        heads=np.array([2]),
+        omega=np.stack([omega, second], axis=-1)[:, None],
+        mu=np.stack([omega, second], axis=-1)[:, None] * 10,
+        steps=np.arange(1, 401),
+    )
+    dynamics = pattern_dynamics(member, [0], noise_margin=4.0)
+    assert dynamics.formed_at.tolist() == [201.0] and dynamics.peak_at.tolist() == [51.0]
+
+
+def test_seed_spread_is_the_final_spread_against_drift_plus_noise():
+    # Two members of H = 2 on the same path, one 0.01 higher throughout and both noiseless:
+    # spread 0.01 in mean |omega|; allowance the path's last-quarter drift (noise 0).
+    t = np.linspace(0, 1, 400)
+    path = 0.3 - 0.1 * t
+    low, high = _two_head_member(path, 1 / path), _two_head_member(path + 0.01, 1 / path)
+    both = SimpleNamespace(
+        heads=np.array([2, 2]),
+        omega=np.concatenate([low.omega, high.omega], axis=1),
+        mu=np.concatenate([low.mu, high.mu], axis=1),
+    )
+    spread = seed_spread(both, [0, 1], noise_margin=4.0)
+    assert spread.heads.tolist() == [2]
+    np.testing.assert_allclose(spread.spread[0, 0], 0.01, rtol=1e-9)
+    np.testing.assert_allclose(spread.spread[0, 1:], 0.0, atol=1e-12)
+    drift = 0.1 * 100 / 399  # the quarter means of a line are 100 logs apart
+    np.testing.assert_allclose(spread.allowance[0, 0], drift, rtol=1e-6, atol=1e-9)
 
 
 def test_pattern_dynamics_sees_a_falling_mu_and_an_omega_still_rising():

@@ -1,11 +1,25 @@
 """HE-OBS4 of He et al. (2025), Section 3, Observation 4: training dynamics (Figures 5 and 13).
 
 HE-OBS4 (§3, Figures 5 and 13): |omega_h(t)| rises then falls, |mu_h(t)| grows nearly
-monotonically, and the pattern, once formed, persists.
+monotonically, the pattern appears early and, once formed, persists, and it is the same across
+initialisations (members of the same H end at the same (omega, mu) up to the valley's drift).
 
 Read on the shared trained ensemble (terms and findings: `_observations`). Prediction: the
 shape of the trajectories (`theory.manifold_mu` and the single-head optimum drawn). Measurement:
-`numerics.pattern_dynamics` on the logged history. Figure: `figures.observations`.
+`numerics.pattern_dynamics` and `numerics.seed_spread` on the logged history. Figure:
+`figures.observations`.
+
+"Early" is read against the theory's order of events (Section 4, Appendix B): sign matching and
+the zero-sum OV form in Stage I while |omega| grows, before its peak ends the growth (Phase II,
+(B.16)); so a member's pattern must form no later than the step at which its mean |omega_h|
+peaks. Measured at quick (8 paired members): 6 form it at 0.25-1% of training, before their
+peak (1-1.75%); two (H = 2 seed 2, H = 3 seed 7) first grow as one same-sign head, their mean
+|omega| peaking at 0.35 and 0.41 (near the single head's 1/sqrt(d) = 0.45) at 5% and 4.5% of
+training, and form the pattern only after one head changes sign, at 15% and 12% (steps 1500,
+1175). The claim disagrees on them: a finding, the transient form of HE-OBS2's same-sign trap.
+Across seeds the final mean |omega_h| spreads by 0.0008 (H = 2), 0.0003 (H = 3) and 0.0062
+(H = 4) against allowances of 0.015, 0.012 and 0.012; the group sums by 0.014-0.104 against
+0.30-0.36 (the sums still grow by about 12% over the last quarter of a 10k-step run).
 """
 
 from __future__ import annotations
@@ -17,6 +31,7 @@ from icl_verify.validation.claim import (
     Check,
     Claim,
     Estimate,
+    Inequality,
     Measurement,
     Prediction,
     Source,
@@ -72,6 +87,8 @@ def predict_obs4(params: Obs4Params) -> Prediction:
             "mu_largest_drop": 0.0,
             "group_sum_largest_drop": 0.0,
             "persistence": 1.0,
+            "formed_early": 1.0,
+            "seed_spread": 1.0,
         },
         figure_data={
             "omega_fine": fine,
@@ -85,12 +102,15 @@ def predict_obs4(params: Obs4Params) -> Prediction:
 def measure_obs4(params: Obs4Params, runtime) -> Measurement:
     """`numerics.pattern_dynamics` of the paired members: per non-dummy head the rise and fall of
     |omega| and the largest drop of |mu|, per group the largest drop of its OV sum, per member the
-    share of logs after the pattern first forms on which it holds."""
+    share of logs after the pattern first forms on which it holds and whether it formed by the
+    peak of its mean |omega|; `numerics.seed_spread`: per H, the final spread across seeds over
+    the valley's drift."""
     ensemble = runtime.trained(training(params))
     kinds = numerics.member_kinds(ensemble)
     dynamics = numerics.pattern_dynamics(
         ensemble, np.flatnonzero(kinds.paired), params.noise_margin
     )
+    spread = numerics.seed_spread(ensemble, np.flatnonzero(kinds.paired), params.noise_margin)
     shown = [numerics.representative(ensemble, h) for h in params.show_heads]
     steps = ensemble.steps
     snapshots = np.unique([0, *numerics.logged_steps(steps, steps[-1], params.snapshots - 1)])
@@ -102,13 +122,20 @@ def measure_obs4(params: Obs4Params, runtime) -> Measurement:
             "mu_largest_drop": Estimate(dynamics.mu_drop, 0.0, "bound"),
             "group_sum_largest_drop": Estimate(dynamics.group_sum_drop, 0.0, "bound"),
             "persistence": Estimate(dynamics.persistence, 0.0, "bound"),
+            "formed_early": Estimate(
+                (dynamics.formed_at <= dynamics.peak_at).astype(float), 0.0, "bound"
+            ),
+            "seed_spread": Estimate((spread.spread / spread.allowance).ravel(), 0.0, "bound"),
         },
         figure_data={
             "steps": ensemble.steps.astype(float),
             "shown_heads": ensemble.heads[shown].astype(float),
             "omega": ensemble.omega[:, shown],
             "mu": ensemble.mu[:, shown],
-            "formed_at": dynamics.formed_at,
+            "formed_at": dynamics.formed_at,  # (paired members,)
+            "peak_at": dynamics.peak_at,
+            "paired_heads": ensemble.heads[kinds.paired].astype(float),
+            "spread_heads": spread.heads.astype(float),  # rows of seed_spread (3 per H)
             # Figure 5: the shown members' circuits at the first logged step, then geometrically
             "snapshot_steps": steps[snapshots].astype(float),
             "snapshot_KQ": ensemble.KQ_history[snapshots][:, shown],  # (S, M, H, D, D)
@@ -163,6 +190,31 @@ def checks_obs4(params: Obs4Params) -> tuple[Check, ...]:
             ),
             "share of logs after formation with the pattern (per paired member)",
         ),
+        Check(
+            "formed_early",
+            Tolerance(
+                "'Appear early', against the theory's order of events: sign matching and "
+                "zero-sum OV form in Stage I while |ω| grows, and the peak of |ω| ends that "
+                "growth (Appendix B, Phase II, (B.16)). 1 when the member's pattern first holds "
+                "no later than the step at which the mean |ω_h| of its non-dummy heads peaks, "
+                "else 0; one member forming later contradicts the claim.",
+                atol=0.5,
+            ),
+            "pattern formed by the peak of mean |ω_h| (per paired member; 1 = yes)",
+        ),
+        Check(
+            "seed_spread",
+            Inequality(
+                "at_most",
+                f"'The same pattern across initialisations': members of one H differ only by "
+                f"where they are along the valley of minima (HE-MAN), which they descend "
+                f"slowly. Their final spread (max − min) of mean |ω_h|, Σ₊μ and −Σ₋μ, over the "
+                f"allowance: the largest drift of a member over the last quarter of training "
+                f"(more than the spread of formation times, up to 15% of training at quick) "
+                f"plus {params.noise_margin:g}·√2 SDs of the Adam noise. Must be at most 1.",
+            ),
+            "seed spread / (drift + noise) per H with ≥ 2 paired members and per quantity",
+        ),
     )
 
 
@@ -170,7 +222,9 @@ CLAIM_OBS4 = Claim(
     id="HE-OBS4",
     source=Source(PAPER, "3, Obs. 4; App. A.1", "Figures 5, 13"),
     statement="During training |ω_h| first rises and then falls, |μ_h| grows nearly "
-    "monotonically, and the sign-matched ± pattern, once formed, is preserved (paired members).",
+    "monotonically, and the sign-matched ± pattern appears early (before |ω| peaks), once "
+    "formed is preserved, and is the same across initialisations up to the valley's drift "
+    "(paired members).",
     params=Obs4Params,
     presets=PRESETS_OBS4,
     predict=predict_obs4,
