@@ -103,3 +103,56 @@ def figure_landscape(params, prediction, measurement):
     set_log_ticks(axis, log_ticks(min(measured["L"]) + D, max(measured["L"]) + D))
     axis.legend(loc="lower left", fontsize=7)
     return figure
+
+
+def figure_approximation_map(params, prediction, measurement):
+    """HE-P4.1-MAP: where (4.1) holds. One heat map per d of the relative gap
+    (true − L̃)/true over (ω√d, L), colour log10 of its size, cells annotated with its signed
+    value and the inside/outside edge of (C1)/(C2) marked; the last panel the gap along the
+    proportional line d = L / ratio at fixed ω, against L, beside the ω → 0 gap 1/(L + D).
+
+    Expects measurement.figure_data with loss, gap, L, d (P,) in `map_points` order.
+    """
+    data = measurement.figure_data
+    scales, lengths = list(params.scales), list(params.L_values)
+    n_d, n_s, n_L = len(params.d_values), len(scales), len(lengths)
+    grid = n_d * n_s * n_L
+    relative = (np.asarray(data["gap"]) / np.asarray(data["loss"]))[:grid].reshape(n_d, n_s, n_L)
+    figure, axes = new_figure(n_d + 1, width=3.0, height=3.0)
+    size = np.log10(np.maximum(np.abs(relative), 1e-4))
+    for k, d in enumerate(params.d_values):
+        axis = axes[0, k]
+        image = axis.imshow(size[k].T, origin="lower", cmap="viridis", vmin=-3, vmax=2.5,
+                            aspect="auto")  # fmt: skip
+        for i in range(n_s):
+            for j in range(n_L):
+                value = relative[k, i, j]
+                text = f"{value:+.0f}" if abs(value) >= 10 else f"{value:+.2g}"
+                axis.text(i, j, text, ha="center", va="center", fontsize=6,
+                          color="white" if size[k, i, j] < 0.5 else "black")  # fmt: skip
+        edge = sum(s <= params.inside_scale for s in scales) - 0.5
+        axis.axvline(edge, color="white", lw=1.5, ls="--")
+        axis.set_xticks(range(n_s), [f"{s:g}" for s in scales])
+        axis.set_yticks(range(n_L), [str(L) for L in lengths])
+        axis.grid(False)
+        axis.set(xlabel="ω√d", title=f"d = {d}: (true − L̃)/true")
+        if k == 0:
+            axis.set_ylabel("prompt length L")
+    figure.colorbar(image, ax=axes[0, n_d - 1], label="log10 |relative gap|", shrink=0.8)
+    line = slice(grid, None)
+    L, d = np.asarray(data["L"])[line], np.asarray(data["d"])[line]
+    gap, loss_se = np.abs(np.asarray(data["gap"])[line]), np.asarray(data["loss_se"])[line]
+    axis = axes[0, n_d]
+    axis.errorbar(L, gap, 2 * loss_se, ls="-", marker="o", ms=3.5, color=MEASURED,
+                  label=f"|true − L̃|, ω = {params.proportional_omega:g}, d = L/"
+                  f"{params.proportional_ratio:g}")  # fmt: skip
+    axis.plot(L, 1 / (L + d * (1 + params.sigma2)), color=THEORY, ls="--",
+              label="1/(L + D): the ω → 0 gap")  # fmt: skip
+    for x, y, dim in zip(L, gap, d, strict=True):
+        axis.annotate(f"d={dim:g}", (x, y), textcoords="offset points", xytext=(3, 4),
+                      fontsize=6, color=REFERENCE)  # fmt: skip
+    axis.set(xscale="log", yscale="log", xlabel="prompt length L (d = L / ratio)",
+             ylabel="|true − L̃|", title="d ∝ L at fixed ω: the gap grows")  # fmt: skip
+    set_log_ticks(axis, [float(v) for v in L])
+    axis.legend(fontsize=6, loc="lower left")
+    return figure

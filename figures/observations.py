@@ -188,8 +188,13 @@ def _formation_panels(early_axis, spread_axis, data, spread) -> None:
     early_axis.text(high, first, "first log: formed by then", ha="right", va="bottom",
                     fontsize=6, color=REFERENCE)  # fmt: skip
     early_axis.legend(fontsize=6, loc="upper left")
-    ratio = np.asarray(spread, dtype=float).reshape(-1, 3)  # (H, quantity)
     spread_heads = data["spread_heads"].astype(int)
+    if spread_heads.size == 0:
+        spread_axis.text(0.5, 0.5, "no H with two paired members", ha="center",
+                         transform=spread_axis.transAxes)  # fmt: skip
+        spread_axis.set(title="same across seeds", xticks=[], yticks=[])
+        return
+    ratio = np.asarray(spread, dtype=float).reshape(-1, 3)  # (H, quantity)
     x = np.arange(len(spread_heads))
     names = ("mean |ω_h|", "Σ₊μ", "−Σ₋μ")
     for q, name in enumerate(names):

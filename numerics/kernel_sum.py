@@ -6,7 +6,8 @@ model (never through the approximate loss (4.1) they are compared with):
 - `pair_loss_landscape`: the true loss of the two-head ± family (omega, -omega), (mu, -mu)
   over a grid (the paper's Fig. 6);
 - `loss_difference_to_debiased_gd`: loss(± pair) - loss(debiased GD (4.11)), paired on the
-  same prompts with the exact conditional risk of predictors linear in the labels;
+  same prompts with the exact conditional risk of predictors linear in the labels
+  (`loss_differences_to_debiased_gd`: the same at many points, the map of HE-P4.1-MAP);
 - `relative_prediction_gaps`: how far H heads on the solution manifold predict from the
   two-head model, in units of the summed magnitudes (float64 rounding is the floor);
 - `single_head_minimum`: the minimum over (omega, mu) of the true single-head loss, replicated
@@ -40,6 +41,7 @@ from icl_verify.numerics.montecarlo import (
     kernel_sum_loss_grid,
     monte_carlo_losses,
 )
+from tqdm.auto import tqdm
 
 from icl_verify.statistics import loglog_slope, mean_se
 
@@ -48,7 +50,9 @@ __all__ = [
     "SingleHeadMinimum",
     "SquareGaps",
     "fitted_minimum",
+    "PairDifferences",
     "loss_difference_to_debiased_gd",
+    "loss_differences_to_debiased_gd",
     "pair_loss_landscape",
     "relative_prediction_gap",
     "relative_prediction_gaps",
@@ -124,6 +128,44 @@ def loss_difference_to_debiased_gd(
         predictors, setting, n_prompts, seed=seed, device=device, dtype=torch.float64
     )
     return joint.difference("attention", "dgd")
+
+
+class PairDifferences(NamedTuple):
+    """Per point (P,): loss(± pair) - loss(debiased GD), paired, and its SE (float64)."""
+
+    mean: np.ndarray
+    stderr: np.ndarray
+
+
+def loss_differences_to_debiased_gd(
+    omega, mu, eta, settings: Sequence[SettingLike], n_prompts: int, *, seed: int,
+    device=None, progress: bool = False,
+) -> PairDifferences:  # fmt: skip
+    """`loss_difference_to_debiased_gd` at P points (omega[k], mu[k], eta[k], settings[k]),
+    each on ``n_prompts`` prompts drawn from ``seed`` (points of one (d, L) share their prompts,
+    so a map over omega is paired along omega).
+
+    >>> from types import SimpleNamespace
+    >>> s = SimpleNamespace(d=5, L=40, sigma2=0.1)
+    >>> gaps = loss_differences_to_debiased_gd([1e-3, 1e-3], [440.0, 440.0], [0.88, 0.88],
+    ...                                        [s, s], 1024, seed=0)
+    >>> bool(np.all(np.abs(gaps.mean) < 1e-5)), gaps.mean[0] == gaps.mean[1]
+    (True, np.True_)
+    """
+    omega, mu, eta = (np.asarray(v, dtype=float).ravel() for v in (omega, mu, eta))
+    if not omega.size == mu.size == eta.size == len(settings):
+        raise ValueError(
+            f"omega, mu, eta and settings must have one entry per point, got {omega.size}, "
+            f"{mu.size}, {eta.size}, {len(settings)}"
+        )
+    estimates = [
+        loss_difference_to_debiased_gd(w, m, e, s, n_prompts, seed=seed, device=device)
+        for w, m, e, s in tqdm(zip(omega, mu, eta, settings, strict=True), total=omega.size,
+                               desc="points", leave=False, disable=not progress)
+    ]  # fmt: skip
+    return PairDifferences(
+        np.array([e.mean for e in estimates]), np.array([e.stderr for e in estimates])
+    )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -43,6 +43,7 @@ from icl_verify.theory.approximate_loss import (
     stage_two_lower_bound,
 )
 from icl_verify.theory.approximation_error import (
+    approximation_constant,
     dgd_gap_length_slope_bias,
     dgd_gap_omega_slope_bias,
     dgd_gap_rms_large_d,
@@ -188,6 +189,7 @@ __all__ = [
     "limit_density",
     "manifold_gap_limit",
     "manifold_gap_slope_bias",
+    "approximation_constant",
     "manifold_limit_bound",
     "manifold_loss",
     "manifold_mu",

@@ -125,7 +125,7 @@ def measure_obs4(params: Obs4Params, runtime) -> Measurement:
             "formed_early": Estimate(
                 (dynamics.formed_at <= dynamics.peak_at).astype(float), 0.0, "bound"
             ),
-            "seed_spread": Estimate((spread.spread / spread.allowance).ravel(), 0.0, "bound"),
+            "seed_spread": _spread_ratio(spread),
         },
         figure_data={
             "steps": ensemble.steps.astype(float),
@@ -142,6 +142,14 @@ def measure_obs4(params: Obs4Params, runtime) -> Measurement:
             "snapshot_OV": ensemble.OV_history[snapshots][:, shown],
         },
     )
+
+
+def _spread_ratio(spread) -> Estimate:
+    """Spread over allowance per H and quantity; with no H holding two paired members there is
+    nothing to compare: one value of unbounded error (inconclusive, never agrees)."""
+    if spread.heads.size == 0:
+        return Estimate(np.zeros(1), np.full(1, np.inf), "bound")
+    return Estimate((spread.spread / spread.allowance).ravel(), 0.0, "bound")
 
 
 def checks_obs4(params: Obs4Params) -> tuple[Check, ...]:
