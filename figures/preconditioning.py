@@ -73,9 +73,12 @@ def figure_12(params, prediction, measurement):
     blocks = KQ[:2, :d, :d]
     scale = float(np.abs(blocks).max())
     for h in range(2):
+        # the OV half of (5.3): last row (0, ..., 0, mu); its off-pattern RMS relative to |mu|
+        off = np.sqrt(np.mean(OV[h, -1, :d] ** 2)) / abs(OV[h, -1, -1])
         image = _heatmap(
             axes[0, h], blocks[h], scale,
-            f"KQ11 head {h + 1} (μ = {OV[h, -1, -1]:.2f})\nmember {int(data['shown'])} (best loss)",
+            f"KQ11 head {h + 1}, member {int(data['shown'])}\n"
+            f"μ = {OV[h, -1, -1]:.2f}; OV row rest {off:.1%}",
         )  # fmt: skip
     figure.colorbar(image, ax=axes[0, :2], shrink=0.8)
 

@@ -23,7 +23,16 @@ heads' opposition, and the Monte Carlo risk on KMS prompts. Checks:
 - ``distance_dgd``: ``||Gamma_eff - Gamma*_d||_F / ||Gamma*_d||_F = 0`` within a derived allowance;
 - ``closer``: the margin by which Gamma_eff is closer to Gamma* than to Sigma^{-1}, decided at
   3 bootstrap SE, inconclusive otherwise;
-- ``risk``: the trained model's risk against ``preconditioned_gd_risk(Gamma*_d)``.
+- ``risk``: the trained model's risk against ``preconditioned_gd_risk(Gamma*_d)``;
+- ``ov_off_pattern``, ``ov_zero_sum``: the OV half of (5.3), last rows (0, ..., 0, ±mu):
+  RMS(ov21)/|ov22| per head and |mu_1 + mu_2|/(|mu_1| + |mu_2|) per member, both -> 0;
+- ``first_order``: the step (5.4)-(5.5): what the model applies (the least-squares
+  preconditioner of its predictions on the debiased-GD features) equals its first-order
+  ``Gamma_eff``, up to the next odd order of (4.10).
+
+Measured at quick (5 of 6 members paired): OV off-pattern 0.003-0.015 per head, zero-sum ratios
+0.004-0.016, first-order gaps 0.0046-0.0057 of ||Gamma*_d||, 0.016-0.019 of the allowance
+d max ω_h² = 0.30 (|ω_h| 0.235-0.244).
 """
 
 from __future__ import annotations
@@ -57,6 +66,11 @@ from icl_verify import numerics, theory
 from icl_verify.covariance import kms_covariance
 
 PAPER = "He et al. 2025"
+#: The quantities HE-5.3-KMS judges (each a key of its prediction and measurement).
+KMS_QUANTITIES = (
+    "opposition", "distance_dgd", "closer", "risk", "ov_off_pattern", "ov_zero_sum",
+    "first_order",
+)  # fmt: skip
 #: One-sided allowance on the relative perpendicular part of KQ11^(2) against -KQ11^(1):
 #: HE-OBS2 judges the homogeneity of |omega_h| across heads within 5%.
 OPPOSITION_ATOL = 0.05
@@ -130,7 +144,15 @@ def predict_kms(params: PreconditioningParams) -> Prediction:
         preconditioned_gd_risk(targets[2], sigma, setting, debiased=True),
     ]
     return Prediction(
-        values={"opposition": 0.0, "distance_dgd": 0.0, "closer": 1.0, "risk": risks[0]},
+        values={
+            "opposition": 0.0,
+            "distance_dgd": 0.0,
+            "closer": 1.0,
+            "risk": risks[0],
+            "ov_off_pattern": 0.0,
+            "ov_zero_sum": 0.0,
+            "first_order": 0.0,
+        },
         figure_data={
             "targets": targets,
             "covariance": sigma,
@@ -160,10 +182,7 @@ def measure_kms(params: PreconditioningParams, runtime) -> Measurement:
     }
     if kinds.paired.sum() < 2:  # no bootstrap over fewer than two members: nothing can be judged
         nothing = Estimate(0.0, np.inf)
-        return Measurement(
-            {"opposition": nothing, "distance_dgd": nothing, "closer": nothing, "risk": nothing},
-            figure_data,
-        )
+        return Measurement(dict.fromkeys(KMS_QUANTITIES, nothing), figure_data)
     paired = numerics.read_paired_preconditioners(
         ensemble,
         _targets(params),  # Gamma*_d, Gamma*, Sigma^{-1}: the margin is Gamma* against Sigma^{-1}
@@ -179,6 +198,9 @@ def measure_kms(params: PreconditioningParams, runtime) -> Measurement:
     if np.abs(paired.omega_final).max() > params.omega_max:  # beyond the allowance: not judged
         distance_error = np.inf
     resolved = abs(paired.margin) > MARGIN_Z * paired.margin_se
+    summaries = [ensemble.summaries()[e] for e in np.flatnonzero(kinds.paired)]
+    # (5.5) holds to the next odd order of (4.10), of relative size <= d omega^2 (§HE-T4.2i)
+    first_order_allowance = params.d * float(np.max(paired.omega_final**2))
     figure_data |= {
         "shown": float(paired.shown),
         "KQ_shown": KQ[paired.shown],
@@ -200,8 +222,17 @@ def measure_kms(params: PreconditioningParams, runtime) -> Measurement:
                 paired.margin, MARGIN_Z * paired.margin_se if resolved else np.inf, "bound"
             ),
             "risk": Estimate(paired.risk, 4.0 * paired.risk_se, "bound"),
+            "ov_off_pattern": Estimate(
+                np.concatenate([summary.ov_off_pattern for summary in summaries]), 0.0, "bound"
+            ),
+            "ov_zero_sum": Estimate(
+                np.array([summary.zero_sum_ratio for summary in summaries]), 0.0, "bound"
+            ),
+            "first_order": Estimate(
+                paired.first_order_gap / first_order_allowance, 0.0, "bound"
+            ),
         },
-        figure_data=figure_data,
+        figure_data=figure_data | {"first_order_allowance": np.array(first_order_allowance)},
     )
 
 
@@ -211,7 +242,32 @@ def checks_kms(params: PreconditioningParams) -> tuple[Check, ...]:
     risk_atol = theory.debiased_excess_risk_bound(
         kms_covariance(params.d, params.rho), params.setting, allowance
     )
+    pattern = (
+        "(5.3): the OV last rows are (0, ..., 0, ±μ). Structural limit 0; atol 0.05 is the "
+        "reference's 5% agreement rule of the trained patterns (§HE-OBS1, as HE-OBS2's "
+        "zero-sum and HE-5.1-LIN's OV pattern), read on each paired member's final circuits."
+    )
     return (
+        Check("ov_off_pattern", Tolerance(pattern, atol=0.05), "RMS(ov21)/|ov22| per head"),
+        Check(
+            "ov_zero_sum",
+            Tolerance(pattern, atol=0.05),
+            "|μ₁ + μ₂| / (|μ₁| + |μ₂|) per paired member",
+        ),
+        Check(
+            "first_order",
+            Tolerance(
+                "(5.4)-(5.5): the model's prediction is preconditioned debiased GD with "
+                "Gamma_eff = Σ_h μ_h KQ11_h to first order in ω. Measured: "
+                "||Gamma_fit − Gamma_eff||_F / ||Gamma*_d||_F per paired member (Gamma_fit: the "
+                "least-squares preconditioner of its predictions on the d² debiased-GD "
+                "features, what it applies), in units of the next odd order of (4.10), whose "
+                "relative size is at most d ω² (§HE-T4.2i; d max|ω_h|² of the members). At "
+                "most 1.",
+                atol=1.0,
+            ),
+            "‖Γ_fit − Γ_eff‖_F/‖Γ*_d‖_F over d·max ω_h² (per paired member)",
+        ),
         Check(
             "opposition",
             Tolerance(
