@@ -197,9 +197,11 @@ __getattr__, __dir__, __all__ = attach(
             "length_curve",
         ),
         "multitask": (
+            "BlockPattern",
             "ModeReading",
             "MultiTaskHeads",
             "SettledHeads",
+            "SingleKernel",
             "first_order_gaps",
             "kernel_multitask_prediction",
             "mode_history",
@@ -207,7 +209,9 @@ __getattr__, __dir__, __all__ = attach(
             "multitask_heads",
             "multitask_losses",
             "multitask_mode",
+            "block_pattern",
             "settled_heads",
+            "single_kernel",
         ),
         "normalised_attention": ("ActivationGroups", "read_activation_groups"),
         "preconditioning": (

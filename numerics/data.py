@@ -329,6 +329,7 @@ def multitask_regression_sampler(
     supports,
     *,
     relative_noise: float = 0.1,
+    shared_beta: bool = False,
     device="cpu",
     dtype: torch.dtype = torch.float32,
 ) -> Callable[[object, torch.Generator], MultiTaskPrompts]:
@@ -354,7 +355,8 @@ def multitask_regression_sampler(
     def draw(batch_shape, generator: torch.Generator) -> MultiTaskPrompts:
         batch = _batch_shape(batch_shape)
         X, x_query = _covariates(batch, L, d, None, generator, device, dtype)
-        beta = _gaussian((*batch, K, d), generator, device, dtype) * mask  # (..., K, d)
+        tasks = 1 if shared_beta else K  # one vector restricted to each S_k, or one per task
+        beta = _gaussian((*batch, tasks, d), generator, device, dtype) * mask  # (..., K, d)
         noise = _gaussian((*batch, L, K), generator, device, dtype) * noise_std  # (..., L, K)
         y = torch.einsum("...ld,...kd->...lk", X, beta) + noise  # (..., L, K)
         y_query = torch.einsum("...d,...kd->...k", x_query, beta)  # (..., K)
@@ -373,6 +375,7 @@ def sample_multitask_regression(
     *,
     generator: torch.Generator,
     relative_noise: float = 0.1,
+    shared_beta: bool = False,
     device=None,
     dtype: torch.dtype = torch.float32,
 ) -> MultiTaskPrompts:
@@ -380,7 +383,9 @@ def sample_multitask_regression(
 
     ``x_i, x_q ~ N(0, I_d)``; task k has a fixed support ``S_k`` (0-based indices) and
     coefficients ``beta^(k) ~ N(0, I_{|S_k|})`` drawn per prompt, independently across tasks
-    (the code's choice; the prose speaks of one shared vector, reference §8 item 6);
+    (the code's choice), or with ``shared_beta`` one ``beta ~ N(0, I_d)`` restricted to each
+    ``S_k`` (the prose's reading, reference §8 item 6: tasks then share the coefficients of
+    their common coordinates);
     ``y_ik = beta^(k)^T x_{i,S_k} + eps_ik`` with ``eps_ik ~ N(0, relative_noise * |S_k|)`` on
     context labels only; query labels are noiseless. The released setting is d = 6,
     supports ((0, 1, 2, 3), (2, 3, 4, 5)), L = 48. Shapes: X (..., L, d), y (..., L, K),
@@ -390,11 +395,15 @@ def sample_multitask_regression(
     >>> p = sample_multitask_regression(16, 6, 48, ((0, 1, 2, 3), (2, 3, 4, 5)), generator=g)
     >>> tuple(p.y.shape), tuple(p.y_query.shape), bool((p.beta[:, 0, 4:] == 0).all())
     ((16, 48, 2), (16, 2), True)
+    >>> p = sample_multitask_regression(16, 6, 48, ((0, 1, 2, 3), (2, 3, 4, 5)), generator=g,
+    ...                                 shared_beta=True)
+    >>> bool((p.beta[:, 0, 2:4] == p.beta[:, 1, 2:4]).all())  # the shared coordinates agree
+    True
     """
     batch = _batch_shape(batch_shape)
     draw = multitask_regression_sampler(
-        d, L, supports, relative_noise=relative_noise, device=_device(generator, device),
-        dtype=dtype,
+        d, L, supports, relative_noise=relative_noise, shared_beta=shared_beta,
+        device=_device(generator, device), dtype=dtype,
     )  # fmt: skip
     return draw(batch, generator)
 

@@ -89,6 +89,9 @@ class EnsembleTraining:
     # multi-task prompts (§HE-5.4-MT) when given: the K supports S_k (0-based); then sigma2 is
     # the code's relative noise (task k's context labels: variance sigma2 |S_k|; query noiseless)
     supports: tuple[tuple[int, ...], ...] = ()
+    # with supports: one coefficient vector restricted to every S_k (the prose) instead of one
+    # independent vector per task (the authors' code, the default)
+    shared_beta: bool = False
 
     ARTEFACT: ClassVar[str] = "trained-ensemble"  # its cache name (`validation.cache.PRODUCERS`)
 
@@ -97,6 +100,8 @@ class EnsembleTraining:
         if self.supports and rho != 0:
             raise ValueError(f"rho must be 0 for multi-task prompts (supports given), got {rho!r}")
         object.__setattr__(self, "supports", tuple(tuple(s) for s in self.supports))
+        if self.shared_beta and not self.supports:
+            raise ValueError("shared_beta needs multi-task prompts (supports given)")
 
     def make(self, device="cpu", checkpoint_dir=None, progress=False, deadline=None, inputs=()):
         """`train_ensemble` of this training (the artefact protocol of `validation.Runtime`)."""
@@ -109,7 +114,9 @@ class EnsembleTraining:
     def task(self) -> LinearRegressionTask | MultiTaskRegressionTask:
         """The trainer's task: KMS or isotropic linear regression, or the multi-task prompts."""
         if self.supports:
-            return MultiTaskRegressionTask(self.d, self.L, self.supports, self.sigma2)
+            return MultiTaskRegressionTask(
+                self.d, self.L, self.supports, self.sigma2, self.shared_beta
+            )
         covariance = kms_covariance(self.d, self.rho) if self.rho else None
         return LinearRegressionTask(self.d, self.L, self.sigma2, covariance)
 
@@ -119,7 +126,8 @@ class TrainedEnsemble:
     """E trained models and their histories (float64 numpy; n logged steps, H = max heads).
 
     Attributes:
-        d, L, sigma2: the training data model (§0.2); rho, supports: as `EnsembleTraining`
+        d, L, sigma2: the training data model (§0.2); rho, supports, shared_beta: as
+            `EnsembleTraining`
             (KMS covariates §HE-5.3, multi-task prompts §HE-5.4-MT; omega, mu are then NaN).
         attention: the members' attention, as `EnsembleTraining.attention`.
         heads: (E,) active heads per member; member e's heads are the first ``heads[e]``.
@@ -146,6 +154,7 @@ class TrainedEnsemble:
     train_seconds: float = math.nan
     rho: float = 0.0
     supports: tuple[tuple[int, ...], ...] = ()
+    shared_beta: bool = False
 
     def model(self, members=None, device: str = "cpu") -> MultiHeadAttention:
         """The trained members (all, or the listed indices) as one float32 ensemble model."""
@@ -239,6 +248,7 @@ class TrainedEnsemble:
             train_seconds=float(arrays.get("train_seconds", math.nan)),
             rho=float(training.rho),
             supports=training.supports,
+            shared_beta=training.shared_beta,
         )
 
 
@@ -322,6 +332,7 @@ def train_ensemble(
         train_seconds=history.seconds,
         rho=float(training.rho),
         supports=training.supports,
+        shared_beta=training.shared_beta,
     )
 
 

@@ -22,7 +22,9 @@ log) and `mode_reading` (the mode a group of members reached); `settled_heads` (
 coordinate group, by `icl_verify.statistics.group_means`, and the zero-sum ratios where training
 settles);
 `first_order_gaps` (the kernel predictor against a first-order one the caller passes in, on
-fresh prompts).
+fresh prompts); `block_pattern` (how far a member's circuits are from the block pattern (5.8)
+that the mode reading assumes, settled over the logs); `single_kernel` (Mode I on one head: the
+shared coordinates' weight and the tasks' equal label weights).
 
 Nothing here imports `theory`: the kernel predictor is evaluated as the model computes it.
 """
@@ -49,9 +51,11 @@ from icl_verify.heads import DUMMY_THRESHOLD
 from icl_verify.statistics import group_means
 
 __all__ = [
+    "BlockPattern",
     "ModeReading",
     "MultiTaskHeads",
     "SettledHeads",
+    "SingleKernel",
     "first_order_gaps",
     "kernel_multitask_prediction",
     "mode_history",
@@ -59,7 +63,9 @@ __all__ = [
     "multitask_heads",
     "multitask_losses",
     "multitask_mode",
+    "block_pattern",
     "settled_heads",
+    "single_kernel",
 ]
 
 
@@ -137,6 +143,51 @@ def multitask_mode(omega, mu, supports, threshold: float = DUMMY_THRESHOLD) -> i
     return 0
 
 
+@dataclass(frozen=True)
+class BlockPattern:
+    """How far one member is from the block pattern (5.8), ``KQ11_h = diag(omega^h)`` and OV
+    last K rows ``[0_{K x d}, diag(mu^h)]``, each settled toward 0 over the logs
+    (`numerics.patterns.settled_value`; value and error). Member-level RMS ratios:
+
+    Attributes:
+        kq_off: RMS of the off-diagonal KQ11 entries over the RMS of their diagonals (all heads).
+        ov_features: RMS of the OV label rows' covariate part ``OV_h[d:, :d]`` over max |mu^h_k|.
+        cross: the largest cross-task label weight ``|OV_h[d+k, d+k']|``, k' != k, over the
+            largest ``|mu^h_k|`` of its task (`MultiTaskHeads.cross`), worst task.
+    """
+
+    kq_off: tuple[float, float]
+    ov_features: tuple[float, float]
+    cross: tuple[float, float]
+
+
+def block_pattern(KQ_history, OV_history, member: int, H: int, d: int) -> BlockPattern:
+    """`BlockPattern` of ``member`` (H heads) from its logged circuits (n, E, H_max, D, D).
+
+    >>> KQ = np.zeros((8, 1, 1, 4, 4)); KQ[..., :2, :2] = np.diag([0.1, 0.2])
+    >>> OV = np.zeros((8, 1, 1, 4, 4)); OV[..., 2:, 2:] = [[3.0, 0.3], [0.0, -2.0]]
+    >>> pattern = block_pattern(KQ, OV, 0, 1, d=2)
+    >>> pattern.kq_off, pattern.ov_features, round(pattern.cross[0], 12)  # 0.3 / 3
+    ((0.0, 0.0), (0.0, 0.0), 0.1)
+    """
+    from icl_verify.numerics.patterns import settled_value
+
+    KQ = np.asarray(KQ_history, dtype=float)[:, member, :H]  # (n, H, D, D)
+    OV = np.asarray(OV_history, dtype=float)[:, member, :H]
+    block = KQ[..., :d, :d]
+    diagonal = np.diagonal(block, axis1=-2, axis2=-1)  # (n, H, d)
+    off = block - diagonal[..., None] * np.eye(d)
+    rms = lambda x: np.sqrt(np.mean(x**2, axis=tuple(range(1, x.ndim))))  # noqa: E731 (n,)
+    heads = multitask_heads(KQ, OV, d)
+    scale = np.abs(heads.mu).max(axis=(-2, -1))  # (n,)
+    kq = rms(off) * np.sqrt(d / max(d - 1, 1)) / rms(diagonal)  # per off-diagonal entry
+    return BlockPattern(
+        kq_off=settled_value(kq, toward=0.0),
+        ov_features=settled_value(rms(OV[..., d:, :d]) / scale, toward=0.0),
+        cross=settled_value(heads.cross.max(axis=-1), toward=0.0),
+    )
+
+
 def kernel_multitask_prediction(omega, labels, X, Y, x_query) -> torch.Tensor:
     """The kernel form (5.8) with label leakage: ``y_hat_k = sum_h sum_k' labels^h_{kk'}
     sum_i Y_ik' softmax_i(x_i^T diag(omega^h) x_q)``.
@@ -205,7 +256,8 @@ def multitask_losses(
     Names: ``"m{e}:{k}"`` for member e on task k (its prediction of task k's label), and
     ``"{name}:{k}"`` for each ``steps[name]`` (K,): restricted debiased GD on task k at step
     ``steps[name][k]``, ``(eta/L) sum_i y_ik (x_{i,S_k} - xbar_{S_k})^T x_{q,S_k}``. Prompts of
-    the ensemble's training distribution at its L; errors are against the noiseless query
+    the ensemble's training distribution at its L (its data model, ``shared_beta`` included);
+    errors are against the noiseless query
     labels (the sampler's ``y_query`` is 0 and each predictor returns its error).
 
     >>> from icl_verify.numerics.ensemble import EnsembleTraining, train_ensemble
@@ -238,8 +290,9 @@ def multitask_losses(
 
     def sampler(n: int, generator: torch.Generator) -> Prompts:
         p = sample_multitask_regression(
-            n, d, L, supports, generator=generator, relative_noise=ensemble.sigma2, device=device
-        )
+            n, d, L, supports, generator=generator, relative_noise=ensemble.sigma2,
+            shared_beta=ensemble.shared_beta, device=device,
+        )  # fmt: skip
         return Prompts(p.X, p.y, p.x_query, p.X.new_zeros(n), p.beta)
 
     return monte_carlo_losses(predictors, sampler, n_prompts, seed=seed, device=device)
@@ -337,6 +390,46 @@ def settled_heads(heads: MultiTaskHeads, member: int, H: int, groups) -> Settled
     ratio = np.abs(mu.sum(axis=1)) / np.abs(mu).sum(axis=1)  # (n, K)
     zero = np.array([settled_value(ratio[:, k], toward=0.0) for k in range(ratio.shape[1])])
     return SettledHeads(settled[:, 0], settled[:, 1], zero[:, 0], zero[:, 1])
+
+
+@dataclass(frozen=True)
+class SingleKernel:
+    """Mode I read on a one-head member, settled over the logs (value, error):
+
+    Attributes:
+        overlap_ratio: mean |omega_j| over coordinates in several supports, over the mean on
+            coordinates in one support (> 1: the shared coordinates weigh more).
+        task_asymmetry: ``(max_k |mu_k| - min_k |mu_k|) / sum_k |mu_k|`` (0: the same weight for
+            every task's labels).
+    """
+
+    overlap_ratio: tuple[float, float]
+    task_asymmetry: tuple[float, float]
+
+
+def single_kernel(heads: MultiTaskHeads, member: int, supports) -> SingleKernel:
+    """`SingleKernel` of a one-head ``member`` from the logged heads (n, E, H, ...).
+
+    >>> heads = multitask_heads(np.zeros((8, 1, 1, 5, 5)), np.zeros((8, 1, 1, 5, 5)), d=3)
+    >>> heads.omega[:] = [0.4, 0.5, 0.4]
+    >>> heads.labels[..., 0, 0] = heads.labels[..., 1, 1] = 1.6
+    >>> reading = single_kernel(heads, 0, ((0, 1), (1, 2)))
+    >>> reading.overlap_ratio, reading.task_asymmetry
+    ((1.25, 0.0), (0.0, 0.0))
+    """
+    from icl_verify.numerics.patterns import settled_value
+
+    d = heads.omega.shape[-1]
+    count = np.zeros(d, dtype=int)
+    for support in supports:
+        count[list(support)] += 1
+    if not (count > 1).any() or not (count == 1).any():
+        raise ValueError("supports must have coordinates shared by tasks and coordinates of one")
+    omega = np.abs(heads.omega[:, member, 0])  # (n, d)
+    mu = np.abs(heads.mu[:, member, 0])  # (n, K)
+    ratio = omega[:, count > 1].mean(axis=1) / omega[:, count == 1].mean(axis=1)
+    asymmetry = (mu.max(axis=1) - mu.min(axis=1)) / mu.sum(axis=1)
+    return SingleKernel(settled_value(ratio), settled_value(asymmetry, toward=0.0))
 
 
 def first_order_gaps(

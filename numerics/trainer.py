@@ -126,6 +126,7 @@ class MultiTaskRegressionTask:
     L: int = 48  # context length
     supports: tuple[tuple[int, ...], ...] = ((0, 1, 2, 3), (2, 3, 4, 5))  # released setting
     relative_noise: float = 0.1  # context-label noise variance per support coordinate
+    shared_beta: bool = False  # one coefficient vector for all tasks (the prose) or one per task
 
     @property
     def n_labels(self) -> int:
@@ -135,8 +136,8 @@ class MultiTaskRegressionTask:
         """``draw(batch, generator)``: prompt matrices (batch, d+K, L+1) and query labels
         (batch, K), with no host synchronisation."""
         draw = multitask_regression_sampler(
-            self.d, self.L, self.supports, relative_noise=self.relative_noise, device=device,
-            dtype=dtype,
+            self.d, self.L, self.supports, relative_noise=self.relative_noise,
+            shared_beta=self.shared_beta, device=device, dtype=dtype,
         )  # fmt: skip
         return lambda batch, generator: _embedded(draw(batch, generator))
 

@@ -145,12 +145,13 @@ def training(
     attention: str = "softmax",
     rho: float = 0.0,
     supports: tuple[tuple[int, ...], ...] = (),
+    shared_beta: bool = False,
 ) -> numerics.EnsembleTraining:
     """The training of ``params``: its `TrainingParams` fields (train_seed as seed), the members'
     ``heads`` (default ``params.heads``), the attention ("softmax", "linear" or an activation
     spec of `icl_verify.activations`) and the data: KMS covariates of correlation ``rho``
     (§HE-5.3) or, with ``supports``, multi-task prompts (§HE-5.4-MT; sigma2 is then the
-    relative noise).
+    relative noise; ``shared_beta``: one coefficient vector for all tasks).
 
     >>> from icl_verify.validation.registry import select_claims
     >>> claims = select_claims(["HE-OBS1", "HE-OBS2", "HE-OBS3", "HE-OBS4"])
@@ -161,8 +162,9 @@ def training(
     fields["seed"] = fields.pop("train_seed")
     heads = params.heads if heads is None else tuple(heads)
     return numerics.EnsembleTraining(
-        **fields, heads=heads, attention=attention, rho=rho, supports=supports
-    )
+        **fields, heads=heads, attention=attention, rho=rho, supports=supports,
+        shared_beta=shared_beta,
+    )  # fmt: skip
 
 
 def default_training(params: TrainedParams) -> tuple[numerics.EnsembleTraining]:
