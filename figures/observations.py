@@ -265,3 +265,46 @@ def figure_obs4(params, prediction, measurement):
             bound = 2.5 * np.abs(mu[-1, live]).sum()
             mu_axis.set_ylim(-bound, bound)
     return figure
+
+
+def figure_robustness(params, prediction, measurement):
+    """HE-ROBUST's validity map: one cell per grid point (rows: optimisers; columns: batch size
+    and learning rate), coloured by the largest relative distance of a paired member's group
+    sums 2ω|Σ±μ| from 1/(1+κ), annotated with the paired count (the rest trapped), the mean
+    2ωΣ₊μ, and the largest inhomogeneity and zero-sum ratio."""
+    data = measurement.figure_data
+    target = float(prediction.values["manifold_eta"])
+    grid = params.grid()
+    optimizers = list(dict.fromkeys(name for name, _, _ in grid))
+    columns = len(grid) // len(optimizers)
+    point = np.asarray(data["point"]).astype(int)
+    eta = np.stack([data["eta_plus_value"], data["eta_minus_value"]])  # (2, paired members)
+    distance = np.full((len(optimizers), columns), np.nan)
+    figure, axes = new_figure(1, width=1.9 * columns + 2.0, height=1.1 * len(optimizers) + 1.4)
+    axis = axes[0, 0]
+    for k in range(len(grid)):
+        row, column = divmod(k, columns)
+        mine = point == k
+        paired, members = int(data["paired"][k]), int(data["members"][k])
+        text = f"lr {grid[k][2]:.3g}\npaired {paired}/{members}"
+        if mine.any():
+            distance[row, column] = np.abs(eta[:, mine] / target - 1).max()
+            text += (f"\n2ωΣ₊μ {np.mean(data['eta_plus_value'][mine]):.3f}"
+                     f"\nhomog ≤ {np.max(data['homogeneity_value'][mine]):.3f}"
+                     f"\nzero-sum ≤ {np.max(data['zero_sum_value'][mine]):.3f}"
+                     f"\n|ω| ≤ {np.max(data['omega_value'][mine]):.2f}")  # fmt: skip
+        dark = np.nan_to_num(distance[row, column]) > 0.06
+        axis.text(column, row, text, ha="center", va="center", fontsize=6.5,
+                  color="white" if dark else "black")  # fmt: skip
+    image = axis.imshow(distance, cmap="Blues", vmin=0, vmax=0.1, aspect="auto")
+    axis.grid(False)
+    factors = [f"{f:g}" for f in params.lr_factors]
+    labels = [f"batch {batch}\nlr × {factors[k % len(factors)]}"
+              for k, (_, batch, _) in enumerate(grid[:columns])]  # fmt: skip
+    axis.set_xticks(range(columns), labels, fontsize=7)
+    axis.set_yticks(range(len(optimizers)), optimizers)
+    axis.set_title(f"Observation 2's pattern per setting\ntarget 2ωΣ₊μ = 1/(1+κ) = {target:.3f}; "
+                   f"{params.members} two-head members, {params.steps} steps",
+                   fontsize=8)  # fmt: skip
+    figure.colorbar(image, ax=axis, label="max |2ω|Σ±μ| (1+κ) − 1|", shrink=0.8)
+    return figure

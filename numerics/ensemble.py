@@ -75,7 +75,7 @@ class EnsembleTraining:
     L: int  # training prompt length (in-context examples per prompt)
     sigma2: float  # label-noise variance
     heads: tuple[int, ...]  # heads[e]: active heads of member e (its init seed: seed + e)
-    lr: float  # Adam learning rate
+    lr: float  # learning rate (of `optimizer`)
     steps: int  # Adam steps
     batch: int  # fresh prompts per member per step
     seed: int  # init seed of member 0, and of the shared data stream
@@ -92,6 +92,11 @@ class EnsembleTraining:
     # with supports: one coefficient vector restricted to every S_k (the prose) instead of one
     # independent vector per task (the authors' code, the default)
     shared_beta: bool = False
+    # the optimizer (`numerics.TrainConfig`): "adam" (the paper's), "adamw" or "sgd", with
+    # AdamW's decoupled weight decay or SGD's heavy-ball momentum
+    optimizer: str = "adam"
+    weight_decay: float = 0.0
+    momentum: float = 0.0
 
     ARTEFACT: ClassVar[str] = "trained-ensemble"  # its cache name (`validation.cache.PRODUCERS`)
 
@@ -296,7 +301,10 @@ def train_ensemble(
         training.d, training.L, heads, training.attention, len(training.supports) or 1
     )
     config = TrainConfig(
+        optimizer=training.optimizer,
         lr=training.lr,
+        weight_decay=training.weight_decay,
+        momentum=training.momentum,
         batch=training.batch,
         steps=training.steps,
         seed=training.seed,

@@ -13,6 +13,8 @@ model is read at the end of its training, and its error bar comes from the logge
   and the group sums ``2 omega sum_{+/-} mu``, settled;
 - `paired_fractions` (Obs. 2): per H >= 2 the fraction of members that reached the
   opposite-head pattern, with its Agresti-Coull standard error;
+- `pattern_grid` (Section 3's robustness): the paired counts and `group_patterns` of several
+  ensembles, one per optimiser / batch size / learning rate;
 - `pattern_dynamics` (Obs. 4): whether |omega_h| rises then falls, the largest drops of |mu_h|
   and of the group sums after the pattern forms, how long the pattern persists, and when it
   formed against when |omega| peaked;
@@ -30,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.numerics.ensemble import TrainedEnsemble
+from icl_verify.numerics.ensemble import TrainedEnsemble, member_kinds
 
 from icl_verify.heads import DUMMY, head_types
 from icl_verify.statistics import batch_means_se, proportion
@@ -42,6 +44,7 @@ __all__ = [
     "HeadPatterns",
     "PairedFractions",
     "PatternDynamics",
+    "PatternGrid",
     "KernelReading",
     "SEED_QUANTITIES",
     "SeedSpread",
@@ -52,6 +55,7 @@ __all__ = [
     "logging_noise",
     "paired_fractions",
     "pattern_dynamics",
+    "pattern_grid",
     "seed_spread",
     "settled_mean",
     "settled_value",
@@ -279,6 +283,52 @@ def group_patterns(
         value={k: np.array(v) for k, v in value.items()},
         error={k: np.array(v) for k, v in error.items()},
         dummy_heads=np.array(dummies, dtype=int),
+    )
+
+
+@dataclass(frozen=True)
+class PatternGrid:
+    """Observation 2's pattern read on several ensembles, one per setting of a grid (Section 3's
+    robustness: optimiser, batch size, learning rate).
+
+    Attributes:
+        members, paired: (P,) members and paired members (opposite heads) per point; the
+            rest are trapped (same-sign heads acting as one head, `member_kinds`).
+        point: (M,) the grid point of each paired member, in point order.
+        value, error: `GROUP_QUANTITIES` -> (M,) each paired member's settled end value and its
+            error (`group_patterns`).
+    """
+
+    members: np.ndarray
+    paired: np.ndarray
+    point: np.ndarray
+    value: Mapping[str, np.ndarray]
+    error: Mapping[str, np.ndarray]
+
+
+def pattern_grid(ensembles: Sequence[TrainedEnsemble], toward: Mapping[str, float]) -> PatternGrid:
+    """`group_patterns` of the paired members of every ensemble, and the paired counts.
+
+    >>> from icl_verify.numerics.ensemble import EnsembleTraining, train_ensemble
+    >>> spec = EnsembleTraining(d=2, L=8, sigma2=0.1, heads=(2, 2), lr=1e-2, steps=48,
+    ...     batch=16, seed=0, log_every=4, checkpoint_every=0, validation_batch=64)
+    >>> grid = pattern_grid([train_ensemble(spec)] * 2, {"zero_sum": 0.0})
+    >>> grid.members.tolist(), bool(grid.point.size == 2 * grid.paired[0])
+    ([2, 2], True)
+    """
+    members, paired, point, readings = [], [], [], []
+    for k, ensemble in enumerate(ensembles):
+        chosen = np.flatnonzero(member_kinds(ensemble).paired)
+        members.append(ensemble.heads.size)
+        paired.append(chosen.size)
+        point += [k] * chosen.size
+        readings.append(group_patterns(ensemble, chosen, toward))
+    return PatternGrid(
+        members=np.array(members),
+        paired=np.array(paired),
+        point=np.array(point, dtype=int),
+        value={q: np.concatenate([r.value[q] for r in readings]) for q in GROUP_QUANTITIES},
+        error={q: np.concatenate([r.error[q] for r in readings]) for q in GROUP_QUANTITIES},
     )
 
 

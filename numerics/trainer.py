@@ -190,6 +190,7 @@ class TrainConfig:
     lr: float = 1e-3  # the authors' Adam learning rate
     betas: tuple[float, float] = (0.9, 0.999)  # Adam/AdamW moment decay rates
     weight_decay: float = 0.0  # the authors use none
+    momentum: float = 0.0  # SGD's heavy-ball momentum (Adam/AdamW: must stay 0)
     batch: int = 256  # prompts per member per step (the released runs)
     steps: int = 10_000  # optimizer steps (the paper: 500k)
     seed: int = 0  # member e: init seed seed + e, its own data stream derived from it
@@ -229,6 +230,11 @@ class TrainConfig:
                 raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
         if not (math.isfinite(self.lr) and self.lr > 0):
             raise ValueError(f"lr must be a finite number > 0, got {self.lr!r}")
+        if not (math.isfinite(self.momentum) and 0 <= self.momentum < 1):
+            raise ValueError(f"momentum must be a number in [0, 1), got {self.momentum!r}")
+        if self.momentum and self.optimizer != "sgd":
+            raise ValueError(f"momentum is SGD's; {self.optimizer} takes betas, got momentum "
+                             f"{self.momentum!r}")  # fmt: skip
         if not (math.isfinite(self.weight_decay) and self.weight_decay >= 0):
             raise ValueError(
                 f"weight_decay must be a finite number >= 0, got {self.weight_decay!r}"
@@ -316,7 +322,10 @@ def _optimizer(
     count lives on the device (graph-capturable, one launch per step instead of a dozen); the
     plain and the graph path use the same one, so they compute the same numbers."""
     if config.optimizer == "sgd":
-        return torch.optim.SGD(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+        return torch.optim.SGD(
+            model.parameters(), lr=config.lr, momentum=config.momentum,
+            weight_decay=config.weight_decay,
+        )  # fmt: skip
     adam = torch.optim.Adam if config.optimizer == "adam" else torch.optim.AdamW
     return adam(
         model.parameters(), lr=config.lr, betas=config.betas, weight_decay=config.weight_decay,

@@ -334,8 +334,8 @@ ODE_SAVED_STATES = 100_000
 #: prompts streamed in blocks, grid points) costs time, not memory. Every integer field of every
 #: claim has a role (tests/validation/test_params.py), so a new size is never left out.
 SHAPE_ROLES: Mapping[str, str] = {
-    **dict.fromkeys(("batch", "validation_batch", "prompts", "prompts_wide", "n_fit", "n_points",
-                     "n_importance", "n_regime", "n_tune", "samples"), "held"),
+    **dict.fromkeys(("batch", "batches", "validation_batch", "prompts", "prompts_wide", "n_fit",
+                     "n_points", "n_importance", "n_regime", "n_tune", "samples"), "held"),
     **dict.fromkeys(("members", "linear_members", "replicates", "seeds", "reps",
                      "split_reps"), "ensemble"),
     **dict.fromkeys(("L", "L_fixed", "L_proportional", "L_values", "gap_L", "kernel_length",

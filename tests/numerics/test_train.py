@@ -105,6 +105,22 @@ def test_bad_arguments():
     assert resolve_device("auto") == ("cuda" if torch.cuda.is_available() else "cpu")
     with pytest.raises(ValueError, match="^device must be auto, cpu, cuda or cuda:N, got 'gpu'"):
         TrainConfig(device="gpu")
+    with pytest.raises(ValueError, match="^momentum is SGD's"):
+        TrainConfig(optimizer="adam", momentum=0.9)
+    with pytest.raises(ValueError, match="^momentum must be a number in"):
+        TrainConfig(optimizer="sgd", momentum=1.0)
+
+
+def test_sgd_momentum_acts_from_the_second_step_as_heavy_ball():
+    # heavy ball: v1 = g1, so the first step is plain SGD's; from the second, lr (g2 + 0.9 g1)
+    def weights(steps, momentum):
+        config = dataclasses.replace(CONFIG, optimizer="sgd", momentum=momentum, steps=steps,
+                                     checkpoint_every=0, log_every=1)  # fmt: skip
+        return list(train(MODEL, TASK, config, progress=False).model.parameters())
+
+    for a, b in zip(weights(1, 0.9), weights(1, 0.0), strict=True):
+        assert torch.equal(a, b)
+    assert any(not torch.equal(a, b) for a, b in zip(weights(2, 0.9), weights(2, 0.0), strict=True))
 
 
 # ---------------------------------------------------------------------------------------------

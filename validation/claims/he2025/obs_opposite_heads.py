@@ -31,7 +31,11 @@ from icl_verify.validation.claims._trained import (
     trained_presets,
     training,
 )
-from icl_verify.validation.claims.he2025._observations import PAPER
+from icl_verify.validation.claims.he2025._observations import (
+    PAPER,
+    ZERO_LIMITS,
+    opposite_head_checks,
+)
 from icl_verify.validation.params import ParameterError, param
 
 from icl_verify import numerics, theory
@@ -63,10 +67,6 @@ class Obs2Params(TrainedParams):
 
 
 PRESETS_OBS2 = trained_presets(Obs2Params, smoke={}, quick={}, paper={})
-
-#: Structural limits of the end values (no theory value): homogeneous |omega_h|, zero-sum OV.
-ZERO_LIMITS = {"homogeneity": 0.0, "zero_sum": 0.0}
-
 
 def predict_obs2(params: Obs2Params) -> Prediction:
     setting = params.setting
@@ -120,12 +120,6 @@ def checks_obs2(params: Obs2Params) -> tuple[Check, ...]:
     setting = params.setting
     heads = np.asarray(params.heads)
     largest_group = max(int(np.sum(heads == h)) for h in _multi_head_groups(params))
-    curvature = theory.manifold_limit_bound(params.omega_max, setting)
-    reference_rule = (
-        "The reference's agreement rule (§HE-OBS2: within 5%); error bar (settled_value): the "
-        "end value's drift plus Adam noise over the last quarter of the logs, or its distance "
-        "to 0 while it still falls toward 0 (then inconclusive)."
-    )
     return (
         Check(
             "paired_fraction",
@@ -141,28 +135,7 @@ def checks_obs2(params: Obs2Params) -> tuple[Check, ...]:
             ),
             "fraction of members reaching opposite heads (per H >= 2)",
         ),
-        Check(
-            "homogeneity",
-            Tolerance(reference_rule, atol=0.05),
-            "max/min |ω_h| − 1 over non-dummy heads (paired members)",
-        ),
-        Check(
-            "zero_sum", Tolerance(reference_rule, atol=0.05), "|Σ μ_h| / Σ |μ_h| (paired members)"
-        ),
-        Check(
-            "manifold_eta",
-            Tolerance(
-                f"HE-MAN (ii). On the manifold 2ωμ*(ω) = 1/(1+κ) − O(κ d² ω⁴) (4.8); for "
-                f"ω <= {params.omega_max:g} the correction is at most {curvature:.2g} "
-                f"(theory.manifold_limit_bound), which is the atol. The trained models "
-                f"minimise the true loss, not L̃, whose error is O(1/L) (Prop. 4.1): rtol = "
-                f"1/L = {1 / setting.L:.3g}. Error bar: the end value's drift plus Adam noise "
-                f"(settled_value).",
-                rtol=1.0 / setting.L,
-                atol=curvature,
-            ),
-            "2 ω Σ₊μ and −2 ω Σ₋μ vs 1/(1+κ) (paired members)",
-        ),
+        *opposite_head_checks(setting, params.omega_max),
     )
 
 
