@@ -28,13 +28,15 @@ def test_the_four_claims_share_one_training_per_preset(preset):
 def test_the_cache_key_holds_exactly_the_training():
     # the content of the key of the quick training: the training's fields, the seed named
     # "seed", the members' attention (He et al. §5 trains other attentions) and the data
-    # model's KMS correlation and multi-task supports (§5.3, §5.4: none here)
+    # model's KMS correlation, multi-task supports and their data model (§5.3, §5.4: none
+    # here), and the optimiser (Adam, the paper's; HE-ROBUST trains others)
     key = dataclasses.asdict(training(CLAIMS[0].presets["quick"]))
     assert key == {
         "d": 5, "L": 40, "sigma2": 0.1, "heads": (1, 1, 2, 2, 2, 2, 3, 3, 4, 4, 4, 8),
         "lr": 3e-3, "steps": 10_000, "batch": 256, "seed": 0, "log_every": 25,
         "checkpoint_every": 1000, "validation_batch": 1024, "attention": "softmax",
-        "rho": 0.0, "supports": (),
+        "rho": 0.0, "supports": (), "shared_beta": False, "optimizer": "adam",
+        "weight_decay": 0.0, "momentum": 0.0,
     }  # fmt: skip
 
 

@@ -40,6 +40,13 @@ Measured at the quick preset (12 members, Adam lr 3e-3, 10k steps, seed 0; CPU):
 PAPER = "He et al. 2025"
 
 
+#: The pattern (3.1) in the measures of `numerics.circuits.CircuitSummary`
+#: (`numerics.CIRCUIT_MEASURES`): KQ11 diagonal with equal entries, zero off-pattern KQ and OV
+#: blocks (HE-OBS1; HE-5.3-KMS reads its OV measure).
+CIRCUIT_PATTERN = {
+    "diagonality": 1.0, "diagonal_spread": 0.0, "kq_off_pattern": 0.0, "ov_off_pattern": 0.0,
+}  # fmt: skip
+
 #: Structural limits of the end values (no theory value): homogeneous |omega_h|, zero-sum OV.
 ZERO_LIMITS = {"homogeneity": 0.0, "zero_sum": 0.0}
 

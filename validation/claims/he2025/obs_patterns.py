@@ -30,7 +30,7 @@ from icl_verify.validation.claims._trained import (
     trained_presets,
     training,
 )
-from icl_verify.validation.claims.he2025._observations import PAPER
+from icl_verify.validation.claims.he2025._observations import CIRCUIT_PATTERN, PAPER
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import param
 
@@ -62,14 +62,11 @@ PRESETS_OBS1 = trained_presets(
     paper=dict(pattern_atol=0.01),  # the reference's ~1% after 500k steps
 )
 
-#: The pattern (3.1) in the measures of `numerics.circuits.CircuitSummary`: KQ11 diagonal with
-#: equal entries, zero off-pattern KQ and OV blocks.
-PATTERN = {"diagonality": 1.0, "diagonal_spread": 0.0, "kq_off_pattern": 0.0, "ov_off_pattern": 0.0}
 
 
 def predict_obs1(params: Obs1Params) -> Prediction:
     """The pattern (3.1): diagonal KQ11 with equal entries, zero off-pattern blocks, signs match."""
-    return Prediction(values={**PATTERN, "sign_product": 1.0})
+    return Prediction(values={**CIRCUIT_PATTERN, "sign_product": 1.0})
 
 
 def measure_obs1(params: Obs1Params, runtime) -> Measurement:
@@ -81,8 +78,10 @@ def measure_obs1(params: Obs1Params, runtime) -> Measurement:
     """
     ensemble = runtime.trained(training(params))
     kinds = numerics.member_kinds(ensemble)
-    heads = numerics.head_patterns(ensemble, np.flatnonzero(kinds.pattern), toward=PATTERN)
-    values = {name: Estimate(heads.value[name], heads.error[name], "bound") for name in PATTERN}
+    heads = numerics.head_patterns(ensemble, np.flatnonzero(kinds.pattern), toward=CIRCUIT_PATTERN)
+    values = {
+        name: Estimate(heads.value[name], heads.error[name], "bound") for name in CIRCUIT_PATTERN
+    }
     values["sign_product"] = Estimate(heads.sign_product, 0.0, "bound")
     shown = [numerics.representative(ensemble, h) for h in params.show_heads]
     KQ, OV = ensemble.circuits()

@@ -59,6 +59,7 @@ from icl_verify.validation.claims._trained import (
     trained_presets,
     training,
 )
+from icl_verify.validation.claims.he2025._observations import CIRCUIT_PATTERN
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import param
 
@@ -66,8 +67,6 @@ from icl_verify import numerics, theory
 from icl_verify.covariance import kms_covariance
 
 PAPER = "He et al. 2025"
-#: Structural values of the circuit measures for `numerics.head_patterns` (KMS reads the OV one).
-OV_TOWARD = dict.fromkeys(numerics.CIRCUIT_MEASURES, 0.0) | {"diagonality": 1.0}
 #: The quantities HE-5.3-KMS judges (each a key of its prediction and measurement).
 KMS_QUANTITIES = (
     "opposition", "distance_dgd", "closer", "risk", "ov_off_pattern", "ov_zero_sum",
@@ -202,7 +201,7 @@ def measure_kms(params: PreconditioningParams, runtime) -> Measurement:
     resolved = abs(paired.margin) > MARGIN_Z * paired.margin_se
     members = np.flatnonzero(kinds.paired)
     # the OV half of (5.3), settled over the logs toward its structural limit 0 (as HE-OBS1/2)
-    heads = numerics.head_patterns(ensemble, members, OV_TOWARD)
+    heads = numerics.head_patterns(ensemble, members, CIRCUIT_PATTERN)
     groups = numerics.group_patterns(ensemble, members, {"zero_sum": 0.0})
     # (5.5) holds to the next odd order of (4.10), of relative size <= d omega^2 (§HE-T4.2i)
     first_order_allowance = params.d * float(np.max(paired.omega_final**2))
