@@ -96,9 +96,10 @@ class ApproximationMapParams(Params):
         reach = self.proportional_omega * np.sqrt(max(self.L_values) / self.proportional_ratio)
         if reach < 2 * self.inside_scale:
             raise ParameterError(
-                f"proportional_omega must take the line d = L / ratio well outside (omega "
-                f"sqrt(d) >= {2 * self.inside_scale:g} at the longest L), got omega sqrt(d) = "
-                f"{reach:.3g} with proportional_omega = {self.proportional_omega:g}"
+                f"proportional_omega and proportional_ratio must take the line d = L / ratio "
+                f"well outside (omega sqrt(d) >= {2 * self.inside_scale:g} at the longest L), "
+                f"got omega sqrt(d) = {reach:.3g} (proportional_omega = "
+                f"{self.proportional_omega:g}, proportional_ratio = {self.proportional_ratio:g})"
             )
         if min(self.L_values) < self.proportional_ratio:
             raise ParameterError(
