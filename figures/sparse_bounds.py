@@ -1,6 +1,6 @@
 """Figures of Chen, Zhao, Zou (2024) §4.3, §5 and App. D: the upper bounds of Theorems 5.1 and
-5.2 (CZZ-T5.1, CZZ-T5.2), their comparison (CZZ-4.3) and Lemmas D.1, D.2 (CZZ-D1, CZZ-D2), from
-the stored numbers only."""
+5.2 (CZZ-T5.1, CZZ-T5.2), their comparison (CZZ-4.3), Lemmas D.1, D.2 (CZZ-D1, CZZ-D2) and the
+proof's Lemmas D.4-D.7 (CZZ-D4-7), from the stored numbers only."""
 
 from __future__ import annotations
 
@@ -237,3 +237,43 @@ def figure_preprocessing_wins(params, prediction, measurement):
     right.legend(fontsize=6.5)
     set_log_ticks(right, n)
     return figure
+
+
+def figure_proof_lemmas(params, prediction, measurement):
+    """CZZ-D4-7: each lemma's quantity against n, R_hat from the same labels and from an
+    independent sample (mean ± 2 SE), D.4 and D.7 beside their bounds scaled to the first point
+    (dashed), and the cross term's share E[cross]/E[excess] for both R_hat."""
+    data = measurement.figure_data
+    n = np.asarray(data["n"])
+    figure, axes = new_figure(5, width=3.0, height=3.0)
+    titles = {
+        "d4": "D.4: ‖R̂Σ̂R̂ − RΣR‖₂",
+        "d5": "D.5: bias · ηtβ² (bounded)",
+        "d6": "D.6: var / (ηt log t ‖R̂Xᵀε/n‖²)",
+        "d7": "D.7: ‖R̂Xᵀε/n‖² (dashed: exact, indep. R̂)",
+        "cross": "E[cross] / E[excess]",
+    }
+    for axis, (key, title) in zip(axes[0], titles.items(), strict=True):
+        for k, source in enumerate(("same", "independent")):
+            mean, se = np.asarray(data[f"{key}_{source}"]).T
+            axis.errorbar(n, mean, 2 * se, marker="os"[k], ms=3.5, capsize=1.5,
+                          color=PALETTE[k], label=f"R̂ from the {source} labels"
+                          if source == "same" else "R̂ from an independent sample")  # fmt: skip
+            if key == "d4":
+                bound = np.asarray(prediction.values[f"{key}_{source}"])
+                axis.plot(n, bound * mean[0] / bound[0], color=PALETTE[k], ls="--", lw=1)
+        if key == "d7":  # the exact expectation with an independent R_hat, unscaled
+            axis.plot(n, prediction.values["d7_same"], color=THEORY, ls="--", lw=1)
+        if key == "cross":
+            axis.axhline(0.0, color=REFERENCE, lw=1)
+            axis.set_xscale("log")
+        else:
+            axis.set(xscale="log", yscale="log")
+        set_log_ticks(axis, [float(v) for v in n[::2]])
+        axis.set(xlabel="sample size n", title=title)
+    axes[0, 0].legend(fontsize=6, loc="lower left")
+    figure.suptitle(f"Theorem 5.1's proof on CZZ-T5.1's prompts ({_caption(params)}); "
+                    "dashed: D.4's bound scaled to the first point, D.7's exact value",
+                    fontsize=8)  # fmt: skip
+    return figure
+

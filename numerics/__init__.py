@@ -291,7 +291,14 @@ __getattr__, __dir__, __all__ = attach(
             "stable_learning_rates",
         ),
         "gd_tuning": ("PromptArrays", "TunedGD", "TunedGDDraw", "tuned_gd"),
-        "gd_decomposition": ("PreGdParts", "pre_gd_parts", "split_pre_gd_parts"),
+        "gd_decomposition": (
+            "PreGdParts",
+            "ProofTerms",
+            "independent_correlations",
+            "pre_gd_parts",
+            "proof_terms",
+            "split_pre_gd_parts",
+        ),
         "isotropic": ("IsotropicRisks", "isotropic_risks", "isotropic_setting"),
         "sparse_lemmas": ("CorrelationDraws", "sample_correlations"),
         "sparse_regression": (

@@ -16,7 +16,10 @@ splitting, but not for Algorithm 1 as stated (R_hat from the same labels).
 
 - `pre_gd_parts`: the four parts per prompt, R_hat from the prompt's own labels or given;
 - `split_pre_gd_parts`: the parts on fresh tasks with sample splitting: R_hat from the first
-  half of a sample of size 2n, GD on the second half.
+  half of a sample of size 2n, GD on the second half;
+- `proof_terms`: what Lemmas D.4-D.7 bound, per prompt, with R_hat from the prompt's labels or
+  from `independent_correlations` (an independent sample with the same w*): which step of the
+  proof the cross term touches.
 
 Sigma is diagonal here (its (d,) diagonal ``spectrum``), as in the setting of §5. Nothing here
 imports `theory`.
@@ -32,7 +35,14 @@ from icl_verify.numerics.data import sample_sparse_regression
 from icl_verify.numerics.estimators import feature_label_correlations, gd_path
 from icl_verify.numerics.sparse_regression import excess_risk, largest_gram_eigenvalue
 
-__all__ = ["PreGdParts", "pre_gd_parts", "split_pre_gd_parts"]
+__all__ = [
+    "PreGdParts",
+    "ProofTerms",
+    "independent_correlations",
+    "pre_gd_parts",
+    "proof_terms",
+    "split_pre_gd_parts",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -145,3 +155,74 @@ def split_pre_gd_parts(
         )
     fields = ("bias", "variance", "cross", "excess", "step")
     return PreGdParts(**{f: np.concatenate([getattr(p, f) for p in parts]) for f in fields})
+
+
+@dataclass(frozen=True, eq=False)
+class ProofTerms:
+    """Per prompt (N,), the quantities Lemmas D.4-D.7 bound (reference chen2024 §4.1):
+
+    Attributes:
+        covariance_gap: ``||R_hat Sigma_hat R_hat - R Sigma R||_2`` (D.4), ``Sigma_hat = X^T X / n``
+            the prompt's sample covariance, ``R = diag(Sigma w*)``.
+        noise_term: ``||(1/n) R_hat X^T eps||^2`` (D.7), ``eps = y - X w*``.
+        beta: ``min_{i in S} |r_i|``, S the support of w*.
+        parts: `PreGdParts` at (eta, t) with this R_hat: bias (D.5), variance (D.6), cross.
+    """
+
+    covariance_gap: np.ndarray
+    noise_term: np.ndarray
+    beta: np.ndarray
+    parts: PreGdParts
+
+
+def proof_terms(X, y, w_star, eta: float, t: int, spectrum, r_hat=None) -> ProofTerms:
+    """`ProofTerms` of the prompts (X (N, n, d), y (N, n), w_star (N, d)) at relative step eta
+    and t steps, R_hat from their own labels (None) or given (N, d); float64.
+
+    >>> rng = np.random.default_rng(0)
+    >>> X, w = rng.standard_normal((3, 400, 4)), np.array([0.5, -0.5, 0.0, 0.0])
+    >>> terms = proof_terms(X, X @ w, np.tile(w, (3, 1)), 1.0, 8, np.ones(4))
+    >>> terms.noise_term.tolist(), terms.beta.tolist()  # no noise; r = w*
+    ([0.0, 0.0, 0.0], [0.5, 0.5, 0.5])
+    >>> bool(np.all(terms.covariance_gap < 0.2))  # R_hat Sigma_hat R_hat near R R at n = 400
+    True
+    """
+    X, y, w = (torch.from_numpy(np.asarray(a, dtype=np.float64)) for a in (X, y, w_star))
+    diagonal = torch.as_tensor(np.asarray(spectrum), dtype=torch.float64)  # (d,)
+    r_hat = (
+        feature_label_correlations(X, y)
+        if r_hat is None
+        else torch.from_numpy(np.asarray(r_hat, dtype=np.float64))
+    )  # (N, d)
+    n = X.shape[-2]
+    r = diagonal * w  # (N, d): Sigma w*
+    sample = X.mT @ X / n  # (N, d, d)
+    gap = r_hat[..., :, None] * sample * r_hat[..., None, :] - torch.diag_embed(r * diagonal * r)
+    noise = torch.einsum("rnd,rn->rd", X, y - torch.einsum("rnd,rd->rn", X, w)) / n  # (N, d)
+    support = w != 0
+    beta = torch.where(support, r.abs(), torch.inf).min(dim=-1).values
+    return ProofTerms(
+        covariance_gap=torch.linalg.matrix_norm(gap, ord=2).numpy(),
+        noise_term=((r_hat * noise) ** 2).sum(dim=-1).numpy(),
+        beta=beta.numpy(),
+        parts=pre_gd_parts(X.numpy(), y.numpy(), w.numpy(), eta, t, spectrum, r_hat.numpy()),
+    )
+
+
+def independent_correlations(w_star, n: int, spectrum, sigma: float, seed: int) -> np.ndarray:
+    """Algorithm 1's ``r_hat`` from an independent sample of size n per prompt, with the prompt's
+    own w* (N, d): ``x ~ N(0, diag(spectrum))``, ``y = x^T w* + sigma eps``; (N, d) float64.
+
+    >>> r = independent_correlations(np.array([[1.0, 0.0]]), 20000, np.ones(2), 0.5, seed=0)
+    >>> bool(np.allclose(r, [[1.0, 0.0]], atol=0.05))
+    True
+    """
+    w = torch.from_numpy(np.asarray(w_star, dtype=np.float64))  # (N, d)
+    scale = torch.as_tensor(np.asarray(spectrum), dtype=torch.float64).sqrt()  # (d,)
+    generator = torch.Generator().manual_seed(int(seed))
+    X = torch.randn((*w.shape[:-1], n, w.shape[-1]), generator=generator, dtype=torch.float64)
+    X = X * scale  # (N, n, d)
+    noise = torch.randn((*w.shape[:-1], n), generator=generator, dtype=torch.float64)
+    y = torch.einsum("rnd,rd->rn", X, w) + sigma * noise
+    return feature_label_correlations(X, y).numpy()
+

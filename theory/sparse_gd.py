@@ -258,6 +258,49 @@ def theorem_5_2_bound(
     return RateBound(_log_factor(t) * np.sqrt(A), A, eta, t)
 
 
+def lemma_d4_bound(n, *, s: int, rank_sigma: float, rank_rsr: float) -> np.ndarray:
+    """Lemma D.4's bound on ``||R_hat Sigma_hat R_hat - R Sigma R||_2`` up to its constant and
+    polylog (reference §4.1):
+
+        sqrt(s) [ sqrt(r(R Sigma R)/n) + (sqrt(r(Sigma)) + r(R Sigma R))/n + r(Sigma)/n^{3/2} ],
+
+    with the effective ranks ``r(M) = Tr(M)/||M||_2``; its leading order is n^{-1/2}. n a number
+    or array.
+
+    >>> lemma_d4_bound(np.array([100.0, 10_000.0]), s=1, rank_sigma=1.0, rank_rsr=1.0).round(4)
+    array([0.121 , 0.0102])
+    """
+    n = np.asarray(n, dtype=float)
+    return math.sqrt(s) * (
+        np.sqrt(rank_rsr / n) + (math.sqrt(rank_sigma) + rank_rsr) / n + rank_sigma / n**1.5
+    )
+
+
+def noise_term_independent(n, spectrum, *, sigma: float) -> np.ndarray:
+    """``E ||(1/n) R_hat X^T eps||^2`` (Lemma D.7's quantity) when R_hat comes from a sample
+    independent of eps, for ``x ~ N(0, diag(spectrum))``, averaged over the ``±1/sqrt(s)`` prior
+    on a uniform support [DERIVED]:
+
+        sigma^2/n [ E Tr(R Sigma R) (1 + 1/n) + Tr(Sigma^2) (E w*^T Sigma w* + sigma^2) / n ],
+
+    from ``E (X^T eps/n)_j^2 = sigma^2 Sigma_jj / n`` and ``E r_hat_j^2 = r_j^2 + (Sigma_jj
+    (w*^T Sigma w* + sigma^2) + r_j^2)/n`` (Gaussian x: ``E x_j^2 y^2 = Sigma_jj E y^2 + 2 r_j^2``),
+    with ``E Tr(R Sigma R) = mean(Sigma_jj^3)`` and ``E w*^T Sigma w* = mean(Sigma_jj)`` over
+    supports. It is A of Theorem 5.1 without its log(d/delta) factors and with Tr(Sigma^2) for
+    s Tr(Sigma) in the n^-2 term. n a number or array.
+
+    >>> float(noise_term_independent(128.0, np.ones(4), sigma=1.0))  # (1 (1 + 1/128) + 4 2/128)/128
+    0.00836181640625
+    """
+    n = np.asarray(n, dtype=float)
+    spectrum = np.asarray(spectrum, dtype=float)
+    trace_rsr = float(np.mean(spectrum**3))
+    return sigma**2 / n * (
+        trace_rsr * (1 + 1 / n)
+        + float(np.sum(spectrum**2)) * (float(np.mean(spectrum)) + sigma**2) / n
+    )
+
+
 def sign_prior_constants(spectrum, s: int) -> dict[str, float]:
     """The constants of Theorem 5.1 for the ``±1/sqrt(s)`` prior (reference §4.3) on a diagonal
     ``Sigma = diag(spectrum)``, w* ``±1/sqrt(s)`` on a uniform random support S of size s.
