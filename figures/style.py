@@ -124,3 +124,39 @@ def log_ticks(low: float, high: float) -> list[float]:
     """
     candidates = [m * 10.0**e for e in range(-6, 7) for m in (1, 2, 5)]
     return [float(f"{t:.1g}") for t in candidates if low / 1.3 <= t <= high * 1.01]
+
+
+def side_by_side(figures, titles, suptitle: str = ""):
+    """One figure holding ``figures`` (matplotlib Figures) in a row, each rasterised at 120 dpi
+    and titled, for a paper figure whose panels are drawn by several claims' figure functions;
+    the input figures are closed. Returns the new Figure.
+
+    >>> parts = [new_figure()[0], new_figure()[0]]
+    >>> combined = side_by_side(parts, ["(b)", "(c)"])
+    >>> len(combined.axes)
+    2
+    >>> plt.close(combined)
+    """
+    import io
+
+    images = []
+    for figure in figures:
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format="png", dpi=120)
+        plt.close(figure)
+        buffer.seek(0)
+        images.append(plt.imread(buffer))
+    widths = [image.shape[1] / image.shape[0] for image in images]
+    plt.rcParams.update(_RC)
+    combined, axes = plt.subplots(
+        1, len(images), figsize=(3.2 * sum(widths), 3.6), squeeze=False, layout="constrained",
+        gridspec_kw={"width_ratios": widths},
+    )  # fmt: skip
+    for axis, image, title in zip(axes[0], images, titles, strict=True):
+        axis.imshow(image)
+        axis.set_axis_off()
+        axis.set_title(title, fontsize=9)
+    if suptitle:
+        combined.suptitle(suptitle, fontsize=9)
+    return combined
+

@@ -8,7 +8,14 @@ n = 10); outside it the checks are inconclusive by design and the figure says so
 from __future__ import annotations
 
 import numpy as np
-from icl_verify.figures.style import PALETTE, REFERENCE, measured, new_figure, training_text
+from icl_verify.figures.style import (
+    PALETTE,
+    REFERENCE,
+    measured,
+    new_figure,
+    side_by_side,
+    training_text,
+)
 
 _BASELINES = (("ols", "OLS", "#555555", ":"), ("ridge", "ridge (tuned)", "#999999", "--"),
               ("lasso", "Lasso (tuned)", "#000000", "-."))  # fmt: skip
@@ -144,3 +151,28 @@ def figure_pprobe(params, prediction, measurement):
     figure.suptitle(f"P-probing (n = {params.n_probe}, q = {params.q_probe}, layer-1 states), "
                     f"±2 SE\n{_regime_text(data)}\n{_model_text(params)}", fontsize=8)  # fmt: skip
     return figure
+
+
+def figure_1(records):
+    """Chen et al. Figure 1 (b, c, d; (a) is a schematic): the ICL curves (CZZ-HEADS), the
+    head-importance map (CZZ-IMPORTANCE) and the probes of the pruned model (CZZ-PRUNE), each
+    claim's own figure side by side (`style.side_by_side`)."""
+    parts = (("CZZ-HEADS", figure_heads, "(b) excess risk vs n, per h"),
+             ("CZZ-IMPORTANCE", figure_importance, "(c) head importance"),
+             ("CZZ-PRUNE", figure_prune, "(d) probes: pruned, full, one head"))  # fmt: skip
+    return side_by_side([draw(*records[claim]) for claim, draw, _ in parts],
+                        [title for *_, title in parts],
+                        "Figure 1 (b)-(d); (a) is a schematic")  # fmt: skip
+
+
+def figure_2(records):
+    """Chen et al. Figure 2 (b, c; (a) is a schematic): P-probing (CZZ-PPROBE) and gd against
+    pre-gd (CZZ-PREGD), side by side."""
+    from icl_verify.figures.pre_gd import figure_2c
+
+    return side_by_side(
+        [figure_pprobe(*records["CZZ-PPROBE"]), figure_2c(*records["CZZ-PREGD"])],
+        ["(b) P-probing: last-query risk vs GD steps", "(c) gd vs pre-gd"],
+        "Figure 2 (b), (c); (a) is a schematic",
+    )
+

@@ -3,7 +3,8 @@
 One `PaperFigure` per numbered figure of a paper: the claim(s) it is drawn from, the function of
 `icl_verify.figures` that draws it, what the paper's figure shows (one line of the reference
 catalogue's §7, `reference/he2025.md`) and a caption of what this toolkit draws. Figures without
-content (a schematic, a number the text never uses) are `OmittedFigure`s, listed with the reason.
+content (a schematic, a number the text never uses), or not reproduced yet, are `OmittedFigure`s,
+listed with the reason.
 
 A figure function draws from stored numbers only (the `figure_data` of each claim's record in
 results.json), with one of two signatures:
@@ -63,7 +64,8 @@ class PaperFigure:
 
 @dataclass(frozen=True)
 class OmittedFigure:
-    """A numbered figure of a paper that has no content to reproduce, and why."""
+    """A numbered figure of a paper that is not drawn (no content to reproduce, or not yet
+    reproduced), and why."""
 
     number: int
     reason: str

@@ -83,7 +83,7 @@ def test_a_second_call_reuses_the_run_and_only_redraws(figures_run, capsys):
 @pytest.mark.parametrize(
     "arguments, message",
     [
-        (["figures", "chen2099"], "PAPER must be one of he2025, got 'chen2099'"),
+        (["figures", "chen2099"], "PAPER must be one of he2025, chen2024, got 'chen2099'"),
         (["figures", "he2025", "--preset", "huge"], "--preset must be one of smoke, quick, paper"),
         (["figures", "he2025", "--seed", "-1"], "--seed must be an integer"),
         (["figures", "he2025", "--run-id", "a/b"], "--run-id must be 1-100 characters"),

@@ -47,6 +47,7 @@ from icl_verify.validation.claims.chen2024._encoders import (
     regime_line,
     trained_ensembles,
 )
+from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, param
 
 from icl_verify import numerics
@@ -188,6 +189,26 @@ CLAIM_HEADS = Claim(
         "models beat OLS and ridge"
     ),
     catalogue=(2, 2),
+    paper_figures=(
+        PaperFigure(
+            1,
+            ("CZZ-HEADS", "CZZ-IMPORTANCE", "CZZ-PRUNE"),
+            "trained_encoders:figure_1",
+            "(a) schematic; (b) excess risk vs in-context examples for h in {1, 2, 4, 8} with "
+            "OLS, Lasso, ridge; (c) head-importance map (h = 4, L = 4); (d) probes of the "
+            "pruned model",
+            "(b)-(d) from CZZ-HEADS, CZZ-IMPORTANCE and CZZ-PRUNE at the preset's depth, each "
+            "claim's own figure; (a) is a schematic",
+        ),
+        PaperFigure(
+            3,
+            ("CZZ-HEADS",),
+            "trained_encoders:figure_heads",
+            "ICL curves as 1b on a grid: rows sigma in {0, .1, .2, .4, .8}, columns L in "
+            "{3, 4, 5, 6}",
+            "CZZ-HEADS's figure: one depth (the preset's L; the depth grid is not yet drawn)",
+        ),
+    ),
 )
 
 CLAIMS = (CLAIM_HEADS,)

@@ -42,6 +42,7 @@ from icl_verify.validation.claims.chen2024._encoders import (
     trained_ensembles,
     training,
 )
+from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import param
 
 from icl_verify import numerics
@@ -177,6 +178,16 @@ CLAIM_IMPORTANCE = Claim(
         "sorted average, every model's matrix, the share of single models with the pattern"
     ),
     catalogue=(2, 1),
+    paper_figures=(
+        PaperFigure(
+            4,
+            ("CZZ-IMPORTANCE",),
+            "trained_encoders:figure_importance",
+            "W_avg heat maps (rows sorted, averaged over sigma): rows h in {4, 8}, columns L in "
+            "{3, 4, 5, 6}",
+            "CZZ-IMPORTANCE's figure: one depth (the preset's L)",
+        ),
+    ),
 )
 
 CLAIMS = (CLAIM_IMPORTANCE,)

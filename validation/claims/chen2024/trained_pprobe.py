@@ -37,6 +37,7 @@ from icl_verify.validation.claims.chen2024._encoders import (
     regime_line,
     trained_ensembles,
 )
+from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import param
 
 from icl_verify import numerics
@@ -151,6 +152,16 @@ CLAIM_PPROBE = Claim(
         "grid: final risk(h = 1) − risk(h) ≥ 0"
     ),
     catalogue=(2, 4),
+    paper_figures=(
+        PaperFigure(
+            2,
+            ("CZZ-PPROBE", "CZZ-PREGD"),
+            "trained_encoders:figure_2",
+            "(a) schematic of P-probing; (b) last-query excess risk vs GD steps on the layer-1 "
+            "states, h in {1, 4, 8}; (c) gd vs pre-gd vs GD steps, one panel per sigma",
+            "(b) CZZ-PPROBE's figure, (c) CZZ-PREGD's, side by side; (a) is a schematic",
+        ),
+    ),
 )
 
 CLAIMS = (CLAIM_PPROBE,)

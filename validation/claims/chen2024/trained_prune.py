@@ -41,6 +41,7 @@ from icl_verify.validation.claims.chen2024._encoders import (
     trained_ensembles,
     training,
 )
+from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import param
 
 from icl_verify import numerics
@@ -164,6 +165,17 @@ CLAIM_PRUNE = Claim(
         "unpruned than the 1-head model is"
     ),
     catalogue=(2, 3),
+    paper_figures=(
+        PaperFigure(
+            6,
+            ("CZZ-PRUNE",),
+            "trained_encoders:figure_prune",
+            "pruning and probing at L = 4: rows h in {4, 8}; the sigma-average then each sigma; "
+            "pruned h, h and h = 1",
+            "CZZ-PRUNE's figure at the preset's depth (paper: L = 4, this figure's; quick: L = 3, "
+            "smoke: 2)",
+        ),
+    ),
 )
 
 CLAIMS = (CLAIM_PRUNE,)
