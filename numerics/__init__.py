@@ -108,6 +108,8 @@ __getattr__, __dir__, __all__ = attach(
             "kernel_regression_prediction",
             "kernel_sum_prediction",
             "lasso_coefficients",
+            "lasso_coordinate_descent",
+            "lasso_kkt_violations",
             "lasso_prediction",
             "least_squares_coefficients",
             "multi_step_gd_prediction",

@@ -158,7 +158,8 @@ class BaselineComparison:
             the noiseless label, in the order given.
         ols: (E, B) exact excess risk of OLS (minimum norm when n < d).
         ridge, lasso: (E, B) exact excess risks of ridge and Lasso at each member's tuned grid
-            point; ``lasso`` NaN where FISTA does not reach its tolerance (or not asked for).
+            point; ``lasso`` NaN where neither FISTA nor coordinate descent reaches its
+            tolerance (`sparse_regression.lasso_excess_risks`), or not asked for.
     """
 
     encoders: np.ndarray
@@ -181,10 +182,11 @@ def compare_with_baselines(
     """Trained encoders beside OLS, ridge and Lasso on the same prompts (Chen et al. Figures
     1b, 3): ``n_tune + n_read`` prompts per member with n examples and one query
     (`evaluation_prompts` from ``seed``); ridge ``(X^T X / n + lambda I)^{-1} X^T y / n`` and
-    the Lasso ``argmin (1/2n) ||X b - y||^2 + alpha ||b||_1`` (FISTA to a KKT violation of
-    ``lasso_tol``; None: no Lasso), each over ``grid``, tuned per member on the first
-    ``n_tune`` prompts (lowest mean excess risk) and read on the last ``n_read``, where every
-    encoder and OLS are read too. The ensembles share one setting (d, s, noise levels).
+    the Lasso ``argmin (1/2n) ||X b - y||^2 + alpha ||b||_1`` (FISTA, or coordinate descent
+    where it stalls, to a KKT violation of ``lasso_tol``; None: no Lasso), each over ``grid``,
+    tuned per member on the first ``n_tune`` prompts (lowest mean excess risk) and read on the
+    last ``n_read``, where every encoder and OLS are read too. The ensembles share one setting
+    (d, s, noise levels).
 
     >>> from icl_verify.numerics.encoder_training import EncoderTraining, train_encoders
     >>> trained = train_encoders(EncoderTraining(d=4, s=2, d_hid=8, heads=2, layers=2,
@@ -206,7 +208,7 @@ def compare_with_baselines(
     if lasso_tol is not None:
         try:
             lasso = _tuned(lasso_excess_risks(X, y, w, grid, tol=lasso_tol), n_tune)
-        except RuntimeError:  # FISTA stalls at n << d: left out
+        except RuntimeError:  # no solver reached the tolerance: left out
             pass
     return BaselineComparison(encoders, ols, ridge, lasso)
 

@@ -101,6 +101,26 @@ def test_lasso_objective_matches_sklearn_when_d_exceeds_n():
     assert -gap <= max(peer.dual_gap_, 0.0) + 1e-14
 
 
+def test_lasso_excess_risks_fall_back_to_coordinate_descent_where_fista_stalls():
+    # n << d: FISTA within 200 iterations leaves a KKT violation far above 1e-8 on these
+    # prompts; lasso_excess_risks re-solves them by coordinate descent and checks the same KKT
+    # rule, so its risks are those of sklearn's optimum (objective gap 0 to the peer's)
+    from icl_verify.numerics.estimators import lasso_kkt_violations
+
+    problems = [_prompt(16, 6, s=4, seed=seed) for seed in range(8)]
+    X = torch.stack([p[0] for p in problems])  # (8, 6, 16)
+    y, w_star = torch.stack([p[1] for p in problems]), torch.stack([p[2] for p in problems])
+    alpha, tol = 1e-3, 1e-8
+    stalled = lasso_coefficients(X, y, alpha, tol=tol, max_iter=200)
+    assert float(lasso_kkt_violations(X, y, stalled.coef, alpha).max()) > 100 * tol
+    risks = lasso_excess_risks(X, y, w_star, [alpha], tol=tol, max_iter=200)[0]
+    for k in range(8):
+        peer = linear_model.Lasso(alpha=alpha, fit_intercept=False, tol=1e-14, max_iter=1_000_000)
+        peer.fit(X[k].numpy(), y[k].numpy())
+        expected = excess_risk(torch.as_tensor(peer.coef_), w_star[k])
+        assert abs(float(risks[k]) - float(expected)) < 1e-6 * (1 + float(expected))
+
+
 def test_pregd_curvature_is_numpys_largest_eigenvalue_of_the_evaluation_prompts():
     """`isotropic_risks`'s curvature (the unit of pre-gd's relative step) against numpy on the
     evaluation prompts replayed from the same generator: r_hat = X^T y / n, eigvalsh of
