@@ -5,7 +5,13 @@ import json
 
 import numpy as np
 import pytest
-from icl_verify.validation.cache import ArtefactCache, canonical_json, config_key, write_atomic
+from icl_verify.validation.cache import (
+    PRODUCERS,
+    ArtefactCache,
+    canonical_json,
+    config_key,
+    write_atomic,
+)
 from icl_verify.validation.records import SCHEMA_VERSION, RunRecord, load_run
 from icl_verify.validation.runtime import Runtime, derived_seed
 
@@ -44,7 +50,7 @@ def test_cached_arrays_and_json_are_computed_once(tmp_path):
     assert folder.name == config_key("isotropic-setting", {"n": 5})
     stored = json.loads((folder / "config.json").read_text())
     assert (stored["name"], stored["config"]) == ("isotropic-setting", {"n": 5})
-    assert stored["code"]["producer"] == 1
+    assert stored["code"]["producer"] == PRODUCERS["isotropic-setting"].version
 
 
 def test_a_failed_computation_leaves_nothing_cached(tmp_path):
