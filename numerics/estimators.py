@@ -446,13 +446,15 @@ def lasso_kkt_violations(
     return _kkt_violation(gradient, coef, alpha)
 
 
-def lasso_coordinate_descent(X: torch.Tensor, y: torch.Tensor, alphas) -> torch.Tensor:
+def lasso_coordinate_descent(
+    X: torch.Tensor, y: torch.Tensor, alphas, *, max_iter: int = 1_000_000
+) -> torch.Tensor:
     """The Lasso of `lasso_coefficients` at every alpha by coordinate descent (scikit-learn's
     `lasso_path`: the same objective ``(1/2L) ||X b - y||^2 + alpha ||b||_1``, no intercept,
     all alphas in one warm-started pass per problem, to a duality gap of 1e-14 relative to
-    ``||y||^2``): where FISTA stalls (L < d, a flat objective whose small gradient violation
-    leaves the coefficients far from the optimum). Shapes: X (..., L, d), y (..., L),
-    alphas (K,) -> (K, ..., d) float64 on X's device.
+    ``||y||^2``): where FISTA stalls (L <= d, a flat objective whose small gradient violation
+    leaves the coefficients far from the optimum), and no slower elsewhere. Shapes:
+    X (..., L, d), y (..., L), alphas (K,) -> (K, ..., d) float64 on X's device.
 
     >>> X = torch.eye(2, dtype=torch.float64) * 2 ** 0.5
     >>> y = torch.tensor([2.0, 0.2], dtype=torch.float64) * 2 ** 0.5
@@ -470,7 +472,7 @@ def lasso_coordinate_descent(X: torch.Tensor, y: torch.Tensor, alphas) -> torch.
     with warnings.catch_warnings():  # non-convergence is judged by the caller's KKT check
         warnings.simplefilter("ignore")
         for i, (Xi, yi) in enumerate(zip(Xs, ys, strict=True)):
-            _, path, _ = lasso_path(Xi, yi, alphas=alphas[order], tol=1e-14, max_iter=1_000_000)
+            _, path, _ = lasso_path(Xi, yi, alphas=alphas[order], tol=1e-14, max_iter=max_iter)
             coefs[order, i] = path.T  # path: (d, K) in the order of alphas[order]
     out = torch.as_tensor(coefs.reshape(alphas.size, *batch, X.shape[-1]), dtype=torch.float64)
     return out.to(X.device)

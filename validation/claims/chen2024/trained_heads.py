@@ -53,11 +53,11 @@ from icl_verify.validation.params import ParameterError, param
 from icl_verify import numerics
 from icl_verify.statistics import mean_se
 
-# Lasso is drawn, not checked, solved to a KKT violation (sup norm of the gradient beyond
-# alpha) of 1e-6 at every n: FISTA for n >= d, coordinate descent (scikit-learn's lasso_path)
-# for n < d, where FISTA stalls (numerics.lasso_excess_risks). At 1e-3, FISTA's former
-# stopping point, n = 6, d = 16 solutions were up to 12% above the optimal objective; at 1e-6,
-# 3e-5. Coordinate descent reaches 1e-14 on most problems, 3e-8 on the worst seen (n = 4).
+# Lasso is drawn, not checked, solved by coordinate descent (scikit-learn's lasso_path,
+# numerics.lasso_excess_risks) to a KKT violation (sup norm of the gradient beyond alpha) of
+# 1e-6 at every n. Our FISTA stalls at n <= d: stopped at 1e-3 (its former tolerance here), the
+# n = 6, d = 16 solutions were up to 12% above the optimal objective, and n = 10, 12 were left
+# out; coordinate descent reaches 1e-14 on most problems, 3e-8 on the worst seen.
 LASSO_TOL = 1e-6
 
 
