@@ -14,8 +14,8 @@ from collections.abc import Mapping
 import numpy as np
 from icl_verify.figures.style import PALETTE, REFERENCE, THEORY, new_figure
 
-_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
-_COLOURS = (*PALETTE, "#6a4c93", "#3d3d3d", "#8c564b")  # one per measured series
+MARKERS = ("o", "s", "^", "D", "v", "P", "X")  # one per measured series, with COLOURS
+COLOURS = (*PALETTE, "#6a4c93", "#3d3d3d", "#8c564b")
 
 
 def length_generalisation_figure(
@@ -57,8 +57,8 @@ def length_generalisation_figure(
                         label=f"{label} (theory)")  # fmt: skip
     base = np.asarray(theory[reference], dtype=float)
     for k, (label, (mean, error)) in enumerate(measured.items()):
-        style = dict(ls="none", marker=_MARKERS[k % len(_MARKERS)], ms=3.5,
-                     color=_COLOURS[k % len(_COLOURS)], capsize=1.5, elinewidth=0.8)  # fmt: skip
+        style = dict(ls="none", marker=MARKERS[k % len(MARKERS)], ms=3.5,
+                     color=COLOURS[k % len(COLOURS)], capsize=1.5, elinewidth=0.8)  # fmt: skip
         mean, error = np.asarray(mean, dtype=float), np.asarray(error, dtype=float)
         curve_axis.errorbar(lengths, mean, 2 * error, label=label, **style)
         ratio_axis.errorbar(lengths, mean / base, 2 * error / base, label=label, **style)

@@ -13,7 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 from icl_verify.figures.circuits import circuit_heatmaps
-from icl_verify.figures.length_generalisation import length_generalisation_figure
+from icl_verify.figures.length_generalisation import (
+    COLOURS,
+    MARKERS,
+    length_generalisation_figure,
+)
 from icl_verify.figures.style import MEASURED, PALETTE, REFERENCE, THEORY, new_figure
 
 from icl_verify.heads import DUMMY, head_types
@@ -149,8 +153,8 @@ def _bayes_panel(axis, params, curves, data) -> None:
     for k, h in enumerate(multi):
         shown = list(params.compare_heads).index(h)  # the colour and marker of the left panels
         axis.errorbar(lengths, data["bayes_ratio_mean"][k], 2 * data["bayes_ratio_se"][k],
-                      ls="none", marker="os^DvPX"[shown % 7], ms=3.5, capsize=1.5,
-                      elinewidth=0.8, color=PALETTE[shown % len(PALETTE)],
+                      ls="none", marker=MARKERS[shown % len(MARKERS)], ms=3.5, capsize=1.5,
+                      elinewidth=0.8, color=COLOURS[shown % len(COLOURS)],
                       label=f"trained H={h}")  # fmt: skip
     axis.plot(lengths, curves["bayes_sharp"], color=THEORY, lw=1.2,
               label="Thm 4.2(iii) sharp bound, ξ = d/L' (GD tuned at L')")  # fmt: skip

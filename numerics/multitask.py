@@ -170,8 +170,6 @@ def block_pattern(KQ_history, OV_history, member: int, H: int, d: int) -> BlockP
     >>> pattern.kq_off, pattern.ov_features, round(pattern.cross[0], 12)  # 0.3 / 3
     ((0.0, 0.0), (0.0, 0.0), 0.1)
     """
-    from icl_verify.numerics.patterns import settled_value
-
     KQ = np.asarray(KQ_history, dtype=float)[:, member, :H]  # (n, H, D, D)
     OV = np.asarray(OV_history, dtype=float)[:, member, :H]
     block = KQ[..., :d, :d]
@@ -417,8 +415,6 @@ def single_kernel(heads: MultiTaskHeads, member: int, supports) -> SingleKernel:
     >>> reading.overlap_ratio, reading.task_asymmetry
     ((1.25, 0.0), (0.0, 0.0))
     """
-    from icl_verify.numerics.patterns import settled_value
-
     d = heads.omega.shape[-1]
     count = np.zeros(d, dtype=int)
     for support in supports:
