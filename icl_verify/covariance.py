@@ -1,11 +1,14 @@
-"""Covariate covariances shared by every layer: the KMS matrix of He et al. (2025) §5.3.
+"""Covariate covariances shared by every layer: the KMS matrix of He et al. (2025) §5.3 and the
+equicorrelated matrix of Chen et al. (2024) App. G.
 
 The non-isotropic experiment of He et al. draws ``x ~ N(0, Sigma)`` with the
 Kac-Murdock-Szegő matrix ``Sigma_ij = rho^|i-j|`` (reference §HE-5.3-KMS; the authors'
 ``generate_covariance_matrix``, default rho = 0.5). This module is its one definition:
 `theory.preconditioning` computes with it in float64 numpy, `numerics.data.kms_covariance`
 wraps it in torch for the samplers. `check_covariance` is the one validation of a covariance
-argument. Plain numpy, so every layer may import it.
+argument. Chen et al.'s correlated design (reference chen2024 §2.7) draws
+``x ~ N(0, I + zeta 11^T)`` (`equicorrelated_covariance`). Plain numpy, so every layer may
+import it.
 """
 
 from __future__ import annotations
@@ -14,7 +17,13 @@ import numbers
 
 import numpy as np
 
-__all__ = ["check_covariance", "check_rho", "kms_covariance"]
+__all__ = [
+    "check_covariance",
+    "check_rho",
+    "check_zeta",
+    "equicorrelated_covariance",
+    "kms_covariance",
+]
 
 
 def check_rho(rho: object) -> float:
@@ -48,6 +57,41 @@ def kms_covariance(d: int, rho: float) -> np.ndarray:
     index = np.arange(int(d))
     distance = np.abs(index[:, None] - index[None, :])  # (d, d)
     return np.power(rho, distance, dtype=np.float64)
+
+
+def check_zeta(zeta: object) -> float:
+    """``zeta`` as a float, or a one-line ValueError unless it is a finite real number >= 0 (the
+    paper's grid {0, 0.1, 0.2, 0.4}; I + zeta 11^T is positive definite for every zeta >= 0).
+
+    >>> check_zeta(0.4)
+    0.4
+    >>> check_zeta(-0.1)
+    Traceback (most recent call last):
+    ...
+    ValueError: zeta must be a finite real number >= 0, got -0.1
+    """
+    if (
+        isinstance(zeta, bool)
+        or not isinstance(zeta, numbers.Real)
+        or not np.isfinite(float(zeta))
+        or float(zeta) < 0
+    ):
+        raise ValueError(f"zeta must be a finite real number >= 0, got {zeta!r}")
+    return float(zeta)
+
+
+def equicorrelated_covariance(d: int, zeta: float) -> np.ndarray:
+    """``Sigma = I + zeta 11^T`` of Chen et al. (2024) App. G (Figure 11), shape (d, d), float64:
+    unit-plus-zeta variances, covariance zeta between any two coordinates; not diagonal, so it
+    lies outside their theory's assumption (reference chen2024 §2.7).
+
+    >>> equicorrelated_covariance(2, 0.5)
+    array([[1.5, 0.5],
+           [0.5, 1.5]])
+    """
+    if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 1:
+        raise ValueError(f"d must be an integer >= 1, got {d!r}")
+    return np.eye(int(d)) + check_zeta(zeta) * np.ones((int(d), int(d)))
 
 
 def check_covariance(matrix, name: str = "covariance") -> np.ndarray:

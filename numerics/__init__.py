@@ -47,13 +47,16 @@
   explicit weights of their Propositions 4.1/4.2 (Algorithm 1, then t GD steps);
 - `encoder`: the multi-layer post-LN softmax encoder of Chen et al. (2024) §3, batched over
   members, with head masking (App. B) and per-layer representations;
+- `decoder`: the GPT-2-style causal decoder of Chen et al. App. G on interleaved prompts, with
+  the encoder's attention and head masking;
 - `encoder_analysis`: head importance by masking (3.1), App. B's sorted average, linear probes,
   P-probing (§6), evaluation prompts per member;
 - `encoder_evaluation`: trained encoders read from a seed: beside OLS, tuned ridge and Lasso
   on the same prompts, against tuned ridge (the regime gate), head importance, probes per
   layer, P-probing; member values averaged per noise level;
 - `encoder_training`: the trained encoders of Chen et al. App. B (one ensemble per number of
-  heads, a member per noise level and replicate), pruning and fine-tuning;
+  heads, a member per noise level and replicate; App. G's decoder and correlated design
+  through the same training), pruning and fine-tuning;
 - `pre_gd`: GD on raw vs preprocessed data at tuned learning rates, their paired gap (Figure 2c);
 - `isotropic`: tuned OLS, ridge, GD, pre-gd and Lasso risks, isotropic sparse regression (Thm 5.3);
 - `gd_tuning`: GD and pre-gd oracle-tuned over (step, count) on diagonal-Sigma sparse prompts, the
@@ -250,7 +253,8 @@ __getattr__, __dir__, __all__ = attach(
             "preprocessing_layer",
             "preprocessing_layer_output",
         ),
-        "encoder": ("Encoder", "EncoderConfig", "encoder_tokens"),
+        "encoder": ("Encoder", "EncoderConfig", "attention_heads", "encoder_tokens"),
+        "decoder": ("Decoder", "DecoderConfig", "decoder_tokens"),
         "encoder_analysis": (
             "HeadImportance",
             "LinearProbe",
@@ -266,10 +270,12 @@ __getattr__, __dir__, __all__ = attach(
         "encoder_evaluation": (
             "BaselineComparison",
             "EvaluationPrompts",
+            "ImportanceSummary",
             "RidgeGap",
             "compare_with_baselines",
             "encoder_p_probe",
             "evaluation_prompts",
+            "importance_summary",
             "layer_probe_errors",
             "masked_importance",
             "noise_level_gap",

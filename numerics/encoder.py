@@ -38,7 +38,7 @@ import torch.nn.functional as F  # noqa: N812
 from icl_verify.numerics.data import SparsePrompts
 from torch import nn
 
-__all__ = ["EncoderConfig", "Encoder", "encoder_tokens"]
+__all__ = ["EncoderConfig", "Encoder", "attention_heads", "encoder_tokens"]
 
 INIT_STD = 0.02  # BERT's initializer_range
 LN_EPS = 1e-12  # BERT's layer_norm_eps
@@ -194,18 +194,34 @@ class Encoder(nn.Module):
         head_mask: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Block `layer`'s concatenated head outputs (E, B, m, d_hid) for its input H, before
-        W_O: head j in columns j dh : (j+1) dh, times ``head_mask[:, layer, j]`` when given;
-        ``mask`` (m,) True for tokens no one attends to."""
-        h, dh = self.config.heads, self.config.head_dim
-        qkv = linear(H, self.W_QKV[:, layer], self.b_QKV[:, layer])  # (E, B, m, 3 d_hid)
-        q, k, v = qkv.unflatten(-1, (3, h, dh)).permute(3, 0, 1, 4, 2, 5)  # (E, B, h, m, dh)
-        scores = q @ k.transpose(-1, -2) / math.sqrt(dh)  # (E, B, h, m, m)
-        if mask is not None:
-            scores = scores.masked_fill(mask, float("-inf"))
-        heads = torch.softmax(scores, dim=-1) @ v  # (E, B, h, m, dh)
-        if head_mask is not None:
-            heads = heads * head_mask[:, layer].to(heads.dtype)[:, None, :, None, None]
-        return heads.transpose(2, 3).flatten(-2)  # (E, B, m, d_hid)
+        W_O (`attention_heads`)."""
+        return attention_heads(H, self.W_QKV[:, layer], self.b_QKV[:, layer], self.config.heads,
+                               mask, None if head_mask is None else head_mask[:, layer])  # fmt: skip
+
+
+def attention_heads(
+    H: torch.Tensor,
+    W_QKV: torch.Tensor,
+    b_QKV: torch.Tensor,
+    heads: int,
+    mask: torch.Tensor | None = None,
+    head_mask: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Multi-head softmax attention of one layer, per member, before its output projection:
+    the concatenated head outputs (E, B, m, d_hid) of H (E, B, m, d_hid), head j in columns
+    ``j dh : (j+1) dh`` (dh = d_hid / heads), times ``head_mask[:, j]`` ((E, heads)) when given.
+    ``mask``: True where a query may not attend to a key, (m,) over keys or (m, m) (query, key).
+    The one attention of the encoder and of the decoder (`numerics.decoder`)."""
+    dh = H.shape[-1] // heads
+    qkv = linear(H, W_QKV, b_QKV)  # (E, B, m, 3 d_hid)
+    q, k, v = qkv.unflatten(-1, (3, heads, dh)).permute(3, 0, 1, 4, 2, 5)  # (E, B, h, m, dh)
+    scores = q @ k.transpose(-1, -2) / math.sqrt(dh)  # (E, B, h, m, m)
+    if mask is not None:
+        scores = scores.masked_fill(mask, float("-inf"))
+    out = torch.softmax(scores, dim=-1) @ v  # (E, B, h, m, dh)
+    if head_mask is not None:
+        out = out * head_mask.to(out.dtype)[:, None, :, None, None]
+    return out.transpose(2, 3).flatten(-2)  # (E, B, m, d_hid)
 
 
 def linear(x: torch.Tensor, W: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -215,7 +231,9 @@ def linear(x: torch.Tensor, W: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return y.unflatten(1, lead)
 
 
-def layer_norm(x: torch.Tensor, g: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+def layer_norm(
+    x: torch.Tensor, g: torch.Tensor, b: torch.Tensor, eps: float = LN_EPS
+) -> torch.Tensor:
     """Per member LayerNorm over the last axis with gain g and bias b of shape (E, K)."""
     shape = (x.shape[0],) + (1,) * (x.dim() - 2) + (x.shape[-1],)
-    return F.layer_norm(x, x.shape[-1:], eps=LN_EPS) * g.view(shape) + b.view(shape)
+    return F.layer_norm(x, x.shape[-1:], eps=eps) * g.view(shape) + b.view(shape)

@@ -22,7 +22,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,10 +56,13 @@ def member_prompts(
     q: int = 1,
     generator: torch.Generator,
     dtype: torch.dtype = torch.float32,
+    covariance: torch.Tensor | None = None,
+    layout: Callable[[SparsePrompts], torch.Tensor] = encoder_tokens,
 ) -> tuple[SparsePrompts, torch.Tensor, torch.Tensor]:
-    """``count`` fresh prompts per ensemble member, member e's labels with noise ``sigmas[e]``:
-    the prompts (fields (E, count, ...)), their encoder tokens (E, count, n + q, d + 1) and the
-    noiseless query labels ``x_q^T w*`` (E, count, q).
+    """``count`` fresh prompts per ensemble member, member e's labels with noise ``sigmas[e]``
+    (x ~ N(0, ``covariance``), I when None): the prompts (fields (E, count, ...)), their tokens
+    by ``layout`` (encoder tokens (E, count, n + q, d + 1) by default) and the noiseless query
+    labels ``x_q^T w*`` (E, count, q).
 
     >>> p, Z, clean = member_prompts((0.0, 0.5), 3, d=4, n=5, s=2, q=2,
     ...                              generator=torch.Generator().manual_seed(0))
@@ -67,7 +70,8 @@ def member_prompts(
     ((2, 3, 7, 5), (2, 3, 2), True)
     """
     parts = [
-        sample_sparse_regression(count, d, n, s, sigma, q=q, generator=generator, dtype=dtype)
+        sample_sparse_regression(count, d, n, s, sigma, q=q, generator=generator, dtype=dtype,
+                                 covariance=covariance)  # fmt: skip
         for sigma in sigmas
     ]
     prompts = SparsePrompts(
@@ -75,7 +79,7 @@ def member_prompts(
                                                                 "w_star"))
     )  # fmt: skip
     clean = (prompts.X_query @ prompts.w_star.unsqueeze(-1)).squeeze(-1)  # (E, count, q)
-    return prompts, encoder_tokens(prompts), clean
+    return prompts, layout(prompts), clean
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ w*)^2`` and the noise term drops out exactly (the ICL excess risk, reference §2
 - `ridge_gap`: one ensemble's excess risk against tuned ridge's on the same prompts, their
   paired gap and its SE (the claims' gate "beats tuned ridge at n = 10");
 - `masked_importance`: the head importance W (3.1) by masking (`head_importance`);
+  `importance_summary` adds the effective heads per layer and their bootstrap mean;
 - `layer_probe_errors` (Figures 1d, 5-8): per member, ridge probes from the query token's
   state after the embedding and after each layer to its label (`fit_probe`), fitted on one
   draw (noisy labels) and read on another (noiseless labels);
@@ -29,20 +30,23 @@ w*)^2`` and the noise term drops out exactly (the ICL excess risk, reference §2
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 from icl_verify.numerics.data import SparsePrompts
-from icl_verify.numerics.encoder import Encoder
+from icl_verify.numerics.decoder import Decoder
+from icl_verify.numerics.encoder import Encoder, encoder_tokens
 from icl_verify.numerics.encoder_analysis import (
     HeadImportance,
     PProbe,
+    effective_heads,
     fit_probe,
     head_importance,
     member_prompts,
     p_probe,
+    sorted_average,
 )
 from icl_verify.numerics.encoder_training import TrainedEncoders
 from icl_verify.numerics.sparse_regression import (
@@ -51,15 +55,17 @@ from icl_verify.numerics.sparse_regression import (
     oracle_tuned,
 )
 
-from icl_verify.statistics import mean_of_estimates, paired_difference
+from icl_verify.statistics import bootstrap_se, mean_of_estimates, paired_difference
 
 __all__ = [
     "BaselineComparison",
     "EvaluationPrompts",
+    "ImportanceSummary",
     "RidgeGap",
     "compare_with_baselines",
     "encoder_p_probe",
     "evaluation_prompts",
+    "importance_summary",
     "layer_probe_errors",
     "masked_importance",
     "noise_level_gap",
@@ -94,10 +100,13 @@ def evaluation_prompts(
     q: int = 1,
     seed: int,
     device: str = "cpu",
+    covariance: torch.Tensor | None = None,
+    layout: Callable[[SparsePrompts], torch.Tensor] = encoder_tokens,
 ) -> EvaluationPrompts:
     """``count`` fresh s-sparse prompts per member (`member_prompts`), member e's labels with
-    noise ``sigmas[e]``, drawn on the CPU from ``seed``; tokens and noiseless labels moved to
-    ``device``. The same seed gives the same prompts.
+    noise ``sigmas[e]``, x ~ N(0, ``covariance``) (I when None), drawn on the CPU from ``seed``;
+    tokens (by ``layout``, the encoder's by default) and noiseless labels moved to ``device``.
+    The same seed gives the same prompts.
 
     >>> p = evaluation_prompts((0.0, 0.5), 3, d=4, s=2, n=5, q=2, seed=7)
     >>> tuple(p.tokens.shape), tuple(p.clean.shape)
@@ -107,20 +116,24 @@ def evaluation_prompts(
     True
     """
     generator = torch.Generator().manual_seed(int(seed))
-    prompts, tokens, clean = member_prompts(sigmas, count, d=d, n=n, s=s, q=q, generator=generator)
+    prompts, tokens, clean = member_prompts(
+        sigmas, count, d=d, n=n, s=s, q=q, generator=generator, covariance=covariance,
+        layout=layout,
+    )  # fmt: skip
     return EvaluationPrompts(prompts, tokens.to(device), clean.to(device))
 
 
 def _prompts(trained: TrainedEncoders, count: int, n: int, q: int, seed: int, device: str):
-    """`evaluation_prompts` in the setting (d, s, member noise levels) of ``trained``."""
+    """`evaluation_prompts` in the setting (d, s, member noise levels, covariance, tokens) of
+    ``trained``."""
     training = trained.training
     return evaluation_prompts(
         training.member_sigmas, count, d=training.d, s=training.s, n=n, q=q, seed=seed,
-        device=device,
+        device=device, covariance=training.covariance(), layout=training.tokens,
     )  # fmt: skip
 
 
-def _squared_errors(model: Encoder, tokens: torch.Tensor, n: int, clean: torch.Tensor):
+def _squared_errors(model: Encoder | Decoder, tokens: torch.Tensor, n: int, clean: torch.Tensor):
     """(E, B) squared errors of the first query's prediction against its noiseless label."""
     with torch.no_grad():
         return ((model(tokens, n)[..., 0] - clean[..., 0]) ** 2).double().cpu().numpy()
@@ -141,11 +154,15 @@ def _float64(prompts: SparsePrompts) -> tuple[torch.Tensor, torch.Tensor, torch.
 
 
 def _same_setting(trained: Sequence[TrainedEncoders]) -> None:
-    settings = {(t.training.d, t.training.s, t.training.member_sigmas) for t in trained}
+    settings = {
+        (t.training.d, t.training.s, t.training.member_sigmas, t.training.zeta,
+         t.training.architecture)
+        for t in trained
+    }  # fmt: skip
     if len(settings) != 1:
         raise ValueError(
-            "trained must hold ensembles of one setting (d, s, member noise levels), "
-            f"got {sorted(settings)}"
+            "trained must hold ensembles of one setting (d, s, member noise levels, zeta, "
+            f"architecture), got {sorted(settings)}"
         )
 
 
@@ -202,12 +219,13 @@ def compare_with_baselines(
         _squared_errors(t.model(device), p.tokens[:, read], n, p.clean[:, read]) for t in trained
     ])  # fmt: skip
     X, y, w = _float64(p.prompts)
-    ols = least_squares_excess_risks(X, y, w)[0, :, read].numpy()
-    ridge = _tuned(least_squares_excess_risks(X, y, w, grid), n_tune)
+    covariance = trained[0].training.covariance()
+    ols = least_squares_excess_risks(X, y, w, covariance=covariance)[0, :, read].numpy()
+    ridge = _tuned(least_squares_excess_risks(X, y, w, grid, covariance), n_tune)
     lasso = np.full(ols.shape, np.nan)
     if lasso_tol is not None:
         try:
-            lasso = _tuned(lasso_excess_risks(X, y, w, grid, tol=lasso_tol), n_tune)
+            lasso = _tuned(lasso_excess_risks(X, y, w, grid, covariance, tol=lasso_tol), n_tune)
         except RuntimeError:  # no solver reached the tolerance: left out
             pass
     return BaselineComparison(encoders, ols, ridge, lasso)
@@ -250,7 +268,10 @@ def ridge_gap(
     (True, True)
     """
     p = _prompts(trained, 2 * count, n, 1, seed, device)
-    ridge = _tuned(least_squares_excess_risks(*_float64(p.prompts), grid), count)
+    ridge = _tuned(
+        least_squares_excess_risks(*_float64(p.prompts), grid, trained.training.covariance()),
+        count,
+    )
     errors = _squared_errors(trained.model(device), p.tokens[:, count:], n, p.clean[:, count:])
     gap, se = paired_difference(ridge.ravel(), errors.ravel())
     return RidgeGap(float(errors.mean()), float(ridge.mean()), float(gap), float(se))
@@ -273,6 +294,61 @@ def masked_importance(
     """
     p = _prompts(trained, count, n, 1, seed, device)
     return head_importance(trained.model(device), p.tokens, n, p.clean[..., 0])
+
+
+@dataclass(frozen=True, eq=False)
+class ImportanceSummary:
+    """`masked_importance` of an ensemble of E models with L layers and h heads, summarised.
+
+    Attributes:
+        importance: the `HeadImportance` (W (3.1), risk increases and SEs, (E, L, h)).
+        effective: (E, L) effective heads 1 / sum_j W_ij^2 per model and layer.
+        mean, se: (L,) their mean over the models and its bootstrap SE over models.
+        sorted: (L, h) App. B's aggregate (`sorted_average`).
+        pattern_share: the share of models with layer 1 at >= (1 + h)/2 effective heads and
+            every later layer at <= (1 + h)/2 (the midpoint between one head and all h).
+    """
+
+    importance: HeadImportance
+    effective: np.ndarray
+    mean: np.ndarray
+    se: np.ndarray
+    sorted: np.ndarray
+    pattern_share: float
+
+
+def importance_summary(
+    trained: TrainedEncoders,
+    n: int,
+    *,
+    count: int,
+    seed: int,
+    bootstrap: int,
+    rng: np.random.Generator,
+    device: str = "cpu",
+) -> ImportanceSummary:
+    """`masked_importance` (n examples, ``count`` prompts per member from ``seed``) with the
+    effective heads per layer (`effective_heads`), their mean over the models with a bootstrap
+    SE (``bootstrap`` resamples drawn from ``rng``), App. B's sorted average and the share of
+    models showing Chen et al.'s pattern (Figures 1c, 4, 9, 11).
+
+    >>> from icl_verify.numerics.encoder_training import EncoderTraining, train_encoders
+    >>> trained = train_encoders(EncoderTraining(d=4, s=2, d_hid=8, heads=2, layers=2,
+    ...     sigmas=(0.1,), replicates=2, lr=1e-3, steps=1, batch=4, validation_batch=4))
+    >>> summary = importance_summary(trained, 6, count=64, seed=0, bootstrap=50,
+    ...                              rng=np.random.default_rng(0))
+    >>> summary.effective.shape, summary.mean.shape, 0.0 <= summary.pattern_share <= 1.0
+    ((2, 2), (2,), True)
+    """
+    importance = masked_importance(trained, n, count=count, seed=seed, device=device)
+    effective = effective_heads(importance.weights)  # (E, layers)
+    middle = (1 + trained.training.heads) / 2
+    pattern = (effective[:, 0] >= middle) & np.all(effective[:, 1:] <= middle, axis=1)
+    return ImportanceSummary(
+        importance, effective, np.nanmean(effective, axis=0),
+        bootstrap_se(effective, bootstrap, rng), sorted_average(importance.weights),
+        float(pattern.mean()),
+    )  # fmt: skip
 
 
 def layer_probe_errors(

@@ -16,6 +16,10 @@ head identity, so each model's own W picks its head), then trains on with the sa
 
 `TrainedEncoders.arrays` / `TrainedEncoders.from_arrays` turn a result into plain numpy arrays
 and back, so a caller can store it.
+
+App. G (reference §2.7) trains through the same class: ``architecture="decoder"`` trains the
+GPT-2-style decoder (`numerics.decoder`) on interleaved prompts, its loss (G.1) at the q
+positions after the first n = k - 1 examples; ``zeta`` > 0 draws x ~ N(0, I + zeta 11^T).
 """
 
 from __future__ import annotations
@@ -29,8 +33,12 @@ from typing import ClassVar
 
 import numpy as np
 import torch
+from icl_verify.numerics.data import SparsePrompts
+from icl_verify.numerics.decoder import Decoder, DecoderConfig
 from icl_verify.numerics.encoder import Encoder, EncoderConfig
-from icl_verify.numerics.trainer import SparseRegressionTask, TrainConfig, train
+from icl_verify.numerics.trainer import TOKEN_LAYOUTS, SparseRegressionTask, TrainConfig, train
+
+from icl_verify.covariance import equicorrelated_covariance
 
 __all__ = [
     "EncoderTraining",
@@ -63,6 +71,8 @@ class EncoderTraining:
     heads: int  # h
     layers: int  # encoder blocks
     mask_queries: bool = False  # the mask M of (2.2) (the paper does not say; reference §7.7)
+    architecture: str = "encoder"  # "encoder" (§3) or "decoder" (App. G)
+    zeta: float = 0.0  # x ~ N(0, I + zeta 11^T) (App. G); 0: isotropic
     sigmas: tuple[float, ...]  # noise standard deviations, one member each per replicate
     replicates: int = 1  # independent models per sigma
     lr: float  # Adam learning rate
@@ -87,17 +97,32 @@ class EncoderTraining:
     def member_sigmas(self) -> tuple[float, ...]:
         return tuple(float(s) for s in self.sigmas) * self.replicates
 
-    def model_config(self) -> EncoderConfig:
+    def model_config(self) -> EncoderConfig | DecoderConfig:
+        E = len(self.member_sigmas)
+        if self.architecture == "decoder":  # positions: the training prompt's 2 (n + q) tokens
+            return DecoderConfig(d=self.d, d_hid=self.d_hid, heads=self.heads, layers=self.layers,
+                                 positions=2 * (self.n + self.q), ensemble=E)  # fmt: skip
         return EncoderConfig(
             d=self.d, d_hid=self.d_hid, heads=self.heads, layers=self.layers,
-            mask_queries=self.mask_queries, ensemble=len(self.member_sigmas),
+            mask_queries=self.mask_queries, ensemble=E,
         )  # fmt: skip
 
     def tasks(self) -> tuple[SparseRegressionTask, ...]:
         return tuple(
-            SparseRegressionTask(self.d, self.n, self.q, self.s, sigma)
+            SparseRegressionTask(self.d, self.n, self.q, self.s, sigma, self.zeta,
+                                 self.architecture)  # fmt: skip
             for sigma in self.member_sigmas
         )
+
+    def tokens(self, prompts: SparsePrompts) -> torch.Tensor:
+        """``prompts`` laid out for this training's model (`numerics.trainer.TOKEN_LAYOUTS`)."""
+        return TOKEN_LAYOUTS[self.architecture](prompts)
+
+    def covariance(self) -> torch.Tensor | None:
+        """The covariates' covariance I + zeta 11^T (float64), None when isotropic."""
+        if not self.zeta:
+            return None
+        return torch.as_tensor(equicorrelated_covariance(self.d, self.zeta))
 
     def train_config(self, device: str, steps: int | None = None) -> TrainConfig:
         return TrainConfig(
@@ -127,8 +152,8 @@ class TrainedEncoders:
     test_loss: np.ndarray
     train_seconds: float = math.nan
 
-    def model(self, device: str = "cpu", dtype: torch.dtype = torch.float32) -> Encoder:
-        """The trained ensemble as an `Encoder` (member e at index e)."""
+    def model(self, device: str = "cpu", dtype: torch.dtype = torch.float32) -> Encoder | Decoder:
+        """The trained ensemble as an `Encoder` (or `Decoder`), member e at index e."""
         config = self.training.model_config()
         model = config.build([self.training.seed + e for e in range(config.ensemble)])
         model.load_state_dict({k: torch.from_numpy(np.asarray(v)) for k, v in self.state.items()})

@@ -1,10 +1,11 @@
 """Online training of an ensemble of attention models on fresh in-context regression prompts.
 
-Two architectures train here, each from its config (``config.build(seeds)``): the one-layer
+Three architectures train here, each from its config (``config.build(seeds)``): the one-layer
 attention of He et al. (`numerics.models.MultiHeadAttention`, `AttentionConfig`) on linear
 regression prompts, and the multi-layer encoder of Chen et al. (`numerics.encoder.Encoder`,
-`EncoderConfig`) on sparse-regression prompts (`SparseRegressionTask`: loss at the q query
-positions, reference chen2024 §2.1). A task says how its prompts are drawn and how a model
+`EncoderConfig`) and their App. G decoder (`numerics.decoder.Decoder`, `DecoderConfig`) on
+sparse-regression prompts (`SparseRegressionTask`: loss at the q query positions, reference
+chen2024 §2.1, §2.7). A task says how its prompts are drawn and how a model
 predicts from them (`task.predict(model, Z)`).
 
 As in He et al. (2025) §0.5 (the authors' notebook): every step draws a fresh batch of prompts,
@@ -60,11 +61,13 @@ from icl_verify.numerics.data import (
     multitask_regression_sampler,
     sparse_regression_sampler,
 )
+from icl_verify.numerics.decoder import Decoder, DecoderConfig, decoder_tokens
 from icl_verify.numerics.encoder import Encoder, EncoderConfig, encoder_tokens
 from icl_verify.numerics.models import AttentionConfig, MultiHeadAttention
 from tqdm.auto import tqdm
 
 from icl_verify._files import write_atomic
+from icl_verify.covariance import check_zeta, equicorrelated_covariance
 from icl_verify.devices import DEVICE_PATTERN, resolve_device
 from icl_verify.processes import stop_workers, worker_setup
 
@@ -149,33 +152,54 @@ class MultiTaskRegressionTask:
 class SparseRegressionTask:
     """Prompts of `numerics.data.sample_sparse_regression` as encoder tokens (reference chen2024
     §2.1: d = 16, s = 4, n = 12 examples, q = 4 queries, w* ~ N(0, I) on its support); the
-    loss is the squared error at the q query positions."""
+    loss is the squared error at the q query positions.
+
+    App. G (reference §2.7): ``zeta`` > 0 draws x ~ N(0, I + zeta 11^T)
+    (`icl_verify.covariance.equicorrelated_covariance`); ``tokens="decoder"`` lays the prompt
+    out for the decoder (`numerics.decoder.decoder_tokens`), whose loss at the q = n_G - k + 1
+    positions after the first n = k - 1 examples is (G.1) divided by q (a constant factor:
+    Adam's steps do not change with it, up to its epsilon).
+    """
 
     d: int = 16  # covariate dimension
     n: int = 12  # labelled examples per prompt
     q: int = 4  # queries per prompt (label slot 0)
     s: int = 4  # support size of w*
     sigma: float = 0.1  # label-noise standard deviation
+    zeta: float = 0.0  # x ~ N(0, I + zeta 11^T) (App. G); 0: isotropic
+    tokens: str = "encoder"  # "encoder" (2.3) or "decoder" (interleaved, App. G)
+
+    def __post_init__(self) -> None:
+        check_zeta(self.zeta)
+        if self.tokens not in TOKEN_LAYOUTS:
+            raise ValueError(f"tokens must be one of {sorted(TOKEN_LAYOUTS)}, got {self.tokens!r}")
 
     def sampler(self, device: torch.device, dtype: torch.dtype) -> Sampler:
-        """``draw(batch, generator)``: tokens (batch, n + q, d + 1) and query labels (batch, q),
-        with no host synchronisation."""
+        """``draw(batch, generator)``: tokens (batch, n + q, d + 1) (encoder) or
+        (batch, 2 (n + q), d) (decoder) and query labels (batch, q), with no host
+        synchronisation."""
+        covariance = None  # zeta = 0 leaves the isotropic draws exactly as they were
+        if self.zeta:
+            covariance = torch.as_tensor(equicorrelated_covariance(self.d, self.zeta))
         draw = sparse_regression_sampler(
-            self.d, self.n, self.s, self.sigma, q=self.q, device=device, dtype=dtype
-        )
+            self.d, self.n, self.s, self.sigma, q=self.q, device=device, dtype=dtype,
+            covariance=covariance,
+        )  # fmt: skip
+        layout = TOKEN_LAYOUTS[self.tokens]
 
-        def tokens(batch: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        def laid_out(batch: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
             prompts = draw(batch, generator)
-            return encoder_tokens(prompts), prompts.y_query
+            return layout(prompts), prompts.y_query
 
-        return tokens
+        return laid_out
 
-    def predict(self, model: Encoder, Z: torch.Tensor) -> torch.Tensor:
+    def predict(self, model: Encoder | Decoder, Z: torch.Tensor) -> torch.Tensor:
         return model(Z, self.n)
 
 
+TOKEN_LAYOUTS = {"encoder": encoder_tokens, "decoder": decoder_tokens}
 Task = LinearRegressionTask | MultiTaskRegressionTask | SparseRegressionTask
-ModelConfig = AttentionConfig | EncoderConfig
+ModelConfig = AttentionConfig | EncoderConfig | DecoderConfig
 
 
 # ---------------------------------------------------------------------------------------------
@@ -278,7 +302,7 @@ class TrainResult:
     ran as a replayed CUDA graph (False on the CPU, with ``cuda_graph=False``, or when the
     capture failed and the plain launches went on)."""
 
-    model: MultiHeadAttention | Encoder
+    model: MultiHeadAttention | Encoder | Decoder
     history: TrainHistory
     cuda_graph: bool = False
 
@@ -379,14 +403,23 @@ def _fingerprint(
 def _check_tasks(model_config: ModelConfig, tasks: tuple) -> None:
     """ValueError unless every member's task fits its model and all share one prompt shape."""
     for t in tasks:
-        if isinstance(model_config, EncoderConfig):
+        if isinstance(model_config, EncoderConfig | DecoderConfig):
             first = tasks[0]
-            fits = isinstance(t, SparseRegressionTask) and t.d == model_config.d
+            layout = "encoder" if isinstance(model_config, EncoderConfig) else "decoder"
+            fits = (
+                isinstance(t, SparseRegressionTask)
+                and t.d == model_config.d
+                and t.tokens == layout
+                and (layout == "encoder" or 2 * (t.n + t.q) <= model_config.positions)
+            )
             if not fits or (t.n, t.q) != (first.n, first.q):
                 raise ValueError(
-                    f"task must be a SparseRegressionTask with d = {model_config.d} and share "
-                    f"n = {first.n} and q = {first.q}, got {t!r}"
-                )
+                    f"task must be a SparseRegressionTask with d = {model_config.d} and "
+                    f"{layout} tokens"
+                    + ("" if layout == "encoder" else
+                       f" (at most {model_config.positions} of them)")
+                    + f" and share n = {first.n} and q = {first.q}, got {t!r}"
+                )  # fmt: skip
         elif isinstance(t, SparseRegressionTask) or (
             t.d + t.n_labels != model_config.d_embed or t.L != tasks[0].L
         ):
