@@ -7,6 +7,8 @@ n = 10); outside it the checks are inconclusive by design and the figure says so
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 from icl_verify.figures.style import (
     PALETTE,
@@ -27,9 +29,31 @@ def _colors(heads) -> dict[int, str]:
 
 def _model_text(params) -> str:
     return (
-        f"d={params.d}, s={params.s}, d_hid={params.d_hid}, {params.layers} layers, "
+        f"d={params.d}, s={params.s}, d_hid={params.d_hid}, {_depth_text(params)}, "
         f"{training_text(params)}, {params.replicates} model(s) per σ"
     )
+
+
+def setting_labels(figure_data) -> list[str]:
+    """A label per setting of an importance claim naming the fields that vary across the
+    settings (h when none does), e.g. "ζ = 0.4, h = 4", from its ``setting_*`` arrays.
+
+    >>> setting_labels({"setting_zeta": [0.0, 0.4], "setting_heads": [4, 4],
+    ...                 "setting_layers": [3, 3]})
+    ['ζ = 0', 'ζ = 0.4']
+    """
+    names = (("zeta", "ζ"), ("heads", "h"), ("layers", "L"))
+    columns = {name: np.asarray(figure_data[f"setting_{name}"]) for name, _ in names}
+    varying = [n for n, _ in names if len(set(columns[n].tolist())) > 1] or ["heads"]
+    symbol = dict(names)
+    return [", ".join(f"{symbol[n]} = {columns[n][i]:g}" for n in varying)
+            for i in range(len(columns["heads"]))]  # fmt: skip
+
+
+def _depth_text(params) -> str:
+    depths = np.atleast_1d(params.layers)
+    return f"L = {depths[0]} layers" if depths.size == 1 else \
+        f"L in {{{', '.join(str(L) for L in depths)}}} layers"  # fmt: skip
 
 
 def _regime_text(data) -> str:
@@ -39,17 +63,21 @@ def _regime_text(data) -> str:
 
 
 def figure_heads(params, prediction, measurement):
-    """Figures 1b/3: excess risk against n per sigma, each h beside OLS, ridge and Lasso."""
+    """Figures 1b/3: excess risk against n, rows sigma, columns depth L: each h beside OLS,
+    ridge and Lasso."""
     data = measurement.figure_data
     n = np.asarray(data["n"])
-    sigmas = params.sigmas
-    figure, axes = new_figure(len(sigmas), 1, width=max(3.6, 6.5 / len(sigmas)), height=3.2)
+    sigmas, depths = params.sigmas, params.layers
+    # one row of sigmas at one depth; else the paper's grid: a row per sigma, a column per L
+    ncols, nrows = (len(sigmas), 1) if len(depths) == 1 else (len(depths), len(sigmas))
+    figure, axes = new_figure(ncols, nrows, width=3.6, height=3.0)
+    panels = [(k, L) for k in range(len(sigmas)) for L in depths]  # row-major, as axes.flat
     colors = _colors(params.heads)
-    for k, (sigma, axis) in enumerate(zip(sigmas, axes.flatten(), strict=True)):
+    top = 1.3 * prediction.figure_data["null_risk"]
+    for index, ((k, L), axis) in enumerate(zip(panels, axes.flatten(), strict=True)):
         for h in params.heads:
-            measured(axis, n, data[f"h{h}_mean"][k], data[f"h{h}_se"][k], f"h = {h}",
+            measured(axis, n, data[f"L{L}_h{h}_mean"][k], data[f"L{L}_h{h}_se"][k], f"h = {h}",
                      color=colors[h], ls="-", ms=3)  # fmt: skip
-        top = 1.3 * prediction.figure_data["null_risk"]
         for name, label, color, style in _BASELINES:
             mean = np.asarray(data[f"{name}_mean"][k], dtype=float)
             off = n[mean > top]  # min-norm OLS near n = d: infinite expected risk
@@ -58,76 +86,113 @@ def figure_heads(params, prediction, measurement):
             axis.plot(n, np.where(mean > top, np.nan, mean), style, color=color, label=label)
         axis.axvspan(n.min(), params.few_shot, color=REFERENCE, alpha=0.08, lw=0,
                      label=f"few shots (n ≤ {params.few_shot})")  # fmt: skip
-        axis.set(xlabel="in-context examples n", title=f"σ = {sigma:g}",
-                 ylabel="excess risk" if k == 0 else None, ylim=(0, top))  # fmt: skip
-        axis.legend(fontsize=6.5)
+        reached = "" if data[f"L{L}_regime_reached"] else " (NOT in the regime)"
+        axis.set(xlabel="in-context examples n", title=f"σ = {sigmas[k]:g}, L = {L}{reached}",
+                 ylabel="excess risk" if index % ncols == 0 else None, ylim=(0, top))
+        axis.title.set_fontsize(8)
+        if index == 0:
+            axis.legend(fontsize=6.5)
     figure.suptitle(f"ICL excess risk, ±2 SE: {_regime_text(data)}\n"
                     f"{_model_text(params)}", fontsize=8)  # fmt: skip
     return figure
 
 
 def figure_importance(params, prediction, measurement):
-    """Figures 1c/4: per h > 1, App. B's sorted average of W and the effective heads per layer
-    of every model beside their mean and the thresholds (1 + h)/2."""
-    data = measurement.figure_data
-    multi = [h for h in params.heads if h > 1]
-    figure, axes = new_figure(2, len(multi), width=3.8, height=3.0)
-    axes = np.atleast_2d(axes)
-    layers = np.arange(1, params.layers + 1)
-    for row, h in enumerate(multi):
-        heat, eff_axis = axes[row]
-        average = np.asarray(data[f"h{h}_sorted"])
-        image = heat.imshow(average, cmap="viridis", vmin=0, vmax=1, aspect="auto")
-        for (i, j), value in np.ndenumerate(average):
-            heat.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=7,
+    """Figures 1c, 4, 9, 11: per setting (h, depth, design) App. B's sorted average of W (3.1),
+    each layer labelled with its mean effective heads 1/ΣW² ± SE against the threshold
+    (1 + h)/2 (`validation.claims.chen2024._importance`), up to four settings per row."""
+    data, fig = measurement.figure_data, prediction.figure_data
+    labels = setting_labels(fig)
+    S = len(labels)
+    ncols = min(S, 4)
+    figure, axes = new_figure(ncols, -(-S // ncols), width=4.2, height=3.0)
+    layer_1, later = measurement.values["layer_1"], measurement.values["later_layers"]
+    offset = 0
+    for i, (axis, label) in enumerate(zip(axes.flat, labels, strict=False)):
+        h, L = int(fig["setting_heads"][i]), int(fig["setting_layers"][i])
+        mean = np.concatenate([[layer_1.value[i]], later.value[offset : offset + L - 1]])
+        se = np.concatenate([[layer_1.error[i]], later.error[offset : offset + L - 1]])
+        offset += L - 1
+        reached = bool(data[f"s{i}_regime_reached"])
+        average = np.asarray(data[f"s{i}_sorted"])
+        image = axis.imshow(average, cmap="viridis", vmin=0, vmax=1, aspect="auto")
+        for (r, c), value in np.ndenumerate(average):
+            axis.text(c, r, f"{value:.2f}", ha="center", va="center", fontsize=6.5,
                       color="white" if value < 0.5 else "black")  # fmt: skip
-        heat.set(xticks=range(h), xticklabels=[f"#{j + 1}" for j in range(h)],
-                 yticks=range(params.layers), yticklabels=[f"layer {i}" for i in layers],
-                 xlabel="head, ranked within its layer",
-                 title=f"h = {h}: W sorted per row, mean over models")  # fmt: skip
-        figure.colorbar(image, ax=heat, fraction=0.05)
-        effective = np.asarray(data[f"h{h}_effective"])
-        for model in effective:
-            eff_axis.plot(layers, model, "-", color=REFERENCE, lw=0.7, alpha=0.6)
-        index = multi.index(h)
-        values = [measurement.values["layer_1"], measurement.values["later_layers"]]
-        mean = np.concatenate([[values[0].value[index]], np.asarray(values[1].value[index])])
-        se = np.concatenate([[values[0].error[index]], np.asarray(values[1].error[index])])
-        finite = np.isfinite(se) & (se < h)
-        measured(eff_axis, layers[finite], mean[finite], se[finite],
-                 "mean over models, ±3 SE (bootstrap)", k=3)  # fmt: skip
-        eff_axis.axhline((1 + h) / 2, color=REFERENCE, ls="--", lw=1,
-                         label="threshold (1 + h)/2")  # fmt: skip
-        eff_axis.set(xlabel="layer", ylabel="effective heads 1/ΣW²", xticks=layers,
-                     ylim=(0.5, h + 0.5),
-                     title=f"grey: single models ({data[f'h{h}_pattern_share']:.0%} show the "
-                     "pattern)")  # fmt: skip
-        eff_axis.legend(fontsize=6.5)
-    figure.suptitle(f"Head importance (3.1) at n = 10: {_regime_text(data)}\n"
-                    f"{_model_text(params)}", fontsize=8)  # fmt: skip
+        ticks = [f"layer {k + 1}: {m:.2f}" + (f" ± {e:.2f}" if reached else "")
+                 for k, (m, e) in enumerate(zip(mean, se, strict=True))]  # fmt: skip
+        axis.set(xticks=range(h), xticklabels=[f"#{j + 1}" for j in range(h)],
+                 yticks=range(L), yticklabels=ticks, xlabel="head, ranked within its layer",
+                 title=f"{label}: {data[f's{i}_pattern_share']:.0%} of models show the "
+                       f"pattern\n{'in' if reached else 'NOT in'} the paper's regime; "
+                       f"threshold (1 + h)/2 = {(1 + h) / 2:g}")  # fmt: skip
+        axis.title.set_fontsize(7.5)
+        axis.grid(False)
+        figure.colorbar(image, ax=axis, fraction=0.05)
+    for axis in axes.flat[S:]:
+        axis.set_visible(False)
+    text = ("Head importance W (3.1) at n = 10, rows sorted and averaged over models; y labels: "
+            "mean effective heads 1/ΣW² per layer (± SE in the regime); "
+            f"{_regime_text(data)}; {_model_text(params)}")  # fmt: skip
+    figure.suptitle(textwrap.fill(text, 62 * ncols), fontsize=8)
     return figure
 
 
-def figure_prune(params, prediction, measurement):
+def figure_prune(params, prediction, measurement, depths=None):
     """Figures 1d/5-8: probe excess risk per representation for the pruned, unpruned and
-    1-head models (mean over models, ±2 SE)."""
+    1-head models, a row per pruned (h, L) (of ``depths``, default every depth), the mean
+    over all models (±2 SE) then each sigma's models."""
     data = measurement.figure_data
-    figure, axis = new_figure(1, 1, width=6.8, height=3.6)
-    axis = np.asarray(axis).flatten()[0]
-    x = np.arange(params.layers + 1)
-    h = max(params.heads)
-    for (name, label), color in zip(
-        (("pruned", f"pruned h = {h}, fine-tuned {params.prune_steps} steps"),
-         ("unpruned", f"h = {h}"), ("one_head", "h = 1")), PALETTE, strict=False,
-    ):  # fmt: skip
-        measured(axis, x, data[f"{name}_mean"], data[f"{name}_se"], label, color=color, ls="-")
-    axis.set(xticks=x, xticklabels=["input"] + [f"layer {i}" for i in x[1:]],
-             ylabel=f"probe excess risk (ridge λ = {params.probe_lam:g})",
-             ylim=(0, 1.2 * prediction.figure_data["null_risk"]))  # fmt: skip
-    axis.legend(fontsize=7)
-    figure.suptitle(f"Pruning and probing, ±2 SE\n{_regime_text(data)}\n{_model_text(params)}",
-                    fontsize=8)  # fmt: skip
+    settings = [(h, L) for h, L in params.settings() if depths is None or L in depths]
+    columns = ["all σ"] + ([f"σ = {sigma:g}" for sigma in params.sigmas]
+                           if len(params.sigmas) > 1 else [])  # fmt: skip
+    figure, axes = new_figure(len(columns), len(settings), width=3.3 if len(columns) > 1 else 6,
+                              height=3.0)  # fmt: skip
+    top = 1.2 * prediction.figure_data["null_risk"]
+    for row, (h, L) in enumerate(settings):
+        key, x = f"h{h}_L{L}", np.arange(L + 1)
+        names = (("pruned", f"pruned h = {h}, fine-tuned {params.prune_steps} steps"),
+                 ("unpruned", f"h = {h}"), ("one_head", "h = 1"))  # fmt: skip
+        for col, axis in enumerate(axes[row]):
+            for (name, label), color in zip(names, PALETTE, strict=False):
+                if col == 0:
+                    measured(axis, x, data[f"{key}_{name}_mean"], data[f"{key}_{name}_se"],
+                             label, color=color, ls="-")  # fmt: skip
+                else:
+                    axis.plot(x, np.asarray(data[f"{key}_{name}_per_sigma"])[col - 1], "o-",
+                              color=color, ms=3, label=label)  # fmt: skip
+            reached = "" if data[f"L{L}_regime_reached"] else ", NOT in the regime"
+            axis.set(xticks=x, xticklabels=["input"] + [f"layer {i}" for i in x[1:]],
+                     ylabel="probe excess risk" if col == 0 else None, ylim=(0, top),
+                     title=f"h = {h}, L = {L}: {columns[col]}{reached}")  # fmt: skip
+            axis.title.set_fontsize(8)
+            axis.tick_params(axis="x", labelsize=7, rotation=30)
+        axes[row][0].legend(fontsize=6.5)
+    figure.suptitle(f"Pruning and probing (ridge probes λ = {params.probe_lam:g}), ±2 SE\n"
+                    f"{_regime_text(data)}\n{_model_text(params)}", fontsize=8)  # fmt: skip
     return figure
+
+
+def _figure_at_depth(depth: int):
+    """Figure 5, 6, 7 or 8: `figure_prune` at L = ``depth``, or at the preset's first depth
+    when it does not train that one (the title says so)."""
+
+    def draw(params, prediction, measurement):
+        drawn = depth if depth in params.layers else params.layers[0]
+        figure = figure_prune(params, prediction, measurement, depths=(drawn,))
+        if drawn != depth:
+            figure.text(0.5, 0.0, f"The paper's figure is at L = {depth}; this preset trains "
+                        f"L in {list(params.layers)}, so L = {drawn} is drawn.", ha="center",
+                        va="bottom", fontsize=8, color="#aa0000")  # fmt: skip
+        return figure
+
+    draw.__name__ = draw.__qualname__ = f"figure_at_L{depth}"
+    return draw
+
+
+#: Chen et al.'s pruning figures and their depths (reference chen2024 §5).
+PRUNING_DEPTHS = {5: 3, 6: 4, 7: 5, 8: 6}
+figure_5, figure_6, figure_7, figure_8 = (_figure_at_depth(L) for L in PRUNING_DEPTHS.values())
 
 
 def figure_pprobe(params, prediction, measurement):

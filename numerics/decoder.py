@@ -145,8 +145,9 @@ class Decoder(nn.Module):
             "W_R": (E, K), "b_R": (E,),
         }  # fmt: skip
         values = {name: torch.zeros(shape) for name, shape in shapes.items()}
-        normal = {"W_pos": INIT_STD, "W_QKV": INIT_STD, "W_1": INIT_STD,
-                  "W_O": INIT_STD / math.sqrt(2 * N), "W_2": INIT_STD / math.sqrt(2 * N)}  # fmt: skip
+        scaled = INIT_STD / math.sqrt(2 * N)  # GPT-2: each block's two output projections
+        normal = {"W_pos": INIT_STD, "W_QKV": INIT_STD, "W_1": INIT_STD, "W_O": scaled,
+                  "W_2": scaled}  # fmt: skip
         uniform = {"W_in": D, "b_in": D, "W_R": K, "b_R": K}  # nn.Linear: +-1/sqrt(fan_in)
         for e, seed in enumerate(seeds):  # member e's weights from its own seed, in a fixed order
             generator = torch.Generator().manual_seed(int(seed))

@@ -195,8 +195,9 @@ class Encoder(nn.Module):
     ) -> torch.Tensor:
         """Block `layer`'s concatenated head outputs (E, B, m, d_hid) for its input H, before
         W_O (`attention_heads`)."""
+        per_layer = None if head_mask is None else head_mask[:, layer]  # (E, h)
         return attention_heads(H, self.W_QKV[:, layer], self.b_QKV[:, layer], self.config.heads,
-                               mask, None if head_mask is None else head_mask[:, layer])  # fmt: skip
+                               mask, per_layer)  # fmt: skip
 
 
 def attention_heads(

@@ -25,7 +25,6 @@ Presets (times on one core of this 2-core CPU, `benchmarks/encoder_size_study.py
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,18 +48,14 @@ REGIME_WHY = (
 
 
 @dataclass(frozen=True, kw_only=True)
-class EncoderParams(Params):
-    """The trained encoders: data model, architecture, members and Adam (reference §2.1)."""
+class TrainedParams(Params):
+    """What every trained-model claim of Chen et al. shares: the data model, the width, the
+    members and Adam (reference §2.1), and the regime gate's prompts. A subclass says which
+    trainings it reads (`trainings`)."""
 
     d: int = param(16, help="covariate dimension d", low=1)
     s: int = param(4, help="sparsity s: non-zero coordinates of w* (N(0, 1) each)", low=1)
-    n_train: int = param(12, help="labelled examples per training prompt", low=1)
-    q_train: int = param(4, help="queries per training prompt (the loss is on them)", low=1)
     d_hid: int = param(help="hidden width (each head has d_hid / h dimensions)", low=1)
-    layers: int = param(help="encoder blocks", low=1)
-    heads: tuple[int, ...] = param(
-        help="numbers of heads h trained, one ensemble each (1 must be among them)", low=1
-    )
     sigmas: tuple[float, ...] = param(
         help="label-noise standard deviations, one model each per replicate", low=0
     )
@@ -78,6 +73,55 @@ class EncoderParams(Params):
     def validate(self) -> None:
         if self.s > self.d:
             raise ParameterError(f"s must be an integer in [1, d={self.d}], got {self.s}")
+
+    @property
+    def member_sigmas(self) -> tuple[float, ...]:
+        return tuple(float(s) for s in self.sigmas) * self.replicates
+
+    def trainings(self) -> tuple[numerics.EncoderTraining, ...]:
+        """Every training the claim reads."""
+        raise NotImplementedError
+
+    def footprint(self) -> Footprint:
+        """The largest batch of prompts an ensemble holds: the training batch or an
+        evaluation's prompts (the tuning and the reading prompts are drawn together), per
+        member, each with every layer's states, the FFN's and the attention scores, kept for
+        the backward pass (float32)."""
+        trainings = self.trainings()
+        members = len(self.sigmas) * self.replicates
+        evaluated = getattr(self, "n_tune", 0) + getattr(self, "n_prompts", 0)
+        held = max(evaluated, *(getattr(self, name, 1) for name in
+                                ("batch", "n_regime", "n_fit", "n_importance")))  # fmt: skip
+        tokens = max(
+            *(t.model_config().positions if t.architecture == "decoder" else t.n + t.q
+              for t in trainings),
+            getattr(self, "n_probe", 0) + getattr(self, "q_probe", 0),
+        )  # fmt: skip
+        layers = max(t.layers for t in trainings)
+        per_token = (layers + 5) * self.d_hid + max(t.heads for t in trainings) * tokens
+        return Footprint.of_tensor(
+            (members * held, "prompts"), (tokens, "tokens"), (per_token, "numbers per token"),
+            temporaries=2, itemsize=4,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True, kw_only=True)
+class EncoderParams(TrainedParams):
+    """The trained encoders: data model, architecture, members and Adam (reference §2.1)."""
+
+    n_train: int = param(12, help="labelled examples per training prompt", low=1)
+    q_train: int = param(4, help="queries per training prompt (the loss is on them)", low=1)
+    layers: tuple[int, ...] = param(
+        help="depths L (encoder blocks) trained, one ensemble per (h, L); increasing", low=1
+    )
+    heads: tuple[int, ...] = param(
+        help="numbers of heads h trained, one ensemble per (h, L) (1 must be among them)", low=1
+    )
+
+    def validate(self) -> None:
+        super().validate()
+        if tuple(sorted(set(self.layers))) != tuple(self.layers):
+            raise ParameterError(f"layers must be increasing, got {list(self.layers)}")
         for h in self.heads:
             if self.d_hid % h:
                 raise ParameterError(f"heads must divide d_hid = {self.d_hid}, got {h}")
@@ -88,40 +132,22 @@ class EncoderParams(Params):
         if tuple(sorted(set(self.heads))) != tuple(self.heads):
             raise ParameterError(f"heads must be increasing, got {list(self.heads)}")
 
-    @property
-    def member_sigmas(self) -> tuple[float, ...]:
-        return tuple(float(s) for s in self.sigmas) * self.replicates
-
-    def footprint(self) -> Footprint:
-        """The largest batch of prompts an encoder ensemble holds: the training batch or an
-        evaluation's prompts (the tuning and the reading prompts are drawn together), per
-        member, each with every layer's states, the FFN's and the attention scores, kept for
-        the backward pass (float32)."""
-        members = len(self.sigmas) * self.replicates
-        evaluated = getattr(self, "n_tune", 0) + getattr(self, "n_prompts", 0)
-        held = max(evaluated, *(getattr(self, name, 1) for name in
-                                ("batch", "n_regime", "n_fit", "n_importance")))  # fmt: skip
-        tokens = max(self.n_train + self.q_train,
-                     getattr(self, "n_probe", 0) + getattr(self, "q_probe", 0))  # fmt: skip
-        per_token = (self.layers + 5) * self.d_hid + max(self.heads) * tokens
-        return Footprint.of_tensor(
-            (members * held, "prompts"), (tokens, "tokens"), (per_token, "numbers per token"),
-            temporaries=2, itemsize=4,
-        )  # fmt: skip
+    def trainings(self) -> tuple[numerics.EncoderTraining, ...]:
+        return all_trainings(self)
 
 
 TRAINING_PRESETS: dict[str, dict[str, Any]] = {
     "smoke": dict(
-        d_hid=8, layers=2, heads=(1, 2), sigmas=(0.1,), replicates=2, lr=1e-3, steps=60,
+        d_hid=8, layers=(2,), heads=(1, 2), sigmas=(0.1,), replicates=2, lr=1e-3, steps=60,
         batch=16, checkpoint_every=30, n_regime=32,
     ),
     "quick": dict(
-        d_hid=32, layers=3, heads=(1, 4), sigmas=(0.1,), replicates=3, lr=1e-3, steps=8000,
+        d_hid=32, layers=(3,), heads=(1, 4), sigmas=(0.1,), replicates=3, lr=1e-3, steps=8000,
         checkpoint_every=1000, n_regime=256,
     ),
     "paper": dict(
-        d_hid=256, layers=4, heads=(1, 2, 4, 8), sigmas=PAPER_SIGMAS, replicates=1, lr=1e-4,
-        steps=320_000, checkpoint_every=10_000, n_regime=1024,
+        d_hid=256, layers=(3, 4, 5, 6), heads=(1, 2, 4, 8), sigmas=PAPER_SIGMAS, replicates=1,
+        lr=1e-4, steps=320_000, checkpoint_every=10_000, n_regime=1024,
     ),
 }  # fmt: skip
 
@@ -131,34 +157,37 @@ def encoder_presets(params: type[EncoderParams], **own: dict[str, Any]) -> dict[
     return {name: params(**TRAINING_PRESETS[name], **own[name]) for name in TRAINING_PRESETS}
 
 
-def training(params: EncoderParams, heads: int) -> numerics.EncoderTraining:
-    """The training of the h = ``heads`` ensemble of ``params``.
+def training(params: TrainedParams, heads: int, **setting) -> numerics.EncoderTraining:
+    """The training of the h = ``heads`` ensemble of ``params``; ``setting`` sets the fields
+    the recipe does not (App. G: ``layers``, ``zeta``, ``s``, ``architecture``, ``n``, ``q``).
 
     >>> from icl_verify.validation.registry import select_claims
     >>> claims = select_claims(["CZZ-HEADS", "CZZ-IMPORTANCE", "CZZ-PRUNE", "CZZ-PPROBE"])
     >>> len({t for c in claims for t in c.trains(c.presets["quick"])})  # shared by the claims
     2
     """
-    fields = {f.name: getattr(params, f.name) for f in dataclasses.fields(EncoderParams)}
-    return numerics.EncoderTraining(
-        d=fields["d"], s=fields["s"], n=fields["n_train"], q=fields["q_train"],
-        d_hid=fields["d_hid"], heads=heads, layers=fields["layers"],
-        sigmas=tuple(fields["sigmas"]), replicates=fields["replicates"], lr=fields["lr"],
-        steps=fields["steps"], batch=fields["batch"], seed=fields["train_seed"],
-        log_every=max(fields["steps"] // 40, 1), checkpoint_every=fields["checkpoint_every"],
+    recipe = dict(
+        d=params.d, s=params.s, d_hid=params.d_hid, sigmas=tuple(params.sigmas),
+        replicates=params.replicates, lr=params.lr, steps=params.steps, batch=params.batch,
+        seed=params.train_seed, log_every=max(params.steps // 40, 1),
+        checkpoint_every=params.checkpoint_every,
     )  # fmt: skip
+    if isinstance(params, EncoderParams):
+        recipe |= dict(n=params.n_train, q=params.q_train)
+    return numerics.EncoderTraining(heads=heads, **(recipe | setting))
 
 
 def all_trainings(params: EncoderParams) -> tuple[numerics.EncoderTraining, ...]:
-    """``Claim.trains`` of a claim reading every h: one training per h."""
-    return tuple(training(params, h) for h in params.heads)
+    """``Claim.trains`` of a claim reading every (h, L): depth by depth, h in increasing order."""
+    return tuple(training(params, h, layers=L) for L in params.layers for h in params.heads)
 
 
-def trained_ensembles(params: EncoderParams, runtime, heads=None) -> dict:
-    """The trained ensembles, h -> `numerics.TrainedEncoders`, for every h of ``params`` or
-    for ``heads``, trained in increasing h."""
+def trained_ensembles(params: EncoderParams, runtime, layers: int, heads=None) -> dict:
+    """The trained ensembles of depth ``layers``, h -> `numerics.TrainedEncoders`, for every h
+    of ``params`` or for ``heads``, trained in increasing h."""
     return {
-        h: runtime.trained(training(params, h)) for h in (params.heads if heads is None else heads)
+        h: runtime.trained(training(params, h, layers=layers))
+        for h in (params.heads if heads is None else heads)
     }
 
 
@@ -211,21 +240,42 @@ def gated(estimate: Estimate, regime: Regime, scale: float) -> Estimate:
     return Estimate(estimate.value, error, estimate.error_kind)
 
 
-def regime_data(regime: Regime) -> dict:
+def regime_data(regime: Regime, prefix: str = "") -> dict:
+    """The gate's numbers as figure data, keys ``{prefix}regime_*`` (one prefix per gate)."""
     return {
-        "regime_risk": regime.risk, "regime_ridge": regime.ridge, "regime_gap": regime.gap,
-        "regime_gap_se": regime.gap_se, "regime_reached": float(regime.reached),
+        f"{prefix}regime_risk": regime.risk, f"{prefix}regime_ridge": regime.ridge,
+        f"{prefix}regime_gap": regime.gap, f"{prefix}regime_gap_se": regime.gap_se,
+        f"{prefix}regime_reached": float(regime.reached),
     }  # fmt: skip
 
 
-def regime_line(params: EncoderParams, data) -> str:
-    state = "reached" if data["regime_reached"] else "NOT reached: inconclusive by design"
+def depth_gates(params: EncoderParams, runtime, ensembles: dict) -> tuple[dict, dict]:
+    """One gate per depth L (its h_max models, ``ensembles[L][h_max]``): L -> `Regime`, and
+    their figure data (``L{L}_regime_*``, and ``regime_reached`` when every depth reached it)."""
+    gates = {L: regime(params, runtime, by_h[max(by_h)]) for L, by_h in ensembles.items()}
+    data = {"regime_reached": float(all(g.reached for g in gates.values()))}
+    for L, gate in gates.items():
+        data |= regime_data(gate, f"L{L}_")
+    return gates, data
+
+
+def regime_line(heads: int, data, prefix: str = "", what: str = "") -> str:
+    """The gate in words: the h = ``heads`` models (``what``) against tuned ridge."""
+    reached = data[f"{prefix}regime_reached"]
+    state = "reached" if reached else "NOT reached: inconclusive by design"
     return (
-        f"Paper's regime ({state}): h = {max(params.heads)} models' excess risk at n = 10 "
-        f"{data['regime_risk']:.3f} vs tuned ridge {data['regime_ridge']:.3f} (gap "
-        f"{data['regime_gap']:+.3f} ± {data['regime_gap_se']:.3f}). "
-        + ("" if data["regime_reached"] else DECIDING_SIZE)
+        f"Paper's regime{what} ({state}): h = {heads} models' excess risk at n = 10 "
+        f"{data[f'{prefix}regime_risk']:.3f} vs tuned ridge {data[f'{prefix}regime_ridge']:.3f} "
+        f"(gap {data[f'{prefix}regime_gap']:+.3f} ± {data[f'{prefix}regime_gap_se']:.3f})."
     )
+
+
+def depth_regime_lines(params: EncoderParams, data) -> str:
+    """`regime_line` per depth, then why the quick size cannot decide when a gate is shut."""
+    lines = [regime_line(max(params.heads), data, f"L{L}_", f" at L = {L}") for L in params.layers]
+    if not data["regime_reached"]:
+        lines.append(DECIDING_SIZE)
+    return " ".join(lines)
 
 
 DECIDING_SIZE = (

@@ -39,12 +39,11 @@ from icl_verify.validation.claims.chen2024._encoders import (
     REGIME_WHY,
     EncoderParams,
     all_trainings,
+    depth_gates,
+    depth_regime_lines,
     encoder_presets,
     gated,
     per_sigma_se,
-    regime,
-    regime_data,
-    regime_line,
     trained_ensembles,
 )
 from icl_verify.validation.paper_figures import PaperFigure
@@ -79,44 +78,57 @@ class HeadsParams(EncoderParams):
 
 
 def predict_heads(params: HeadsParams) -> Prediction:
-    """The paper's ordering: every paired gap >= 0 (Figures 1b, 3)."""
-    k = len(params.sigmas)
+    """The paper's ordering: every paired gap >= 0 (Figures 1b, 3), per depth."""
+    D, k = len(params.layers), len(params.sigmas)
     return Prediction(
         values={
-            "more_heads": np.zeros((len(params.heads) - 1, k)),
-            "beats_ols": np.zeros(k),
-            "beats_ridge": np.zeros(k),
+            "more_heads": np.zeros((D, len(params.heads) - 1, k)),
+            "beats_ols": np.zeros((D, k)),
+            "beats_ridge": np.zeros((D, k)),
         },
         figure_data={"null_risk": float(params.s)},
     )
 
 
 def measure_heads(params: HeadsParams, runtime) -> Measurement:
-    """Per n: fresh prompts per member, each h's squared errors, OLS, tuned ridge and Lasso."""
-    trained = trained_ensembles(params, runtime)
-    gate = regime(params, runtime, trained[max(params.heads)])
+    """Per n: fresh prompts per member, every (h, L) ensemble's squared errors, OLS, tuned
+    ridge and Lasso on them (the baselines once for all depths)."""
+    ensembles = {L: trained_ensembles(params, runtime, L) for L in params.layers}
+    gates, data = depth_gates(params, runtime, ensembles)
+    models = [(L, h) for L in params.layers for h in params.heads]
     per_n = []
     for i, n in enumerate(runtime.progress(params.n_eval, "n")):
         compared = numerics.compare_with_baselines(
-            list(trained.values()), n, n_tune=params.n_tune, n_read=params.n_prompts, grid=GRID,
-            lasso_tol=LASSO_TOL, seed=runtime.seed_for(f"prompts-{i}"), device=runtime.device,
+            [ensembles[L][h] for L, h in models], n, n_tune=params.n_tune,
+            n_read=params.n_prompts, grid=GRID, lasso_tol=LASSO_TOL,
+            seed=runtime.seed_for(f"prompts-{i}"), device=runtime.device,
         )  # fmt: skip
         per_n.append([*compared.encoders, compared.ols, compared.ridge, compared.lasso])
-    names = [f"h{h}" for h in params.heads] + ["ols", "ridge", "lasso"]
+    names = [f"L{L}_h{h}" for L, h in models] + ["ols", "ridge", "lasso"]
     errors = dict(zip(names, np.stack(per_n, axis=2), strict=True))  # each (E, n, prompts)
     R, few = params.replicates, np.asarray(params.n_eval) <= params.few_shot
-    pairs = [  # over every n
-        numerics.noise_level_gap(errors[f"h{a}"], errors[f"h{b}"], R)
-        for a, b in itertools.pairwise(params.heads)
-    ]
-    values = {"more_heads": Estimate([p[0] for p in pairs], [p[1] for p in pairs])}
-    for name in ("ols", "ridge"):  # at few shots, against the h_max models
-        gap = numerics.noise_level_gap(errors[name][:, few], errors[names[-4]][:, few], R)
-        values[f"beats_{name}"] = gated(Estimate(*gap), gate, float(params.s))
-    data = {"n": np.asarray(params.n_eval, dtype=float)} | regime_data(gate)
+    more, beats = [], {"ols": [], "ridge": []}
+    for L in params.layers:
+        pairs = [  # over every n
+            numerics.noise_level_gap(errors[f"L{L}_h{a}"], errors[f"L{L}_h{b}"], R)
+            for a, b in itertools.pairwise(params.heads)
+        ]
+        more.append(Estimate([p[0] for p in pairs], [p[1] for p in pairs]))
+        top = errors[f"L{L}_h{max(params.heads)}"][:, few]
+        for name in beats:  # at few shots, against the h_max models
+            gap = numerics.noise_level_gap(errors[name][:, few], top, R)
+            beats[name].append(gated(Estimate(*gap), gates[L], float(params.s)))
+    values = {"more_heads": _stack(more)} | {f"beats_{k}": _stack(v) for k, v in beats.items()}
+    data["n"] = np.asarray(params.n_eval, dtype=float)
     for name, value in errors.items():  # per sigma and n: mean over replicates and prompts
         data[f"{name}_mean"], data[f"{name}_se"] = per_sigma_se(*mean_se(value), params)
     return Measurement(values=values, figure_data=data)
+
+
+def _stack(estimates: list[Estimate]) -> Estimate:
+    """Per-depth estimates as one, depth first."""
+    return Estimate(np.stack([np.asarray(e.value) for e in estimates]),
+                    np.stack([np.asarray(e.error) for e in estimates]))  # fmt: skip
 
 
 def checks_heads(params: HeadsParams) -> tuple[Check, ...]:
@@ -128,37 +140,40 @@ def checks_heads(params: HeadsParams) -> tuple[Check, ...]:
     )
     return (
         Check("more_heads", Inequality("at_least", why, max_z=MAX_Z),
-              "risk(h_k) − risk(h_{k+1}) per σ, mean over n ≥ 0"),
+              "risk(h_k) − risk(h_{k+1}) per depth and σ, mean over n ≥ 0"),
         Check("beats_ols", Inequality("at_least", why, max_z=MAX_Z),
-              f"risk(OLS) − risk(h_max), n ≤ {params.few_shot} ≥ 0"),
+              f"risk(OLS) − risk(h_max) per depth, n ≤ {params.few_shot} ≥ 0"),
         Check("beats_ridge", Inequality("at_least", why, max_z=MAX_Z),
-              f"risk(ridge) − risk(h_max), n ≤ {params.few_shot} ≥ 0"),
+              f"risk(ridge) − risk(h_max) per depth, n ≤ {params.few_shot} ≥ 0"),
     )  # fmt: skip
 
 
 def heads_beat_ols_by_the_null_risk(params: HeadsParams, prediction: Prediction) -> Prediction:
     """Wrong: transformers beat OLS at few shots by three null risks 3s (OLS's own risk is
     about s(1 - n/d) + noise for n < d, so no model can)."""
-    return prediction.with_values(beats_ols=np.full(len(params.sigmas), 3.0 * params.s))
+    shape = (len(params.layers), len(params.sigmas))
+    return prediction.with_values(beats_ols=np.full(shape, 3.0 * params.s))
 
 
 def table_heads(params: HeadsParams, prediction: Prediction, measurement: Measurement) -> str:
     data = measurement.figure_data
-    names = [f"h{h}" for h in params.heads] + ["ols", "ridge", "lasso"]
-    head = (
-        "| σ | n | " + " | ".join(f"h = {n[1:]}" if n.startswith("h") else n for n in names) + " |"
-    )
-    rows = [
-        regime_line(params, data), "",
-        f"Figures 1b/3 (d={params.d}, s={params.s}, d_hid={params.d_hid}, {params.layers} "
-        f"layers, {params.steps} steps, {params.replicates} model(s) per σ): excess risk ± SE, "
-        f"{params.n_prompts} prompts per member and n.", "", head,
-        "|" + "---|" * (len(names) + 2),
-    ]  # fmt: skip
-    for k, sigma in enumerate(params.sigmas):
-        for i, n in enumerate(params.n_eval):
-            cells = [f"{data[f'{m}_mean'][k][i]:.3f} ± {data[f'{m}_se'][k][i]:.3f}" for m in names]
-            rows.append(f"| {sigma:g} | {n} | " + " | ".join(cells) + " |")
+    models = [f"L{{L}}_h{h}" for h in params.heads]
+    head = "| σ | n | " + " | ".join(f"h = {h}" for h in params.heads) + " | ols | ridge | lasso |"
+    rows = [depth_regime_lines(params, data), ""]
+    for L in params.layers:
+        names = [m.format(L=L) for m in models] + ["ols", "ridge", "lasso"]
+        rows += [
+            f"Figures 1b/3 at L = {L} (d={params.d}, s={params.s}, d_hid={params.d_hid}, "
+            f"{params.steps} steps, {params.replicates} model(s) per σ): excess risk ± SE, "
+            f"{params.n_prompts} prompts per member and n.", "", head,
+            "|" + "---|" * (len(names) + 2),
+        ]  # fmt: skip
+        for k, sigma in enumerate(params.sigmas):
+            for i, n in enumerate(params.n_eval):
+                cells = [f"{data[f'{m}_mean'][k][i]:.3f} ± {data[f'{m}_se'][k][i]:.3f}"
+                         for m in names]  # fmt: skip
+                rows.append(f"| {sigma:g} | {n} | " + " | ".join(cells) + " |")
+        rows.append("")
     return "\n".join(rows)
 
 
@@ -207,7 +222,7 @@ CLAIM_HEADS = Claim(
             "trained_encoders:figure_heads",
             "ICL curves as 1b on a grid: rows sigma in {0, .1, .2, .4, .8}, columns L in "
             "{3, 4, 5, 6}",
-            "CZZ-HEADS's figure: one depth (the preset's L; the depth grid is not yet drawn)",
+            "CZZ-HEADS's figure: the same grid over the preset's depths",
         ),
     ),
 )

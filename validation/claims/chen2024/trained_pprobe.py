@@ -24,11 +24,11 @@ from icl_verify.validation.claim import (
     Source,
 )
 from icl_verify.validation.claims.chen2024._encoders import (
+    DECIDING_SIZE,
     MAX_Z,
     PAPER,
     REGIME_WHY,
     EncoderParams,
-    all_trainings,
     encoder_presets,
     gated,
     per_sigma_se,
@@ -36,9 +36,10 @@ from icl_verify.validation.claims.chen2024._encoders import (
     regime_data,
     regime_line,
     trained_ensembles,
+    training,
 )
 from icl_verify.validation.paper_figures import PaperFigure
-from icl_verify.validation.params import param
+from icl_verify.validation.params import ParameterError, param
 
 from icl_verify import numerics
 from icl_verify.statistics import mean_se
@@ -57,6 +58,21 @@ class PProbeParams(EncoderParams):
     rates: tuple[float, ...] = param(PAPER_RATES, help="learning-rate grid", low=0, low_open=True)
     n_tune: int = param(help="prompts per member choosing the rate", low=2)
     n_prompts: int = param(help="prompts per member where the paths are read", low=2)
+    probe_depth: int = param(
+        help="depth L of the models probed (one of layers; the paper does not say)", low=1
+    )
+
+    def validate(self) -> None:
+        super().validate()
+        if self.probe_depth not in self.layers:
+            raise ParameterError(
+                f"probe_depth must be one of layers {list(self.layers)}, got {self.probe_depth}"
+            )
+
+
+def _probed_trainings(params: PProbeParams) -> tuple:
+    """``Claim.trains``: every h at the probed depth."""
+    return tuple(training(params, h, layers=params.probe_depth) for h in params.heads)
 
 
 def predict_pprobe(params: PProbeParams) -> Prediction:
@@ -69,7 +85,7 @@ def predict_pprobe(params: PProbeParams) -> Prediction:
 
 def measure_pprobe(params: PProbeParams, runtime) -> Measurement:
     """Layer-1 query states of the long prompts, GD on them per h, paired final gaps."""
-    trained = trained_ensembles(params, runtime)
+    trained = trained_ensembles(params, runtime, params.probe_depth)
     gate = regime(params, runtime, trained[max(params.heads)])
     steps = np.unique(np.round(np.linspace(0, params.gd_steps, params.records + 1))).astype(int)
     finals, data = {}, regime_data(gate) | {"steps": steps.astype(float)}
@@ -108,8 +124,10 @@ def pprobe_far_apart(params: PProbeParams, prediction: Prediction) -> Prediction
 def table_pprobe(params: PProbeParams, prediction: Prediction, measurement: Measurement) -> str:
     data = measurement.figure_data
     rows = [
-        regime_line(params, data), "",
-        f"Figure 2b: P-probing (n = {params.n_probe}, q = {params.q_probe}, layer-1 query "
+        regime_line(max(params.heads), data, what=f" at L = {params.probe_depth}")
+        + ("" if data["regime_reached"] else " " + DECIDING_SIZE), "",
+        f"Figure 2b, L = {params.probe_depth}: P-probing (n = {params.n_probe}, "
+        f"q = {params.q_probe}, layer-1 query "
         f"states, {params.gd_steps} GD steps), final excess risk ± SE per σ; chosen rates per "
         "model in brackets.", "",
         "| σ | " + " | ".join(f"h = {h}" for h in params.heads) + " |",
@@ -128,9 +146,9 @@ def table_pprobe(params: PProbeParams, prediction: Prediction, measurement: Meas
 
 PPROBE_PRESETS = encoder_presets(
     PProbeParams,
-    smoke=dict(gd_steps=100, records=5, n_tune=32, n_prompts=64),
-    quick=dict(gd_steps=3000, n_tune=256, n_prompts=512),
-    paper=dict(gd_steps=9000, n_tune=1024, n_prompts=1024),  # reference §2.5
+    smoke=dict(gd_steps=100, records=5, n_tune=32, n_prompts=64, probe_depth=2),
+    quick=dict(gd_steps=3000, n_tune=256, n_prompts=512, probe_depth=3),
+    paper=dict(gd_steps=9000, n_tune=1024, n_prompts=1024, probe_depth=4),  # reference §2.5
 )
 
 CLAIM_PPROBE = Claim(
@@ -146,7 +164,7 @@ CLAIM_PPROBE = Claim(
     figure="trained_encoders:figure_pprobe",
     table=table_pprobe,
     wrong=pprobe_far_apart,
-    trains=all_trainings,
+    trains=_probed_trainings,
     summary=(
         "GD on the layer-1 query states of n = 117, q = 11 prompts, rate from the paper's "
         "grid: final risk(h = 1) − risk(h) ≥ 0"

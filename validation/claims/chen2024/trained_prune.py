@@ -1,14 +1,16 @@
 """CZZ-PRUNE of Chen, Zhao, Zou (2024) §3, App. B (Figures 1d, 5-8): a trained encoder pruned to
 layer 1 whole and one head per later layer probes like the unpruned one, a 1-head model does not.
 
-Each h_max model of `_encoders` pruned to every head of layer 1 and its own most important head
-in each later layer, fine-tuned; ridge probes (lambda ``probe_lam``) from the query token after
-the embedding and after each layer to the query label; per layer >= 1 the pruned model's probe
-risk is closer to the unpruned model's than the 1-head model's is:
-|one - unpruned| - |pruned - unpruned| >= 0.
+At every depth L, each model of `_encoders` with h in ``prune_heads`` (the paper: 4 and 8)
+pruned to every head of layer 1 and its own most important head in each later layer,
+fine-tuned; ridge probes (lambda ``probe_lam``) from the query token after the embedding and
+after each layer to the query label; per layer >= 1 the pruned model's probe risk is closer to
+the unpruned model's than the 1-head model's is: |one - unpruned| - |pruned - unpruned| >= 0.
+Figures 5-8 (one per depth) give these per h, the sigma-average beside each sigma.
 
-Judged only for models in the paper's regime (`_encoders.regime`); outside it the measurement
-carries the null risk s as uncertainty, so it reads inconclusive, never a contradiction.
+Judged only for models in the paper's regime (`_encoders.depth_gates`, per depth); outside it
+the measurement carries the null risk s as uncertainty, so it reads inconclusive, never a
+contradiction.
 """
 
 from __future__ import annotations
@@ -32,17 +34,16 @@ from icl_verify.validation.claims.chen2024._encoders import (
     REGIME_WHY,
     EncoderParams,
     all_trainings,
+    depth_gates,
+    depth_regime_lines,
     encoder_presets,
     gated,
     per_sigma,
-    regime,
-    regime_data,
-    regime_line,
     trained_ensembles,
     training,
 )
 from icl_verify.validation.paper_figures import PaperFigure
-from icl_verify.validation.params import param
+from icl_verify.validation.params import ParameterError, param
 
 from icl_verify import numerics
 from icl_verify.statistics import mean_se, paired_difference
@@ -57,46 +58,68 @@ class PruneParams(EncoderParams):
     n_fit: int = param(help="prompts per member fitting each probe", low=2)
     n_prompts: int = param(help="prompts per member reading each probe", low=2)
     probe_lam: float = param(1e-3, help="ridge penalty of the probes (on the weights)", low=0)
+    prune_heads: tuple[int, ...] = param(help="the h > 1 pruned (the paper: 4 and 8)", low=2)
+
+    def validate(self) -> None:
+        super().validate()
+        if not set(self.prune_heads) <= set(self.heads):
+            raise ParameterError(
+                f"prune_heads must be among heads {list(self.heads)}, got {list(self.prune_heads)}"
+            )
+
+    def settings(self) -> list[tuple[int, int]]:
+        """(h, L) pruned, h first (a row per h in Figures 5-8)."""
+        return [(h, L) for h in self.prune_heads for L in self.layers]
 
 
 def predict_prune(params: PruneParams) -> Prediction:
+    """Per (h, L) and layer >= 1: the pruned model no farther from the unpruned than h = 1."""
     return Prediction(
-        values={"closer": np.zeros(params.layers)},
+        values={"closer": np.zeros(sum(L for _, L in params.settings()))},
         figure_data={"null_risk": float(params.s)},
     )
 
 
 def measure_prune(params: PruneParams, runtime) -> Measurement:
-    """Prune the h_max models by their own W, fine-tune (cached), probe the three models."""
-    h = max(params.heads)
-    trained = trained_ensembles(params, runtime, [h, 1])
-    gate = regime(params, runtime, trained[h])
-    importance = numerics.masked_importance(
-        trained[h], EVAL_N, count=params.n_importance, seed=runtime.seed_for("importance"),
-        device=runtime.device,
-    )  # fmt: skip
-    kept = numerics.pruned_heads(importance.weights)
-    kept = tuple(tuple(tuple(row) for row in member) for member in kept.tolist())
-    pruned = runtime.trained(numerics.PrunedTraining(training(params, h), kept, params.prune_steps))
+    """Per (h, L): prune the models by their own W, fine-tune (cached), probe the three."""
+    ensembles = {L: trained_ensembles(params, runtime, L) for L in params.layers}
+    gates, data = depth_gates(params, runtime, ensembles)
     probe = dict(
         n_fit=params.n_fit, n_read=params.n_prompts, lam=params.probe_lam,
         fit_seed=runtime.seed_for("probe-fit"), read_seed=runtime.seed_for("probe-read"),
         device=runtime.device,
     )  # fmt: skip
-    errors = {
-        name: numerics.layer_probe_errors(model, EVAL_N, **probe)
-        for name, model in (("pruned", pruned), ("unpruned", trained[h]), ("one_head", trained[1]))
-    }  # each (E, layers + 1, prompts)
-    data = regime_data(gate) | {"kept": kept}
-    for name, value in errors.items():
-        data[f"{name}_mean"] = value.mean(axis=(0, 2))  # (layers + 1,)
-        data[f"{name}_se"] = mean_se(value.mean(axis=0))[1]
-        data[f"{name}_per_sigma"] = per_sigma(value.mean(axis=2), params)  # (sigmas, layers+1)
-    unpruned = errors["unpruned"].mean(axis=0)  # (layers + 1, prompts): mean over the members
-    one, one_se = paired_difference(errors["one_head"].mean(axis=0), unpruned)
-    near, near_se = paired_difference(errors["pruned"].mean(axis=0), unpruned)
-    closer = Estimate((np.abs(one) - np.abs(near))[1:], (one_se + near_se)[1:])
-    return Measurement(values={"closer": gated(closer, gate, float(params.s))}, figure_data=data)
+    closer = []
+    for h, L in params.settings():
+        trained = ensembles[L]
+        importance = numerics.masked_importance(
+            trained[h], EVAL_N, count=params.n_importance, seed=runtime.seed_for("importance"),
+            device=runtime.device,
+        )  # fmt: skip
+        kept = numerics.pruned_heads(importance.weights)
+        kept = tuple(tuple(tuple(row) for row in member) for member in kept.tolist())
+        pruned = runtime.trained(
+            numerics.PrunedTraining(training(params, h, layers=L), kept, params.prune_steps)
+        )
+        errors = {
+            name: numerics.layer_probe_errors(model, EVAL_N, **probe)
+            for name, model in (("pruned", pruned), ("unpruned", trained[h]),
+                                ("one_head", trained[1]))
+        }  # each (E, L + 1, prompts)  # fmt: skip
+        key = f"h{h}_L{L}"
+        data[f"{key}_kept"] = np.asarray(kept)
+        for name, value in errors.items():
+            data[f"{key}_{name}_mean"] = value.mean(axis=(0, 2))  # (L + 1,)
+            data[f"{key}_{name}_se"] = mean_se(value.mean(axis=0))[1]
+            data[f"{key}_{name}_per_sigma"] = per_sigma(value.mean(axis=2), params)  # (σ, L + 1)
+        unpruned = errors["unpruned"].mean(axis=0)  # (L + 1, prompts): mean over the members
+        one, one_se = paired_difference(errors["one_head"].mean(axis=0), unpruned)
+        near, near_se = paired_difference(errors["pruned"].mean(axis=0), unpruned)
+        estimate = Estimate((np.abs(one) - np.abs(near))[1:], (one_se + near_se)[1:])
+        closer.append(gated(estimate, gates[L], float(params.s)))
+    value = Estimate(np.concatenate([np.atleast_1d(e.value) for e in closer]),
+                     np.concatenate([np.atleast_1d(e.error) for e in closer]))  # fmt: skip
+    return Measurement(values={"closer": value}, figure_data=data)
 
 
 def checks_prune(params: PruneParams) -> tuple[Check, ...]:
@@ -107,41 +130,48 @@ def checks_prune(params: PruneParams) -> tuple[Check, ...]:
     )
     return (
         Check("closer", Inequality("at_least", why, max_z=MAX_Z),
-              "per layer ≥ 1: |1-head − unpruned| − |pruned − unpruned|"),
+              "per (h, L) and layer ≥ 1: |1-head − unpruned| − |pruned − unpruned|"),
     )  # fmt: skip
 
 
 def prune_far_apart(params: PruneParams, prediction: Prediction) -> Prediction:
     """Wrong: the pruned model is closer than the 1-head model by three null risks (every
     probe risk here is at most about s, so no gap reaches 3s)."""
-    return prediction.with_values(closer=np.full(params.layers, 3.0 * params.s))
+    return prediction.with_values(closer=np.full(len(prediction.values["closer"]),
+                                                  3.0 * params.s))  # fmt: skip
 
 
 def table_prune(params: PruneParams, prediction: Prediction, measurement: Measurement) -> str:
     data = measurement.figure_data
-    h = max(params.heads)
-    rows = [
-        regime_line(params, data), "",
-        f"Figure 1d / 5-8: probe excess risk (ridge λ = {params.probe_lam:g}, query token, "
-        f"{params.n_fit} fitting and {params.n_prompts} reading prompts per model), mean over "
-        f"the models; pruned = h = {h} with layer 1 whole and one head per later layer, "
-        f"fine-tuned {params.prune_steps} steps.", "",
-        "| representation | pruned | unpruned | 1 head |", "|---|---|---|---|",
-    ]  # fmt: skip
-    for i in range(params.layers + 1):
-        where = "embedding" if i == 0 else f"after layer {i}"
-        cells = [f"{data[f'{m}_mean'][i]:.3f} ± {data[f'{m}_se'][i]:.3f}"
-                 for m in ("pruned", "unpruned", "one_head")]  # fmt: skip
-        rows.append(f"| {where} | " + " | ".join(cells) + " |")
+    rows = [depth_regime_lines(params, data), ""]
+    for h, L in params.settings():
+        key = f"h{h}_L{L}"
+        rows += [
+            f"Figures 1d / 5-8, h = {h}, L = {L}: probe excess risk (ridge λ = "
+            f"{params.probe_lam:g}, query token, {params.n_fit} fitting and {params.n_prompts} "
+            "reading prompts per model), mean over the models; pruned = layer 1 whole and one "
+            f"head per later layer, fine-tuned {params.prune_steps} steps.", "",
+            "| representation | pruned | unpruned | 1 head |", "|---|---|---|---|",
+        ]  # fmt: skip
+        for i in range(L + 1):
+            where = "embedding" if i == 0 else f"after layer {i}"
+            cells = [f"{data[f'{key}_{m}_mean'][i]:.3f} ± {data[f'{key}_{m}_se'][i]:.3f}"
+                     for m in ("pruned", "unpruned", "one_head")]  # fmt: skip
+            rows.append(f"| {where} | " + " | ".join(cells) + " |")
+        rows.append("")
     return "\n".join(rows)
 
 
+#: The paper's pruning figures and their depths (reference §5).
+PRUNING_FIGURES = {5: 3, 6: 4, 7: 5, 8: 6}
+
 PRUNE_PRESETS = encoder_presets(
     PruneParams,
-    smoke=dict(n_importance=64, prune_steps=20, n_fit=64, n_prompts=64),
-    quick=dict(n_importance=1024, prune_steps=1000, n_fit=1024, n_prompts=1024),
+    smoke=dict(n_importance=64, prune_steps=20, n_fit=64, n_prompts=64, prune_heads=(2,)),
+    quick=dict(n_importance=1024, prune_steps=1000, n_fit=1024, n_prompts=1024,
+               prune_heads=(4,)),
     paper=dict(n_importance=8192, prune_steps=60_000, n_fit=8192,
-               n_prompts=8192),
+               n_prompts=8192, prune_heads=(4, 8)),
 )  # fmt: skip
 
 CLAIM_PRUNE = Claim(
@@ -165,16 +195,17 @@ CLAIM_PRUNE = Claim(
         "unpruned than the 1-head model is"
     ),
     catalogue=(2, 3),
-    paper_figures=(
+    paper_figures=tuple(
         PaperFigure(
-            6,
+            number,
             ("CZZ-PRUNE",),
-            "trained_encoders:figure_prune",
-            "pruning and probing at L = 4: rows h in {4, 8}; the sigma-average then each sigma; "
-            "pruned h, h and h = 1",
-            "CZZ-PRUNE's figure at the preset's depth (paper: L = 4, this figure's; quick: L = 3, "
-            "smoke: 2)",
-        ),
+            f"trained_encoders:figure_{number}",
+            f"pruning and probing at L = {depth}: rows h in {{4, 8}}; the sigma-average then "
+            "each sigma; pruned h, h and h = 1",
+            f"CZZ-PRUNE's panels at L = {depth} (the paper preset trains it; another preset "
+            "draws its first depth)",
+        )
+        for number, depth in PRUNING_FIGURES.items()
     ),
 )
 

@@ -1,0 +1,142 @@
+"""Head importance of trained ensembles, the measurement of CZZ-IMPORTANCE (Figures 1c, 4),
+CZZ-G-DECODER (Figure 9) and CZZ-G-CORRELATED (Figure 11): one declaration, read for a list of
+trainings (`numerics.EncoderTraining`, one "setting" each: its h, depth, design, architecture).
+
+Per setting, W (3.1) by masking each head at n = 10, q = 1 and the effective heads 1/ΣW² per
+layer, mean over the setting's models with a bootstrap SE (`numerics.importance_summary`).
+The paper's pattern as two rules per setting: layer 1 at >= (1 + h)/2 effective heads and every
+later layer at <= (1 + h)/2 (the midpoint between "one head" and "all h").
+
+Each setting is judged only in the paper's regime: the h_max ensemble of its group (the same
+training with the largest h of the list) beats tuned ridge at n = 10 (`_encoders.regime`);
+outside it its numbers carry the whole range h_max of effective heads as uncertainty, so they
+read inconclusive, never a contradiction. (Effective heads lie in (0, h]: masking a head can
+lower the risk, so W may have negative entries and 1/ΣW² may fall below 1; it is <= h by
+Cauchy-Schwarz, the row summing to 1.)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import numpy as np
+from icl_verify.validation.claim import Check, Estimate, Inequality, Measurement, Prediction
+from icl_verify.validation.claims.chen2024._encoders import (
+    EVAL_N,
+    MAX_Z,
+    REGIME_WHY,
+    Regime,
+    gated,
+    regime,
+    regime_data,
+    regime_line,
+)
+
+from icl_verify import numerics
+
+#: The fields that tell settings apart (`figures.trained_encoders.setting_labels` names them).
+SETTING_FIELDS = ("zeta", "heads", "layers")
+
+
+def _gate_training(training, trainings) -> numerics.EncoderTraining:
+    """The h_max training of ``training``'s group (same fields but h)."""
+    return dataclasses.replace(training, heads=max(t.heads for t in trainings))
+
+
+def predict_importance(trainings: Sequence) -> Prediction:
+    """The thresholds (1 + h)/2: one for layer 1 per setting, one per later layer (flattened
+    over the settings, in order)."""
+    middle = np.array([(1 + t.heads) / 2 for t in trainings])
+    later = np.concatenate([np.full(t.layers - 1, (1 + t.heads) / 2) for t in trainings])
+    return Prediction(
+        values={"layer_1": middle, "later_layers": later},
+        figure_data={
+            f"setting_{name}": np.array([getattr(t, name) for t in trainings], dtype=float)
+            for name in SETTING_FIELDS
+        },
+    )
+
+
+def measure_importance(params, runtime, trainings: Sequence) -> Measurement:
+    """Per setting: W (3.1) of every model on the same prompts, the effective heads per layer,
+    gated by its group's regime; figure data keyed ``s{i}_...`` per setting i."""
+    gates: dict = {}
+    for t in trainings:  # one gate per group, its h_max ensemble against tuned ridge
+        key = _gate_training(t, trainings)
+        if key not in gates:
+            gates[key] = regime(params, runtime, runtime.trained(key))
+    scale = float(max(t.heads for t in trainings))  # 1/ΣW² lies in (0, h_max]
+    first, later, data = [], [], {}
+    for i, t in enumerate(trainings):
+        summary = numerics.importance_summary(
+            runtime.trained(t), EVAL_N, count=params.n_prompts, seed=runtime.seed_for("masking"),
+            bootstrap=params.bootstrap, rng=runtime.rng(f"bootstrap-{i}"), device=runtime.device,
+        )  # fmt: skip
+        gate: Regime = gates[_gate_training(t, trainings)]
+        first.append(gated(Estimate(summary.mean[0], summary.se[0]), gate, scale))
+        later.append(gated(Estimate(summary.mean[1:], summary.se[1:]), gate, scale))
+        importance = summary.importance
+        data |= {
+            f"s{i}_weights": importance.weights, f"s{i}_delta": importance.delta,
+            f"s{i}_delta_se": importance.delta_se, f"s{i}_intact": importance.intact,
+            f"s{i}_effective": summary.effective, f"s{i}_sorted": summary.sorted,
+            f"s{i}_pattern_share": summary.pattern_share,
+        } | regime_data(gate, f"s{i}_")  # fmt: skip
+    data["regime_reached"] = float(all(g.reached for g in gates.values()))
+    values = {
+        "layer_1": Estimate([e.value for e in first], [e.error for e in first]),
+        "later_layers": Estimate(
+            np.concatenate([np.atleast_1d(e.value) for e in later]),
+            np.concatenate([np.atleast_1d(e.error) for e in later]),
+        ),
+    }
+    return Measurement(values=values, figure_data=data)
+
+
+def checks_importance(params) -> tuple[Check, ...]:
+    why = (
+        "Effective heads 1/ΣW² averaged over the models of each setting, SE by bootstrap over "
+        f"the models ({params.bootstrap} resamples); the threshold (1 + h)/2 is the midpoint "
+        f"between one head and all h; one-sided at {MAX_Z:g} SE. " + REGIME_WHY
+    )
+    return (
+        Check("layer_1", Inequality("at_least", why, max_z=MAX_Z), "layer 1: effective heads"),
+        Check("later_layers", Inequality("at_most", why, max_z=MAX_Z),
+              "layers ≥ 2: effective heads"),
+    )  # fmt: skip
+
+
+def flat_everywhere(prediction: Prediction) -> Prediction:
+    """Wrong: layer 1 has 2 (1 + h) effective heads (impossible: 1/ΣW² <= h when the row sums
+    to 1, by Cauchy-Schwarz)."""
+    return prediction.with_values(layer_1=4.0 * prediction.values["layer_1"])
+
+
+def table_importance(params, prediction: Prediction, measurement: Measurement) -> str:
+    """Per setting: the regime gate, the effective heads of every model and its unsorted W."""
+    from icl_verify.figures.trained_encoders import setting_labels  # matplotlib: only here
+
+    data, fig = measurement.figure_data, prediction.figure_data
+    rows = []
+    for i, label in enumerate(setting_labels(fig)):
+        L = int(fig["setting_layers"][i])
+        eff = np.asarray(data[f"s{i}_effective"])
+        h_max = int(max(fig["setting_heads"]))
+        rows += [
+            f"**{label}**: " + regime_line(h_max, data, f"s{i}_") + " Single models showing the "
+            f"pattern: {data[f's{i}_pattern_share']:.0%}.", "",
+            "| model | σ | " + " | ".join(f"layer {k + 1}" for k in range(L))
+            + " | W (unsorted rows) |",
+            "|" + "---|" * (L + 3),
+        ]  # fmt: skip
+        for e, sigma in enumerate(params.member_sigmas):
+            W = np.asarray(data[f"s{i}_weights"])[e]
+            matrix = "; ".join(" ".join(f"{v:+.2f}" for v in row) for row in W)
+            rows.append(f"| {e} | {sigma:g} | " + " | ".join(f"{v:.2f}" for v in eff[e])
+                        + f" | {matrix} |")  # fmt: skip
+        rows.append("")
+    if not data["regime_reached"]:
+        rows.append("Outside the paper's regime at this size; the paper preset (d_hid = 256, "
+                    "320k Adam steps: a GPU's size) decides.")  # fmt: skip
+    return "\n".join(rows)
