@@ -340,11 +340,12 @@ SHAPE_ROLES: Mapping[str, str] = {
                      "split_reps"), "ensemble"),
     **dict.fromkeys(("L", "L_fixed", "L_proportional", "L_values", "gap_L", "kernel_length",
                      "lengths", "n", "n_eval", "n_grid", "n_max", "n_min", "n_probe", "n_step",
-                     "n_train", "n_wide", "q_max", "q_probe", "q_train", "few_shot",
+                     "n_train", "n_wide", "q_max", "q_probe", "q_train", "few_shot", "k",
                      "t_max"), "length"),
     **dict.fromkeys(("d", "D", "d_hid", "d_max", "d_min", "d_values", "d_wide", "high_d",
                      "ratio_d", "s", "s_reading"), "width"),
     **dict.fromkeys(("H", "H_max", "heads", "compare_heads", "dummy_heads_of", "figure_heads",
+                     "footnote_heads", "prune_heads",
                      "show_heads", "stage_one_min_heads"), "heads"),
     **dict.fromkeys(("adam_steps", "sgd_steps", "steps", "gd_steps", "prune_steps",
                      "checkpoint_every", "log_every", "loss_every", "records", "train_records",
@@ -353,6 +354,7 @@ SHAPE_ROLES: Mapping[str, str] = {
                      "n_seeds", "n_trials", "n_replicates", "n_configs", "n_boot", "bootstrap",
                      "n_eps", "n_mu", "n_omega", "n_asymmetric", "cases", "bins", "degree",
                      "design_seed", "points_seed", "train_seed", "layers", "supports",
+                     "footnote_layers", "probe_depth",
                      "n_examples"), "count"),
 }  # fmt: skip
 

@@ -1,5 +1,8 @@
-"""CZZ-HEADS, -IMPORTANCE, -PRUNE, -PPROBE (Chen et al. 2024, trained encoders) at smoke size:
-the shared trainings, the regime gate either way, and the CLI's one-line errors."""
+"""CZZ-HEADS, -IMPORTANCE, -PRUNE, -PPROBE (Chen et al. 2024, trained encoders) and
+CZZ-G-DECODER at smoke size: the shared trainings over the depth grid, the regime gate either
+way, and the CLI's one-line errors."""
+
+import json
 
 import numpy as np
 import pytest
@@ -17,13 +20,16 @@ COMMON = ["--preset", "smoke", "--device", "cpu", "--no-progress"]
 CLAIMS = (CLAIM_HEADS, CLAIM_IMPORTANCE, CLAIM_PRUNE, CLAIM_PPROBE)
 
 
-def test_the_four_claims_read_the_same_trainings_one_per_h_and_two_start_in_parallel():
+def test_the_four_claims_read_the_same_trainings_one_per_h_and_depth_and_two_start_in_parallel():
     for preset in ("smoke", "quick", "paper"):
         trainings = {c.id: set(c.trains(c.presets[preset])) for c in CLAIMS}
         params = CLAIMS[0].presets[preset]
-        every = {training(params, h) for h in params.heads}
-        assert trainings["CZZ-IMPORTANCE"] == every - {training(params, 1)}
-        assert all(trainings[i] == every for i in ("CZZ-HEADS", "CZZ-PRUNE", "CZZ-PPROBE"))
+        every = {training(params, h, layers=L) for h in params.heads for L in params.layers}
+        one_head = {t for t in every if t.heads == 1}
+        assert trainings["CZZ-IMPORTANCE"] == every - one_head
+        assert all(trainings[i] == every for i in ("CZZ-HEADS", "CZZ-PRUNE"))
+        depth = CLAIM_PPROBE.presets[preset].probe_depth
+        assert trainings["CZZ-PPROBE"] == {t for t in every if t.layers == depth}
     claims = select_claims([c.id for c in CLAIMS])  # catalogue order
     order = [c.id for c in schedule(claims, claim_parameters(claims, "quick"))]
     assert order[:2] == ["CZZ-IMPORTANCE", "CZZ-HEADS"]  # h > 1 and h = 1 begun side by side
@@ -32,7 +38,8 @@ def test_the_four_claims_read_the_same_trainings_one_per_h_and_two_start_in_para
 def test_the_paper_preset_is_the_papers_recipe():
     params = CLAIM_HEADS.presets["paper"]
     assert (params.d, params.s, params.n_train, params.q_train) == (16, 4, 12, 4)
-    assert (params.d_hid, params.layers, params.heads) == (256, 4, (1, 2, 4, 8))
+    assert (params.d_hid, params.layers, params.heads) == (256, (3, 4, 5, 6), (1, 2, 4, 8))
+    assert CLAIM_PRUNE.presets["paper"].prune_heads == (4, 8)  # Figures 5-8
     assert (params.lr, params.batch, params.steps) == (1e-4, 64, 320_000)
     assert params.sigmas == (0.0, 0.1, 0.2, 0.4, 0.8)
 
@@ -50,19 +57,26 @@ def test_outside_the_papers_regime_a_wrong_sign_is_inconclusive_inside_it_disagr
 
 def test_smoke_importance_rows_sum_to_one_and_effective_heads_match_them(at_smoke):
     params, prediction, measurement = at_smoke(CLAIM_IMPORTANCE)
-    data = measurement.figure_data
-    for h in [h for h in params.heads if h > 1]:
-        W = np.asarray(data[f"h{h}_weights"])
-        assert W.shape == (len(params.member_sigmas), params.layers, h)
+    data, settings = measurement.figure_data, prediction.figure_data
+    for i, (h, L) in enumerate(zip(settings["setting_heads"], settings["setting_layers"],
+                                   strict=True)):  # fmt: skip
+        W = np.asarray(data[f"s{i}_weights"])
+        assert W.shape == (len(params.member_sigmas), L, h)
         np.testing.assert_allclose(W.sum(axis=-1), 1.0, rtol=1e-9)
-        np.testing.assert_allclose(data[f"h{h}_effective"], 1 / (W**2).sum(-1), rtol=1e-12)
+        np.testing.assert_allclose(data[f"s{i}_effective"], 1 / (W**2).sum(-1), rtol=1e-12)
 
 
 @pytest.mark.parametrize(
     ("claim_id", "setting", "message"),
     [
         ("CZZ-HEADS", "heads=1,3", "heads must divide d_hid = 8, got 3"),
-        ("CZZ-IMPORTANCE", "layers=0", "layers must be an integer in [1, 1e+09], got 0"),
+        ("CZZ-IMPORTANCE", "layers=0",
+         "layers must be a non-empty list of integers in [1, 1e+09], got [0]"),
+        ("CZZ-HEADS", "layers=3,2", "layers must be increasing, got [3, 2]"),
+        ("CZZ-PPROBE", "probe_depth=5", "probe_depth must be one of layers [2], got 5"),
+        ("CZZ-PRUNE", "prune_heads=4", "prune_heads must be among heads [1, 2], got [4]"),
+        ("CZZ-G-DECODER", "k=30", "k must be an integer in [1, n_train=12], got 30"),
+        ("CZZ-G-DECODER", "n_train=8", "n_train must be >= 11"),
         ("CZZ-PRUNE", "q_train=0", "q_train must be an integer in [1, 1e+09], got 0"),
         ("CZZ-PPROBE", "q_probe=1", "q_probe must be an integer in [2, 1e+09], got 1"),
         ("CZZ-HEADS", "heads=2,4", "heads must list 1 and at least one h > 1, got [2, 4]"),
@@ -73,3 +87,25 @@ def test_bad_settings_are_one_line_and_exit_2(claim_id, setting, message, tmp_pa
     assert main(["run", claim_id, "--set", setting, "--out", str(tmp_path), *COMMON]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_two_depths_give_a_gate_and_a_panel_row_each(tmp_path):
+    # the depth grid end to end at smoke size: every claim reads both depths, the gate per depth
+    assert main(["run", "CZZ-HEADS", "CZZ-PRUNE", "--set", "layers=2,3", "--out",
+                 str(tmp_path), "--run-id", "two", *COMMON]) in (0, 1)  # fmt: skip
+    record = json.loads((tmp_path / "two" / "results.json").read_text())
+    by_id = {c["id"]: c for c in record["claims"]}
+    heads = by_id["CZZ-HEADS"]["measurement"]["values"]["more_heads"]["value"]
+    assert np.asarray(heads, dtype=float).shape == (2, 1, 1)  # (depths, pairs of h, sigmas)
+    data = by_id["CZZ-PRUNE"]["measurement"]["figure_data"]
+    assert {"L2_regime_reached", "L3_regime_reached", "h2_L2_pruned_mean",
+            "h2_L3_pruned_mean"} <= set(data)  # fmt: skip
+    closer = by_id["CZZ-PRUNE"]["measurement"]["values"]["closer"]["value"]
+    assert len(closer) == 2 + 3  # layers >= 1 of each depth
+
+
+def test_the_pruning_figures_depths_are_the_claims():
+    from icl_verify.figures.trained_encoders import PRUNING_DEPTHS
+    from icl_verify.validation.claims.chen2024.trained_prune import PRUNING_FIGURES
+
+    assert PRUNING_DEPTHS == PRUNING_FIGURES
