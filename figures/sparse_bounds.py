@@ -1,6 +1,7 @@
 """Figures of Chen, Zhao, Zou (2024) §4.3, §5 and App. D: the upper bounds of Theorems 5.1 and
-5.2 (CZZ-T5.1, CZZ-T5.2), their comparison (CZZ-4.3), Lemmas D.1, D.2 (CZZ-D1, CZZ-D2) and the
-proof's Lemmas D.4-D.7 (CZZ-D4-7), from the stored numbers only."""
+5.2 (CZZ-T5.1, CZZ-T5.2; Theorem 5.1 over s, CZZ-T5.1-S), their comparison (CZZ-4.3), Lemmas
+D.1, D.2 (CZZ-D1, CZZ-D2), the proof's Lemmas D.4-D.7 (CZZ-D4-7) and Lemma F.1 (CZZ-F1), from
+the stored numbers only."""
 
 from __future__ import annotations
 
@@ -110,6 +111,69 @@ def figure_theorem_5_1(params, prediction, measurement):
     shares.set_title("the cross term's share: nonzero only with R̂ from the same labels", fontsize=7)
     shares.legend(fontsize=6.5)
     set_log_ticks(shares, n)
+    return figure
+
+
+def figure_sparsity(params, prediction, measurement):
+    """Theorem 5.1 over s at one n (CZZ-T5.1-S): tuned pre-gd against C · bound (C = the
+    largest risk/bound), each with its fitted s-exponent."""
+    data = measurement.figure_data
+    s = np.asarray(data["s"])
+    bound = np.asarray(prediction.figure_data["bound"])
+    figure, axes = new_figure(1, width=5.2, height=3.6)
+    axis = axes[0, 0]
+    slope = measurement.values["rate_in_s"]
+    measured(axis, s, data["risk"], data["risk_se"],
+             f"tuned pre-gd (±2 SE): s-exponent {slope.value:.2f} ± {slope.error:.2f}", ms=4)
+    constant = float(data["constant_C"])
+    axis.plot(s, constant * bound, color=THEORY,
+              label=f"C · (log t/β)√A, C = {constant:.2g}: s-exponent "
+                    f"{float(prediction.values['rate_in_s']):.2f}")  # fmt: skip
+    for x, y, steps, step, edge in zip(s, data["risk"], data["chosen_t"], data["chosen_eta"],
+                                       data["t_at_edge"], strict=True):  # fmt: skip
+        axis.annotate(f"t={steps:.0f}{'*' if edge else ''}, η={step:g}", (x, y), fontsize=5.5,
+                      textcoords="offset points", xytext=(4, -8), color=REFERENCE)  # fmt: skip
+    axis.set(xscale="log", yscale="log", xlabel="s (support size; ‖w*‖ = 1)",
+             ylabel="excess risk")  # fmt: skip
+    axis.set_title(f"Theorem 5.1 over s at n = {params.n}: d={params.d}, σ={params.sigma:g}, "
+                   f"Σⱼⱼ in [1/{params.kappa:g}, 1]", fontsize=8)  # fmt: skip
+    axis.legend(fontsize=6.5)
+    set_log_ticks(axis, s)
+    return figure
+
+
+def figure_lemma_f1(params, prediction, measurement):
+    """Lemma F.1 at its own step (CZZ-F1): the bias against both of its bounds, the variance
+    against C · bound, and the cross term's share of the excess."""
+    data = measurement.figure_data
+    n = np.asarray(data["n"])
+    values, predicted = measurement.values, prediction.values
+    figure, axes = new_figure(3, width=4.0, height=3.4)
+    bias_axis, variance_axis, share_axis = axes[0]
+    bias = values["bias"]
+    measured(bias_axis, n, bias.value, bias.error, "bias (mean, ±2 SE)", ms=4)
+    bias_axis.plot(n, predicted["bias"], color=THEORY, label="s(1 − ηβ²/2)^{2t}")
+    bias_axis.plot(n, predicted["bias_vs_noise"], color=REFERENCE, ls="--", label="σ²/n")
+    bias_axis.set(xscale="log", yscale="log", xlabel="n", ylabel="bias")
+    steps = ", ".join(f"{t:.0f}" for t in prediction.figure_data["t"])
+    bias_axis.set_title(f"η = {prediction.figure_data['eta']:g} (= {params.step_beta2:g} s), "
+                        f"t = {steps}", fontsize=7.5)  # fmt: skip
+    variance = values["variance"]
+    bound = np.asarray(predicted["variance"])
+    constant = float(np.max(np.asarray(variance.value) / bound))
+    measured(variance_axis, n, variance.value, variance.error, "variance (mean, ±2 SE)", ms=4)
+    variance_axis.plot(n, constant * bound, color=THEORY,
+                       label=f"C · ηt log t (…), C = {constant:.2g}")  # fmt: skip
+    variance_axis.set(xscale="log", yscale="log", xlabel="n", ylabel="variance")
+    share = values["cross_share"]
+    measured(share_axis, n, share.value, share.error, "E[cross] / E[excess]", k=4, ms=4)
+    share_axis.axhline(0.0, color=THEORY, lw=1, label="bias + variance: 0")
+    share_axis.set(xscale="log", xlabel="n", ylabel="share (±4 SE)")
+    for axis in axes[0]:
+        axis.legend(fontsize=6.5)
+        set_log_ticks(axis, n)
+    figure.suptitle(f"Lemma F.1 (Theorem 5.3's setting): d={params.d}, s={params.s}, "
+                    f"σ={params.sigma:g}, Σ = I, w* = ±1/√s", fontsize=8)  # fmt: skip
     return figure
 
 

@@ -13,7 +13,8 @@ w*)^2`` and the noise term drops out exactly (the ICL excess risk, reference §2
 - `compare_with_baselines` (Figures 1b, 3): per prompt, each encoder's squared error of its
   first query beside the exact excess risks ``||w_hat - w*||^2`` of OLS (minimum norm), ridge
   and Lasso, ridge and Lasso oracle-tuned per member over a grid (`oracle_tuned`) on separate
-  tuning prompts of the same draw and read on the rest (no selection bias);
+  tuning prompts of the same draw and read on the rest (no selection bias); `compare_over_n`
+  at every n of a curve;
 - `ridge_gap`: one ensemble's excess risk against tuned ridge's on the same prompts, their
   paired gap and its SE (the claims' gate "beats tuned ridge at n = 10");
 - `masked_importance`: the head importance W (3.1) by masking (`head_importance`);
@@ -25,12 +26,13 @@ w*)^2`` and the noise term drops out exactly (the ICL excess risk, reference §2
 - `noise_level_mean`, `noise_level_mean_se`, `noise_level_gap`: member values grouped by
   noise level (member ``r * S + k`` has ``sigmas[k]``, S noise levels) and averaged over the
   replicates, with the SEs of independent estimates combined (`statistics.mean_of_estimates`);
-  the last for two predictors' paired risks.
+  the last for two predictors' paired risks; `head_gain`, what more heads gain in units of
+  the null risk.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,9 +64,11 @@ __all__ = [
     "EvaluationPrompts",
     "ImportanceSummary",
     "RidgeGap",
+    "compare_over_n",
     "compare_with_baselines",
     "encoder_p_probe",
     "evaluation_prompts",
+    "head_gain",
     "importance_summary",
     "layer_probe_errors",
     "masked_importance",
@@ -229,6 +233,38 @@ def compare_with_baselines(
         except RuntimeError:  # no solver reached the tolerance: left out
             pass
     return BaselineComparison(encoders, ols, ridge, lasso)
+
+
+def compare_over_n(
+    trained: Sequence[TrainedEncoders],
+    points: Iterable[tuple[int, int]],
+    *,
+    n_tune: int,
+    n_read: int,
+    grid: Sequence[float],
+    lasso_tol: float | None = None,
+    device: str = "cpu",
+) -> BaselineComparison:
+    """`compare_with_baselines` at every (n, seed) of ``points`` (fresh prompts from each seed),
+    stacked on an n axis after the member axis: encoders (M, E, N, B), ols, ridge and lasso
+    (E, N, B) (Chen et al. Figures 1b, 3, 10: risk against n).
+
+    >>> from icl_verify.numerics.encoder_training import EncoderTraining, train_encoders
+    >>> trained = train_encoders(EncoderTraining(d=4, s=2, d_hid=8, heads=2, layers=2,
+    ...     sigmas=(0.1,), lr=1e-3, steps=1, batch=4, validation_batch=4))
+    >>> c = compare_over_n([trained], [(3, 0), (6, 1)], n_tune=8, n_read=16, grid=[1.0])
+    >>> c.encoders.shape, c.ridge.shape
+    ((1, 1, 2, 16), (1, 2, 16))
+    """
+    per_n = [
+        compare_with_baselines(trained, n, n_tune=n_tune, n_read=n_read, grid=grid,
+                               lasso_tol=lasso_tol, seed=seed, device=device)  # fmt: skip
+        for n, seed in points
+    ]
+    return BaselineComparison(
+        *(np.stack([getattr(c, f) for c in per_n], axis=-2)
+          for f in ("encoders", "ols", "ridge", "lasso"))  # fmt: skip
+    )
 
 
 @dataclass(frozen=True)
@@ -476,3 +512,19 @@ def noise_level_gap(a, b, replicates: int) -> tuple[np.ndarray, np.ndarray]:
     if mean.ndim == 1:
         return mean, se
     return mean_of_estimates(mean.reshape(len(mean), -1), se.reshape(len(se), -1), axis=-1)
+
+
+def head_gain(one, many, replicates: int, null_risk: float) -> tuple[float, float]:
+    """What more heads gain, in units of the null risk: the paired gap risk(h = 1) - risk(h)
+    of per-prompt risks ``one``, ``many`` (E, ..., B) (`noise_level_gap`: per noise level,
+    over the middle axes), averaged over the noise levels (the SEs combined as independent
+    ones) and divided by ``null_risk`` (s = E||w*||^2, the risk of predicting 0), so settings
+    of different s compare (Chen et al. App. G: Figure 10 against Figure 3).
+
+    >>> one = np.array([[[3.0, 5.0]], [[2.0, 2.0]]])  # (E = 2, 1 draw, B = 2), one noise level
+    >>> head_gain(one, np.zeros_like(one), replicates=2, null_risk=4.0)  # (3, 0.5) / 4
+    (0.75, 0.125)
+    """
+    mean, se = noise_level_gap(one, many, replicates)  # (S,)
+    gain, gain_se = mean_of_estimates(mean, se)
+    return float(gain) / null_risk, float(gain_se) / null_risk

@@ -17,6 +17,8 @@ splitting, but not for Algorithm 1 as stated (R_hat from the same labels).
 - `pre_gd_parts`: the four parts per prompt, R_hat from the prompt's own labels or given;
 - `split_pre_gd_parts`: the parts on fresh tasks with sample splitting: R_hat from the first
   half of a sample of size 2n, GD on the second half;
+- `sign_prior_parts`: the parts at an absolute step on fresh isotropic prompts (Theorem 5.3's
+  setting; Lemma F.1);
 - `proof_terms`: what Lemmas D.4-D.7 bound, per prompt, with R_hat from the prompt's labels or
   from `independent_correlations` (an independent sample with the same w*): which step of the
   proof the cross term touches.
@@ -41,6 +43,7 @@ __all__ = [
     "independent_correlations",
     "pre_gd_parts",
     "proof_terms",
+    "sign_prior_parts",
     "split_pre_gd_parts",
 ]
 
@@ -69,12 +72,14 @@ def pre_gd_parts(
     t: int,
     spectrum,
     r_hat: np.ndarray | None = None,
+    absolute: bool = False,
 ) -> PreGdParts:
     """Bias, variance, cross and excess of t steps of pre-gd (module docstring), from GD
     iterated (`estimators.gd_path`) on ``X w*`` and on ``y - X w*`` with the same preprocessing.
 
     ``eta`` is relative: the absolute step of each prompt is ``eta / lambda_max`` of its
-    preprocessed Gram ``X_tilde^T X_tilde / n``. ``r_hat`` None: Algorithm 1's
+    preprocessed Gram ``X_tilde^T X_tilde / n``; ``absolute=True``: ``eta`` is the step
+    itself. ``r_hat`` None: Algorithm 1's
     ``X^T y / n`` of the same prompts. Shapes: X (N, n, d), y (N, n), w_star (N, d),
     spectrum (d,), r_hat (N, d) -> (N,) each, float64.
 
@@ -95,7 +100,10 @@ def pre_gd_parts(
     else:
         r_hat = torch.from_numpy(np.asarray(r_hat, dtype=np.float64))
     X_tilde = X * r_hat[..., None, :]  # (N, n, d)
-    step = eta / largest_gram_eigenvalue(X_tilde)  # (N,) absolute steps
+    if absolute:
+        step = torch.full((X.shape[0],), float(eta), dtype=torch.float64)  # (N,)
+    else:
+        step = eta / largest_gram_eigenvalue(X_tilde)  # (N,) absolute steps
     clean = torch.einsum("rnd,rd->rn", X, w_star)  # (N, n): X w*
     labels = torch.stack([clean, y - clean])  # (2, N, n): X w* and eps
     signal, noise = r_hat * gd_path(X_tilde, labels, step, [t])[..., 0, :]  # (N, d) each
@@ -153,6 +161,40 @@ def split_pre_gd_parts(
         parts.append(
             pre_gd_parts(X[:, n:], y[:, n:], sample.w_star.numpy(), eta, t, spectrum, r_hat)
         )
+    fields = ("bias", "variance", "cross", "excess", "step")
+    return PreGdParts(**{f: np.concatenate([getattr(p, f) for p in parts]) for f in fields})
+
+
+def sign_prior_parts(
+    n: int,
+    *,
+    d: int,
+    s: int,
+    sigma: float,
+    tasks: int,
+    step: float,
+    t: int,
+    seed: int,
+    chunk: int,
+) -> PreGdParts:
+    """`pre_gd_parts` at the absolute step ``step`` on `tasks` fresh prompts of the isotropic
+    setting of Chen et al. Theorem 5.3 (Sigma = I, ``w* = ±1/sqrt(s)`` on a random support of
+    size s, noise sigma; `data.sample_sparse_regression`), R_hat from each prompt's own labels
+    (Algorithm 1 as stated). Drawn in chunks of `chunk` prompts (memory) from one CPU
+    generator seeded with ``seed``; (tasks,) each.
+
+    >>> parts = sign_prior_parts(64, d=8, s=2, sigma=0.5, tasks=5, step=1.0, t=6, seed=0,
+    ...                          chunk=2)
+    >>> parts.bias.shape, bool(np.all(parts.step == 1.0))
+    ((5,), True)
+    """
+    generator = torch.Generator().manual_seed(int(seed))
+    parts = []
+    for size in np.diff(np.r_[0:tasks:chunk, tasks]):
+        sample = sample_sparse_regression(int(size), d, n, s, sigma, generator=generator,
+                                          signal="sign", dtype=torch.float64)  # fmt: skip
+        parts.append(pre_gd_parts(sample.X.numpy(), sample.y.numpy(), sample.w_star.numpy(),
+                                  step, t, np.ones(d), absolute=True))  # fmt: skip
     fields = ("bias", "variance", "cross", "excess", "step")
     return PreGdParts(**{f: np.concatenate([getattr(p, f) for p in parts]) for f in fields})
 

@@ -343,7 +343,7 @@ SHAPE_ROLES: Mapping[str, str] = {
                      "n_train", "n_wide", "q_max", "q_probe", "q_train", "few_shot", "k",
                      "t_max"), "length"),
     **dict.fromkeys(("d", "D", "d_hid", "d_max", "d_min", "d_values", "d_wide", "high_d",
-                     "ratio_d", "s", "s_reading"), "width"),
+                     "ratio_d", "s", "s_reading", "s_grid", "s_sparse"), "width"),
     **dict.fromkeys(("H", "H_max", "heads", "compare_heads", "dummy_heads_of", "figure_heads",
                      "footnote_heads", "prune_heads",
                      "show_heads", "stage_one_min_heads"), "heads"),

@@ -88,8 +88,9 @@ def trained_claims(paper: str = "") -> tuple[Claim, ...]:
     """The claims whose measurement trains models (``Claim.trains``, and `TRAINED_BY_RUN_SEED`),
     in registry order; with ``paper``, those of the papers whose key starts with it.
 
-    >>> [c.id for c in trained_claims("Chen")]
-    ['CZZ-IMPORTANCE', 'CZZ-HEADS', 'CZZ-PRUNE', 'CZZ-PPROBE']
+    >>> [c.id for c in trained_claims("Chen")]  # doctest: +NORMALIZE_WHITESPACE
+    ['CZZ-IMPORTANCE', 'CZZ-HEADS', 'CZZ-PRUNE', 'CZZ-PPROBE', 'CZZ-G-DECODER', 'CZZ-G-DENSE',
+     'CZZ-G-CORRELATED']
     """
     return tuple(
         claim

@@ -1,6 +1,6 @@
-"""CZZ-HEADS, -IMPORTANCE, -PRUNE, -PPROBE (Chen et al. 2024, trained encoders) and
-CZZ-G-DECODER at smoke size: the shared trainings over the depth grid, the regime gate either
-way, and the CLI's one-line errors."""
+"""CZZ-HEADS, -IMPORTANCE, -PRUNE, -PPROBE (Chen et al. 2024, trained encoders) and App. G's
+CZZ-G-DECODER, -DENSE, -CORRELATED at smoke size: the shared trainings over the depth grid,
+the regime gate either way, and the CLI's one-line errors."""
 
 import json
 
@@ -77,6 +77,11 @@ def test_smoke_importance_rows_sum_to_one_and_effective_heads_match_them(at_smok
         ("CZZ-PRUNE", "prune_heads=4", "prune_heads must be among heads [1, 2], got [4]"),
         ("CZZ-G-DECODER", "k=30", "k must be an integer in [1, n_train=12], got 30"),
         ("CZZ-G-DECODER", "n_train=8", "n_train must be >= 11"),
+        ("CZZ-G-DENSE", "s_sparse=16", "s_sparse must be an integer in [1, s=16)"),
+        ("CZZ-G-DENSE", "s=17", "s must be an integer in [1, d=16], got 17"),
+        ("CZZ-G-CORRELATED", "zetas=0,-0.1",
+         "zetas must be a non-empty list of numbers in [0, 1e+12], got [0, -0.1]"),
+        ("CZZ-G-CORRELATED", "heads=1", "heads must list at least one h > 1, got [1]"),
         ("CZZ-PRUNE", "q_train=0", "q_train must be an integer in [1, 1e+09], got 0"),
         ("CZZ-PPROBE", "q_probe=1", "q_probe must be an integer in [2, 1e+09], got 1"),
         ("CZZ-HEADS", "heads=2,4", "heads must list 1 and at least one h > 1, got [2, 4]"),
@@ -109,3 +114,18 @@ def test_the_pruning_figures_depths_are_the_claims():
     from icl_verify.validation.claims.chen2024.trained_prune import PRUNING_FIGURES
 
     assert PRUNING_DEPTHS == PRUNING_FIGURES
+
+
+def test_the_app_g_claims_share_the_main_claims_trainings_where_the_setting_is_the_same():
+    # the dense claim's sparse reference is CZZ-HEADS's, the correlated claim's zeta = 0 column
+    # CZZ-IMPORTANCE's: no training twice
+    from icl_verify.validation.claims.chen2024.trained_correlated import CLAIM_CORRELATED
+    from icl_verify.validation.claims.chen2024.trained_dense import CLAIM_DENSE
+
+    for preset in ("quick", "paper"):
+        heads = set(CLAIM_HEADS.trains(CLAIM_HEADS.presets[preset]))
+        dense = set(CLAIM_DENSE.trains(CLAIM_DENSE.presets[preset]))
+        assert {t for t in dense if t.s == 4} == heads
+        correlated = set(CLAIM_CORRELATED.trains(CLAIM_CORRELATED.presets[preset]))
+        zero = {t for t in correlated if t.zeta == 0}
+        assert zero and zero <= set(CLAIM_IMPORTANCE.trains(CLAIM_IMPORTANCE.presets[preset]))

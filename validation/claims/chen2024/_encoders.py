@@ -26,7 +26,7 @@ Presets (times on one core of this 2-core CPU, `benchmarks/encoder_size_study.py
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from icl_verify.validation.claim import Estimate
@@ -34,6 +34,7 @@ from icl_verify.validation.params import Footprint, ParameterError, Params, para
 from icl_verify.validation.runtime import derived_seed
 
 from icl_verify import numerics
+from icl_verify.statistics import mean_se
 
 PAPER = "Chen et al. 2024"
 PAPER_SIGMAS = (0.0, 0.1, 0.2, 0.4, 0.8)  # noise standard deviations, one model each
@@ -118,6 +119,9 @@ class EncoderParams(TrainedParams):
         help="numbers of heads h trained, one ensemble per (h, L) (1 must be among them)", low=1
     )
 
+    #: Whether the claim compares with the 1-head models (then heads must list 1).
+    READS_ONE_HEAD: ClassVar[bool] = True
+
     def validate(self) -> None:
         super().validate()
         if tuple(sorted(set(self.layers))) != tuple(self.layers):
@@ -125,10 +129,12 @@ class EncoderParams(TrainedParams):
         for h in self.heads:
             if self.d_hid % h:
                 raise ParameterError(f"heads must divide d_hid = {self.d_hid}, got {h}")
-        if 1 not in self.heads or len(set(self.heads)) < 2:
+        if self.READS_ONE_HEAD and (1 not in self.heads or len(set(self.heads)) < 2):
             raise ParameterError(
                 f"heads must list 1 and at least one h > 1, got {list(self.heads)}"
             )
+        if max(self.heads) < 2:
+            raise ParameterError(f"heads must list at least one h > 1, got {list(self.heads)}")
         if tuple(sorted(set(self.heads))) != tuple(self.heads):
             raise ParameterError(f"heads must be increasing, got {list(self.heads)}")
 
@@ -142,7 +148,7 @@ TRAINING_PRESETS: dict[str, dict[str, Any]] = {
         batch=16, checkpoint_every=30, n_regime=32,
     ),
     "quick": dict(
-        d_hid=32, layers=(3,), heads=(1, 4), sigmas=(0.1,), replicates=3, lr=1e-3, steps=8000,
+        d_hid=32, layers=(3,), heads=(1, 4), sigmas=(0.1,), replicates=2, lr=1e-3, steps=3000,
         checkpoint_every=1000, n_regime=256,
     ),
     "paper": dict(
@@ -153,8 +159,9 @@ TRAINING_PRESETS: dict[str, dict[str, Any]] = {
 
 
 def encoder_presets(params: type[EncoderParams], **own: dict[str, Any]) -> dict[str, Params]:
-    """A claim's presets: the shared training of `TRAINING_PRESETS` plus its own fields."""
-    return {name: params(**TRAINING_PRESETS[name], **own[name]) for name in TRAINING_PRESETS}
+    """A claim's presets: the shared training of `TRAINING_PRESETS` with its own fields (which
+    may replace a training field, e.g. the heads or depths a claim reads)."""
+    return {name: params(**(TRAINING_PRESETS[name] | own[name])) for name in TRAINING_PRESETS}
 
 
 def training(params: TrainedParams, heads: int, **setting) -> numerics.EncoderTraining:
@@ -203,6 +210,33 @@ def per_sigma_se(means, ses, params: EncoderParams) -> tuple[np.ndarray, np.ndar
     return numerics.noise_level_mean_se(means, ses, params.replicates)
 
 
+def risk_curves(params, runtime, ensembles: dict, lasso_tol: float | None) -> dict:
+    """Per-prompt excess risks (E, len(n_eval), B) against n (`numerics.compare_over_n`, fresh
+    prompts per n from the claim's streams "prompts-i"): every (h, L) model of ``ensembles``
+    (L -> h -> trained) as ``L{L}_h{h}``, and OLS, tuned ridge and Lasso (``lasso_tol`` None:
+    none) on the same prompts as ``ols``, ``ridge``, ``lasso``."""
+    models = [(L, h) for L, by_h in ensembles.items() for h in by_h]
+    seeds = [runtime.seed_for(f"prompts-{i}") for i in range(len(params.n_eval))]
+    points = runtime.progress(list(zip(params.n_eval, seeds, strict=True)), "n")
+    compared = numerics.compare_over_n(
+        [ensembles[L][h] for L, h in models], points, n_tune=params.n_tune,
+        n_read=params.n_prompts, grid=GRID, lasso_tol=lasso_tol, device=runtime.device,
+    )  # fmt: skip
+    errors = {f"L{L}_h{h}": e for (L, h), e in zip(models, compared.encoders, strict=True)}
+    return errors | {"ols": compared.ols, "ridge": compared.ridge, "lasso": compared.lasso}
+
+
+def curve_data(params, errors: dict, prefix: str = "") -> dict:
+    """The curves drawn (Figures 1b, 3, 10): ``n`` and, per name of ``errors``, the mean over
+    replicates and prompts per sigma and n with its SE (``{prefix}{name}_mean``, ``_se``)."""
+    data = {"n": np.asarray(params.n_eval, dtype=float)}
+    for name, value in errors.items():
+        data[f"{prefix}{name}_mean"], data[f"{prefix}{name}_se"] = per_sigma_se(
+            *mean_se(value), params
+        )
+    return data
+
+
 # ---------------------------------------------------------------------------------------------
 # the paper's regime: the gate of the four claims
 
@@ -232,10 +266,13 @@ def regime(params: EncoderParams, runtime, trained) -> Regime:
 
 
 def gated(estimate: Estimate, regime: Regime, scale: float) -> Estimate:
-    """The estimate as measured in the paper's regime; else its SE raised to ``scale / MAX_Z``,
-    so that the rules' uncertainty (MAX_Z SE) spans the quantity's whole range ``scale``."""
-    if regime.reached:
-        return estimate
+    """The estimate as measured in the paper's regime; else `widened` to ``scale``."""
+    return estimate if regime.reached else widened(estimate, scale)
+
+
+def widened(estimate: Estimate, scale: float) -> Estimate:
+    """The estimate with its SE raised to ``scale / MAX_Z``, so that the rules' uncertainty
+    (MAX_Z SE) spans the quantity's whole range ``scale``: inconclusive, never a verdict."""
     error = np.maximum(np.asarray(estimate.error, dtype=float), scale / MAX_Z)
     return Estimate(estimate.value, error, estimate.error_kind)
 

@@ -180,13 +180,15 @@ def risk_estimate(tuned: list) -> Estimate:
     return Estimate(*np.array([statistics.mean_se(r.risks) for r in tuned]).T)
 
 
-def tuning_data(params: TunedGDParams, tuned: list, bound) -> dict:
-    """What the figure and the reply quote: chosen eta and t, C = max(risk/bound), slopes."""
+def tuning_data(params: TunedGDParams, tuned: list, bound, over: str = "n") -> dict:
+    """What the figure and the reply quote: chosen eta and t, C = max(risk/bound), slopes;
+    over the n grid, or (``over="s"``) over `s_values` of a sparsity sweep."""
     risk = risk_estimate(tuned)
-    ratio = risk.value / bound.value
-    fit = fit_loglog_slope(params.n_values, risk.value)
+    ratio = risk.value / np.asarray(getattr(bound, "value", bound))
+    x = params.n_values if over == "n" else params.s_values
+    fit = fit_loglog_slope(x, risk.value)
     return {
-        "n": params.n_values,
+        over: x,
         "chosen_eta": np.array([r.eta for r in tuned]),
         "chosen_t": np.array([r.t for r in tuned], dtype=float),
         "t_at_edge": np.array([r.at_edge for r in tuned], dtype=float),

@@ -141,7 +141,7 @@ DECODER_PRESETS = {
         steps=40, batch=16, checkpoint_every=20, n_regime=32, n_prompts=128, bootstrap=100,
     ),
     "quick": DecoderParams(
-        d_hid=32, heads=4, layers=(3,), sigmas=(0.1,), replicates=2, lr=1e-3, steps=2000,
+        d_hid=32, heads=4, layers=(3,), sigmas=(0.1,), replicates=2, lr=1e-3, steps=500,
         checkpoint_every=500, n_regime=256, n_prompts=1024,
     ),
     "paper": DecoderParams(

@@ -33,24 +33,23 @@ from icl_verify.validation.claim import (
 )
 from icl_verify.validation.claims.chen2024._encoders import (
     EVAL_N,
-    GRID,
     MAX_Z,
     PAPER,
     REGIME_WHY,
     EncoderParams,
     all_trainings,
+    curve_data,
     depth_gates,
     depth_regime_lines,
     encoder_presets,
     gated,
-    per_sigma_se,
+    risk_curves,
     trained_ensembles,
 )
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, param
 
 from icl_verify import numerics
-from icl_verify.statistics import mean_se
 
 # Lasso is drawn, not checked, solved by coordinate descent (scikit-learn's lasso_path,
 # numerics.lasso_excess_risks) to a KKT violation (sup norm of the gradient beyond alpha) of
@@ -95,17 +94,7 @@ def measure_heads(params: HeadsParams, runtime) -> Measurement:
     ridge and Lasso on them (the baselines once for all depths)."""
     ensembles = {L: trained_ensembles(params, runtime, L) for L in params.layers}
     gates, data = depth_gates(params, runtime, ensembles)
-    models = [(L, h) for L in params.layers for h in params.heads]
-    per_n = []
-    for i, n in enumerate(runtime.progress(params.n_eval, "n")):
-        compared = numerics.compare_with_baselines(
-            [ensembles[L][h] for L, h in models], n, n_tune=params.n_tune,
-            n_read=params.n_prompts, grid=GRID, lasso_tol=LASSO_TOL,
-            seed=runtime.seed_for(f"prompts-{i}"), device=runtime.device,
-        )  # fmt: skip
-        per_n.append([*compared.encoders, compared.ols, compared.ridge, compared.lasso])
-    names = [f"L{L}_h{h}" for L, h in models] + ["ols", "ridge", "lasso"]
-    errors = dict(zip(names, np.stack(per_n, axis=2), strict=True))  # each (E, n, prompts)
+    errors = risk_curves(params, runtime, ensembles, LASSO_TOL)
     R, few = params.replicates, np.asarray(params.n_eval) <= params.few_shot
     more, beats = [], {"ols": [], "ridge": []}
     for L in params.layers:
@@ -119,10 +108,7 @@ def measure_heads(params: HeadsParams, runtime) -> Measurement:
             gap = numerics.noise_level_gap(errors[name][:, few], top, R)
             beats[name].append(gated(Estimate(*gap), gates[L], float(params.s)))
     values = {"more_heads": _stack(more)} | {f"beats_{k}": _stack(v) for k, v in beats.items()}
-    data["n"] = np.asarray(params.n_eval, dtype=float)
-    for name, value in errors.items():  # per sigma and n: mean over replicates and prompts
-        data[f"{name}_mean"], data[f"{name}_se"] = per_sigma_se(*mean_se(value), params)
-    return Measurement(values=values, figure_data=data)
+    return Measurement(values=values, figure_data=data | curve_data(params, errors))
 
 
 def _stack(estimates: list[Estimate]) -> Estimate:
@@ -157,16 +143,19 @@ def heads_beat_ols_by_the_null_risk(params: HeadsParams, prediction: Prediction)
 
 def table_heads(params: HeadsParams, prediction: Prediction, measurement: Measurement) -> str:
     data = measurement.figure_data
-    models = [f"L{{L}}_h{h}" for h in params.heads]
+    return depth_regime_lines(params, data) + "\n\n" + curve_table(params, data)
+
+
+def curve_table(params: HeadsParams, data) -> str:
+    """Figures 1b/3 (and 10) as tables, one per depth: excess risk ± SE per σ and n."""
     head = "| σ | n | " + " | ".join(f"h = {h}" for h in params.heads) + " | ols | ridge | lasso |"
-    rows = [depth_regime_lines(params, data), ""]
+    rows = []
     for L in params.layers:
-        names = [m.format(L=L) for m in models] + ["ols", "ridge", "lasso"]
+        names = [f"L{L}_h{h}" for h in params.heads] + ["ols", "ridge", "lasso"]
         rows += [
-            f"Figures 1b/3 at L = {L} (d={params.d}, s={params.s}, d_hid={params.d_hid}, "
-            f"{params.steps} steps, {params.replicates} model(s) per σ): excess risk ± SE, "
-            f"{params.n_prompts} prompts per member and n.", "", head,
-            "|" + "---|" * (len(names) + 2),
+            f"At L = {L} (d={params.d}, s={params.s}, d_hid={params.d_hid}, {params.steps} "
+            f"steps, {params.replicates} model(s) per σ): excess risk ± SE, {params.n_prompts} "
+            "prompts per member and n.", "", head, "|" + "---|" * (len(names) + 2),
         ]  # fmt: skip
         for k, sigma in enumerate(params.sigmas):
             for i, n in enumerate(params.n_eval):

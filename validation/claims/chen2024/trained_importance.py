@@ -2,10 +2,11 @@
 encoders layer 1 uses every head and each later layer one.
 
 The measurement, rules and gate are `_importance`'s, read for the h > 1 encoders of `_encoders`
-(one setting per (h, L), the gate per depth): W (3.1) by masking each head at n = 10, q = 1; effective heads 1/ΣW² per
-layer, mean over the models with a bootstrap SE; layer 1 >= (1 + h)/2 and every later layer
-<= (1 + h)/2. Reported beside: App. B's sorted average, every model's unsorted matrix and the
-share of single models showing the pattern. Judged only for models in the paper's regime.
+(one setting per (h, L), the gate per depth): W (3.1) by masking each head at n = 10, q = 1;
+effective heads 1/ΣW² per layer, mean over the models with a bootstrap SE; layer 1 >= (1 + h)/2
+and every later layer <= (1 + h)/2. Reported beside: App. B's sorted average, every model's
+unsorted matrix and the share of single models showing the pattern. Judged only for models in
+the paper's regime.
 """
 
 from __future__ import annotations
