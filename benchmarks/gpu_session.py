@@ -59,8 +59,9 @@ def claim_groups(paper: str, preset: str) -> list[list[str]]:
     training in registry order (``Claim.trains``) with the claims that read only trainings done
     by then; last, each claim seeded by the run (``TRAINED_BY_RUN_SEED``) on its own.
 
-    >>> claim_groups("chen2024", "quick")
-    [['CZZ-IMPORTANCE'], ['CZZ-HEADS', 'CZZ-PRUNE', 'CZZ-PPROBE']]
+    >>> claim_groups("chen2024", "quick")  # doctest: +NORMALIZE_WHITESPACE
+    [['CZZ-IMPORTANCE'], ['CZZ-HEADS', 'CZZ-PRUNE', 'CZZ-PPROBE'], ['CZZ-G-DECODER'],
+     ['CZZ-G-DENSE'], ['CZZ-G-CORRELATED']]
     """
     from icl_verify.validation.registry import trained_claims
 

@@ -56,6 +56,11 @@ def _depth_text(params) -> str:
         f"L in {{{', '.join(str(L) for L in depths)}}} layers"  # fmt: skip
 
 
+def _title(figure, text: str, width: float) -> None:
+    """The figure's title, wrapped to its width in inches (~15 characters per inch at 8 pt)."""
+    figure.suptitle(textwrap.fill(text, int(15 * width)), fontsize=8)
+
+
 def _regime_text(data) -> str:
     if data["regime_reached"]:
         return "models in the paper's regime (they beat tuned ridge at n = 10)"
@@ -92,8 +97,8 @@ def figure_heads(params, prediction, measurement):
         axis.title.set_fontsize(8)
         if index == 0:
             axis.legend(fontsize=6.5)
-    figure.suptitle(f"ICL excess risk, ±2 SE: {_regime_text(data)}\n"
-                    f"{_model_text(params)}", fontsize=8)  # fmt: skip
+    _title(figure, f"ICL excess risk, ±2 SE: {_regime_text(data)}. {_model_text(params)}",
+           3.6 * ncols)  # fmt: skip
     return figure
 
 
@@ -131,17 +136,16 @@ def figure_importance(params, prediction, measurement):
         figure.colorbar(image, ax=axis, fraction=0.05)
     for axis in axes.flat[S:]:
         axis.set_visible(False)
-    text = ("Head importance W (3.1) at n = 10, rows sorted and averaged over models; y labels: "
-            "mean effective heads 1/ΣW² per layer (± SE in the regime); "
-            f"{_regime_text(data)}; {_model_text(params)}")  # fmt: skip
-    figure.suptitle(textwrap.fill(text, 62 * ncols), fontsize=8)
+    _title(figure, "Head importance W (3.1) at n = 10, rows sorted and averaged over models; y "
+           "labels: mean effective heads 1/ΣW² per layer (± SE in the regime); "
+           f"{_regime_text(data)}; {_model_text(params)}", 4.2 * ncols)  # fmt: skip
     return figure
 
 
-def figure_prune(params, prediction, measurement, depths=None):
+def figure_prune(params, prediction, measurement, depths=None, note=""):
     """Figures 1d/5-8: probe excess risk per representation for the pruned, unpruned and
     1-head models, a row per pruned (h, L) (of ``depths``, default every depth), the mean
-    over all models (±2 SE) then each sigma's models."""
+    over all models (±2 SE) then each sigma's models; ``note`` ends the title."""
     data = measurement.figure_data
     settings = [(h, L) for h, L in params.settings() if depths is None or L in depths]
     columns = ["all σ"] + ([f"σ = {sigma:g}" for sigma in params.sigmas]
@@ -169,7 +173,8 @@ def figure_prune(params, prediction, measurement, depths=None):
             axis.tick_params(axis="x", labelsize=7, rotation=30)
         axes[row][0].legend(fontsize=6.5)
     figure.suptitle(f"Pruning and probing (ridge probes λ = {params.probe_lam:g}), ±2 SE\n"
-                    f"{_regime_text(data)}\n{_model_text(params)}", fontsize=8)  # fmt: skip
+                    f"{_regime_text(data)}\n{_model_text(params)}" + (f"\n{note}" if note else ""),
+                    fontsize=8)  # fmt: skip
     return figure
 
 
@@ -179,12 +184,11 @@ def _figure_at_depth(depth: int):
 
     def draw(params, prediction, measurement):
         drawn = depth if depth in params.layers else params.layers[0]
-        figure = figure_prune(params, prediction, measurement, depths=(drawn,))
-        if drawn != depth:
-            figure.text(0.5, 0.0, f"The paper's figure is at L = {depth}; this preset trains "
-                        f"L in {list(params.layers)}, so L = {drawn} is drawn.", ha="center",
-                        va="bottom", fontsize=8, color="#aa0000")  # fmt: skip
-        return figure
+        note = "" if drawn == depth else (
+            f"The paper's figure is at L = {depth}; this preset trains L in "
+            f"{list(params.layers)}, so L = {drawn} is drawn."
+        )  # fmt: skip
+        return figure_prune(params, prediction, measurement, depths=(drawn,), note=note)
 
     draw.__name__ = draw.__qualname__ = f"figure_at_L{depth}"
     return draw

@@ -1,26 +1,33 @@
 """The trained encoders that CZZ-HEADS, -IMPORTANCE, -PRUNE and -PPROBE read (Chen et al. App. B;
-the claims in `trained_heads`, `trained_importance`, `trained_prune`, `trained_pprobe`).
+the claims in `trained_heads`, `trained_importance`, `trained_prune`, `trained_pprobe`), and
+what App. G's claims (`trained_decoder`, `trained_dense`, `trained_correlated`) share with them.
 
-One training per number of heads h (`numerics.EncoderTraining`): an ensemble with one member
-per (replicate, sigma); the paper trains one model per sigma in {0, 0.1, 0.2, 0.4, 0.8}
-(reference chen2024 §2.1). Member e of every h's ensemble has the same noise level, so the
-claims evaluate member e of each h on the same prompts (paired).
+One training per number of heads h and depth L (`numerics.EncoderTraining`): an ensemble with
+one member per (replicate, sigma); the paper trains one model per sigma in
+{0, 0.1, 0.2, 0.4, 0.8} (reference chen2024 §2.1) at L in {3, 4, 5, 6} (Figures 3-8). Member e
+of every ensemble has the same noise level, so the claims evaluate member e of each (h, L) on
+the same prompts (paired).
 
-The four claims share `EncoderParams` and the presets of the training (`TRAINING_PRESETS`),
-so they read the same cached trainings (``runtime.trained(training(params, h))``, keyed by the
-training and the device, resumable from the trainer's checkpoint).
+The claims share `EncoderParams` and the presets of the training (`TRAINING_PRESETS`), so they
+read the same cached trainings (``runtime.trained(training(params, h, layers=L))``, keyed by the
+training and the device, resumable from the trainer's checkpoint); App. G's set the fields the
+recipe leaves open (s, zeta, the architecture), so where their setting is the main claims'
+(zeta = 0, the sparse reference of the dense claim) they read the same models.
 
 They share the gate of the paper's regime too (`regime`: the h_max models against tuned ridge
-at n = 10, `numerics.ridge_gap`, on prompts fixed by ``train_seed``), and `gated`, which widens
-an estimate's SE to the quantity's whole range outside that regime. What they measure is in
-`numerics.encoder_evaluation`; the averages per sigma are `per_sigma` and `per_sigma_se`.
+at n = 10, `numerics.ridge_gap`, on prompts fixed by ``train_seed``; `depth_gates`, one per L),
+and `gated`, which widens an estimate's SE to the quantity's whole range outside that regime.
+What they measure is in `numerics.encoder_evaluation`; the averages per sigma are `per_sigma`
+and `per_sigma_se`; the risk curves against n `risk_curves` and `curve_data`.
 
 Presets (times on one core of this 2-core CPU, `benchmarks/encoder_size_study.py`):
 
-- smoke: d_hid 8, 2 layers, h in {1, 2}, 60 steps: seconds, the code path only;
-- quick: the study's smallest setting that reaches the paper's regime in a few minutes;
-- paper: d_hid 256, 4 layers, h in {1, 2, 4, 8}, lr 1e-4, batch 64, 320k steps (a GPU: the
-  paper's ~2 h per model on an RTX 4090; 229 ms per member-step on one CPU core).
+- smoke: d_hid 8, L = 2, h in {1, 2}, 60 steps: seconds, the code path only;
+- quick: d_hid 32, L = 3, h in {1, 4}, 2 models, 3000 steps (~60 s per ensemble): the whole
+  path at a modest size; no CPU-sized setting of the size study reached the paper's regime, so
+  the verdicts are inconclusive by design (`DECIDING_SIZE`);
+- paper: d_hid 256, L in {3, 4, 5, 6}, h in {1, 2, 4, 8}, lr 1e-4, batch 64, 320k steps (a GPU:
+  the paper's ~2 h per model on an RTX 4090; 229 ms per member-step on one CPU core).
 """
 
 from __future__ import annotations
@@ -321,5 +328,6 @@ DECIDING_SIZE = (
     "(10 models over the σ grid; tuned ridge 1.46-2.24) and 2.07-2.09 after 60k (σ = 0.1; "
     "ridge 1.52), falling ~0.06 per 20k steps; lr 3e-4 no better, d_hid = 64 at 40k 1.95-2.03. "
     "The paper's size decides it: the paper preset "
-    "(d_hid = 256, 4 layers, 320k steps; ~2 h per model on an RTX 4090, ~20 h on one CPU core)."
+    "(d_hid = 256, L in {3, ..., 6}, 320k steps; ~2 h per model on an RTX 4090, ~20 h on one "
+    "CPU core)."
 )
