@@ -202,7 +202,7 @@ CLAIM_HEADS = Claim(
             "(a) schematic; (b) excess risk vs in-context examples for h in {1, 2, 4, 8} with "
             "OLS, Lasso, ridge; (c) head-importance map (h = 4, L = 4); (d) probes of the "
             "pruned model",
-            "(b)-(d) from CZZ-HEADS, CZZ-IMPORTANCE and CZZ-PRUNE at the preset's depth, each "
+            "(b)-(d) from CZZ-HEADS, CZZ-IMPORTANCE and CZZ-PRUNE at the preset's depths, each "
             "claim's own figure; (a) is a schematic",
         ),
         PaperFigure(
