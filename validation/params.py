@@ -335,6 +335,7 @@ ODE_SAVED_STATES = 100_000
 #: claim has a role (tests/validation/test_params.py), so a new size is never left out.
 SHAPE_ROLES: Mapping[str, str] = {
     **dict.fromkeys(("batch", "batches", "validation_batch", "prompts", "prompts_wide", "n_fit",
+                     "chunk",
                      "n_points", "n_importance", "n_regime", "n_tune", "samples"), "held"),
     **dict.fromkeys(("members", "linear_members", "replicates", "seeds", "reps",
                      "split_reps"), "ensemble"),
@@ -354,7 +355,7 @@ SHAPE_ROLES: Mapping[str, str] = {
                      "n_seeds", "n_trials", "n_replicates", "n_configs", "n_boot", "bootstrap",
                      "n_eps", "n_mu", "n_omega", "n_asymmetric", "cases", "bins", "degree",
                      "design_seed", "points_seed", "train_seed", "layers", "supports",
-                     "footnote_layers", "probe_depth",
+                     "footnote_layers", "probe_depth", "tasks",
                      "n_examples"), "count"),
 }  # fmt: skip
 
