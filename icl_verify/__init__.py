@@ -14,6 +14,11 @@ Imports point one way (DESIGN.md, "Layers"): numerics uses neither theory nor
 dynamics, figures uses neither validation nor numerics, and nothing below
 validation imports it.
 
+Claims run from Python too: ``icl_verify.run("HE-P4.1", preset="quick", d=10)`` and
+``icl_verify.sweep("HE-S2", {"d": [3, 5, 10]})`` (`icl_verify.validation.api`, loaded on
+first use, so ``import icl_verify`` stays light); ``icl_verify.testing.assert_claim`` for a
+test suite.
+
 >>> import icl_verify
 >>> icl_verify.SUBPACKAGES
 ('theory', 'dynamics', 'numerics', 'validation', 'figures')
@@ -30,3 +35,18 @@ try:
     __version__ = _metadata.version("icl-verify")
 except _metadata.PackageNotFoundError:  # imported from a source tree that is not installed
     __version__ = "0+unknown"
+
+_API = ("run", "sweep", "ClaimResult", "SweepResult")
+
+
+def __getattr__(name: str):
+    """`run`, `sweep` and their results from `icl_verify.validation.api`, imported on first use."""
+    if name in _API:
+        from icl_verify.validation import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'icl_verify' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_API])

@@ -511,7 +511,9 @@ class Claim:
         figure: "module:function" of `icl_verify.figures` drawing (params, prediction,
             measurement), imported only when drawn (no matplotlib for `icl-verify list`); or a
             tuple of them when the claim reproduces several of the paper's figures (one PNG
-            each).
+            each). A module that `icl_verify.figures` does not have ("my_figures:draw",
+            "my_package.figures:draw") is imported as named: the figures of a claim from
+            another package (`validation.registry`).
         wrong: a deliberately wrong prediction made from the right one
             (`wrong(params, prediction)`); the claim's rules must call it `disagrees`.
         table: optional ``table(params, prediction, measurement) -> str``, a markdown table
@@ -602,9 +604,21 @@ class Claim:
         drawn = []
         for figure in self.figures:
             module, name = figure.split(":")
-            function = getattr(importlib.import_module(f"icl_verify.figures.{module}"), name)
+            function = getattr(_figure_module(module), name)
             drawn.append(function(params, prediction, measurement))
         return drawn
+
+
+def _figure_module(module: str):
+    """``icl_verify.figures.<module>``, or, when the toolkit has no such module, ``module``
+    itself (a claim package's own figures)."""
+    internal = f"icl_verify.figures.{module}"
+    try:
+        return importlib.import_module(internal)
+    except ModuleNotFoundError as error:
+        if error.name != internal:  # the module exists but an import inside it failed
+            raise
+    return importlib.import_module(module)
 
 
 def scaled(quantity: str, factor: float) -> Callable[[Any, Prediction], Prediction]:

@@ -1,8 +1,17 @@
-"""The registry of claims: every `CLAIMS` tuple of the modules under `validation.claims`.
+"""The registry of claims: every `CLAIMS` tuple of the modules under `validation.claims`, and of
+the modules other installed packages name in the entry-point group ``icl_verify.claims``.
 
 Modules are discovered, subpackages included (one subpackage per paper, one module
 per claim family; see `validation.claims`), so adding a claim never edits this file.
 Modules and packages whose name starts with "_" are helpers and are not scanned.
+A researcher's own claims live in their own package, which declares, in its pyproject.toml,
+
+    [project.entry-points."icl_verify.claims"]
+    my_claims = "my_package.claims"     # a module with a CLAIMS tuple
+
+and once it is installed `icl-verify list/run/sweep` and `icl_verify.run` find them (after
+this package's claims, by id). An entry point that fails to load is left out with a warning
+naming it.
 Claims are listed in the reference catalogue's order, which they carry: the papers by their
 subpackage's ``PAPER_ORDER``, then each claim's ``Claim.catalogue`` (section, item); claims
 without a place follow, by id.
@@ -13,6 +22,8 @@ from __future__ import annotations
 import importlib
 import math
 import pkgutil
+import warnings
+from importlib import metadata
 
 from icl_verify.validation.claim import Claim
 
@@ -49,11 +60,13 @@ def all_claims() -> tuple[Claim, ...]:
     """
     import icl_verify.validation.claims as package
 
+    modules = [
+        importlib.import_module(info.name)
+        for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}.")
+        if not any(part.startswith("_") for part in info.name.split("."))
+    ]
     claims: dict[str, Claim] = {}
-    for module_info in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
-        if any(part.startswith("_") for part in module_info.name.split(".")):
-            continue
-        module = importlib.import_module(module_info.name)
+    for module in modules + plugin_modules():
         for claim in getattr(module, "CLAIMS", ()):
             if claim.id in claims:
                 raise ValueError(f"claim id {claim.id!r} is registered twice")
@@ -63,6 +76,26 @@ def all_claims() -> tuple[Claim, ...]:
         twice = sorted({p for p in places if places.count(p) > 1})
         raise ValueError(f"catalogue places must be unique within a paper, got twice: {twice}")
     return tuple(sorted(claims.values(), key=_order))
+
+
+ENTRY_POINT_GROUP = "icl_verify.claims"
+
+
+def plugin_modules() -> list:
+    """The modules that installed packages register in the entry-point group
+    ``icl_verify.claims`` (module docstring); one that fails to import is left out with a
+    warning naming it."""
+    modules = []
+    for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            modules.append(entry.load())
+        except Exception as error:  # a broken plugin must not take the toolkit down
+            warnings.warn(
+                f"claims entry point {entry.name!r} ({entry.value}) failed to load: "
+                f"{type(error).__name__}: {error}",
+                stacklevel=2,
+            )
+    return modules
 
 
 def select_claims(ids: list[str] | tuple[str, ...] = ()) -> tuple[Claim, ...]:

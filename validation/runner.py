@@ -10,6 +10,7 @@ user's overrides (`--set`, `--config`) into each claim's typed parameters.
 
 from __future__ import annotations
 
+import itertools
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -83,6 +84,27 @@ def claim_parameters(
         except ParameterError as error:
             raise ParameterError(f"{claim.id}: {error}") from None
     return parameters
+
+
+def reserve_run_folder(out: Path, run_id: str) -> str:
+    """``run_id``, made unique under ``out`` by a suffix (``-2``, ``-3``, ...) and reserved by
+    making its folder: two runs started in the same second with the default id get two
+    folders, never one shared folder.
+
+    >>> import tempfile
+    >>> out = Path(tempfile.mkdtemp())
+    >>> reserve_run_folder(out, "quick-1"), reserve_run_folder(out, "quick-1")
+    ('quick-1', 'quick-1-2')
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    for k in itertools.count(1):
+        candidate = run_id if k == 1 else f"{run_id}-{k}"
+        try:
+            (out / candidate).mkdir()
+            return candidate
+        except FileExistsError:
+            continue
+    raise AssertionError("unreachable")
 
 
 def open_run(run_dir: Path, preset: str, seed: int, device: str) -> RunRecord:

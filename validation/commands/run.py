@@ -22,7 +22,6 @@ inconclusive claims exit 1, for gating on "every claim verified".
 
 from __future__ import annotations
 
-import itertools
 import math
 import os
 import re
@@ -42,6 +41,7 @@ from icl_verify.validation.runner import (
     RUN_ID_PATTERN,
     RunMismatchError,
     claim_parameters,
+    reserve_run_folder,
     run_claims,
 )
 
@@ -268,27 +268,6 @@ def writable_directory(path: Path, option: str = "--out") -> Path:
         except OSError as error:
             problem = f"cannot create a folder in {existing}: {error.strerror or error}"
     raise CommandLineError(f"{option} {path}: not a writable directory ({problem})")
-
-
-def reserve_run_folder(out: Path, run_id: str) -> str:
-    """``run_id``, made unique under ``out`` by a suffix (``-2``, ``-3``, ...) and reserved by
-    making its folder: two runs started in the same second with the default id get two
-    folders, never one shared folder.
-
-    >>> import tempfile
-    >>> out = Path(tempfile.mkdtemp())
-    >>> reserve_run_folder(out, "quick-1"), reserve_run_folder(out, "quick-1")
-    ('quick-1', 'quick-1-2')
-    """
-    out.mkdir(parents=True, exist_ok=True)
-    for k in itertools.count(1):
-        candidate = run_id if k == 1 else f"{run_id}-{k}"
-        try:
-            (out / candidate).mkdir()
-            return candidate
-        except FileExistsError:
-            continue
-    raise AssertionError("unreachable")
 
 
 def run(args) -> int:

@@ -1,0 +1,70 @@
+"""Claims as regression tests in a researcher's own test suite.
+
+``assert_claim("HE-P4.1", preset="smoke", d=10)`` runs the claim (`icl_verify.run`) and
+fails, as a plain ``AssertionError`` that pytest shows, with every check that did not agree:
+its quantity, prediction, measurement, rule and verdict. A formula a researcher derives and
+registers as a claim of their own package (entry point ``icl_verify.claims``, see
+`icl_verify.validation.registry`) is pinned the same way.
+
+    # test_my_setting.py
+    from icl_verify.testing import assert_claim
+
+    def test_kernel_sum_bound_holds_at_d_10():
+        assert_claim("HE-P4.1", preset="smoke", d=10)
+
+Runs go to a temporary folder unless ``out`` is given; pass one (e.g. pytest's
+``tmp_path_factory.getbasetemp()``) to share the trained-model cache between tests.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+__all__ = ["assert_claim"]
+
+
+def assert_claim(
+    claim_id: str,
+    preset: str = "smoke",
+    *,
+    allow_inconclusive: bool = False,
+    out: str | Path | None = None,
+    **params,
+):
+    """Run ``claim_id`` at ``preset`` with ``params`` (`icl_verify.run`); AssertionError listing
+    the checks that disagree (and those that are inconclusive, unless ``allow_inconclusive``).
+    Returns the `ClaimResult` when it passes. Bad parameters raise ValueError, as `run` does.
+
+    >>> result = assert_claim("HE-T4.2ii")
+    >>> result.verdict
+    'agrees'
+    >>> assert_claim("HE-C-SOFTMAXNORM", samples=1)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    icl_verify.validation.params.ParameterError: HE-C-SOFTMAXNORM: samples must be ...
+    """
+    from icl_verify.validation.api import run
+
+    folder = tempfile.mkdtemp(prefix="icl-verify-") if out is None else out
+    result = run(claim_id, preset, out=folder, **params)
+    failing = {"disagrees"} | (set() if allow_inconclusive else {"inconclusive"})
+    bad = [check for check in result.checks if check.verdict in failing]
+    if bad:
+        lines = [f"{claim_id} at preset {preset!r} {dict(params) or ''}: {result.verdict}"]
+        lines += [
+            f"  {check.verdict}: {check.label}: predicted {_short(check.predicted)}, measured "
+            f"{_short(check.measured)} ± {_short(check.error)} ({check.rule})"
+            for check in bad
+        ]
+        lines.append(f"  report: {result.run_dir / 'report.md'}")
+        raise AssertionError("\n".join(lines))
+    return result
+
+
+def _short(value) -> str:
+    """A number or the first values of a list, for one line."""
+    if isinstance(value, list):
+        shown = ", ".join(_short(v) for v in value[:4])
+        return f"[{shown}{', ...' if len(value) > 4 else ''}]"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)

@@ -1,0 +1,219 @@
+"""Claims from Python: `run` and `sweep`, for notebooks and test suites (also as
+``icl_verify.run`` and ``icl_verify.sweep``).
+
+They do what ``icl-verify run`` and ``icl-verify sweep`` do, through the same runner, cache
+and records: a run folder ``OUT/RUN_ID/`` with results.json, report.md and the figures, the
+trained models in ``OUT/cache``. Parameters are keyword arguments in Python types (``d=10``,
+``gap_L=(40, 80, 160)``), validated as the command line validates them: a bad value raises one
+`ValueError` (`validation.params.ParameterError`) naming the claim and the parameter. They
+return typed results: `ClaimResult` (the stored `ClaimRecord` with ``table()`` and
+``figure()``) and `SweepResult` (a `ClaimResult` per point).
+
+>>> import tempfile
+>>> result = run("HE-T4.2ii", preset="smoke", out=tempfile.mkdtemp())
+>>> result.verdict, result.id
+('agrees', 'HE-T4.2ii')
+>>> run("HE-T4.2ii", preset="smoke", d=0)  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+icl_verify.validation.params.ParameterError: HE-T4.2ii: d must be an integer in [1, ...], got 0
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from icl_verify.validation.claim import DEFAULT_PRESET, PRESET_NAMES
+from icl_verify.validation.params import ParameterError
+from icl_verify.validation.records import ClaimRecord, RunRecord
+from icl_verify.validation.registry import select_claims
+from icl_verify.validation.runner import claim_parameters, reserve_run_folder, run_claims
+from icl_verify.validation.sweep import parse_grid, run_sweep
+
+from icl_verify import devices
+
+__all__ = ["ClaimResult", "SweepResult", "run", "sweep"]
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    """One claim's record as results.json stores it, and where its run folder is.
+
+    Attributes:
+        record: the `ClaimRecord` (statement, source, parameters, prediction, measurement,
+            checks with predicted/measured/error/rule/verdict, seconds, device).
+        run_dir: the run folder (report.md, results.json, figures/).
+    """
+
+    record: ClaimRecord
+    run_dir: Path
+
+    @property
+    def id(self) -> str:
+        return self.record.id
+
+    @property
+    def verdict(self) -> str:
+        return self.record.verdict
+
+    @property
+    def params(self) -> dict:
+        return dict(self.record.params)
+
+    @property
+    def checks(self) -> tuple:
+        return self.record.checks
+
+    @property
+    def figures(self) -> tuple[Path, ...]:
+        """The figure files, as drawn into the run folder."""
+        return tuple(self.run_dir / path for path in self.record.figures)
+
+    def table(self):
+        """The checks as rows (quantity, predicted, measured, error, rule, verdict, score): a
+        pandas DataFrame when pandas is installed, else a list of dicts."""
+        rows = [
+            {"quantity": c.label, "predicted": c.predicted, "measured": c.measured,
+             "error": c.error, "error_kind": c.error_kind, "rule": c.rule,
+             "verdict": c.verdict, "score": c.score}
+            for c in self.record.checks
+        ]  # fmt: skip
+        try:
+            import pandas
+        except ModuleNotFoundError:
+            return rows
+        return pandas.DataFrame(rows)
+
+    def figure(self, index: int = 0):
+        """The claim's ``index``-th figure (a matplotlib Figure), drawn from the stored record."""
+        (claim,) = select_claims([self.id])
+        figures = claim.draw(self.record.restored_params(claim), self.record.restored_prediction(),
+                             self.record.restored_measurement())  # fmt: skip
+        return figures[index]
+
+    def _repr_markdown_(self) -> str:  # a notebook shows the verdict and the checks
+        rows = [f"**{self.id}: {self.verdict}** — {self.record.statement}", "",
+                "| quantity | rule | verdict |", "|---|---|---|"]  # fmt: skip
+
+        def cell(text: str) -> str:
+            return text.replace("|", "\\|")
+
+        rows += [f"| {cell(c.label)} | `{cell(c.rule)}` | {c.verdict} |"
+                 for c in self.record.checks]  # fmt: skip
+        return "\n".join(rows)
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """A sweep's record: its points in grid order, each a `ClaimResult`."""
+
+    record: RunRecord
+    run_dir: Path
+
+    @property
+    def points(self) -> tuple[ClaimResult, ...]:
+        return tuple(ClaimResult(point, self.run_dir) for point in self.record.claims)
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return self.record.sweep.keys
+
+    def table(self):
+        """One row per point: the swept values and the verdict (a DataFrame with pandas)."""
+        rows = [
+            {**{k: point.params[k] for k in self.keys}, "verdict": point.verdict}
+            for point in self.points
+        ]
+        try:
+            import pandas
+        except ModuleNotFoundError:
+            return rows
+        return pandas.DataFrame(rows)
+
+    @property
+    def validity_map(self) -> Path:
+        from icl_verify.validation.report import validity_map_path
+
+        return self.run_dir / validity_map_path(self.record.sweep)
+
+
+def _values(params: Mapping[str, Any]) -> dict[str, Any]:
+    """Python values as the parameters take them: lists as tuples, at any depth."""
+
+    def tupled(value):
+        return tuple(tupled(v) for v in value) if isinstance(value, list | tuple) else value
+
+    return {key: tupled(value) for key, value in params.items()}
+
+
+def _target(preset: str, device: str, out, run_id: str | None, default: str):
+    if preset not in PRESET_NAMES:
+        raise ParameterError(f"preset must be one of {', '.join(PRESET_NAMES)}, got {preset!r}")
+    device = devices.resolve_device(device)
+    out = Path(out)
+    run_id = run_id or reserve_run_folder(out, f"{default}-{datetime.now():%Y%m%d-%H%M%S}")
+    return device, out, run_id
+
+
+def run(
+    claim_id: str,
+    preset: str = DEFAULT_PRESET,
+    *,
+    device: str = "cpu",
+    seed: int = 0,
+    out: str | Path = "results",
+    run_id: str | None = None,
+    workers: int = 1,
+    **params,
+) -> ClaimResult:
+    """Run one claim at ``preset`` with ``params`` changed (as ``icl-verify run ID --preset P
+    --set KEY=VALUE``) into ``out/run_id`` (default ``api-ID-PRESET-<time>``); ``workers``
+    processes (1: here); the same ``run_id`` resumes. Returns its `ClaimResult`."""
+    (claim,) = select_claims([claim_id])
+    parameters = claim_parameters([claim], preset, tables={claim.id: _values(params)})
+    device, out, run_id = _target(preset, device, out, run_id, f"api-{claim_id}-{preset}")
+    record = run_claims([claim], preset=preset, out=out, run_id=run_id, seed=seed,
+                        device=device, parameters=parameters, workers=workers)  # fmt: skip
+    (finished,) = [c for c in record.claims if c.id == claim.id]
+    return ClaimResult(finished, out / run_id)
+
+
+def sweep(
+    claim_id: str,
+    grid: Mapping[str, Sequence],
+    preset: str = DEFAULT_PRESET,
+    *,
+    zipped: bool = False,
+    device: str = "cpu",
+    seed: int = 0,
+    out: str | Path = "results",
+    run_id: str | None = None,
+    workers: int = 1,
+    **params,
+) -> SweepResult:
+    """Run one claim at every point of ``grid`` (parameter -> values; their product, or with
+    ``zipped`` their pairing), the other ``params`` changed at every point (as ``icl-verify
+    sweep ID --grid KEY=VALUES --set KEY=VALUE``); its records and validity map.
+
+    >>> import tempfile
+    >>> result = sweep("HE-T4.2ii", {"d": [3, 5]}, preset="smoke", out=tempfile.mkdtemp())
+    >>> [(p.params["d"], p.verdict) for p in result.points]
+    [(3, 'agrees'), (5, 'agrees')]
+    """
+    (claim,) = select_claims([claim_id])
+    for key in grid:
+        if key in params:
+            raise ParameterError(f"{claim_id}: {key} is both swept and set; sweep it or set it")
+    base = claim_parameters([claim], preset, tables={claim.id: _values(params)})[claim.id]
+    texts = [f"{key}={json.dumps(list(_values({key: values})[key]))}"
+             for key, values in grid.items()]  # fmt: skip
+    points = parse_grid(base, texts, zipped=zipped)
+    device, out, run_id = _target(preset, device, out, run_id, f"api-sweep-{claim_id}")
+    record = run_sweep(claim, points, preset=preset, out=out, run_id=run_id, seed=seed,
+                       device=device, workers=workers)  # fmt: skip
+    return SweepResult(record, out / run_id)
