@@ -14,7 +14,7 @@ TORCH_SPEC ?= torch==2.13.0
 BIN        := $(VENV)/bin
 STAMP      := $(VENV)/.installed
 
-.PHONY: install test verify lint clean
+.PHONY: install test verify lint clean docs docs-check
 
 install: $(STAMP)
 
@@ -43,3 +43,23 @@ lint: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
+
+# The documentation site (docs/site, mkdocs.yml) into site/, strict: a broken link or a
+# missing page fails. Offline once installed: KaTeX comes from npm into build/katex.
+DOCS_STAMP := $(VENV)/.docs-installed
+
+$(DOCS_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[docs]'
+	touch $(DOCS_STAMP)
+
+build/katex/node_modules/katex/dist/katex.min.js:
+	mkdir -p build/katex && npm install --silent --no-audit --no-fund --prefix build/katex katex@0.16
+
+docs: $(DOCS_STAMP) build/katex/node_modules/katex/dist/katex.min.js
+	NO_MKDOCS_2_WARNING=1 DISABLE_MKDOCS_2_WARNING=true $(BIN)/mkdocs build --strict --quiet
+
+# The site as a reader sees it: served locally, opened in headless Chromium (screenshots of
+# a claim page and a derivation page in build/docs-check/, every formula rendered, every
+# image loaded). Says so and succeeds when Chromium is not installed.
+docs-check: docs
+	$(BIN)/python docs/check_site.py site build/docs-check

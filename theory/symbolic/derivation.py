@@ -173,6 +173,27 @@ class Derivation:
         parts += [f"\\emph{{Note.}} {_latex_text(note)}" for note in self.notes]
         return "\n\n".join(parts) + "\n"
 
+    def markdown(self) -> str:
+        """Markdown with display mathematics (``$$ ... $$``, rendered by MathJax on the
+        documentation site): the steps as a numbered list, the dropped terms, the checks."""
+
+        def item(step: Step) -> str:
+            return f"{step.description}\n\n    $$ {_latex_math(step.expression)} $$\n"
+
+        lines = [f"## {self.title}", "", f"*{self.source}*", ""]
+        lines += [f"{k}. " + item(s) for k, s in enumerate(self.steps, start=1)]
+        if self.dropped:
+            lines += ["**Dropped at leading order:**", ""]
+            lines += ["- " + item(s) for s in self.dropped]
+        if self.checks:
+            lines += ["**Checks** (residual 0 = exact):", ""]
+            lines += [
+                f"- {'✓' if c.passed else '✗'} {c.description}: ${_latex_math(c.evidence)}$"
+                for c in self.checks
+            ]
+        lines += [""] + [f"*Note.* {note}" for note in self.notes]
+        return "\n".join(lines) + "\n"
+
     def __str__(self) -> str:
         return self.plain()
 

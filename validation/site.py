@@ -1,0 +1,218 @@
+"""The pages of the documentation site that are generated from the code (`make docs`;
+``docs/site/gen_pages.py`` writes them at build time, so none can go stale).
+
+- `claim_page`: one page per claim from the registry: statement, source, what is checked,
+  each rule with its justification (at the quick preset), the parameters with their presets
+  and allowed values, the deliberately wrong prediction, and the latest verdicts with their
+  figures (quick; paper where a paper-size report exists);
+- `claims_index`: the claims per paper with their verdicts;
+- `findings_page`: every claim that disagrees, with the checks that do;
+- `derivation_page`: a sympy derivation of `icl_verify.theory.symbolic` as mathematics.
+
+Verdicts come from `Verdicts`: a run's results.json (the newest quick run under ``results/``
+when one exists), else the summary committed with the docs (``docs/verdicts-quick.json``,
+written by `write_verdict_summary` from a `make verify` run).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from icl_verify.validation.claim import Claim
+from icl_verify.validation.registry import all_claims
+
+__all__ = [
+    "Verdicts",
+    "claim_page",
+    "claims_index",
+    "derivation_page",
+    "findings_page",
+    "percent_script_page",
+    "write_verdict_summary",
+]
+
+
+@dataclass(frozen=True)
+class Verdicts:
+    """Per claim id, a run's verdict and checks (label, rule, verdict, predicted, measured)
+    and its figure files; ``preset`` and ``source`` say which run."""
+
+    preset: str
+    source: str
+    claims: dict = field(default_factory=dict)  # id -> {"verdict", "checks", "figures"}
+
+    @classmethod
+    def from_run(cls, run_dir: Path) -> Verdicts:
+        data = json.loads((Path(run_dir) / "results.json").read_text())
+        claims = {
+            c["id"]: {
+                "verdict": c["verdict"],
+                "checks": [
+                    {k: check[k] for k in ("label", "rule", "verdict", "predicted", "measured",
+                                           "error")}  # fmt: skip
+                    for check in c["checks"]
+                ],
+                "figures": [str(Path(run_dir) / f) for f in c["figures"]],
+            }
+            for c in data["claims"]
+        }
+        return cls(data["preset"], f"run {data['run_id']}", claims)
+
+    def completed(self, other: Verdicts) -> Verdicts:
+        """These verdicts, with ``other``'s for the claims this run did not run."""
+        missing = {i: c for i, c in other.claims.items() if i not in self.claims}
+        return Verdicts(self.preset, self.source, {**self.claims, **missing})
+
+    @classmethod
+    def from_summary(cls, path: Path) -> Verdicts:
+        data = json.loads(Path(path).read_text())
+        return cls(data["preset"], data["source"], data["claims"])
+
+
+def write_verdict_summary(run_dir: Path, path: Path) -> None:
+    """The verdicts of the run in ``run_dir`` as the docs' committed summary (no figures)."""
+    verdicts = Verdicts.from_run(run_dir)
+    claims = {
+        i: {**c, "figures": [],  # numbers as the pages show them: a few values each
+            "checks": [{k: _short(v) if k in ("predicted", "measured", "error") else v
+                        for k, v in check.items()} for check in c["checks"]]}
+        for i, c in verdicts.claims.items()
+    }  # fmt: skip
+    path.write_text(json.dumps({"preset": verdicts.preset, "source": verdicts.source,
+                                "claims": claims}, indent=1) + "\n")  # fmt: skip
+
+
+def _short(value) -> str:
+    if isinstance(value, list):
+        shown = ", ".join(_short(v) for v in value[:3])
+        return f"[{shown}{', …' if len(value) > 3 else ''}]"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def _md(text) -> str:
+    """Running text as markdown shows it: ``*`` and ``_`` escaped (``μ*(ω)``, ``a_1``)."""
+    return str(text).replace("\\", "\\\\").replace("*", "\\*").replace("_", "\\_")
+
+
+def _cell(text) -> str:
+    """Text for a table cell: escaped, on one line, ``|`` escaped."""
+    return _md(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _code_cell(text) -> str:
+    """Code in a table cell: only ``|`` escaped."""
+    return str(text).replace("|", "\\|")
+
+
+def claim_page(claim: Claim, latest: Verdicts | None, figures: dict[str, list[str]]) -> str:
+    """The claim's page (markdown); ``figures`` maps claim ids to figure paths relative to the
+    page, as the site holds them."""
+    params = claim.presets["quick"]
+    lines = [
+        f"# {claim.id}", "", f"*{_md(claim.statement)}*", "",
+        f"**Source:** {_md(claim.source)}  ", f"**What is checked:** {_md(claim.summary)}", "",
+        "## Rules", "",
+    ]  # fmt: skip
+    for check in claim.checks(params):
+        lines += [f"- **{_md(check.title)}** — `{check.rule.describe()}`  ",
+                  f"  *Why this rule:* {_md(check.rule.justification)}"]  # fmt: skip
+    lines += ["", "## Parameters", "",
+              "| parameter | type | smoke | quick | paper | allowed | meaning |",
+              "|---|---|---|---|---|---|---|"]  # fmt: skip
+    presets = {name: claim.presets[name].as_json() for name in ("smoke", "quick", "paper")}
+    for info in claim.params.describe():
+        cells = [_short(presets[p][info.name]) for p in ("smoke", "quick", "paper")]
+        lines.append(f"| `{info.name}` | {info.type} | " + " | ".join(map(_cell, cells))
+                     + f" | {_cell(info.allowed)} | {_cell(info.help)} |")  # fmt: skip
+    wrong = inspect.getdoc(claim.wrong) or ""
+    lines += ["", "## The wrong prediction its rules must reject", "",
+              _md(wrong) if wrong else f"`{claim.wrong.__name__}`", ""]  # fmt: skip
+    lines += ["## Latest verdicts", ""]
+    entry = latest.claims.get(claim.id) if latest else None
+    if entry is None:
+        lines += ["Not run yet here: `make verify` runs every claim at the quick preset.", ""]
+    else:
+        lines += [f"**{entry['verdict']}** at the {latest.preset} preset ({latest.source}).", "",
+                  "| check | rule | predicted | measured | verdict |", "|---|---|---|---|---|"]
+        lines += [
+            f"| {_cell(c['label'])} | `{_code_cell(c['rule'])}` | "
+            f"{_cell(_short(c['predicted']))} | "
+            f"{_cell(_short(c['measured']))} ± {_cell(_short(c['error']))} | {c['verdict']} |"
+            for c in entry["checks"]
+        ]  # fmt: skip
+        lines.append("")
+    for path in figures.get(claim.id, []):
+        lines += [f"![{claim.id}]({path})", ""]
+    return "\n".join(lines)
+
+
+def claims_index(latest: Verdicts | None) -> str:
+    """The claims per paper, each linked to its page, with its latest verdict."""
+    lines = ["# Claims", "",
+             "Every checkable statement of the two papers, one page each (generated from the "
+             "registry)."]  # fmt: skip
+    paper = None
+    for claim in all_claims():
+        if claim.source.paper != paper:
+            paper = claim.source.paper
+            lines += ["", f"## {paper}", "", "| claim | what is checked | verdict |",
+                      "|---|---|---|"]  # fmt: skip
+        entry = latest.claims.get(claim.id) if latest else None
+        verdict = entry["verdict"] if entry else "not run"
+        lines.append(f"| [{claim.id}]({claim.id}.md) | {_cell(claim.summary)} | {verdict} |")
+    return "\n".join(lines) + "\n"
+
+
+def findings_page(latest: Verdicts | None) -> str:
+    """Every claim that disagrees in the latest run, with the checks that disagree."""
+    lines = ["# Findings", "",
+             "Where simulation contradicts the paper's statement (the report and the README "
+             "explain each with its evidence)."]  # fmt: skip
+    if latest is None:
+        return "\n".join(lines + ["", "No run yet: `make verify`."]) + "\n"
+    lines += ["", f"From the {latest.preset} preset ({latest.source}).", ""]
+    for claim in all_claims():
+        entry = latest.claims.get(claim.id)
+        if not entry or entry["verdict"] != "disagrees":
+            continue
+        lines += [f"## [{claim.id}](claims/{claim.id}.md)", "", f"*{_md(claim.statement)}*", ""]
+        lines += [
+            f"- **{_cell(c['label'])}**: predicted {_cell(_short(c['predicted']))}, measured "
+            f"{_cell(_short(c['measured']))} ± {_cell(_short(c['error']))} (`{c['rule']}`)"
+            for c in entry["checks"] if c["verdict"] == "disagrees"
+        ]  # fmt: skip
+        lines.append("")
+    return "\n".join(lines)
+
+
+def percent_script_page(text: str) -> str:
+    """A jupytext percent script as a page: ``# %% [markdown]`` cells as text (their ``# ``
+    prefixes removed), code cells as Python blocks.
+
+    >>> print(percent_script_page("# %% [markdown]\\n# # Title\\n\\n# %%\\nx = 1\\n"))
+    # Title
+    <BLANKLINE>
+    ```python
+    x = 1
+    ```
+    <BLANKLINE>
+    """
+    out = []
+    for cell in text.split("# %%")[1:]:
+        header, _, body = cell.partition("\n")
+        if header.strip() == "[markdown]":
+            out.append("\n".join(line[2:] if line.startswith("# ") else line.lstrip("#")
+                                 for line in body.strip().splitlines()) + "\n")  # fmt: skip
+        else:
+            out.append(f"```python\n{body.strip()}\n```\n")
+    return "\n".join(out)
+
+
+def derivation_page(name: str) -> str:
+    """A derivation of `icl_verify.theory.symbolic` (`Derivation.markdown`), with its name."""
+    from icl_verify.theory.symbolic import derive
+
+    return f"# {name}\n\n`icl-verify derive {name}`\n\n" + derive(name).markdown()
