@@ -22,7 +22,7 @@ import urllib.request
 from html.parser import HTMLParser
 from pathlib import Path
 
-PAGES = ("claims/HE-P4.1/", "derivations/manifold/", "claims/CZZ-G-DENSE/")
+PAGES = ("claims/HE-P4.1/", "derivations/manifold/", "findings-explained/")
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--hide-scrollbars")  # fmt: skip
@@ -31,6 +31,12 @@ FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 class Quiet(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args) -> None:  # no line per request
         pass
+
+
+class Server(http.server.ThreadingHTTPServer):
+    def handle_error(self, request, client_address) -> None:  # a browser closing early
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class Images(HTMLParser):
@@ -56,7 +62,7 @@ def main(site: Path, out: Path) -> int:
         return 0
     out.mkdir(parents=True, exist_ok=True)
     handler = functools.partial(Quiet, directory=str(site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = Server(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}/"
     problems = []

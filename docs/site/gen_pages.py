@@ -8,12 +8,11 @@ the site), else the committed summary ``docs/verdicts-quick.json``.
 from pathlib import Path
 
 import mkdocs_gen_files
-
-import icl_verify
-
 from icl_verify.theory.symbolic import DERIVATIONS
 from icl_verify.validation import site
 from icl_verify.validation.registry import all_claims
+
+import icl_verify
 
 ROOT = Path(__file__).resolve().parents[2]
 
