@@ -107,9 +107,26 @@ def _code_cell(text) -> str:
     return str(text).replace("|", "\\|")
 
 
-def claim_page(claim: Claim, latest: Verdicts | None, figures: dict[str, list[str]]) -> str:
+def _verdict_section(entry: dict, verdicts: Verdicts) -> list[str]:
+    """A run's verdict of one claim and its checks, as lines of markdown."""
+    lines = [f"**{entry['verdict']}** at the {verdicts.preset} preset ({verdicts.source}).", "",
+             "| check | rule | predicted | measured | verdict |", "|---|---|---|---|---|"]
+    lines += [
+        f"| {_cell(c['label'])} | `{_code_cell(c['rule'])}` | {_cell(_short(c['predicted']))} | "
+        f"{_cell(_short(c['measured']))} ± {_cell(_short(c['error']))} | {c['verdict']} |"
+        for c in entry["checks"]
+    ]
+    return [*lines, ""]
+
+
+def claim_page(
+    claim: Claim,
+    latest: Verdicts | None,
+    figures: dict[str, list[str]],
+    paper: tuple[Verdicts, ...] = (),
+) -> str:
     """The claim's page (markdown); ``figures`` maps claim ids to figure paths relative to the
-    page, as the site holds them."""
+    page, as the site holds them; ``paper``: the paper-size reports under ``docs/paper/``."""
     params = claim.presets["quick"]
     lines = [
         f"# {claim.id}", "", f"*{_md(claim.statement)}*", "",
@@ -135,15 +152,10 @@ def claim_page(claim: Claim, latest: Verdicts | None, figures: dict[str, list[st
     if entry is None:
         lines += ["Not run yet here: `make verify` runs every claim at the quick preset.", ""]
     else:
-        lines += [f"**{entry['verdict']}** at the {latest.preset} preset ({latest.source}).", "",
-                  "| check | rule | predicted | measured | verdict |", "|---|---|---|---|---|"]
-        lines += [
-            f"| {_cell(c['label'])} | `{_code_cell(c['rule'])}` | "
-            f"{_cell(_short(c['predicted']))} | "
-            f"{_cell(_short(c['measured']))} ± {_cell(_short(c['error']))} | {c['verdict']} |"
-            for c in entry["checks"]
-        ]  # fmt: skip
-        lines.append("")
+        lines += _verdict_section(entry, latest)
+    for report in paper:
+        if claim.id in report.claims:
+            lines += _verdict_section(report.claims[claim.id], report)
     for path in figures.get(claim.id, []):
         lines += [f"![{claim.id}]({path})", ""]
     return "\n".join(lines)

@@ -29,6 +29,10 @@ latest = site.Verdicts.from_summary(ROOT / "docs" / "verdicts-quick.json")
 if runs:  # a local run's verdicts and figures, the committed ones for claims it did not run
     latest = site.Verdicts.from_run(runs[-1].parent).completed(latest)
 
+# the paper-size reports (docs/paper/<paper>/results.json, from a GPU session)
+paper = tuple(site.Verdicts.from_run(path.parent)
+              for path in sorted((ROOT / "docs" / "paper").glob("*/results.json")))  # fmt: skip
+
 figures = {}
 for claim in all_claims():
     entry = latest.claims.get(claim.id, {})
@@ -39,7 +43,7 @@ for claim in all_claims():
             out.write(path.read_bytes())
     figures[claim.id] = [f"figures/{path.name}" for path in paths]
     with mkdocs_gen_files.open(f"claims/{claim.id}.md", "w") as page:
-        page.write(site.claim_page(claim, latest, figures))
+        page.write(site.claim_page(claim, latest, figures, paper))
 
 with mkdocs_gen_files.open("claims/index.md", "w") as page:
     page.write(site.claims_index(latest))
