@@ -56,6 +56,7 @@ build/katex/node_modules/katex/dist/katex.min.js:
 	mkdir -p build/katex && npm install --silent --no-audit --no-fund --prefix build/katex katex@0.16
 
 docs: $(DOCS_STAMP) build/katex/node_modules/katex/dist/katex.min.js
+	$(BIN)/python docs/site/package_links.py
 	NO_MKDOCS_2_WARNING=1 DISABLE_MKDOCS_2_WARNING=true $(BIN)/mkdocs build --strict --quiet
 
 # The site as a reader sees it: served locally, opened in headless Chromium (screenshots of

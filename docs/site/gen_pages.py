@@ -12,18 +12,8 @@ from icl_verify.theory.symbolic import DERIVATIONS
 from icl_verify.validation import site
 from icl_verify.validation.registry import all_claims
 
-import icl_verify
-
 ROOT = Path(__file__).resolve().parents[2]
 
-# the import package as installed (icl_verify/ with its subpackages inside), as links, for
-# mkdocstrings to read the API from (mkdocs.yml: paths)
-package = ROOT / "build" / "docs-package" / "icl_verify"
-package.mkdir(parents=True, exist_ok=True)
-for source in [*(ROOT / "icl_verify").iterdir(), *(ROOT / name for name in icl_verify.SUBPACKAGES)]:
-    link = package / source.name
-    if source.name != "__pycache__" and not link.exists():
-        link.symlink_to(source)
 runs = sorted((ROOT / "results").glob("quick-*/results.json"), key=lambda p: p.stat().st_mtime)
 latest = site.Verdicts.from_summary(ROOT / "docs" / "verdicts-quick.json")
 if runs:  # a local run's verdicts and figures, the committed ones for claims it did not run
