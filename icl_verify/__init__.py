@@ -14,9 +14,10 @@ Imports point one way (DESIGN.md, "Layers"): numerics uses neither theory nor
 dynamics, figures uses neither validation nor numerics, and nothing below
 validation imports it.
 
-Claims run from Python too: ``icl_verify.run("HE-P4.1", preset="quick", d=10)`` and
-``icl_verify.sweep("HE-S2", {"d": [3, 5, 10]})`` (`icl_verify.validation.api`, loaded on
-first use, so ``import icl_verify`` stays light); ``icl_verify.testing.assert_claim`` for a
+Claims run from Python too: ``icl_verify.run("HE-P4.1", preset="quick", d=10)``,
+``icl_verify.run_many(["HE-MAN", "HE-P4.1"])`` and ``icl_verify.sweep("HE-S2", {"d": [3, 5]})``
+(`icl_verify.validation.api`, which ``icl-verify run`` calls too; loaded on first use, so
+``import icl_verify`` stays light); ``icl_verify.testing.assert_claim`` for a
 test suite.
 
 >>> import icl_verify
@@ -36,7 +37,7 @@ try:
 except _metadata.PackageNotFoundError:  # imported from a source tree that is not installed
     __version__ = "0+unknown"
 
-_API = ("run", "sweep", "ClaimResult", "SweepResult")
+_API = ("run", "run_many", "sweep", "ClaimResult", "RunResult", "SweepResult")
 
 
 def __getattr__(name: str):

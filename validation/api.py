@@ -1,8 +1,9 @@
-"""Claims from Python: `run` and `sweep`, for notebooks and test suites (also as
-``icl_verify.run`` and ``icl_verify.sweep``).
+"""Claims from Python: `run`, `run_many` and `sweep`, for notebooks and test suites (also as
+``icl_verify.run``, ``icl_verify.run_many`` and ``icl_verify.sweep``).
 
-They do what ``icl-verify run`` and ``icl-verify sweep`` do, through the same runner, cache
-and records: a run folder ``OUT/RUN_ID/`` with results.json, report.md and the figures, the
+``icl-verify run`` is a front end of `run_many` (it parses the command line, then calls it);
+``icl-verify sweep`` and `sweep` share the sweep runner. Both go through the same cache and
+records: a run folder ``OUT/RUN_ID/`` with results.json, report.md and the figures, the
 trained models in ``OUT/cache``. Parameters are keyword arguments in Python types (``d=10``,
 ``gap_L=(40, 80, 160)``), validated as the command line validates them: a bad value raises one
 `ValueError` (`validation.params.ParameterError`) naming the claim and the parameter. They
@@ -37,7 +38,7 @@ from icl_verify.validation.sweep import parse_grid, run_sweep
 
 from icl_verify import devices
 
-__all__ = ["ClaimResult", "SweepResult", "run", "sweep"]
+__all__ = ["ClaimResult", "RunResult", "SweepResult", "run", "run_many", "sweep"]
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,34 @@ class ClaimResult:
 
 
 @dataclass(frozen=True)
+class RunResult:
+    """A run of several claims: its record (results.json) and a `ClaimResult` per claim."""
+
+    record: RunRecord
+    run_dir: Path
+
+    @property
+    def claims(self) -> tuple[ClaimResult, ...]:
+        return tuple(ClaimResult(claim, self.run_dir) for claim in self.record.claims)
+
+    def __getitem__(self, claim_id: str) -> ClaimResult:
+        for claim in self.claims:
+            if claim.id == claim_id:
+                return claim
+        raise KeyError(claim_id)
+
+    def table(self):
+        """One row per claim: id, verdict, seconds (a DataFrame with pandas)."""
+        rows = [{"claim": c.id, "verdict": c.verdict, "seconds": c.record.seconds}
+                for c in self.claims]  # fmt: skip
+        try:
+            import pandas
+        except ModuleNotFoundError:
+            return rows
+        return pandas.DataFrame(rows)
+
+
+@dataclass(frozen=True)
 class SweepResult:
     """A sweep's record: its points in grid order, each a `ClaimResult`."""
 
@@ -160,6 +189,48 @@ def _target(preset: str, device: str, out, run_id: str | None, default: str):
     return device, out, run_id
 
 
+def run_many(
+    ids: Sequence[str] = (),
+    preset: str = DEFAULT_PRESET,
+    *,
+    sets: Mapping[str, Any] | None = None,
+    tables: Mapping[str, Mapping[str, Any]] | None = None,
+    device: str = "cpu",
+    seed: int = 0,
+    out: str | Path = "results",
+    run_id: str | None = None,
+    workers: int | None = 1,
+    scheduler: str | None = None,
+    cache: str | Path | None = None,
+    budget: float | None = None,
+    show_progress: bool = False,
+) -> RunResult:
+    """Run the claims ``ids`` (all when empty) as ``icl-verify run`` does (the command is this
+    function's front end): ``sets`` changes a parameter of every claim that has it,
+    ``tables`` the parameters of one claim each (claim id -> parameters); ``workers`` local
+    processes (None: one per core) or the Dask ``scheduler``; ``budget`` seconds of wall
+    time (`RunResult.record.unfinished` lists what it stopped). The same ``run_id``
+    resumes."""
+    return _run_many(ids, preset, sets, tables, device, seed, out, run_id, workers, scheduler,
+                     cache, budget, show_progress, default=preset)  # fmt: skip
+
+
+def _run_many(ids, preset, sets, tables, device, seed, out, run_id, workers, scheduler, cache,
+              budget, show_progress, default: str) -> RunResult:  # fmt: skip
+    """`run_many`, its run id defaulting to ``default``-<time> (checked input first, so that
+    bad input leaves no folder behind)."""
+    claims = select_claims(list(ids))
+    parameters = claim_parameters(
+        claims, preset, _values(sets or {}),
+        {claim_id: _values(values) for claim_id, values in (tables or {}).items()},
+    )  # fmt: skip
+    device, out, run_id = _target(preset, device, out, run_id, default)
+    record = run_claims(claims, preset=preset, out=out, run_id=run_id, seed=seed, device=device,
+                        parameters=parameters, show_progress=show_progress, workers=workers,
+                        scheduler=scheduler, cache=cache, budget=budget)  # fmt: skip
+    return RunResult(record, out / run_id)
+
+
 def run(
     claim_id: str,
     preset: str = DEFAULT_PRESET,
@@ -175,12 +246,10 @@ def run(
     --set KEY=VALUE``) into ``out/run_id`` (default ``api-ID-PRESET-<time>``); ``workers``
     processes (1: here); the same ``run_id`` resumes. Returns its `ClaimResult`."""
     (claim,) = select_claims([claim_id])
-    parameters = claim_parameters([claim], preset, tables={claim.id: _values(params)})
-    device, out, run_id = _target(preset, device, out, run_id, f"api-{claim_id}-{preset}")
-    record = run_claims([claim], preset=preset, out=out, run_id=run_id, seed=seed,
-                        device=device, parameters=parameters, workers=workers)  # fmt: skip
-    (finished,) = [c for c in record.claims if c.id == claim.id]
-    return ClaimResult(finished, out / run_id)
+    result = _run_many([claim_id], preset, None, {claim.id: params}, device, seed, out, run_id,
+                       workers, None, None, None, False,
+                       default=f"api-{claim_id}-{preset}")  # fmt: skip
+    return result[claim.id]
 
 
 def sweep(

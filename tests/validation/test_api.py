@@ -175,3 +175,14 @@ def test_a_claim_package_installed_elsewhere_is_found_by_list_run_and_python(tmp
     python = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
                             text=True)  # fmt: skip
     assert python.stdout.strip() == "agrees", python.stderr
+
+
+def test_run_many_is_what_the_command_line_runs(tmp_path):
+    result = icl_verify.run_many(["HE-MAN", "HE-4.9"], "smoke", sets={"d": 4},
+                                 tables={"HE-MAN": {"L": 20}}, out=tmp_path,
+                                 run_id="many")  # fmt: skip
+    assert [c.id for c in result.claims] == ["HE-MAN", "HE-4.9"]
+    assert result["HE-MAN"].params["L"] == 20 and result["HE-4.9"].params["d"] == 4
+    assert load_run(tmp_path / "many") == result.record
+    with pytest.raises(KeyError):
+        result["HE-S1"]

@@ -30,6 +30,7 @@ import tempfile
 from datetime import datetime
 from pathlib import Path
 
+from icl_verify.validation import api
 from icl_verify.validation.claim import DEFAULT_PRESET, DISAGREES, INCONCLUSIVE, PRESET_NAMES
 from icl_verify.validation.errors import CommandLineError, Terminated
 from icl_verify.validation.executors import ExecutorError
@@ -42,7 +43,6 @@ from icl_verify.validation.runner import (
     RunMismatchError,
     claim_parameters,
     reserve_run_folder,
-    run_claims,
 )
 
 from icl_verify import devices
@@ -283,28 +283,20 @@ def run(args) -> int:
     except ValueError as error:
         raise CommandLineError(str(error)) from None
     tables = load_config(args.config)
-    try:
-        parameters = claim_parameters(claims, args.preset, parse_sets(args.set), tables)
+    try:  # checked before any folder is made
+        claim_parameters(claims, args.preset, parse_sets(args.set), tables)
     except ParameterError as error:
         raise CommandLineError(str(error)) from None
     run_id, workers, scheduler, device = run_target(
         args, f"{args.preset}-{datetime.now():%Y%m%d-%H%M%S}"
     )
-    try:
-        record = run_claims(
-            claims,
-            preset=args.preset,
-            out=args.out,
-            run_id=run_id,
-            seed=seed,
-            device=device,
-            parameters=parameters,
+    try:  # the Python API's run (`validation.api.run_many`) is the one way claims run
+        record = api.run_many(
+            [claim.id for claim in claims], args.preset, sets=parse_sets(args.set),
+            tables=tables, device=device, seed=seed, out=args.out, run_id=run_id,
+            workers=workers, scheduler=scheduler, cache=args.cache, budget=budget,
             show_progress=not args.no_progress,
-            workers=workers,
-            scheduler=scheduler,
-            cache=args.cache,
-            budget=budget,
-        )
+        ).record  # fmt: skip
     except (RunMismatchError, DamagedRunError, ExecutorError) as error:
         raise CommandLineError(str(error)) from None
     except KeyboardInterrupt as interrupt:
