@@ -1,10 +1,10 @@
 """Claims from Python: `run`, `run_many` and `sweep`, for notebooks and test suites (also as
 ``icl_verify.run``, ``icl_verify.run_many`` and ``icl_verify.sweep``).
 
-``icl-verify run`` is a front end of `run_many` (it parses the command line, then calls it);
-``icl-verify sweep`` and `sweep` share the sweep runner. Both go through the same cache and
-records: a run folder ``OUT/RUN_ID/`` with results.json, report.md and the figures, the
-trained models in ``OUT/cache``. Parameters are keyword arguments in Python types (``d=10``,
+``icl-verify run`` and ``icl-verify sweep`` are front ends of `run_many` and `sweep` (they
+parse the command line, then call them), through the same cache and records: a run folder
+``OUT/RUN_ID/`` with results.json, report.md and the figures, the trained models in
+``OUT/cache``. Parameters are keyword arguments in Python types (``d=10``,
 ``gap_L=(40, 80, 160)``), validated as the command line validates them: a bad value raises one
 `ValueError` (`validation.params.ParameterError`) naming the claim and the parameter. They
 return typed results: `ClaimResult` (the stored `ClaimRecord` with ``table()`` and
@@ -254,7 +254,7 @@ def run(
 
 def sweep(
     claim_id: str,
-    grid: Mapping[str, Sequence],
+    grid: Mapping[str, Sequence] | Sequence[str],
     preset: str = DEFAULT_PRESET,
     *,
     zipped: bool = False,
@@ -262,12 +262,17 @@ def sweep(
     seed: int = 0,
     out: str | Path = "results",
     run_id: str | None = None,
-    workers: int = 1,
+    workers: int | None = 1,
+    scheduler: str | None = None,
+    cache: str | Path | None = None,
+    show_progress: bool = False,
     **params,
 ) -> SweepResult:
     """Run one claim at every point of ``grid`` (parameter -> values; their product, or with
     ``zipped`` their pairing), the other ``params`` changed at every point (as ``icl-verify
-    sweep ID --grid KEY=VALUES --set KEY=VALUE``); its records and validity map.
+    sweep ID --grid KEY=VALUES --set KEY=VALUE``, whose front end this is: ``grid`` may also
+    be its ``KEY=VALUES`` texts, e.g. ``["L=logspace:40:640:5"]``); its records and validity
+    map. ``workers`` local processes (None: one per core) or the Dask ``scheduler``.
 
     >>> import tempfile
     >>> result = sweep("HE-T4.2ii", {"d": [3, 5]}, preset="smoke", out=tempfile.mkdtemp())
@@ -275,14 +280,18 @@ def sweep(
     [(3, 'agrees'), (5, 'agrees')]
     """
     (claim,) = select_claims([claim_id])
-    for key in grid:
+    if isinstance(grid, Mapping):
+        texts = [f"{key}={json.dumps(list(_values({key: values})[key]))}"
+                 for key, values in grid.items()]  # fmt: skip
+    else:
+        texts = list(grid)
+    for key in (text.partition("=")[0].strip() for text in texts):
         if key in params:
             raise ParameterError(f"{claim_id}: {key} is both swept and set; sweep it or set it")
     base = claim_parameters([claim], preset, tables={claim.id: _values(params)})[claim.id]
-    texts = [f"{key}={json.dumps(list(_values({key: values})[key]))}"
-             for key, values in grid.items()]  # fmt: skip
     points = parse_grid(base, texts, zipped=zipped)
     device, out, run_id = _target(preset, device, out, run_id, f"api-sweep-{claim_id}")
     record = run_sweep(claim, points, preset=preset, out=out, run_id=run_id, seed=seed,
-                       device=device, workers=workers)  # fmt: skip
+                       device=device, show_progress=show_progress, workers=workers,
+                       scheduler=scheduler, cache=cache)  # fmt: skip
     return SweepResult(record, out / run_id)

@@ -20,6 +20,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
+from icl_verify.validation import api
 from icl_verify.validation.claim import DEFAULT_PRESET, DISAGREES, INCONCLUSIVE, PRESET_NAMES
 from icl_verify.validation.commands.run import (
     add_executor_options,
@@ -36,7 +37,7 @@ from icl_verify.validation.records import DamagedRunError, RunRecord
 from icl_verify.validation.registry import select_claims
 from icl_verify.validation.report import REPORT_FILE, sweep_table, validity_map_path
 from icl_verify.validation.runner import RunMismatchError, claim_parameters
-from icl_verify.validation.sweep import parse_grid, run_sweep
+from icl_verify.validation.sweep import parse_grid
 
 
 def register(subparsers) -> None:
@@ -125,20 +126,12 @@ def sweep(args) -> int:
     run_id, workers, scheduler, device = run_target(
         args, f"sweep-{claim.id}-{datetime.now():%Y%m%d-%H%M%S}"
     )
-    try:
-        record = run_sweep(
-            claim,
-            grid,
-            preset=args.preset,
-            out=args.out,
-            run_id=run_id,
-            seed=seed,
-            device=device,
-            show_progress=not args.no_progress,
-            workers=workers,
-            scheduler=scheduler,
-            cache=args.cache,
-        )
+    try:  # the Python API's sweep (`validation.api.sweep`) is the one way a sweep runs
+        record = api.sweep(
+            claim.id, args.grid, args.preset, zipped=args.zip, device=device, seed=seed,
+            out=args.out, run_id=run_id, workers=workers, scheduler=scheduler,
+            cache=args.cache, show_progress=not args.no_progress, **sets,
+        ).record  # fmt: skip
     except (RunMismatchError, DamagedRunError, ExecutorError) as error:
         raise CommandLineError(str(error)) from None
     except KeyboardInterrupt as interrupt:
