@@ -45,6 +45,7 @@ def assert_claim(
     icl_verify.validation.params.ParameterError: HE-C-SOFTMAXNORM: samples must be ...
     """
     from icl_verify.validation.api import run
+    from icl_verify.validation.records import value_text
 
     folder = tempfile.mkdtemp(prefix="icl-verify-") if out is None else out
     result = run(claim_id, preset, out=folder, **params)
@@ -53,18 +54,11 @@ def assert_claim(
     if bad:
         lines = [f"{claim_id} at preset {preset!r} {dict(params) or ''}: {result.verdict}"]
         lines += [
-            f"  {check.verdict}: {check.label}: predicted {_short(check.predicted)}, measured "
-            f"{_short(check.measured)} ± {_short(check.error)} ({check.rule})"
+            f"  {check.verdict}: {check.label}: predicted {value_text(check.predicted)}, measured "
+            f"{value_text(check.measured)} ± {value_text(check.error)} ({check.rule})"
             for check in bad
         ]
         lines.append(f"  report: {result.run_dir / 'report.md'}")
         raise AssertionError("\n".join(lines))
     return result
 
-
-def _short(value) -> str:
-    """A number or the first values of a list, for one line."""
-    if isinstance(value, list):
-        shown = ", ".join(_short(v) for v in value[:4])
-        return f"[{shown}{', ...' if len(value) > 4 else ''}]"
-    return f"{value:.4g}" if isinstance(value, float) else str(value)

@@ -253,7 +253,7 @@ __getattr__, __dir__, __all__ = attach(
             "preprocessing_layer",
             "preprocessing_layer_output",
         ),
-        "encoder": ("Encoder", "EncoderConfig", "attention_heads", "encoder_tokens"),
+        "encoder": ("BlockStack", "Encoder", "EncoderConfig", "attention_heads", "encoder_tokens"),
         "decoder": ("Decoder", "DecoderConfig", "decoder_tokens"),
         "encoder_analysis": (
             "HeadImportance",

@@ -26,7 +26,6 @@ head is masked the same way (``head_mask`` (E, layers, h)) for the head importan
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,7 +33,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F  # noqa: N812
 from icl_verify.numerics.data import SparsePrompts
-from icl_verify.numerics.encoder import attention_heads, layer_norm, linear
+from icl_verify.numerics.encoder import BlockStack, attention_heads, layer_norm, linear
 from torch import nn
 
 __all__ = ["Decoder", "DecoderConfig", "decoder_tokens"]
@@ -44,7 +43,7 @@ LN_EPS = 1e-5  # GPT-2's layer_norm_epsilon
 
 
 @dataclass(frozen=True)
-class DecoderConfig:
+class DecoderConfig(BlockStack):
     """Architecture of an ensemble of decoders (reference chen2024 §2.7: d = 16, d_hid = 256,
     h = 8, layers in {4, 5, 6}, prompts of 24 examples: 48 positions).
 
@@ -64,31 +63,11 @@ class DecoderConfig:
     d_ffn: int | None = None  # FFN width; None: 4 d_hid (GPT-2)
     ensemble: int = 1  # E members on the leading axis
 
-    def __post_init__(self) -> None:
-        for name in ("d", "d_hid", "heads", "layers", "positions", "ensemble"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-        if self.d_hid % self.heads:
-            raise ValueError(f"heads must divide d_hid = {self.d_hid}, got {self.heads}")
-        if self.d_ffn is not None and (not isinstance(self.d_ffn, int) or self.d_ffn < 1):
-            raise ValueError(f"d_ffn must be an integer >= 1 or None, got {self.d_ffn!r}")
-
-    @property
-    def head_dim(self) -> int:
-        return self.d_hid // self.heads
-
-    @property
-    def ffn_width(self) -> int:
-        return self.d_ffn or 4 * self.d_hid
+    SIZES = (*BlockStack.SIZES, "positions")
 
     def build(self, seeds: Sequence[int]) -> Decoder:
         """The ensemble of this architecture, member e initialised from ``seeds[e]``."""
         return Decoder(self, seeds)
-
-    def members(self, lo: int, hi: int) -> DecoderConfig:
-        """Members lo..hi-1 as an ensemble of their own (every member has this architecture)."""
-        return dataclasses.replace(self, ensemble=hi - lo)
 
 
 def decoder_tokens(prompts: SparsePrompts) -> torch.Tensor:

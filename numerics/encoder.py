@@ -38,14 +38,46 @@ import torch.nn.functional as F  # noqa: N812
 from icl_verify.numerics.data import SparsePrompts
 from torch import nn
 
-__all__ = ["EncoderConfig", "Encoder", "attention_heads", "encoder_tokens"]
+__all__ = ["BlockStack", "EncoderConfig", "Encoder", "attention_heads", "encoder_tokens"]
 
 INIT_STD = 0.02  # BERT's initializer_range
 LN_EPS = 1e-12  # BERT's layer_norm_eps
 
 
+class BlockStack:
+    """What the configs of the encoder and of the decoder (`numerics.decoder`) share: the
+    checks of their sizes (each of `SIZES` an integer >= 1, heads dividing d_hid, d_ffn an
+    integer or None), the head width, the FFN width and a slice of the members. A subclass is
+    a frozen dataclass with the fields d, d_hid, heads, layers, d_ffn, ensemble and the other
+    `SIZES` it names."""
+
+    SIZES = ("d", "d_hid", "heads", "layers", "ensemble")
+
+    def __post_init__(self) -> None:
+        for name in self.SIZES:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        if self.d_hid % self.heads:
+            raise ValueError(f"heads must divide d_hid = {self.d_hid}, got {self.heads}")
+        if self.d_ffn is not None and (not isinstance(self.d_ffn, int) or self.d_ffn < 1):
+            raise ValueError(f"d_ffn must be an integer >= 1 or None, got {self.d_ffn!r}")
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_hid // self.heads
+
+    @property
+    def ffn_width(self) -> int:
+        return self.d_ffn or 4 * self.d_hid
+
+    def members(self, lo: int, hi: int):
+        """Members lo..hi-1 as an ensemble of their own (every member has this architecture)."""
+        return dataclasses.replace(self, ensemble=hi - lo)
+
+
 @dataclass(frozen=True)
-class EncoderConfig:
+class EncoderConfig(BlockStack):
     """Architecture of an ensemble of encoders (reference §1.6; the paper: d = 16, d_hid = 256,
     heads in {1, 2, 4, 8}, layers in {3, ..., 6}).
 
@@ -65,31 +97,9 @@ class EncoderConfig:
     mask_queries: bool = False  # the mask M of (2.2): no token attends to the q query tokens
     ensemble: int = 1  # E members on the leading axis
 
-    def __post_init__(self) -> None:
-        for name in ("d", "d_hid", "heads", "layers", "ensemble"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-        if self.d_hid % self.heads:
-            raise ValueError(f"heads must divide d_hid = {self.d_hid}, got {self.heads}")
-        if self.d_ffn is not None and (not isinstance(self.d_ffn, int) or self.d_ffn < 1):
-            raise ValueError(f"d_ffn must be an integer >= 1 or None, got {self.d_ffn!r}")
-
-    @property
-    def head_dim(self) -> int:
-        return self.d_hid // self.heads
-
-    @property
-    def ffn_width(self) -> int:
-        return self.d_ffn or 4 * self.d_hid
-
     def build(self, seeds: Sequence[int]) -> Encoder:
         """The ensemble of this architecture, member e initialised from ``seeds[e]``."""
         return Encoder(self, seeds)
-
-    def members(self, lo: int, hi: int) -> EncoderConfig:
-        """Members lo..hi-1 as an ensemble of their own (every member has this architecture)."""
-        return dataclasses.replace(self, ensemble=hi - lo)
 
 
 def encoder_tokens(prompts: SparsePrompts) -> torch.Tensor:

@@ -84,11 +84,7 @@ class ClaimResult:
              "verdict": c.verdict, "score": c.score}
             for c in self.record.checks
         ]  # fmt: skip
-        try:
-            import pandas
-        except ModuleNotFoundError:
-            return rows
-        return pandas.DataFrame(rows)
+        return _frame(rows)
 
     def figure(self, index: int = 0):
         """The claim's ``index``-th figure (a matplotlib Figure), drawn from the stored record."""
@@ -130,11 +126,7 @@ class RunResult:
         """One row per claim: id, verdict, seconds (a DataFrame with pandas)."""
         rows = [{"claim": c.id, "verdict": c.verdict, "seconds": c.record.seconds}
                 for c in self.claims]  # fmt: skip
-        try:
-            import pandas
-        except ModuleNotFoundError:
-            return rows
-        return pandas.DataFrame(rows)
+        return _frame(rows)
 
 
 @dataclass(frozen=True)
@@ -158,17 +150,22 @@ class SweepResult:
             {**{k: point.params[k] for k in self.keys}, "verdict": point.verdict}
             for point in self.points
         ]
-        try:
-            import pandas
-        except ModuleNotFoundError:
-            return rows
-        return pandas.DataFrame(rows)
+        return _frame(rows)
 
     @property
     def validity_map(self) -> Path:
         from icl_verify.validation.report import validity_map_path
 
         return self.run_dir / validity_map_path(self.record.sweep)
+
+
+def _frame(rows: list[dict]):
+    """Rows as a pandas DataFrame when pandas is installed (optional), else as they are."""
+    try:
+        import pandas
+    except ModuleNotFoundError:
+        return rows
+    return pandas.DataFrame(rows)
 
 
 def _values(params: Mapping[str, Any]) -> dict[str, Any]:

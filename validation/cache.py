@@ -100,8 +100,14 @@ def _described(name: str, config: Mapping[str, Any]) -> dict:
 
 
 def _defining_module(module: str, name: str) -> str:
-    """The module whose code ``from module import name`` runs: ``module.name`` for a submodule,
+    """The module whose code ``from module import name`` runs: ``module.name`` for a submodule
+    (found by its spec, so the answer does not depend on what this process imported before),
     else the module that defines the object (a package only re-exports it), else ``module``."""
+    try:
+        if importlib.util.find_spec(f"{module}.{name}") is not None:
+            return f"{module}.{name}"
+    except (ImportError, AttributeError, ValueError):  # ``module`` is no package
+        pass
     try:
         found = getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError):

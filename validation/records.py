@@ -335,6 +335,18 @@ _CHECK_FIELDS = {
 _CHECK_OPTIONAL = {"statistic"}
 
 
+def value_text(value: Any) -> str:
+    """A stored number, or the first three values of a stored list, for one line of text.
+
+    >>> value_text([0.123456, 2.0, 3.0, 4.0]), value_text(1e-7), value_text("agrees")
+    ('[0.1235, 2, 3, …]', '1e-07', 'agrees')
+    """
+    if isinstance(value, list):
+        shown = ", ".join(value_text(v) for v in value[:3])
+        return f"[{shown}{', …' if len(value) > 3 else ''}]"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
 def _short(value: Any) -> str:
     """repr of a value from a file, cut to 60 characters (one line: repr escapes newlines)."""
     text = repr(value)

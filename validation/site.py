@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from icl_verify.validation.claim import Claim
+from icl_verify.validation.records import value_text
 from icl_verify.validation.registry import all_claims
 
 __all__ = [
@@ -77,19 +78,12 @@ def write_verdict_summary(run_dir: Path, path: Path) -> None:
     verdicts = Verdicts.from_run(run_dir)
     claims = {
         i: {**c, "figures": [],  # numbers as the pages show them: a few values each
-            "checks": [{k: _short(v) if k in ("predicted", "measured", "error") else v
+            "checks": [{k: value_text(v) if k in ("predicted", "measured", "error") else v
                         for k, v in check.items()} for check in c["checks"]]}
         for i, c in verdicts.claims.items()
     }  # fmt: skip
     path.write_text(json.dumps({"preset": verdicts.preset, "source": verdicts.source,
                                 "claims": claims}, indent=1) + "\n")  # fmt: skip
-
-
-def _short(value) -> str:
-    if isinstance(value, list):
-        shown = ", ".join(_short(v) for v in value[:3])
-        return f"[{shown}{', …' if len(value) > 3 else ''}]"
-    return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
 def _md(text) -> str:
@@ -111,11 +105,10 @@ def _verdict_section(entry: dict, verdicts: Verdicts) -> list[str]:
     """A run's verdict of one claim and its checks, as lines of markdown."""
     lines = [f"**{entry['verdict']}** at the {verdicts.preset} preset ({verdicts.source}).", "",
              "| check | rule | predicted | measured | verdict |", "|---|---|---|---|---|"]
-    lines += [
-        f"| {_cell(c['label'])} | `{_code_cell(c['rule'])}` | {_cell(_short(c['predicted']))} | "
-        f"{_cell(_short(c['measured']))} ± {_cell(_short(c['error']))} | {c['verdict']} |"
-        for c in entry["checks"]
-    ]
+    for c in entry["checks"]:
+        numbers = [_cell(value_text(c[key])) for key in ("predicted", "measured", "error")]
+        lines.append(f"| {_cell(c['label'])} | `{_code_cell(c['rule'])}` | {numbers[0]} | "
+                     f"{numbers[1]} ± {numbers[2]} | {c['verdict']} |")  # fmt: skip
     return [*lines, ""]
 
 
@@ -141,7 +134,7 @@ def claim_page(
               "|---|---|---|---|---|---|---|"]  # fmt: skip
     presets = {name: claim.presets[name].as_json() for name in ("smoke", "quick", "paper")}
     for info in claim.params.describe():
-        cells = [_short(presets[p][info.name]) for p in ("smoke", "quick", "paper")]
+        cells = [value_text(presets[p][info.name]) for p in ("smoke", "quick", "paper")]
         lines.append(f"| `{info.name}` | {info.type} | " + " | ".join(map(_cell, cells))
                      + f" | {_cell(info.allowed)} | {_cell(info.help)} |")  # fmt: skip
     wrong = inspect.getdoc(claim.wrong) or ""
@@ -192,8 +185,8 @@ def findings_page(latest: Verdicts | None) -> str:
             continue
         lines += [f"## [{claim.id}](claims/{claim.id}.md)", "", f"*{_md(claim.statement)}*", ""]
         lines += [
-            f"- **{_cell(c['label'])}**: predicted {_cell(_short(c['predicted']))}, measured "
-            f"{_cell(_short(c['measured']))} ± {_cell(_short(c['error']))} (`{c['rule']}`)"
+            f"- **{_cell(c['label'])}**: predicted {_cell(value_text(c['predicted']))}, measured "
+            f"{_cell(value_text(c['measured']))} ± {_cell(value_text(c['error']))} (`{c['rule']}`)"
             for c in entry["checks"] if c["verdict"] == "disagrees"
         ]  # fmt: skip
         lines.append("")

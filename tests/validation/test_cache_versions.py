@@ -71,3 +71,24 @@ if __name__ == "__main__":
     if not args or args[0] != "--record":
         sys.exit(__doc__)
     sys.exit(record(set(args[2:]) if args[1:2] == ["--same-numbers"] else set()))
+
+
+def test_a_digest_does_not_depend_on_what_the_process_imported_before():
+    # ``from icl_verify.validation import api`` names a submodule whether or not this process
+    # loaded it already; read by getattr on the package, a fresh process (api not loaded) would
+    # take it for the package itself and leave api's code out of the digest
+    import subprocess
+
+    script = (
+        "import sys\n"
+        "if sys.argv[1] == 'loaded':\n"
+        "    import icl_verify.validation.api\n"
+        "from icl_verify.validation.cache import _defining_module\n"
+        "print(_defining_module('icl_verify.validation', 'api'))\n"
+    )
+    found = [
+        subprocess.run([sys.executable, "-c", script, state], capture_output=True, text=True,
+                       check=True).stdout.strip()  # fmt: skip
+        for state in ("fresh", "loaded")
+    ]
+    assert found == ["icl_verify.validation.api"] * 2

@@ -107,7 +107,7 @@ def checks_importance(params) -> tuple[Check, ...]:
     )  # fmt: skip
 
 
-def flat_everywhere(prediction: Prediction) -> Prediction:
+def flat_everywhere(params, prediction: Prediction) -> Prediction:
     """Wrong: layer 1 has 2 (1 + h) effective heads (impossible: 1/ΣW² <= h when the row sums
     to 1, by Cauchy-Schwarz)."""
     return prediction.with_values(layer_1=4.0 * prediction.values["layer_1"])

@@ -58,11 +58,6 @@ def measure_correlated(params: CorrelatedParams, runtime) -> Measurement:
     return _importance.measure_importance(params, runtime, params.trainings())
 
 
-def correlated_flat_everywhere(params: CorrelatedParams, prediction: Prediction) -> Prediction:
-    """Wrong: `_importance.flat_everywhere`."""
-    return _importance.flat_everywhere(prediction)
-
-
 CORRELATED_PRESETS = encoder_presets(
     CorrelatedParams,
     smoke=dict(zetas=(0.0, 0.4), heads=(2,), n_prompts=128, bootstrap=100),
@@ -83,7 +78,7 @@ CLAIM_CORRELATED = Claim(
     checks=_importance.checks_importance,
     figure="trained_encoders:figure_importance",
     table=_importance.table_importance,
-    wrong=correlated_flat_everywhere,
+    wrong=_importance.flat_everywhere,
     trains=CorrelatedParams.trainings,
     summary=(
         "encoders trained on x ~ N(0, I + ζ11ᵀ); W (3.1) by masking at n = 10 per (ζ, h, L): "

@@ -128,11 +128,6 @@ def table_decoder(params: DecoderParams, prediction: Prediction, measurement: Me
     return "\n".join(rows)
 
 
-def decoder_flat_everywhere(params: DecoderParams, prediction: Prediction) -> Prediction:
-    """Wrong: `_importance.flat_everywhere`."""
-    return _importance.flat_everywhere(prediction)
-
-
 # Times on one core of this CPU: the quick decoder (d_hid 32, h = 4, 3 layers, 48 tokens)
 # trains two models in ~1 min; the paper's size is a GPU's (the GPU issue's command).
 DECODER_PRESETS = {
@@ -164,7 +159,7 @@ CLAIM_DECODER = Claim(
     checks=_importance.checks_importance,
     figure="trained_encoders:figure_importance",
     table=table_decoder,
-    wrong=decoder_flat_everywhere,
+    wrong=_importance.flat_everywhere,
     trains=DecoderParams.trainings,
     summary=(
         "causal decoder on (x_1, y_1, ..., x_n, y_n), loss (G.1) from k = 8 of n = 24; W (3.1) "

@@ -53,11 +53,6 @@ def measure_importance(params: ImportanceParams, runtime):
     return _importance.measure_importance(params, runtime, _multi_head_trainings(params))
 
 
-def importance_flat_everywhere(params: ImportanceParams, prediction: Prediction) -> Prediction:
-    """Wrong: `_importance.flat_everywhere`."""
-    return _importance.flat_everywhere(prediction)
-
-
 IMPORTANCE_PRESETS = encoder_presets(
     ImportanceParams,
     smoke=dict(n_prompts=128, bootstrap=100),
@@ -77,7 +72,7 @@ CLAIM_IMPORTANCE = Claim(
     checks=_importance.checks_importance,
     figure="trained_encoders:figure_importance",
     table=_importance.table_importance,
-    wrong=importance_flat_everywhere,
+    wrong=_importance.flat_everywhere,
     trains=_multi_head_trainings,
     summary=(
         "W (3.1) by masking each head at n = 10; effective heads 1/ΣW² per layer, mean over "
