@@ -14,6 +14,18 @@ import icl_verify
 PRESET = os.environ.get("TUTORIAL_PRESET", "quick")
 OUT = os.environ.get("TUTORIAL_OUT") or tempfile.mkdtemp(prefix="icl-verify-tutorial-")
 
+
+def show(png):
+    """A PNG the toolkit wrote: inline in a notebook, its path in a plain run."""
+    try:
+        from IPython import get_ipython
+        from IPython.display import Image, display
+    except ImportError:  # IPython is not installed: a plain run
+        get_ipython = None
+    if get_ipython is None or get_ipython() is None:
+        return print(png)
+    display(Image(filename=str(png)))
+
 # %% [markdown]
 # ## 1. Proposition 4.1 of He et al. at d = 10
 #
@@ -26,7 +38,8 @@ print(result.verdict)
 result.table()
 
 # %%
-figure = result.figure()  # drawn from the stored numbers
+figure = result.figure()  # a matplotlib Figure, drawn from the stored numbers
+figure  # noqa: B018 (a notebook shows the last expression)
 
 # %% [markdown]
 # ## 2. The phase portrait of the two-head gradient flow
@@ -42,7 +55,7 @@ from icl_verify.figures.phase_portrait import draw_phase_portrait  # noqa: E402
 from icl_verify.theory import Setting  # noqa: E402
 
 portrait = phase_portrait(Setting(d=5, L=40, sigma2=0.1))
-print(draw_phase_portrait(portrait, Path(OUT) / "two-head-portrait.png"))
+show(draw_phase_portrait(portrait, Path(OUT) / "two-head-portrait.png"))
 
 # %% [markdown]
 # ## 3. Where a claim holds: a sweep and its validity map
@@ -51,5 +64,5 @@ print(draw_phase_portrait(portrait, Path(OUT) / "two-head-portrait.png"))
 
 # %%
 sweep = icl_verify.sweep("HE-T4.2i", {"L": [20, 40, 80]}, preset=PRESET, out=OUT)
-print(sweep.table())
-print(sweep.validity_map)
+show(sweep.validity_map)
+sweep.table()

@@ -1,11 +1,9 @@
 """The documentation site's generated pages and the tutorial: every claim has a page, the
 committed verdicts cover the registry, derivations render as mathematics, and the tutorial
-(a jupytext percent script) runs at the smoke preset, so none of them can rot."""
+(a jupytext percent script) runs as a notebook in a Jupyter kernel at the smoke preset, so
+none of them can rot."""
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from icl_verify.validation import site
@@ -33,6 +31,16 @@ def test_every_claim_has_a_page_with_its_rules_parameters_and_verdict():
     assert all(f"[{claim.id}]({claim.id}.md)" in index for claim in all_claims())
 
 
+def test_a_paper_size_verdict_shows_under_the_quick_one_with_its_own_figure():
+    latest = site.Verdicts.from_summary(SUMMARY)
+    claim = all_claims()[0]
+    paper = site.Verdicts("paper", "run paper-x", {claim.id: latest.claims[claim.id]})
+    page = site.claim_page(claim, latest, {claim.id: ["figures/q.png"]}, (paper,),
+                           {claim.id: ["figures/paper/p.png"]})  # fmt: skip
+    quick, at_paper = page.index("at the quick preset"), page.index("at the paper preset (run")
+    assert quick < page.index("(figures/q.png)") < at_paper < page.index("(figures/paper/p.png)")
+
+
 def test_the_findings_page_lists_exactly_the_claims_that_disagree():
     latest = site.Verdicts.from_summary(SUMMARY)
     page = site.findings_page(latest)
@@ -46,11 +54,22 @@ def test_a_derivation_page_is_mathematics():
     assert page.count("$$") >= 2 * 5 and "\\sinh" in page
 
 
-def test_the_tutorial_runs_at_smoke(tmp_path):
-    env = {**os.environ, "TUTORIAL_PRESET": "smoke", "TUTORIAL_OUT": str(tmp_path),
-           "MPLBACKEND": "Agg"}  # fmt: skip
-    done = subprocess.run([sys.executable, str(ROOT / "docs" / "tutorial.py")], env=env,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
+def test_the_tutorial_runs_as_a_notebook_at_smoke(tmp_path, monkeypatch):
+    # The percent script becomes a notebook (jupytext) and runs in a Jupyter kernel
+    # (nbclient), as a reader would run it; the kernel inherits this environment.
+    import jupytext
+    from nbclient import NotebookClient
+
+    monkeypatch.setenv("TUTORIAL_PRESET", "smoke")
+    monkeypatch.setenv("TUTORIAL_OUT", str(tmp_path))
+    monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    notebook = jupytext.read(ROOT / "docs" / "tutorial.py")
+    NotebookClient(notebook, timeout=300, kernel_name="python3",
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()  # fmt: skip
+    outputs = [out for cell in notebook.cells if cell.cell_type == "code" for out in cell.outputs]
+    assert not [out for out in outputs if out.output_type == "error"]
+    # what a reader sees: the checks as a table, and the figures drawn inline
+    assert any(out.output_type == "execute_result" for out in outputs)
+    assert sum("image/png" in out.get("data", {}) for out in outputs) >= 2
     assert (tmp_path / "two-head-portrait.png").is_file()
     assert list(tmp_path.glob("api-sweep-HE-T4.2i-*/figures/HE-T4.2i-validity-map.png"))

@@ -117,9 +117,11 @@ def claim_page(
     latest: Verdicts | None,
     figures: dict[str, list[str]],
     paper: tuple[Verdicts, ...] = (),
+    paper_figures: dict[str, list[str]] | None = None,
 ) -> str:
-    """The claim's page (markdown); ``figures`` maps claim ids to figure paths relative to the
-    page, as the site holds them; ``paper``: the paper-size reports under ``docs/paper/``."""
+    """The claim's page (markdown); ``figures`` maps claim ids to the figures of ``latest``, as
+    paths relative to the page in the site; ``paper``: the paper-size reports under
+    ``docs/paper/``, whose figures ``paper_figures`` maps the same way."""
     params = claim.presets["quick"]
     lines = [
         f"# {claim.id}", "", f"*{_md(claim.statement)}*", "",
@@ -146,11 +148,12 @@ def claim_page(
         lines += ["Not run yet here: `make verify` runs every claim at the quick preset.", ""]
     else:
         lines += _verdict_section(entry, latest)
+    lines += [f"![{claim.id}]({path})\n" for path in figures.get(claim.id, [])]
     for report in paper:
         if claim.id in report.claims:
             lines += _verdict_section(report.claims[claim.id], report)
-    for path in figures.get(claim.id, []):
-        lines += [f"![{claim.id}]({path})", ""]
+            lines += [f"![{claim.id} at the {report.preset} preset]({path})\n"
+                      for path in (paper_figures or {}).get(claim.id, [])]  # fmt: skip
     return "\n".join(lines)
 
 

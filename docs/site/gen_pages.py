@@ -32,8 +32,14 @@ for claim in all_claims():
         with mkdocs_gen_files.open(f"claims/figures/{path.name}", "wb") as out:
             out.write(path.read_bytes())
     figures[claim.id] = [f"figures/{path.name}" for path in paths]
+    paper_figures = {}  # the paper-size report's figures (docs/paper/<paper>/figures/)
+    for report in paper:
+        for path in map(Path, report.claims.get(claim.id, {}).get("figures", [])):
+            with mkdocs_gen_files.open(f"claims/figures/paper/{path.name}", "wb") as out:
+                out.write(path.read_bytes())
+            paper_figures.setdefault(claim.id, []).append(f"figures/paper/{path.name}")
     with mkdocs_gen_files.open(f"claims/{claim.id}.md", "w") as page:
-        page.write(site.claim_page(claim, latest, figures, paper))
+        page.write(site.claim_page(claim, latest, figures, paper, paper_figures))
 
 with mkdocs_gen_files.open("claims/index.md", "w") as page:
     page.write(site.claims_index(latest))
