@@ -1,0 +1,127 @@
+"""Publishing paper-size runs under docs/paper/ and their generated index
+(`validation.published`, `icl-verify publish`)."""
+
+import dataclasses
+import json
+import re
+from pathlib import Path
+
+import pytest
+from icl_verify.validation import api, published
+from icl_verify.validation.cli import main
+from icl_verify.validation.records import load_run
+from icl_verify.validation.registry import all_claims, trained_claims
+from icl_verify.validation.site import Verdicts
+
+ROOT = Path(__file__).resolve().parents[2]
+CLAIM = "HE-S2-BOUND"  # cheap at smoke (a fraction of a second), untrained, one figure
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("runs")
+    result = api.run_many([CLAIM], "smoke", out=out, run_id="paper-x")
+    (result.run_dir / "checkpoint.pt").write_bytes(b"not for docs")  # never published
+    return result.run_dir
+
+
+def _quick(verdict: str, run: Path) -> Verdicts:
+    """A quick summary holding CLAIM with ``verdict`` and the run's own checks."""
+    entry = Verdicts.from_run(run).claims[CLAIM]
+    return Verdicts("quick", "run quick-x", {CLAIM: {**entry, "verdict": verdict}})
+
+
+def test_a_publication_is_the_report_figures_and_record_never_checkpoints(run_dir, tmp_path):
+    folder = published.publish(run_dir, "cpu-x", tmp_path)
+    names = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+    figures = sorted(f"figures/{p.name}" for p in (run_dir / "figures").glob("*.png"))
+    assert names == sorted(["report.md", "results.json", *figures]) and figures
+    assert load_run(folder) == load_run(run_dir)
+
+
+def test_republishing_keeps_the_notes_and_leaves_no_staging(run_dir, tmp_path):
+    published.publish(run_dir, "cpu-x", tmp_path)
+    (tmp_path / "cpu-x" / published.NOTES_FILE).write_text("ran on 2 cores\n")
+    published.publish(run_dir, "cpu-x", tmp_path)
+    assert (tmp_path / "cpu-x" / published.NOTES_FILE).read_text() == "ran on 2 cores\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cpu-x"]
+
+
+def test_the_index_has_every_claim_and_says_why_one_has_no_paper_verdict(run_dir, tmp_path):
+    published.publish(run_dir, "cpu-x", tmp_path)
+    record = load_run(run_dir).claims[0]
+    text = published.paper_index(_quick(record.verdict, run_dir), published.publications(tmp_path))
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "-" in line[:12]]
+    assert [row.split(" | ")[0][2:] for row in rows[1:]] == [c.id for c in all_claims()]
+    row = next(r for r in rows if r.startswith(f"| {CLAIM} |"))
+    assert re.search(rf"\*\*{record.verdict}\*\* \| smoke; cpu, \d+ s \| \[", row)
+    assert f"(cpu-x/{record.figures[0]})" in row
+    for claim in trained_claims():
+        assert f"| {claim.id} |" in text
+        row = next(r for r in rows if r.startswith(f"| {claim.id} |"))
+        assert "needs a GPU: not yet run" in row
+    assert "No verdict changed with size." in text
+
+
+def test_a_verdict_that_changed_with_size_names_the_checks_that_moved(run_dir, tmp_path):
+    published.publish(run_dir, "cpu-x", tmp_path)
+    record = load_run(run_dir).claims[0]
+    quick = _quick("disagrees", run_dir)
+    moved = quick.claims[CLAIM]["checks"][0]
+    quick.claims[CLAIM]["checks"][0] = {**moved, "verdict": "disagrees", "measured": "9.99"}
+    text = published.paper_index(quick, published.publications(tmp_path))
+    changed = text.split("## Where quick and paper size differ")[1]
+    assert f"**{CLAIM}**: disagrees at quick → {record.verdict} at paper size" in changed
+    assert f"{moved['label']}: quick 9.99 ± {moved['error']} (disagrees) → paper " in changed
+
+
+def test_a_paper_size_disagreement_is_listed_with_its_numbers(run_dir, tmp_path):
+    record = load_run(run_dir)
+    claim = record.claims[0]
+    check = dataclasses.replace(claim.checks[0], verdict="disagrees")
+    failing = dataclasses.replace(claim, verdict="disagrees", checks=(check, *claim.checks[1:]))
+    dataclasses.replace(record, claims=(failing,)).save(run_dir.parent / "failing")
+    (run_dir.parent / "failing" / "report.md").write_text("# report\n")
+    published.publish(run_dir.parent / "failing", "cpu-y", tmp_path)
+    text = published.paper_index(_quick("agrees", run_dir), published.publications(tmp_path))
+    section = text.split("## Disagreements at the papers' size")[1].split("## Where")[0]
+    assert f"- **{CLAIM}** ([report](cpu-y/report.md)): {check.label}: measured " in section
+
+
+def test_the_command_publishes_and_writes_the_index(run_dir, tmp_path, capsys):
+    quick = tmp_path / "quick.json"
+    quick.write_text(json.dumps({"preset": "quick", "source": "run q", "claims": {}}))
+    docs = tmp_path / "paper"
+    assert main(["publish", str(run_dir), "--name", "cpu-x", "--docs", str(docs),
+                 "--quick", str(quick)]) == 0  # fmt: skip
+    assert (docs / "cpu-x" / "results.json").is_file() and (docs / "README.md").is_file()
+    assert main(["publish", "--docs", str(docs), "--quick", str(quick)]) == 0
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--name", "x"], "--name: give RESULTS_DIR and --name together"),
+        (["RUN", "--name", "../x"], "--name: name must be a plain folder name"),
+        (["RUN", "--name", "x", "--quick", "nowhere.json"], "--quick: must be a quick verdict"),
+        (["--docs", "nowhere"], "--docs: must be a folder of publications"),
+        (["nowhere", "--name", "x"], "RESULTS_DIR: results directory must contain"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(run_dir, tmp_path, capsys, argv, message):
+    argv = [str(run_dir) if a == "RUN" else a for a in argv]
+    defaults = {"--docs": str(tmp_path), "--quick": str(ROOT / "docs" / "verdicts-quick.json")}
+    argv += [x for key, value in defaults.items() if key not in argv for x in (key, value)]
+    assert main(["publish", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"icl-verify: error: {message}") and "\n" not in err
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_the_committed_index_is_what_the_command_writes():
+    # regenerate with `icl-verify publish` after publishing a run
+    docs = ROOT / "docs" / "paper"
+    expected = published.paper_index(
+        Verdicts.from_summary(ROOT / "docs" / "verdicts-quick.json"), published.publications(docs)
+    )
+    assert (docs / published.INDEX_FILE).read_text() == expected

@@ -1,0 +1,240 @@
+"""The paper-size reports published under ``docs/paper/`` and their index page.
+
+A *publication* is a finished (or budget-stopped) run copied into ``docs/paper/<name>/``:
+its results.json, report.md and figures, never its checkpoints or cache. The index,
+``docs/paper/README.md``, is generated from the publications and the committed quick verdicts
+(``docs/verdicts-quick.json``): every claim of both papers with its verdict at quick and at
+the paper's size, the size and device that produced the latter, its figure, the claims that
+disagree at paper size, and, where quick and paper differ, which checks moved and by how much.
+``icl-verify publish`` writes both; nothing in the index is written by hand.
+
+>>> from icl_verify.validation.site import Verdicts
+>>> text = paper_index(Verdicts("quick", "run q", {}), {})
+>>> "| HE-OBS1 |" in text and "needs a GPU: not yet run" in text
+True
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from icl_verify.validation.claim import Claim
+from icl_verify.validation.records import (
+    RESULTS_FILE,
+    ClaimRecord,
+    RunRecord,
+    load_run,
+    value_text,
+    write_atomic,
+)
+from icl_verify.validation.registry import all_claims, trained_claims
+from icl_verify.validation.report import REPORT_FILE
+from icl_verify.validation.site import Verdicts
+
+__all__ = ["INDEX_FILE", "NOTES_FILE", "Publication", "check_name", "paper_index", "publications",
+           "publish", "write_index"]
+
+INDEX_FILE = "README.md"
+#: A publication's own account (machine, session, what was cut), written by a person and
+#: linked from the index when present.
+NOTES_FILE = "notes.md"
+
+
+@dataclass(frozen=True)
+class Publication:
+    """One run published under ``docs/paper/<name>/``."""
+
+    folder: Path
+    record: RunRecord
+
+    @property
+    def name(self) -> str:
+        return self.folder.name
+
+    @property
+    def notes_path(self) -> Path:
+        return self.folder / NOTES_FILE
+
+    def claim(self, claim_id: str) -> ClaimRecord | None:
+        return next((c for c in self.record.claims if c.id == claim_id), None)
+
+
+def check_name(name: str) -> None:
+    """ValueError (one line) unless ``name`` is a plain folder name.
+
+    >>> check_name("cpu-untrained"); check_name("../x")
+    Traceback (most recent call last):
+    ValueError: name must be a plain folder name (e.g. cpu-untrained), got '../x'
+    """
+    if not name or name != Path(name).name or name.startswith(".") or name in ("..", "."):
+        raise ValueError(f"name must be a plain folder name (e.g. cpu-untrained), got {name!r}")
+
+
+def publish(run_dir: Path, name: str, docs: Path) -> Path:
+    """Copy the run in ``run_dir`` (results.json, report.md, figures/*.png; no checkpoints)
+    into ``docs/<name>/``, replacing an earlier publication of that name; returns the folder.
+
+    Raises ValueError (one line) when ``run_dir`` holds no readable run or ``name`` is not a
+    plain folder name (`check_name`).
+    """
+    check_name(name)
+    load_run(run_dir)  # a damaged or foreign record fails here, before anything is replaced
+    target = Path(docs) / name
+    staging = Path(docs) / f".{name}.publishing"
+    shutil.rmtree(staging, ignore_errors=True)
+    (staging / "figures").mkdir(parents=True)
+    for file in (RESULTS_FILE, REPORT_FILE):
+        shutil.copy2(Path(run_dir) / file, staging / file)
+    for png in sorted((Path(run_dir) / "figures").glob("*.png")):
+        shutil.copy2(png, staging / "figures" / png.name)
+    if (target / NOTES_FILE).is_file():  # a person's notes outlive a republication
+        shutil.copy2(target / NOTES_FILE, staging / NOTES_FILE)
+    # the old publication stays whole until the new one is: killed at any moment, one of the
+    # two is complete under its own name (the staging or the old one is left, never half)
+    retired = Path(docs) / f".{name}.retired"
+    shutil.rmtree(retired, ignore_errors=True)
+    if target.exists():
+        target.rename(retired)
+    staging.rename(target)
+    shutil.rmtree(retired, ignore_errors=True)
+    return target
+
+
+def publications(docs: Path) -> dict[str, Publication]:
+    """Every publication under ``docs``, by folder name."""
+    return {
+        path.parent.name: Publication(path.parent, load_run(path.parent))
+        for path in sorted(Path(docs).glob(f"*/{RESULTS_FILE}"))
+    }
+
+
+def _newest(claim_id: str, published: dict[str, Publication]) -> Publication | None:
+    """The newest publication that finished ``claim_id``."""
+    holding = [p for p in published.values() if p.claim(claim_id) is not None]
+    return max(holding, key=lambda p: p.record.started, default=None)
+
+
+def _unfinished(claim_id: str, published: dict[str, Publication]) -> Publication | None:
+    return next((p for p in published.values() if claim_id in p.record.unfinished), None)
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _size(claim: Claim, record: ClaimRecord, run: RunRecord) -> str:
+    """The preset, what was changed from it (a reduced size, marked), device and wall time."""
+    changed = ", ".join(f"{k}={value_text(v)}" for k, v in sorted(record.overrides.items()))
+    preset = f"{run.preset}, **reduced**: {changed}" if changed else run.preset
+    return f"{preset}; {record.device}, {record.seconds:.0f} s"
+
+
+def _check_line(label: str, check: dict) -> str:
+    """A check's numbers in one line: measured ± error against predicted, rule, verdict."""
+    return (f"{label}: measured {check['measured']} ± {check['error']} against predicted "
+            f"{check['predicted']} (`{check['rule']}`): {check['verdict']}")  # fmt: skip
+
+
+def _as_text(record: ClaimRecord) -> dict[str, dict]:
+    """A stored claim's checks as the quick summary holds them (values as one-line text)."""
+    return {
+        c.label: {"rule": c.rule, "verdict": c.verdict, "predicted": value_text(c.predicted),
+                  "measured": value_text(c.measured), "error": value_text(c.error)}
+        for c in record.checks
+    }  # fmt: skip
+
+
+def _moved(quick: dict, record: ClaimRecord) -> list[str]:
+    """The checks whose verdict differs between the quick summary and the paper-size run."""
+    before = {c["label"]: c for c in quick["checks"]}
+    after = _as_text(record)
+    lines = []
+    for label, check in after.items():
+        if label not in before:
+            lines.append(f"  - only at paper size: {_check_line(label, check)}")
+        elif before[label]["verdict"] != check["verdict"]:
+            lines.append(f"  - {label}: quick {before[label]['measured']} ± "
+                         f"{before[label]['error']} ({before[label]['verdict']}) → paper "
+                         f"{check['measured']} ± {check['error']} ({check['verdict']}); "
+                         f"predicted {check['predicted']}, rule `{check['rule']}`")  # fmt: skip
+    lines += [f"  - only at quick: {_check_line(label, c)}" for label, c in before.items()
+              if label not in after and c["verdict"] != "agrees"]  # fmt: skip
+    return lines
+
+
+def paper_index(quick: Verdicts, published: dict[str, Publication]) -> str:
+    """The index page of ``docs/paper/`` (markdown), from the quick verdicts and the
+    publications; a claim without a paper-size verdict says why (a GPU's training, or not
+    yet run)."""
+    trained = {c.id for c in trained_claims()}
+    lines = [
+        "# Every claim at the papers' size",
+        "",
+        "Generated by `icl-verify publish` from the published runs below and the committed "
+        f"quick verdicts ({quick.source}); regenerate it after publishing a run. A claim's "
+        "paper verdict is the newest published run that finished it; *reduced* marks a run "
+        "below the paper preset's size, with what was changed.",
+        "",
+        "## Published runs",
+        "",
+        "| folder | preset | device | claims finished | unfinished | started | notes |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, pub in published.items():
+        run = pub.record
+        notes = (f"[{NOTES_FILE}]({name}/{NOTES_FILE})"
+                 if pub.notes_path.is_file() else "")  # fmt: skip
+        lines.append(f"| [{name}]({name}/{REPORT_FILE}) | {run.preset} | {run.device} | "
+                     f"{len(run.claims)} | {len(run.unfinished)} | {run.started[:16]} | "
+                     f"{notes} |")  # fmt: skip
+    changed, disagree = [], []
+    paper_name = None
+    for claim in all_claims():
+        if claim.source.paper != paper_name:
+            paper_name = claim.source.paper
+            lines += ["", f"## {paper_name}", "",
+                      "| claim | what is checked | quick | paper size | size; device, time | "
+                      "figure |", "|---|---|---|---|---|---|"]  # fmt: skip
+        entry = quick.claims.get(claim.id)
+        at_quick = entry["verdict"] if entry else "not run"
+        pub = _newest(claim.id, published)
+        if pub is None:
+            stopped = _unfinished(claim.id, published)
+            at_paper = (f"unfinished ([{stopped.name}]({stopped.name}/{REPORT_FILE}))" if stopped
+                        else "needs a GPU: not yet run" if claim.id in trained
+                        else "not yet run")  # fmt: skip
+            lines.append(f"| {claim.id} | {_cell(claim.summary)} | {at_quick} | {at_paper} "
+                         "| | |")  # fmt: skip
+            continue
+        record = pub.claim(claim.id)
+        figure = (f"[{Path(record.figures[0]).name}]({pub.name}/{record.figures[0]})"
+                  if record.figures else "")  # fmt: skip
+        lines.append(f"| {claim.id} | {_cell(claim.summary)} | {at_quick} | "
+                     f"**{record.verdict}** | {_cell(_size(claim, record, pub.record))} | "
+                     f"{figure} |")  # fmt: skip
+        if record.verdict == "disagrees":
+            failed = [c for c in record.checks if c.verdict == "disagrees"]
+            disagree.append(f"- **{claim.id}** ([report]({pub.name}/{REPORT_FILE})): " + "; ".join(
+                _check_line(c.label, _as_text(record)[c.label]) for c in failed))
+        if entry is not None and entry["verdict"] != record.verdict:
+            changed += [f"- **{claim.id}**: {at_quick} at quick → {record.verdict} at paper "
+                        "size:", *_moved(entry, record)]  # fmt: skip
+    lines += ["", "## Disagreements at the papers' size", "",
+              "Each claim whose paper-size run disagrees, with the checks that do. What they "
+              "mean is explained on the site's page *The findings, explained* "
+              "(`docs/site/findings-explained.md`).", ""]  # fmt: skip
+    lines += disagree or ["None published yet."]
+    lines += ["", "## Where quick and paper size differ", "",
+              "Each claim whose verdict changed with size, and the checks whose verdict moved "
+              "(quick measured ± error → paper measured ± error).", ""]  # fmt: skip
+    lines += changed or ["No verdict changed with size."]
+    return "\n".join(lines) + "\n"
+
+
+def write_index(docs: Path, quick_summary: Path) -> Path:
+    """Regenerate ``docs/README.md`` (`paper_index`) from what is published there."""
+    path = Path(docs) / INDEX_FILE
+    write_atomic(path, paper_index(Verdicts.from_summary(quick_summary), publications(docs)))
+    return path
