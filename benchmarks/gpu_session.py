@@ -39,6 +39,7 @@ import io
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -148,13 +149,20 @@ def benchmark(session: Session, device: str, authors: Path | None) -> None:
     session.mark("benchmark", status="passed" if status == 0 else "failed")
 
 
-def _encoder_seconds(session: Session, group: list[str], preset: str, device: str) -> float:
+def _params(claim, preset: str, sets: dict[str, str]):
+    """The claim's parameters at ``preset`` with the ``--set`` values it has."""
+    known = claim.presets[preset]
+    return claim.parameters(preset, {k: v for k, v in sets.items() if hasattr(known, k)})
+
+
+def _encoder_seconds(session: Session, group: list[str], preset: str, device: str,
+                     sets: dict[str, str]) -> float:  # fmt: skip
     """Seconds the group's encoder trainings not yet in the cache need, from the benchmark's
     slowest step (0 when none is needed; NaN when the benchmark did not run)."""
     from icl_verify.validation.cache import config_key
     from icl_verify.validation.registry import select_claims
 
-    trainings = {t for c in select_claims(group) for t in c.trains(c.parameters(preset))}
+    trainings = {t for c in select_claims(group) for t in c.trains(_params(c, preset, sets))}
     todo = [
         t for t in trainings
         if not (session.state / "cache" / config_key(
@@ -169,13 +177,25 @@ def _encoder_seconds(session: Session, group: list[str], preset: str, device: st
     return max(rates) * 1e-3 * sum(t.steps for t in todo) if rates else math.nan
 
 
-def claims_stage(session: Session, paper: str, preset: str, device: str) -> None:
-    run_id = f"paper-{paper}" if preset == "paper" else f"{preset}-{paper}"
+def run_id(paper: str, preset: str, sets: dict[str, str]) -> str:
+    """The run a stage writes: a run with ``--set`` values is its own (a smaller size first
+    does not count as the full preset's claims finished).
+
+    >>> run_id("chen2024", "paper", {}), run_id("chen2024", "paper", {"layers": "4,5"})
+    ('paper-chen2024', 'paper-chen2024-layers4_5')
+    """
+    changed = "".join(f"-{k}{v.replace(',', '_')}" for k, v in sorted(sets.items()))
+    return re.sub(r"[^A-Za-z0-9._-]", "_", f"{preset}-{paper}{changed}")
+
+
+def claims_stage(session: Session, paper: str, preset: str, device: str,
+                 sets: dict[str, str]) -> None:  # fmt: skip
+    run = run_id(paper, preset, sets)  # also the stage's name in session.json
     finished = True
     for group in claim_groups(paper, preset):
         left = session.left() - session.reserve
         if paper == "chen2024" and preset == "paper":  # a paper encoder's state stays here
-            need = _encoder_seconds(session, group, preset, device)
+            need = _encoder_seconds(session, group, preset, device, sets)
             if not need <= left:
                 session.say(f"chen2024: {group} not started: its encoder trainings need "
                             f"~{need:.0f} s (from the benchmark), {left:.0f} s left")  # fmt: skip
@@ -186,16 +206,17 @@ def claims_stage(session: Session, paper: str, preset: str, device: str) -> None
             break
         argv = [sys.executable, "-m", "icl_verify.validation.cli", "run", *group, "--preset",
                 preset, "--device", device, "--workers", "1", "--budget", f"{left:.0f}",
-                "--run-id", run_id, "--out", str(session.state / "runs"), "--cache",
-                str(session.state / "cache"), "--no-progress"]  # fmt: skip
-        status = session.command(paper, argv, left + 60, f"{paper}.txt")
+                "--run-id", run, "--out", str(session.state / "runs"), "--cache",
+                str(session.state / "cache"), "--no-progress",
+                *(x for k, v in sets.items() for x in ("--set", f"{k}={v}"))]  # fmt: skip
+        status = session.command(run, argv, left + 60, f"{run}.txt")
         if status not in (0, 1):  # 3: stopped at the budget; else a failure
             finished = False
             if status != 3:
-                session.mark(paper, status="failed")
+                session.mark(run, status="failed")
                 return
             break
-    session.mark(paper, status="finished" if finished else "unfinished", run_id=run_id)
+    session.mark(run, status="finished" if finished else "unfinished", run_id=run)
 
 
 def _tar(members: list[tuple[Path, str]]) -> bytes:
@@ -266,17 +287,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--authors", type=Path, default=None,
                         help="a checkout of XintianPan/ICL_linear for the benchmark")
     parser.add_argument("--skip", action="append", default=[], choices=STAGES)
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a parameter of every trained claim that has it, e.g. layers=4 "
+                        "(the Chen encoders at one depth first); the run id names it")  # fmt: skip
     parser.add_argument("--reserve", type=float, default=25.0,
                         help="seconds of the budget kept for writing OUT at the end")
     args = parser.parse_args(argv)
+    if not all("=" in item for item in args.set):
+        parser.error("--set: must be KEY=VALUE, e.g. layers=4")
+    sets = dict(item.split("=", 1) for item in args.set)
     session = Session(
         args.state.resolve(), args.out.resolve(), time.time() + args.budget, args.reserve
     )
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
     session.say(f"session: budget {args.budget:.0f} s, device {args.device}, preset "
                 f"{args.preset}, done before: {sorted(session.record['stages'])}")  # fmt: skip
+    def name(stage: str) -> str:  # a claims stage is recorded under its run id
+        return run_id(stage, args.preset, sets) if stage in PAPERS else stage
+
     for stage in STAGES:
-        if stage in args.skip or session.done(stage):
+        if stage in args.skip or session.done(name(stage)):
             continue
         if session.left() - session.reserve < ESTIMATES.get(stage, 10.0):
             session.say(f"{stage}: not started ({ESTIMATES.get(stage, 10.0):.0f} s needed)")
@@ -286,9 +316,9 @@ def main(argv: list[str] | None = None) -> int:
         elif stage == "benchmark":
             benchmark(session, args.device, args.authors)
         else:
-            claims_stage(session, stage, args.preset, args.device)
+            claims_stage(session, stage, args.preset, args.device, sets)
     pack(session)
-    statuses = {s: session.record["stages"].get(s, {}).get("status", "not started")
+    statuses = {name(s): session.record["stages"].get(name(s), {}).get("status", "not started")
                 for s in STAGES if s not in args.skip}  # fmt: skip
     session.say(f"stages: {statuses}")
     if "failed" in statuses.values():
