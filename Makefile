@@ -13,20 +13,27 @@ VENV       ?= .venv
 TORCH_SPEC ?= torch==2.13.0
 BIN        := $(VENV)/bin
 STAMP      := $(VENV)/.installed
+DEV_STAMP  := $(VENV)/.dev-installed
 
 .PHONY: install test verify lint clean docs docs-check
 
 install: $(STAMP)
 
+# The package and torch: all `make verify` needs. The test tools (the `dev` extra: pytest,
+# hypothesis, ruff, and the Jupyter kernel the tutorial runs in) come on top for `make test`.
 $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet $(TORCH_SPEC)
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e .
 	touch $(STAMP)
+
+$(DEV_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(DEV_STAMP)
 
 # On every core: one worker per core, the tests of a module on one worker (its module-scoped
 # fixtures, e.g. the registry's smoke run, are made once).
-test: $(STAMP)
+test: $(DEV_STAMP)
 	$(BIN)/python -m pytest -q -n auto --dist loadscope
 
 # The main job: every claim at the quick preset on the CPU; the report lands in
@@ -38,7 +45,7 @@ verify: $(STAMP)
 	if [ $$status -eq 1 ]; then echo "verify: some claims disagree; see the report's findings"; \
 	elif [ $$status -ne 0 ]; then exit $$status; fi
 
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(BIN)/ruff check .
 
 clean:
