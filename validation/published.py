@@ -179,16 +179,18 @@ def paper_index(quick: Verdicts, published: dict[str, Publication]) -> str:
         "",
         "## Published runs",
         "",
-        "| folder | preset | device | claims finished | unfinished | started | notes |",
-        "|---|---|---|---|---|---|---|",
+        "| folder | preset | device | claims finished | their time (sum) | unfinished | started "
+        "| notes |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for name, pub in published.items():
         run = pub.record
         notes = (f"[{NOTES_FILE}]({name}/{NOTES_FILE})"
                  if pub.notes_path.is_file() else "")  # fmt: skip
+        minutes = sum(c.seconds for c in run.claims) / 60
         lines.append(f"| [{name}]({name}/{REPORT_FILE}) | {run.preset} | {run.device} | "
-                     f"{len(run.claims)} | {len(run.unfinished)} | {run.started[:16]} | "
-                     f"{notes} |")  # fmt: skip
+                     f"{len(run.claims)} | {minutes:.1f} min | {len(run.unfinished)} | "
+                     f"{run.started[:16]} | {notes} |")  # fmt: skip
     changed, disagree = [], []
     paper_name = None
     for claim in all_claims():
