@@ -151,9 +151,13 @@ def equal_ratio_peak(setting: Setting) -> float:
     0.5946
     """
     kappa, d = setting.kappa, setting.d
+    # The condition increases in w. cosh's argument is capped at 700 (float64 overflows past
+    # 710): the capped condition still increases, and is already positive wherever d w^2 >=
+    # 700 (for any kappa > 1e-300 d), so the root is unchanged and a large d (the paper
+    # preset's d = 1600) no longer overflows.
 
     def condition(w: float) -> float:
-        return 2.0 * w * w * (1.0 + kappa * math.cosh(d * w * w)) - 1.0
+        return 2.0 * w * w * (1.0 + kappa * math.cosh(min(d * w * w, 700.0))) - 1.0
 
     return brentq(condition, 0.0, math.sqrt(0.5), xtol=1e-14)
 

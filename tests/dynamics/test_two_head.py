@@ -228,3 +228,18 @@ def test_phase_one_ratio_follows_its_growing_forcing_not_the_quasi_static_balanc
     allowed = 2 * (1 + setting.kappa) * omega**2 + (setting.d * omega**2) ** 2 / 10
     assert np.all(np.abs(excess / law - 1) <= allowed)
     assert np.all(np.abs(excess / (4 * law) - 1) > 0.5)  # the quasi-static value: rejected
+
+
+@pytest.mark.parametrize("d, L", [(400, 3200), (1600, 12800)])  # HE-B-PHASE2's paper sizes
+def test_the_equal_ratio_root_at_a_large_d_solves_its_condition(d, L):
+    """At d = 1600 cosh(d w^2) overflows float64 inside the bracket; the root, where d w^2 is
+    small, must still solve 2 w^2 (1 + kappa cosh(d w^2)) = 1: brentq stops within xtol +
+    rtol |w| (1e-14 + 4 eps |w|) of the root, so the residual is at most the condition's slope
+    times that, plus the rounding of evaluating it (a few eps)."""
+    setting = Setting(d=d, L=L, sigma2=0.1)
+    w = equal_ratio_peak(setting)
+    kappa = setting.kappa
+    residual = 2 * w * w * (1 + kappa * math.cosh(d * w * w)) - 1
+    slope = 4 * w * (1 + kappa * math.cosh(d * w * w)) + 4 * kappa * d * w**3 * math.sinh(d * w * w)
+    eps = np.finfo(float).eps
+    assert 0 < d * w * w < 700 and abs(residual) <= slope * (1e-14 + 4 * eps * w) + 4 * eps
