@@ -225,8 +225,8 @@ def paper_index(quick: Verdicts, published: dict[str, Publication]) -> str:
                         "size:", *_moved(entry, record)]  # fmt: skip
     lines += ["", "## Disagreements at the papers' size", "",
               "Each claim whose paper-size run disagrees, with the checks that do. What they "
-              "mean is explained on the site's page *The findings, explained* "
-              "(`docs/site/findings-explained.md`).", ""]  # fmt: skip
+              "mean: [The findings, explained](../site/findings-explained.md) (the quick "
+              "preset's evidence) and each run's report.", ""]  # fmt: skip
     lines += disagree or ["None published yet."]
     lines += ["", "## Where quick and paper size differ", "",
               "Each claim whose verdict changed with size, and the checks whose verdict moved "
