@@ -9,7 +9,9 @@ three back ends:
 - a local process pool (the default: one worker per core of this machine,
   `default_workers`), started with the spawn method; a worker process that dies (killed,
   out of memory) breaks the pool, which is started again for the tasks not yet
-  returned, up to ``RETRIES`` times (as Dask reruns a dead worker's task);
+  returned, up to ``RETRIES`` times (as Dask reruns a dead worker's task); a task that
+  raises stops the tasks not started, but those running finish and are handed back before
+  the exception is raised (an hour of another claim is not lost to a one-second bug);
 - a Dask cluster (``scheduler="tcp://HOST:PORT"``): each task is submitted with
   ``retries=2`` and ``pure=False``, so a worker that dies mid-task costs only that
   task, which the scheduler runs again elsewhere.
@@ -27,10 +29,14 @@ here writes files; the caller stores each result as it arrives.
 from __future__ import annotations
 
 import os
+import shutil
+import sys
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
+from pathlib import Path
 from typing import TypeVar
 
 from icl_verify.processes import stop_workers, worker_setup
@@ -121,10 +127,17 @@ def finished_before(results: Iterator[tuple[int, R]], interrupt: BaseException):
             return
 
 
-def _on_one_thread(fn: Callable[[T], R], task: T) -> R:
-    """`fn(task)` with torch on one thread (the same in this process and in any worker)."""
+class _NotStarted(Exception):
+    """A pool's task that found the pool stopping (`_on_pool`) and did not start."""
+
+
+def _on_one_thread(fn: Callable[[T], R], task: T, stop: Path | None = None) -> R:
+    """`fn(task)` with torch on one thread (the same in this process and in any worker);
+    not started when the file ``stop`` exists."""
     from icl_verify.numerics.threads import single_thread
 
+    if stop is not None and stop.exists():
+        raise _NotStarted()
     with single_thread():
         return fn(task)
 
@@ -136,12 +149,24 @@ def _on_pool(fn: Callable[[T], R], tasks: Sequence[T], workers: int) -> Iterator
             min(workers, len(todo)), mp_context=get_context("spawn"),
             initializer=worker_setup, initargs=(os.getpid(),),
         )  # fmt: skip
-        futures = {pool.submit(_on_one_thread, fn, task): i for i, task in todo.items()}
+        # a task that raises stops the pool: none starts after it (they find the file `stop`),
+        # those running finish and are handed back, then the exception is raised
+        stop = Path(tempfile.mkdtemp(prefix="icl-verify-pool-")) / "stop"
+        futures = {pool.submit(_on_one_thread, fn, task, stop): i for i, task in todo.items()}
+        failed: Exception | None = None  # the first task that raised
         try:
             for future in as_completed(futures):
                 try:
                     result = future.result()
-                except BrokenProcessPool:  # a worker died; every unfinished task fails with it
+                except (BrokenProcessPool, _NotStarted):  # a worker died / the pool stops
+                    continue
+                except Exception as error:
+                    if failed is None:
+                        failed = error
+                        stop.touch()
+                        print(f"icl-verify: a task raised {type(error).__name__}: {error}; "
+                              "the tasks running finish and are kept first (Ctrl-C stops "
+                              "them), then it is raised", file=sys.stderr)  # fmt: skip
                     continue
                 index = futures[future]
                 del todo[index]
@@ -157,7 +182,11 @@ def _on_pool(fn: Callable[[T], R], tasks: Sequence[T], workers: int) -> Iterator
         except BaseException:
             stop_workers(pool)
             raise
+        finally:
+            shutil.rmtree(stop.parent, ignore_errors=True)
         pool.shutdown(wait=True)
+        if failed is not None:
+            raise failed
         if not todo:
             return
     raise WorkersDiedError(
