@@ -20,7 +20,6 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from icl_verify.validation.claim import Claim
 from icl_verify.validation.records import (
     RESULTS_FILE,
     ClaimRecord,
@@ -124,7 +123,7 @@ def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def _size(claim: Claim, record: ClaimRecord, run: RunRecord) -> str:
+def _size(record: ClaimRecord, run: RunRecord) -> str:
     """The preset, what was changed from it (a reduced size, marked), device and wall time."""
     changed = ", ".join(f"{k}={value_text(v)}" for k, v in sorted(record.overrides.items()))
     preset = f"{run.preset}, **reduced**: {changed}" if changed else run.preset
@@ -214,7 +213,7 @@ def paper_index(quick: Verdicts, published: dict[str, Publication]) -> str:
         figure = (f"[{Path(record.figures[0]).name}]({pub.name}/{record.figures[0]})"
                   if record.figures else "")  # fmt: skip
         lines.append(f"| {claim.id} | {_cell(claim.summary)} | {at_quick} | "
-                     f"**{record.verdict}** | {_cell(_size(claim, record, pub.record))} | "
+                     f"**{record.verdict}** | {_cell(_size(record, pub.record))} | "
                      f"{figure} |")  # fmt: skip
         if record.verdict == "disagrees":
             failed = [c for c in record.checks if c.verdict == "disagrees"]
