@@ -8,7 +8,7 @@ the paper's size, the size and device that produced the latter, its figure, the 
 disagree at paper size, and, where quick and paper differ, which checks moved and by how much.
 ``icl-verify publish`` writes both; nothing in the index is written by hand.
 
->>> from icl_verify.validation.site import Verdicts
+>>> from icl_verify.validation.site import Verdicts, check_entry
 >>> text = paper_index(Verdicts("quick", "run q", {}), {})
 >>> "| HE-OBS1 |" in text and "needs a GPU: not yet run" in text
 True
@@ -30,7 +30,7 @@ from icl_verify.validation.records import (
 )
 from icl_verify.validation.registry import all_claims, trained_claims
 from icl_verify.validation.report import REPORT_FILE
-from icl_verify.validation.site import Verdicts
+from icl_verify.validation.site import Verdicts, check_entry
 
 __all__ = ["INDEX_FILE", "NOTES_FILE", "Publication", "check_name", "paper_index", "publications",
            "publish", "write_index"]
@@ -130,19 +130,21 @@ def _size(record: ClaimRecord, run: RunRecord) -> str:
     return f"{preset}; {record.device}, {record.seconds:.0f} s"
 
 
-def _check_line(label: str, check: dict) -> str:
-    """A check's numbers in one line: measured ± error against predicted, rule, verdict."""
-    return (f"{label}: measured {check['measured']} ± {check['error']} against predicted "
-            f"{check['predicted']} (`{check['rule']}`): {check['verdict']}")  # fmt: skip
+def _check_line(check: dict) -> str:
+    """A check's numbers in one line (`site.check_entry`): its summary, score, rule, verdict."""
+    return (f"{check['label']}: {check['summary']}, score {check['score']} "
+            f"(`{check['rule']}`): {check['verdict']}")  # fmt: skip
 
 
 def _as_text(record: ClaimRecord) -> dict[str, dict]:
-    """A stored claim's checks as the quick summary holds them (values as one-line text)."""
-    return {
-        c.label: {"rule": c.rule, "verdict": c.verdict, "predicted": value_text(c.predicted),
-                  "measured": value_text(c.measured), "error": value_text(c.error)}
-        for c in record.checks
-    }  # fmt: skip
+    """A stored claim's checks by label, as the quick summary holds them (`site.check_entry`,
+    values as one-line text)."""
+    entries = (check_entry(c) for c in record.checks)
+    return {e["label"]: {k: value_text(v) if k in _VALUES else v for k, v in e.items()}
+            for e in entries}  # fmt: skip
+
+
+_VALUES = ("predicted", "measured", "error", "score")
 
 
 def _moved(quick: dict, record: ClaimRecord) -> list[str]:
@@ -152,13 +154,13 @@ def _moved(quick: dict, record: ClaimRecord) -> list[str]:
     lines = []
     for label, check in after.items():
         if label not in before:
-            lines.append(f"  - only at paper size: {_check_line(label, check)}")
+            lines.append(f"  - only at paper size: {_check_line(check)}")
         elif before[label]["verdict"] != check["verdict"]:
-            lines.append(f"  - {label}: quick {before[label]['measured']} ± "
-                         f"{before[label]['error']} ({before[label]['verdict']}) → paper "
-                         f"{check['measured']} ± {check['error']} ({check['verdict']}); "
-                         f"predicted {check['predicted']}, rule `{check['rule']}`")  # fmt: skip
-    lines += [f"  - only at quick: {_check_line(label, c)}" for label, c in before.items()
+            was = before[label]
+            lines.append(f"  - {label} (`{check['rule']}`): quick {was['summary']}, score "
+                         f"{was['score']} ({was['verdict']}) → paper {check['summary']}, score "
+                         f"{check['score']} ({check['verdict']})")  # fmt: skip
+    lines += [f"  - only at quick: {_check_line(c)}" for label, c in before.items()
               if label not in after and c["verdict"] != "agrees"]  # fmt: skip
     return lines
 
@@ -217,8 +219,9 @@ def paper_index(quick: Verdicts, published: dict[str, Publication]) -> str:
                      f"{figure} |")  # fmt: skip
         if record.verdict == "disagrees":
             failed = [c for c in record.checks if c.verdict == "disagrees"]
-            disagree.append(f"- **{claim.id}** ([report]({pub.name}/{REPORT_FILE})): " + "; ".join(
-                _check_line(c.label, _as_text(record)[c.label]) for c in failed))
+            checks = _as_text(record)
+            disagree.append(f"- **{claim.id}** ([report]({pub.name}/{REPORT_FILE})): "
+                            + "; ".join(_check_line(checks[c.label]) for c in failed))
         if entry is not None and entry["verdict"] != record.verdict:
             changed += [f"- **{claim.id}**: {at_quick} at quick → {record.verdict} at paper "
                         "size:", *_moved(entry, record)]  # fmt: skip
@@ -228,8 +231,11 @@ def paper_index(quick: Verdicts, published: dict[str, Publication]) -> str:
               "preset's evidence) and each run's report.", ""]  # fmt: skip
     lines += disagree or ["None published yet."]
     lines += ["", "## Where quick and paper size differ", "",
-              "Each claim whose verdict changed with size, and the checks whose verdict moved "
-              "(quick measured ± error → paper measured ± error).", ""]  # fmt: skip
+              "Each claim whose verdict changed with size, and the checks whose verdict moved: "
+              "the measurement at quick → at paper size as the reports summarise it (for a "
+              "list of values, the largest |measured − predicted| and the largest error), and "
+              "the score, |measured − predicted| over what the rule allows (> 1 disagrees).",
+              ""]  # fmt: skip
     lines += changed or ["No verdict changed with size."]
     return "\n".join(lines) + "\n"
 

@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from icl_verify.validation.claim import Claim
-from icl_verify.validation.records import value_text
+from icl_verify.validation.records import CheckRecord, load_run, value_text
 from icl_verify.validation.registry import all_claims
+from icl_verify.validation.report import format_measured
 
 __all__ = [
     "Verdicts",
@@ -47,20 +48,16 @@ class Verdicts:
 
     @classmethod
     def from_run(cls, run_dir: Path) -> Verdicts:
-        data = json.loads((Path(run_dir) / "results.json").read_text())
+        record = load_run(run_dir)
         claims = {
-            c["id"]: {
-                "verdict": c["verdict"],
-                "checks": [
-                    {k: check[k] for k in ("label", "rule", "verdict", "predicted", "measured",
-                                           "error")}  # fmt: skip
-                    for check in c["checks"]
-                ],
-                "figures": [str(Path(run_dir) / f) for f in c["figures"]],
+            c.id: {
+                "verdict": c.verdict,
+                "checks": [check_entry(check) for check in c.checks],
+                "figures": [str(Path(run_dir) / f) for f in c.figures],
             }
-            for c in data["claims"]
+            for c in record.claims
         }
-        return cls(data["preset"], f"run {data['run_id']}", claims)
+        return cls(record.preset, f"run {record.run_id}", claims)
 
     def completed(self, other: Verdicts) -> Verdicts:
         """These verdicts, with ``other``'s for the claims this run did not run."""
@@ -73,13 +70,23 @@ class Verdicts:
         return cls(data["preset"], data["source"], data["claims"])
 
 
+def check_entry(check: CheckRecord) -> dict:
+    """A stored check as the pages show it: label, rule, verdict, the values, their one-line
+    summary as the report gives it (`report.format_measured`: for arrays, the largest
+    |measured − predicted| and the largest error) and the score (|meas − pred| over what the
+    rule allows; > 1 disagrees)."""
+    return {"label": check.label, "rule": check.rule, "verdict": check.verdict,
+            "predicted": check.predicted, "measured": check.measured, "error": check.error,
+            "summary": format_measured(check), "score": check.score}  # fmt: skip
+
+
 def write_verdict_summary(run_dir: Path, path: Path) -> None:
     """The verdicts of the run in ``run_dir`` as the docs' committed summary (no figures)."""
     verdicts = Verdicts.from_run(run_dir)
     claims = {
         i: {**c, "figures": [],  # numbers as the pages show them: a few values each
-            "checks": [{k: value_text(v) if k in ("predicted", "measured", "error") else v
-                        for k, v in check.items()} for check in c["checks"]]}
+            "checks": [{k: value_text(v) if k in ("predicted", "measured", "error", "score")
+                        else v for k, v in check.items()} for check in c["checks"]]}
         for i, c in verdicts.claims.items()
     }  # fmt: skip
     path.write_text(json.dumps({"preset": verdicts.preset, "source": verdicts.source,

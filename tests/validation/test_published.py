@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from icl_verify.validation import api, published
 from icl_verify.validation.cli import main
-from icl_verify.validation.records import load_run
+from icl_verify.validation.records import load_run, value_text
 from icl_verify.validation.registry import all_claims, trained_claims
+from icl_verify.validation.report import format_measured
 from icl_verify.validation.site import Verdicts
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,11 +69,14 @@ def test_a_verdict_that_changed_with_size_names_the_checks_that_moved(run_dir, t
     record = load_run(run_dir).claims[0]
     quick = _quick("disagrees", run_dir)
     moved = quick.claims[CLAIM]["checks"][0]
-    quick.claims[CLAIM]["checks"][0] = {**moved, "verdict": "disagrees", "measured": "9.99"}
+    quick.claims[CLAIM]["checks"][0] = {**moved, "verdict": "disagrees", "summary": "9.99 ± 1",
+                                        "score": "2.5"}  # fmt: skip
     text = published.paper_index(quick, published.publications(tmp_path))
     changed = text.split("## Where quick and paper size differ")[1]
     assert f"**{CLAIM}**: disagrees at quick → {record.verdict} at paper size" in changed
-    assert f"{moved['label']}: quick 9.99 ± {moved['error']} (disagrees) → paper " in changed
+    paper = f"paper {moved['summary']}, score {value_text(moved['score'])} ({record.verdict})"
+    quick_side = f"{moved['label']} (`{moved['rule']}`): quick 9.99 ± 1, score 2.5 (disagrees)"
+    assert f"{quick_side} → {paper}" in changed
 
 
 def test_a_paper_size_disagreement_is_listed_with_its_numbers(run_dir, tmp_path):
@@ -85,7 +89,8 @@ def test_a_paper_size_disagreement_is_listed_with_its_numbers(run_dir, tmp_path)
     published.publish(run_dir.parent / "failing", "cpu-y", tmp_path)
     text = published.paper_index(_quick("agrees", run_dir), published.publications(tmp_path))
     section = text.split("## Disagreements at the papers' size")[1].split("## Where")[0]
-    assert f"- **{CLAIM}** ([report](cpu-y/report.md)): {check.label}: measured " in section
+    line = f"- **{CLAIM}** ([report](cpu-y/report.md)): {check.label}: {format_measured(check)}"
+    assert line in section
 
 
 def test_the_command_publishes_and_writes_the_index(run_dir, tmp_path, capsys):
