@@ -22,7 +22,8 @@ import urllib.request
 from html.parser import HTMLParser
 from pathlib import Path
 
-PAGES = ("claims/HE-P4.1/", "derivations/manifold/", "findings-explained/")
+# page -> the screenshot's height in pixels: a claim page whole, down to its verdicts and figures
+PAGES = {"claims/HE-P4.1/": 7200, "derivations/manifold/": 1800, "findings-explained/": 1800}
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--hide-scrollbars")  # fmt: skip
@@ -69,13 +70,14 @@ def main(site: Path, out: Path) -> int:
     try:
         with tempfile.TemporaryDirectory() as profile:
             run = [browser, *FLAGS, f"--user-data-dir={profile}", "--virtual-time-budget=10000"]
-            for page in PAGES:
+            for page, height in PAGES.items():
                 url = base + page
                 dom = subprocess.run([*run, "--dump-dom", url], capture_output=True, text=True,
                                      timeout=120).stdout  # fmt: skip
                 name = page.strip("/").replace("/", "-")
-                subprocess.run([*run, "--window-size=1280,1800", f"--screenshot={out / name}.png",
-                                url], capture_output=True, timeout=120)  # fmt: skip
+                subprocess.run([*run, f"--window-size=1280,{height}",
+                                f"--screenshot={out / name}.png", url],
+                               capture_output=True, timeout=120)  # fmt: skip
                 text = re.sub(r"<[^>]+>", " ", re.sub(r"<(script|style|code).*?</\1>", " ", dom,
                                                       flags=re.S))  # fmt: skip
                 rendered = dom.count('class="katex"')

@@ -32,8 +32,8 @@ from icl_verify.validation.registry import all_claims, trained_claims
 from icl_verify.validation.report import REPORT_FILE
 from icl_verify.validation.site import Verdicts, check_entry
 
-__all__ = ["INDEX_FILE", "NOTES_FILE", "Publication", "check_name", "paper_index", "publications",
-           "publish", "write_index"]
+__all__ = ["INDEX_FILE", "NOTES_FILE", "Publication", "check_name", "newest", "paper_index",
+           "publications", "publish", "write_index"]
 
 INDEX_FILE = "README.md"
 #: A publication's own account (machine, session, what was cut), written by a person and
@@ -109,7 +109,7 @@ def publications(docs: Path) -> dict[str, Publication]:
     }
 
 
-def _newest(claim_id: str, published: dict[str, Publication]) -> Publication | None:
+def newest(claim_id: str, published: dict[str, Publication]) -> Publication | None:
     """The newest publication that finished ``claim_id``."""
     holding = [p for p in published.values() if p.claim(claim_id) is not None]
     return max(holding, key=lambda p: p.record.started, default=None)
@@ -202,7 +202,7 @@ def paper_index(quick: Verdicts, published: dict[str, Publication]) -> str:
                       "figure |", "|---|---|---|---|---|---|"]  # fmt: skip
         entry = quick.claims.get(claim.id)
         at_quick = entry["verdict"] if entry else "not run"
-        pub = _newest(claim.id, published)
+        pub = newest(claim.id, published)
         if pub is None:
             stopped = _unfinished(claim.id, published)
             at_paper = (f"unfinished ([{stopped.name}]({stopped.name}/{REPORT_FILE}))" if stopped

@@ -103,19 +103,15 @@ def _cell(text) -> str:
     return _md(text).replace("|", "\\|").replace("\n", " ")
 
 
-def _code_cell(text) -> str:
-    """Code in a table cell: only ``|`` escaped."""
-    return str(text).replace("|", "\\|")
-
-
 def _verdict_section(entry: dict, verdicts: Verdicts) -> list[str]:
     """A run's verdict of one claim and its checks, as lines of markdown."""
     lines = [f"**{entry['verdict']}** at the {verdicts.preset} preset ({verdicts.source}).", "",
-             "| check | rule | predicted | measured | verdict |", "|---|---|---|---|---|"]
+             "| check | rule | predicted | measured | score | verdict |",
+             "|---|---|---|---|---|---|"]  # fmt: skip
     for c in entry["checks"]:
-        numbers = [_cell(value_text(c[key])) for key in ("predicted", "measured", "error")]
-        lines.append(f"| {_cell(c['label'])} | `{_code_cell(c['rule'])}` | {numbers[0]} | "
-                     f"{numbers[1]} ± {numbers[2]} | {c['verdict']} |")  # fmt: skip
+        lines.append(f"| {_cell(c['label'])} | {_cell(c['rule'])} | "
+                     f"{_cell(value_text(c['predicted']))} | {_cell(c['summary'])} | "
+                     f"{_cell(value_text(c['score']))} | {c['verdict']} |")  # fmt: skip
     return [*lines, ""]
 
 
@@ -149,7 +145,7 @@ def claim_page(
     wrong = inspect.getdoc(claim.wrong) or ""
     lines += ["", "## The wrong prediction its rules must reject", "",
               _md(wrong) if wrong else f"`{claim.wrong.__name__}`", ""]  # fmt: skip
-    lines += ["## Latest verdicts", ""]
+    lines += ["## Latest verdicts", "", "### At the quick preset", ""]
     entry = latest.claims.get(claim.id) if latest else None
     if entry is None:
         lines += ["Not run yet here: `make verify` runs every claim at the quick preset.", ""]
@@ -158,6 +154,7 @@ def claim_page(
     lines += [f"![{claim.id}]({path})\n" for path in figures.get(claim.id, [])]
     for report in paper:
         if claim.id in report.claims:
+            lines += ["### At the paper's size", ""]
             lines += _verdict_section(report.claims[claim.id], report)
             lines += [f"![{claim.id} at the {report.preset} preset]({path})\n"
                       for path in (paper_figures or {}).get(claim.id, [])]  # fmt: skip

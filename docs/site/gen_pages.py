@@ -9,7 +9,7 @@ from pathlib import Path
 
 import mkdocs_gen_files
 from icl_verify.theory.symbolic import DERIVATIONS
-from icl_verify.validation import site
+from icl_verify.validation import published, site
 from icl_verify.validation.registry import all_claims
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,9 +19,10 @@ latest = site.Verdicts.from_summary(ROOT / "docs" / "verdicts-quick.json")
 if runs:  # a local run's verdicts and figures, the committed ones for claims it did not run
     latest = site.Verdicts.from_run(runs[-1].parent).completed(latest)
 
-# the paper-size reports (docs/paper/<paper>/results.json, from a GPU session)
-paper = tuple(site.Verdicts.from_run(path.parent)
-              for path in sorted((ROOT / "docs" / "paper").glob("*/results.json")))  # fmt: skip
+# the paper-size reports (`icl-verify publish`: docs/paper/<name>/); a claim's page shows the
+# newest that finished it, as the index docs/paper/README.md does
+publications = published.publications(ROOT / "docs" / "paper")
+reports = {name: site.Verdicts.from_run(pub.folder) for name, pub in publications.items()}
 
 figures = {}
 for claim in all_claims():
@@ -32,9 +33,11 @@ for claim in all_claims():
         with mkdocs_gen_files.open(f"claims/figures/{path.name}", "wb") as out:
             out.write(path.read_bytes())
     figures[claim.id] = [f"figures/{path.name}" for path in paths]
-    paper_figures = {}  # the paper-size report's figures (docs/paper/<paper>/figures/)
+    pub = published.newest(claim.id, publications)
+    paper = (reports[pub.name],) if pub else ()
+    paper_figures = {}  # the paper-size report's figures (docs/paper/<name>/figures/)
     for report in paper:
-        for path in map(Path, report.claims.get(claim.id, {}).get("figures", [])):
+        for path in map(Path, report.claims[claim.id]["figures"]):
             with mkdocs_gen_files.open(f"claims/figures/paper/{path.name}", "wb") as out:
                 out.write(path.read_bytes())
             paper_figures.setdefault(claim.id, []).append(f"figures/paper/{path.name}")
