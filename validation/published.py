@@ -165,10 +165,18 @@ def _moved(quick: dict, record: ClaimRecord) -> list[str]:
     return lines
 
 
-def paper_index(quick: Verdicts, published: dict[str, Publication]) -> str:
+def paper_index(
+    quick: Verdicts,
+    published: dict[str, Publication],
+    findings: str = "../site/findings-explained.md",
+    notes: bool = True,
+    claim_link: str = "",
+) -> str:
     """The index page of ``docs/paper/`` (markdown), from the quick verdicts and the
     publications; a claim without a paper-size verdict says why (a GPU's training, or not
-    yet run)."""
+    yet run). ``findings``: the link to the findings explained; ``notes``: link each
+    publication's notes (the documentation site copies the reports, not the notes);
+    ``claim_link``: where a claim's id links to, e.g. ``"../claims/{id}.md"`` (none: plain)."""
     trained = {c.id for c in trained_claims()}
     lines = [
         "# Every claim at the papers' size",
@@ -186,12 +194,12 @@ def paper_index(quick: Verdicts, published: dict[str, Publication]) -> str:
     ]
     for name, pub in published.items():
         run = pub.record
-        notes = (f"[{NOTES_FILE}]({name}/{NOTES_FILE})"
-                 if pub.notes_path.is_file() else "")  # fmt: skip
+        told = (f"[{NOTES_FILE}]({name}/{NOTES_FILE})"
+                if notes and pub.notes_path.is_file() else "")  # fmt: skip
         minutes = sum(c.seconds for c in run.claims) / 60
         lines.append(f"| [{name}]({name}/{REPORT_FILE}) | {run.preset} | {run.device} | "
                      f"{len(run.claims)} | {minutes:.1f} min | {len(run.unfinished)} | "
-                     f"{run.started[:16]} | {notes} |")  # fmt: skip
+                     f"{run.started[:16]} | {told} |")  # fmt: skip
     changed, disagree = [], []
     paper_name = None
     for claim in all_claims():
@@ -200,6 +208,7 @@ def paper_index(quick: Verdicts, published: dict[str, Publication]) -> str:
             lines += ["", f"## {paper_name}", "",
                       "| claim | what is checked | quick | paper size | size; device, time | "
                       "figure |", "|---|---|---|---|---|---|"]  # fmt: skip
+        shown = f"[{claim.id}]({claim_link.format(id=claim.id)})" if claim_link else claim.id
         entry = quick.claims.get(claim.id)
         at_quick = entry["verdict"] if entry else "not run"
         pub = newest(claim.id, published)
@@ -208,13 +217,13 @@ def paper_index(quick: Verdicts, published: dict[str, Publication]) -> str:
             at_paper = (f"unfinished ([{stopped.name}]({stopped.name}/{REPORT_FILE}))" if stopped
                         else "needs a GPU: not yet run" if claim.id in trained
                         else "not yet run")  # fmt: skip
-            lines.append(f"| {claim.id} | {_cell(claim.summary)} | {at_quick} | {at_paper} "
+            lines.append(f"| {shown} | {_cell(claim.summary)} | {at_quick} | {at_paper} "
                          "| | |")  # fmt: skip
             continue
         record = pub.claim(claim.id)
         figure = (f"[{Path(record.figures[0]).name}]({pub.name}/{record.figures[0]})"
                   if record.figures else "")  # fmt: skip
-        lines.append(f"| {claim.id} | {_cell(claim.summary)} | {at_quick} | "
+        lines.append(f"| {shown} | {_cell(claim.summary)} | {at_quick} | "
                      f"**{record.verdict}** | {_cell(_size(record, pub.record))} | "
                      f"{figure} |")  # fmt: skip
         if record.verdict == "disagrees":
@@ -227,7 +236,7 @@ def paper_index(quick: Verdicts, published: dict[str, Publication]) -> str:
                         "size:", *_moved(entry, record)]  # fmt: skip
     lines += ["", "## Disagreements at the papers' size", "",
               "Each claim whose paper-size run disagrees, with the checks that do. What they "
-              "mean: [The findings, explained](../site/findings-explained.md) (the quick "
+              f"mean: [The findings, explained]({findings}) (the quick "
               "preset's evidence) and each run's report.", ""]  # fmt: skip
     lines += disagree or ["None published yet."]
     lines += ["", "## Where quick and paper size differ", "",

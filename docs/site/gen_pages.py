@@ -44,6 +44,17 @@ for claim in all_claims():
     with mkdocs_gen_files.open(f"claims/{claim.id}.md", "w") as page:
         page.write(site.claim_page(claim, latest, figures, paper, paper_figures))
 
+# every claim at the papers' size: the index of docs/paper/ with the reports and figures
+with mkdocs_gen_files.open("paper/index.md", "w") as page:
+    page.write(published.paper_index(
+        site.Verdicts.from_summary(ROOT / "docs" / "verdicts-quick.json"), publications,
+        findings="../findings-explained.md", notes=False,
+        claim_link="../claims/{id}.md"))  # fmt: skip
+for pub in publications.values():
+    for path in [pub.folder / "report.md", *sorted((pub.folder / "figures").glob("*.png"))]:
+        with mkdocs_gen_files.open(f"paper/{path.relative_to(pub.folder.parent)}", "wb") as out:
+            out.write(path.read_bytes())
+
 with mkdocs_gen_files.open("claims/index.md", "w") as page:
     page.write(site.claims_index(latest))
 with mkdocs_gen_files.open("findings.md", "w") as page:
