@@ -106,21 +106,29 @@ class ClaimResult:
 
 
 @dataclass(frozen=True)
-class RunResult:
-    """A run of several claims: its record (results.json) and a `ClaimResult` per claim."""
+class _Stored:
+    """A run folder's record (results.json) and where the folder is."""
 
     record: RunRecord
     run_dir: Path
 
-    @property
-    def claims(self) -> tuple[ClaimResult, ...]:
+    def _results(self) -> tuple[ClaimResult, ...]:
         return tuple(ClaimResult(claim, self.run_dir) for claim in self.record.claims)
 
+
+@dataclass(frozen=True)
+class RunResult(_Stored):
+    """A run of several claims: its record (results.json) and a `ClaimResult` per claim."""
+
+    @property
+    def claims(self) -> tuple[ClaimResult, ...]:
+        return self._results()
+
     def __getitem__(self, claim_id: str) -> ClaimResult:
-        for claim in self.claims:
-            if claim.id == claim_id:
-                return claim
-        raise KeyError(claim_id)
+        record = self.record.claim(claim_id)
+        if record is None:
+            raise KeyError(claim_id)
+        return ClaimResult(record, self.run_dir)
 
     def table(self):
         """One row per claim: id, verdict, seconds (a DataFrame with pandas)."""
@@ -130,15 +138,12 @@ class RunResult:
 
 
 @dataclass(frozen=True)
-class SweepResult:
+class SweepResult(_Stored):
     """A sweep's record: its points in grid order, each a `ClaimResult`."""
-
-    record: RunRecord
-    run_dir: Path
 
     @property
     def points(self) -> tuple[ClaimResult, ...]:
-        return tuple(ClaimResult(point, self.run_dir) for point in self.record.claims)
+        return self._results()
 
     @property
     def keys(self) -> tuple[str, ...]:

@@ -57,7 +57,7 @@ class Publication:
         return self.folder / NOTES_FILE
 
     def claim(self, claim_id: str) -> ClaimRecord | None:
-        return next((c for c in self.record.claims if c.id == claim_id), None)
+        return self.record.claim(claim_id)
 
 
 def check_name(name: str) -> None:

@@ -238,6 +238,10 @@ class RunRecord:
     def finished_ids(self) -> set[str]:
         return {c.id for c in self.claims}
 
+    def claim(self, claim_id: str) -> ClaimRecord | None:
+        """The record of the finished claim ``claim_id``, or None."""
+        return next((c for c in self.claims if c.id == claim_id), None)
+
     def verdict(self) -> str:
         return worst_verdict(c.verdict for c in self.claims)
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from icl_verify.validation.claim import Claim
-from icl_verify.validation.records import CheckRecord, load_run, value_text
+from icl_verify.validation.records import CheckRecord, RunRecord, load_run, value_text
 from icl_verify.validation.registry import all_claims
 from icl_verify.validation.report import format_measured
 
@@ -48,7 +48,11 @@ class Verdicts:
 
     @classmethod
     def from_run(cls, run_dir: Path) -> Verdicts:
-        record = load_run(run_dir)
+        return cls.from_record(load_run(run_dir), run_dir)
+
+    @classmethod
+    def from_record(cls, record: RunRecord, run_dir: Path) -> Verdicts:
+        """The verdicts of ``record``, a run stored in ``run_dir`` (its figures' folder)."""
         claims = {
             c.id: {
                 "verdict": c.verdict,

@@ -22,7 +22,8 @@ if runs:  # a local run's verdicts and figures, the committed ones for claims it
 # the paper-size reports (`icl-verify publish`: docs/paper/<name>/); a claim's page shows the
 # newest that finished it, as the index docs/paper/README.md does
 publications = published.publications(ROOT / "docs" / "paper")
-reports = {name: site.Verdicts.from_run(pub.folder) for name, pub in publications.items()}
+reports = {name: site.Verdicts.from_record(pub.record, pub.folder)
+           for name, pub in publications.items()}  # fmt: skip
 
 figures = {}
 for claim in all_claims():
