@@ -4,7 +4,8 @@ Each function draws one claim's stored prediction and measurement (`figure_data`
 
 - `figure_obs1`: the circuits of one trained member per H (`figures.circuits`);
 - `figure_obs2`: the fraction of runs reaching opposite heads per H, and the paired members'
-  OV group sums on the manifold mu*(omega) (4.6);
+  OV group sums on the manifold mu*(omega) (4.6); `table_obs2` the same numbers as tables,
+  beside the paper's Table 1;
 - `figure_obs3`: test MSE against the test length L' (`figures.length_generalisation`);
 - `figure_obs4`: omega_h(t) and mu_h(t) of one member per H with the manifold guides.
 """
@@ -111,6 +112,56 @@ def figure_obs2(params, prediction, measurement):
     )
     manifold_axis.legend(fontsize=6.5, ncols=2, loc="upper right")
     return figure
+
+
+def table_obs2(measurement, mu_star, paper, eta_star) -> str:
+    """The tables of HE-OBS2: runs per H with opposite and with same-sign heads, and every
+    paired member's common KQ scale and OV group sums beside mu*(omega) (4.6) and the paper's
+    Table 1 softmax column.
+
+    ``mu_star``: mu*(omega) at each paired member's omega, then at the paper's; ``paper``:
+    Table 1's softmax (omega, mu, 2 omega mu); ``eta_star``: 1/(1+kappa). The claim hands them
+    in (figures compute no theory).
+    """
+    data = measurement.figure_data
+    rows = [
+        f"Runs per H after {int(data['steps']):,} steps: *opposite heads* pair a positive with a "
+        "negative head (the pattern (4.7)); *same-sign* runs are trapped, all non-dummy heads "
+        "of one sign acting as one head.",
+        "",
+        "| H | runs | opposite heads | same-sign | fraction with opposite heads (± SE) |",
+        "|---|---|---|---|---|",
+    ]
+    for H, n, paired, se in zip(data["multi_heads"], data["counts"], data["paired_counts"],
+                                data["binomial_se"], strict=True):  # fmt: skip
+        rows.append(f"| {int(H)} | {int(n)} | {int(paired)} | {int(n - paired)} | "
+                    f"{paired / n:.2f} ± {se:.2f} |")  # fmt: skip
+    rows += [
+        "",
+        "Paired members: common KQ scale ω (mean |ω_h| over non-dummy heads) and OV group sums "
+        "Σ₊μ, −Σ₋μ (± the end value's drift and Adam noise), beside μ*(ω) of (4.6) at the same "
+        "ω; for H = 2 the group sums are the heads' μ, the quantity of the paper's Table 1.",
+        "",
+        "| paired member | H | dummy heads | ω | Σ₊μ | −Σ₋μ | μ*(ω) (4.6) | 2ωΣ₊μ | −2ωΣ₋μ |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for k, H in enumerate(data["paired_heads"]):
+        omega, plus, minus = data["omega"][k], data["sum_plus"][k], -data["sum_minus"][k]
+        rows.append(
+            f"| {k + 1} | {int(H)} | {int(data['dummy_heads'][k])} | "
+            f"{omega:.4f} ± {data['omega_error'][k]:.4f} | "
+            f"{plus:.3f} ± {data['sum_plus_error'][k]:.3f} | "
+            f"{minus:.3f} ± {data['sum_minus_error'][k]:.3f} | {mu_star[k]:.3f} | "
+            f"{2 * omega * plus:.4f} | {2 * omega * minus:.4f} |"
+        )
+    omega, mu, eta = paper
+    rows += [
+        f"| paper, Table 1 (softmax) | 2 | | {omega:.4f} | {mu:.4f} | {mu:.4f} | "
+        f"{mu_star[-1]:.3f} | {eta:.4f} | {eta:.4f} |",
+        "",
+        f"Optimal debiased step 1/(1+κ) = {eta_star:.4f} (the limit of 2ωμ*(ω) as ω → 0).",
+    ]
+    return "\n".join(rows)
 
 
 def figure_obs3(params, prediction, measurement):

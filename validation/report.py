@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -196,14 +196,11 @@ def write_report(record: RunRecord, run_dir: Path) -> Path:
     return path
 
 
-def redraw_figures(record: RunRecord, run_dir: Path) -> list[str]:
-    """Redraw each claim's figure from its stored data, and a sweep's validity map; ids no
-    longer registered are skipped."""
-    from icl_verify.figures.style import save_figure
+def _restored(record: RunRecord):
+    """(claim, stored record, its parameters) of each stored claim still registered."""
     from icl_verify.validation.registry import all_claims
 
     claims = {claim.id: claim for claim in all_claims()}
-    redrawn = []
     for stored in record.claims:
         claim = claims.get(stored.id)
         if claim is None:
@@ -212,6 +209,16 @@ def redraw_figures(record: RunRecord, run_dir: Path) -> list[str]:
             params = stored.restored_params(claim)
         except ParameterError as error:
             raise ParameterError(f"{stored.id}: {error}") from None
+        yield claim, stored, params
+
+
+def redraw_figures(record: RunRecord, run_dir: Path) -> list[str]:
+    """Redraw each claim's figure from its stored data, and a sweep's validity map; ids no
+    longer registered are skipped."""
+    from icl_verify.figures.style import save_figure
+
+    redrawn = []
+    for claim, stored, params in _restored(record):
         figures = claim.draw(
             params,
             stored.restored_prediction(),
@@ -223,6 +230,23 @@ def redraw_figures(record: RunRecord, run_dir: Path) -> list[str]:
     if record.sweep is not None and record.claims:
         draw_validity_map(record, run_dir)
     return redrawn
+
+
+def retabulate(record: RunRecord) -> RunRecord:
+    """The record with each claim's tables re-rendered from its stored numbers by the claim's
+    `Claim.table` as it is now, as figures are redrawn: a run recorded by an older version
+    reports the tables its claims give today. Claims no longer registered, or without a
+    table, keep what was stored."""
+    tables = {
+        stored.id: (claim.table(params, stored.restored_prediction(),
+                                stored.restored_measurement()),)  # fmt: skip
+        for claim, stored, params in _restored(record)
+        if claim.table is not None
+    }
+    return replace(
+        record,
+        claims=tuple(replace(c, tables=tables.get(c.id, c.tables)) for c in record.claims),
+    )
 
 
 # -- sweeps: the table of points and the validity map ------------------------------------------

@@ -69,3 +69,20 @@ def test_the_four_measurements_read_one_cached_training(tmp_path):
         claim.measure(claim.presets["smoke"], runtime)
     folders = [p for p in runtime.cache.root.iterdir() if (p / "result.npz").exists()]
     assert len(folders) == 1
+
+
+def test_obs2_tables_count_same_sign_runs_and_set_the_pairs_beside_table_1(tmp_path):
+    runtime = Runtime("cpu", 0, ArtefactCache(tmp_path / "cache"))
+    params = CLAIM_OBS2.presets["smoke"]
+    prediction, measurement = CLAIM_OBS2.predict(params), CLAIM_OBS2.measure(params, runtime)
+    table = CLAIM_OBS2.table(params, prediction, measurement)
+    data = measurement.figure_data
+    for H, runs, paired in zip(data["multi_heads"], data["counts"], data["paired_counts"],
+                               strict=True):  # fmt: skip
+        assert f"\n| {int(H)} | {int(runs)} | {int(paired)} | {int(runs - paired)} | " in table
+    members = [row for row in table.splitlines() if row.count("|") == 10 and row[2].isdigit()]
+    assert len(members) == data["paired_heads"].size
+    assert f"Runs per H after {int(data['steps']):,} steps" in table
+    # Table 1's softmax column beside mu*(0.1267): the reference's 2 omega mu* = 0.8790 there
+    # (0.87908 at omega = 0.10, 0.87899 at 0.13) gives mu* = 0.8790 / 0.2534 = 3.469
+    assert "| paper, Table 1 (softmax) | 2 | | 0.1267 | 3.5006 | 3.5006 | 3.469 | 0.8871 |" in table

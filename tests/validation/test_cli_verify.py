@@ -75,6 +75,38 @@ def test_report_rerenders_from_results_json_alone(smoke_run, capsys):
     assert figure.read_bytes()[:4] == b"\x89PNG"
 
 
+def test_report_renders_the_tables_the_claims_give_now_from_the_stored_numbers(
+    smoke_run, tmp_path, monkeypatch, capsys
+):
+    # a run recorded before HE-MAN had a table: `report` renders the table of today's claim
+    # from the stored numbers, without measuring, and writes it into results.json too
+    import shutil
+
+    run_dir = tmp_path / "pilot"
+    shutil.copytree(smoke_run[1], run_dir)
+    stored = load_run(run_dir).claim("HE-MAN")
+    assert stored.tables == ()
+
+    def table(params, prediction, measurement):
+        first = next(iter(measurement.values))
+        top = np.max(measurement.values[first].value)
+        return f"| L | max {first} |\n|---|---|\n| {params.L} | {top:.6g} |"
+
+    def must_not_run(params, runtime):
+        raise AssertionError("report measured a claim")
+
+    claims = tuple(replace(c, table=table, measure=must_not_run) if c.id == "HE-MAN" else c
+                   for c in registry.all_claims())  # fmt: skip
+    monkeypatch.setattr(registry, "all_claims", lambda: claims)
+    assert main(["report", str(run_dir), "--no-figures"]) == 0
+    first = next(iter(stored.measurement["values"]))
+    top = np.max(stored.measurement["values"][first]["value"])
+    expected = f"| L | max {first} |\n|---|---|\n| {stored.params['L']} | {top:.6g} |"
+    assert load_run(run_dir).claim("HE-MAN").tables == (expected,)
+    assert expected in (run_dir / "report.md").read_text()
+    assert load_run(run_dir).claim("HE-T4.2ii").tables == ()  # a claim without a table: as stored
+
+
 def test_rerunning_a_run_id_skips_finished_claims(smoke_run, monkeypatch, capsys):
     status, run_dir = smoke_run
     before = {c.id: c.seconds for c in load_run(run_dir).claims}

@@ -1,4 +1,9 @@
-"""`icl-verify report RESULTS_DIR`: re-render report.md (and redraw figures) from results.json."""
+"""`icl-verify report RESULTS_DIR`: re-render report.md, its tables and figures from results.json.
+
+The tables (`Claim.table`) are re-rendered from the stored numbers by the claims as they are
+now and written back into results.json, so a run recorded by an older version reports (and
+publishes) today's tables; nothing is re-run.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +12,13 @@ from pathlib import Path
 from icl_verify.validation.errors import CommandLineError
 from icl_verify.validation.params import ParameterError
 from icl_verify.validation.records import load_run
-from icl_verify.validation.report import redraw_figures, write_report
+from icl_verify.validation.report import redraw_figures, retabulate, write_report
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "report", help="re-render report.md and figures of a finished (or partial) run"
+        "report",
+        help="re-render report.md, its tables and figures of a finished (or partial) run",
     )
     parser.add_argument(
         "results_dir",
@@ -33,10 +39,13 @@ def report(args) -> int:
         record = load_run(args.results_dir)
     except ValueError as error:
         raise CommandLineError(f"RESULTS_DIR: {error}") from None
-    if not args.no_figures:
-        try:
+    try:
+        if not args.no_figures:
             redraw_figures(record, args.results_dir)
-        except ParameterError as error:  # a record whose parameters its claim no longer allows
-            raise CommandLineError(f"RESULTS_DIR: stored parameters: {error}") from None
-    print(write_report(record, args.results_dir))
+        tabulated = retabulate(record)
+    except ParameterError as error:  # a record whose parameters its claim no longer allows
+        raise CommandLineError(f"RESULTS_DIR: stored parameters: {error}") from None
+    if [c.tables for c in tabulated.claims] != [c.tables for c in record.claims]:
+        tabulated.save(args.results_dir)
+    print(write_report(tabulated, args.results_dir))
     return 0

@@ -7,7 +7,8 @@ the same models) their group sums lie on the manifold: ``2 omega sum_+ mu = 2 om
 
 Read on the shared trained ensemble (terms and findings: `_observations`). Prediction:
 `theory.manifold_mu`. Measurements: `numerics.paired_fractions` and `numerics.group_patterns`
-(end values with error bars from the logs' noise and drift). Figure: `figures.observations`.
+(end values with error bars from the logs' noise and drift). Figure and tables (runs per H
+with same-sign heads; paired members beside the paper's Table 1): `figures.observations`.
 """
 
 from __future__ import annotations
@@ -116,6 +117,18 @@ def measure_obs2(params: Obs2Params, runtime) -> Measurement:
     )
 
 
+def table_obs2(params: Obs2Params, prediction: Prediction, measurement: Measurement) -> str:
+    """Runs per H with opposite and with same-sign heads; each paired member's omega and group
+    sums beside mu*(omega) (`theory.manifold_mu`) and Table 1's softmax column
+    (`theory.PAPER_TABLE_1`), rendered by `figures.observations.table_obs2`."""
+    from icl_verify.figures.observations import table_obs2 as render  # matplotlib: when recorded
+
+    paper = theory.PAPER_TABLE_1["softmax"]
+    omega = np.append(measurement.figure_data["omega"], paper[0])
+    mu_star = theory.manifold_mu(omega, params.setting)
+    return render(measurement, mu_star, paper, float(prediction.values["manifold_eta"]))
+
+
 def checks_obs2(params: Obs2Params) -> tuple[Check, ...]:
     setting = params.setting
     heads = np.asarray(params.heads)
@@ -151,6 +164,7 @@ CLAIM_OBS2 = Claim(
     measure=measure_obs2,
     checks=checks_obs2,
     figure="observations:figure_obs2",
+    table=table_obs2,
     # 2ωμ* doubled, a factor-2 slip between μ* and the group sum ‖μ‖₁ = 2μ*: 0.88 off, 20 x
     # the tolerance 1/L + curvature
     wrong=scaled("manifold_eta", 2.0),
