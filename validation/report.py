@@ -114,7 +114,8 @@ def _header(record: RunRecord) -> list[str]:
         f"# icl-verify report: {record.run_id}",
         "",
         f"- preset `{record.preset}`, seed {record.seed}, device `{record.device}`",
-        f"- started {record.started}, finished {record.finished or '(unfinished)'}",
+        f"- started {record.started}, "
+        + (f"finished {record.finished}" if record.finished else "not finished"),
         f"- icl-verify {env.get('package_version')}, git {env.get('git_commit')}, "
         f"python {env.get('python')}, numpy {env.get('numpy')}, torch {env.get('torch')}",
         f"- schema version {record.schema_version}; overall verdict: {_MARK[record.verdict()]}",

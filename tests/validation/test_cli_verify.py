@@ -256,6 +256,7 @@ def test_a_run_stopped_at_its_budget_exits_3_and_the_same_run_id_finishes_it(
     assert record.finished_ids() == {"HE-MAN"}
     report = (tmp_path / "a" / "r" / "report.md").read_text()
     assert "HE-OBS1 unfinished (the run's budget)" in report
+    assert ", not finished\n" in report  # the header's line, not "finished (unfinished)"
     assert main([*base, "--out", str(tmp_path / "a"), "--run-id", "r"]) in (0, 1)
     resumed = load_run(tmp_path / "a" / "r")
     assert not resumed.unfinished and resumed.finished is not None
