@@ -621,24 +621,54 @@ def _figure_module(module: str):
     return importlib.import_module(module)
 
 
-def scaled(quantity: str, factor: float) -> Callable[[Any, Prediction], Prediction]:
+def scaled(quantity: str, factor: float, *, why: str) -> Callable[[Any, Prediction], Prediction]:
     """A `Claim.wrong`: the prediction with `quantity` multiplied by `factor`.
 
-    >>> wrong = scaled("loss", 1.5)
+    `why` says what the wrong prediction gets wrong and by how much it misses the rule; with a
+    line naming the change it is the function's docstring, which the claim's page shows.
+
+    >>> wrong = scaled("loss", 1.5, why="The loss 50% too high: 10 x the tolerance 0.05.")
     >>> wrong(None, Prediction({"loss": 2.0, "slope": 1.0})).values
     {'loss': 3.0, 'slope': 1.0}
+    >>> print(wrong.__doc__)
+    The loss 50% too high: 10 x the tolerance 0.05.
+    <BLANKLINE>
+    The prediction with loss multiplied by 1.5.
     """
-    return shifted(quantity, lambda value: factor * np.asarray(value, dtype=float))
+    wrong = shifted(quantity, lambda value: factor * np.asarray(value, dtype=float), why=why)
+    wrong.__doc__ = _wrong_doc(why, f"The prediction with {quantity} multiplied by {factor:g}.")
+    return wrong
 
 
-def shifted(quantity: str, change: Callable[[Any], Any]) -> Callable[[Any, Prediction], Prediction]:
-    """A `Claim.wrong`: the prediction with `change` applied to `quantity` (others kept)."""
+def shifted(
+    quantity: str, change: Callable[[Any], Any], *, why: str
+) -> Callable[[Any, Prediction], Prediction]:
+    """A `Claim.wrong`: the prediction with `change` applied to `quantity` (others kept).
+
+    `why` as for `scaled`.
+
+    >>> wrong = shifted("slope", lambda slope: slope + 0.5, why="A slope 0.5 too steep.")
+    >>> wrong(None, Prediction({"loss": 2.0, "slope": 1.0})).values
+    {'loss': 2.0, 'slope': 1.5}
+    >>> print(wrong.__doc__)
+    A slope 0.5 too steep.
+    <BLANKLINE>
+    The prediction with slope changed.
+    """
 
     def wrong(params, prediction: Prediction) -> Prediction:
         value = change(prediction.values[quantity])
         return prediction.with_values(**{quantity: float(value) if np.ndim(value) == 0 else value})
 
+    wrong.__doc__ = _wrong_doc(why, f"The prediction with {quantity} changed.")
     return wrong
+
+
+def _wrong_doc(why: str, change: str) -> str:
+    """`why` (required, not blank), then the line naming the change, as a docstring."""
+    if not isinstance(why, str) or not why.strip():
+        raise ValueError(f"a wrong prediction needs a why (what it gets wrong), got {why!r}")
+    return f"{why.strip()}\n\n{change}"
 
 
 @dataclass(frozen=True)

@@ -114,7 +114,7 @@ CLAIMS = (
         checks=lambda params: (Check("mean", ZScore("Monte Carlo SE", abs_resolution=0.5),
                                      "sample mean vs mu"),),
         figure="my_claims_figures:draw",
-        wrong=scaled("mean", 3.0),
+        wrong=scaled("mean", 3.0, why="The mean tripled: far outside the Monte Carlo SE."),
         summary="sample mean vs mu",
     ),
 )

@@ -1,5 +1,7 @@
 """The registry finds every claim, subpackages included, in catalogue order; ids are unique."""
 
+import inspect
+
 import pytest
 from icl_verify.validation.claim import Claim
 from icl_verify.validation.registry import all_claims, paper_of, select_claims
@@ -19,6 +21,12 @@ def test_every_claim_has_a_place_and_a_summary_and_the_registry_follows_the_plac
     for paper in {p for p, _ in places}:
         mine = [c.catalogue for c in claims if paper_of(c) == paper]
         assert mine == sorted(mine), paper
+
+
+def test_every_claims_wrong_prediction_says_what_it_gets_wrong():
+    """Its site page shows the docstring of `wrong` (else only the function's bare name)."""
+    bare = [c.id for c in all_claims() if not (inspect.getdoc(c.wrong) or "").strip()]
+    assert not bare, f"these claims' wrong predictions have no docstring: {', '.join(bare)}"
 
 
 def test_two_claims_in_one_place_are_refused(monkeypatch):

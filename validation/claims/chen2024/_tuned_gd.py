@@ -214,4 +214,7 @@ def trend_rule(params: UpperBoundParams, theorem: str) -> BoundTrend:
 def faster_bound(params: UpperBoundParams, prediction: Prediction) -> Prediction:
     """The bound with the wrong exponent: times (n_0/n)^{3/2}, i.e. ~n^{-2} instead of n^{-1/2}."""
     n = params.n_values
-    return shifted("risk", lambda value: np.asarray(value) * (n[0] / n) ** 1.5)(params, prediction)
+    wrong = shifted(
+        "risk", lambda value: np.asarray(value) * (n[0] / n) ** 1.5, why=faster_bound.__doc__
+    )
+    return wrong(params, prediction)

@@ -156,7 +156,8 @@ def checks_d1(params: CorrelationErrorParams) -> tuple[Check, ...]:
 def d1_faster(params: CorrelationErrorParams, prediction: Prediction) -> Prediction:
     """The bound with the wrong exponent, n^{-3/2} (times n_0/n)."""
     n = params.n_values
-    return shifted("sup_error", lambda value: np.asarray(value) * n[0] / n)(params, prediction)
+    wrong = shifted("sup_error", lambda value: np.asarray(value) * n[0] / n, why=d1_faster.__doc__)
+    return wrong(params, prediction)
 
 
 CLAIM_D1 = Claim(
@@ -274,9 +275,12 @@ def checks_d2(params: SupportRetentionParams) -> tuple[Check, ...]:
 def d2_at_every_c(params: SupportRetentionParams, prediction: Prediction) -> Prediction:
     """The support kept w.p. 1 - delta at every c of the grid (the lemma's constant taken as
     the grid's smallest c): wrong where the small-n failure fraction is far above delta."""
-    return shifted("failure", lambda value: np.full_like(np.asarray(value), params.delta))(
-        params, prediction
+    wrong = shifted(
+        "failure",
+        lambda value: np.full_like(np.asarray(value), params.delta),
+        why=d2_at_every_c.__doc__,
     )
+    return wrong(params, prediction)
 
 
 CLAIM_D2 = Claim(

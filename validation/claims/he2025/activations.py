@@ -364,8 +364,12 @@ CLAIM_ACT = Claim(
         "activations:figure_kernel_step",
     ),
     table=table_act,
-    # the first-order step read as the applied one with a_f doubled (a factor-2 slip)
-    wrong=scaled("kernel_step", 2.0),
+    wrong=scaled(
+        "kernel_step",
+        2.0,
+        why="The first-order step read as the applied one with a_f doubled (a factor-2 slip): "
+        "every kernel-mean step 100% too large, where the check resolves 5% of the step.",
+    ),
     trains=lambda params: (_training(params),),
     summary=(
         "normalised activations: opposite heads, fitted step vs kernel mean and 1/(1+kappa), "

@@ -294,8 +294,13 @@ CLAIM_MAP = Claim(
     measure=measure_map,
     checks=checks_map,
     figure="landscape:figure_approximation_map",
-    # the omega -> 0 constant 1 everywhere inside: the finite-omega terms ignored
-    wrong=shifted("inside_constant", np.ones_like),
+    wrong=shifted(
+        "inside_constant",
+        np.ones_like,
+        why="The ω → 0 constant 1 everywhere inside (C1)/(C2), the finite-ω terms of "
+        "C = 1 + 2dω²e^{dω²} ignored: the inside check (fitted constant at most C) rejects it "
+        "where the fitted constant, the largest (L + D)|true − L̃| over L, is above 1.",
+    ),
     summary="|true loss − Ltilde| over (omega, d, L): O(1/L) inside d omega² = O(1), not outside",
     catalogue=(3, 6),
 )

@@ -189,8 +189,12 @@ CLAIM_KMS_PRECONDITIONER = Claim(
     measure=measure_kms,
     checks=checks_kms,
     figure="preconditioning:figure_kms_preconditioner",
-    # Gamma* - Sigma^{-1} = O(d/sqrt(L)) instead: slope -1/2, 5 x the quick allowance (0.1)
-    wrong=shifted("order", lambda order: order + 0.5),
+    wrong=shifted(
+        "order",
+        lambda order: order + 0.5,
+        why="Γ* − Σ⁻¹ = O(d/√L) instead of O(d/L): slope −1/2, 5 times the quick size's "
+        "allowance (0.1).",
+    ),
     summary="KMS: tridiagonal inverse, Gamma* of Lemma E.4 measured, Gamma* - inv(Sigma) ~ d/L",
     catalogue=(6, 10),
 )

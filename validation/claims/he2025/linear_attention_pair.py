@@ -21,6 +21,7 @@ from icl_verify.validation.claim import (
     Prediction,
     Source,
     Tolerance,
+    shifted,
 )
 from icl_verify.validation.claims.he2025._linear_attention import (
     PAPER,
@@ -176,9 +177,12 @@ CLAIM_SM2LIN = Claim(
     measure=measure_pair,
     checks=checks_pair,
     figure="linear_attention:figure_pair",
-    # the centring term forgotten (pair -> linear): the uncentred residual is O(1), slope 0
-    wrong=lambda params, prediction: prediction.with_values(
-        limit=np.zeros_like(prediction.values["limit"])
+    wrong=shifted(
+        "limit",
+        np.zeros_like,
+        why="The centring term forgotten (the pair's ε → 0 limit taken as the linear head "
+        "itself): the uncentred residual is O(1), slope 0, where the limit check allows only "
+        "float64 roundoff.",
     ),
     summary=(
         "softmax pair (eps KQ, OV/2eps), (-eps KQ, -OV/2eps) = linear head - centring term + "

@@ -165,9 +165,12 @@ CLAIM_OBS2 = Claim(
     checks=checks_obs2,
     figure="observations:figure_obs2",
     table=table_obs2,
-    # 2ωμ* doubled, a factor-2 slip between μ* and the group sum ‖μ‖₁ = 2μ*: 0.88 off, 20 x
-    # the tolerance 1/L + curvature
-    wrong=scaled("manifold_eta", 2.0),
+    wrong=scaled(
+        "manifold_eta",
+        2.0,
+        why="2ωμ* doubled, a factor-2 slip between μ* and the group sum ‖μ‖₁ = 2μ*: 0.88 off, "
+        "20 times the tolerance 1/L + curvature.",
+    ),
     trains=default_training,
     summary="H >= 2: homogeneous KQ, zero-sum OV, opposite heads; group sums at ±mu*(omega)",
     catalogue=(2, 2),

@@ -149,8 +149,12 @@ CLAIM_OBS1 = Claim(
     measure=measure_obs1,
     checks=checks_obs1,
     figure="observations:figure_obs1",
-    # anti-matched signs, sign(ω_h) = −sign(μ_h): a discrepancy of 2 per head, 4 x the atol 0.5
-    wrong=shifted("sign_product", lambda sign: -sign),
+    wrong=shifted(
+        "sign_product",
+        lambda sign: -sign,
+        why="Anti-matched signs, sign(ω_h) = −sign(μ_h): a discrepancy of 2 per head, 4 times "
+        "the absolute tolerance 0.5.",
+    ),
     trains=default_training,
     summary="trained KQ is diagonal, OV reads the last entry, heads sign-matched",
     catalogue=(2, 1),

@@ -161,9 +161,12 @@ CLAIM_T42I = Claim(
     measure=measure_t42i,
     checks=checks_t42i,
     figure="predictors:figure_debiased_gd_gap",
-    # an error of order eta omega (slope 1, as if the even terms of (4.10) did not cancel):
-    # 1 off, forty times the allowed bias
-    wrong=shifted("omega_slope", lambda slope: slope - 1.0),
+    wrong=shifted(
+        "omega_slope",
+        lambda slope: slope - 1.0,
+        why="An error of order ηω (slope 1 in ω, as if the even terms of (4.10) did not "
+        "cancel): 1 off, forty times the allowed bias.",
+    ),
     summary="attention -> debiased GD as omega -> 0: slope 2 in omega, L^-1/2",
     catalogue=(4, 3),
 )

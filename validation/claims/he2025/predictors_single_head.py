@@ -141,8 +141,12 @@ CLAIM_412 = Claim(
     measure=measure_412,
     checks=checks_412,
     figure="predictors:figure_single_head",
-    # omega* 40% too small (0.27 at d=5, below the grid's 0.3): ~0.25 off, tens of SEs
-    wrong=scaled("omega_opt", 0.6),
+    wrong=scaled(
+        "omega_opt",
+        0.6,
+        why="The optimum ω* 40% too small (0.27 at d = 5, below the grid's 0.3): about 0.25 "
+        "off, tens of standard errors.",
+    ),
     summary="single-head optimum omega* = 1/sqrt(d)",
     catalogue=(4, 2),
 )

@@ -210,8 +210,13 @@ CLAIM_ROBUST = Claim(
     measure=measure_robust,
     checks=checks_robust,
     figure="observations:figure_robustness",
-    # 2ωμ* doubled (a factor-2 slip between μ* and the group sum), as HE-OBS2's wrong
-    wrong=scaled("manifold_eta", 2.0),
+    wrong=scaled(
+        "manifold_eta",
+        2.0,
+        why="2ωμ* doubled (a factor-2 slip between μ* and the group sum), as in HE-OBS2's wrong "
+        "prediction: the group sums predicted at 2/(1+κ), about 1/(1+κ) off, where the check "
+        "allows 1/L + curvature.",
+    ),
     trains=trainings,
     summary="Adam, AdamW, SGD+momentum × 2 batch sizes × 2 learning rates: Obs. 2's pattern at "
     "every point; same-sign traps counted",

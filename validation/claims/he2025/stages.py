@@ -219,9 +219,13 @@ CLAIM_STAGE_ONE = Claim(
     measure=measure_stage_one,
     checks=checks_stage_one,
     figure="dynamics:figure_stage_one",
-    # μᵀω -> 1, the optimum without the finite-L correction κ: 0.12 above 1/(1+κ) at d=5, L=40,
-    # ~190 x the tolerance at the quick size (t_end = 1e4), ~18 x at the smoke size (t_end = 300)
-    wrong=shifted("p_end", lambda p_end: np.ones_like(p_end)),
+    wrong=shifted(
+        "p_end",
+        lambda p_end: np.ones_like(p_end),
+        why="μᵀω → 1, the optimum without the finite-L correction κ: 0.12 above 1/(1+κ) at "
+        "d = 5, L = 40, about 190 times the tolerance at the quick size (t_end = 1e4) and about "
+        "18 times at the smoke size (t_end = 300).",
+    ),
     summary="Stage I: sign matching, zero-sum OV, mu^T omega -> 1/(1+kappa)",
     catalogue=(3, 2),
     paper_figures=(
@@ -251,9 +255,13 @@ CLAIM_STAGE_TWO = Claim(
     measure=measure_stage_two,
     checks=checks_stage_two,
     figure="dynamics:figure_stage_two",
-    # no run equalising |ω_h| (heads keep the spread of their start): 1 away from the measured
-    # fractions, beyond 4 Agresti-Coull SE (0.69 at the 3 starts of the smoke size)
-    wrong=scaled("homogeneous", 0.0),
+    wrong=scaled(
+        "homogeneous",
+        0.0,
+        why="No run equalising |ω_h| (the heads keep the spread of their start): a predicted "
+        "fraction 0, 1 away from the measured fractions, beyond 4 Agresti-Coull standard errors "
+        "(0.69 at the 3 starts of the smoke size).",
+    ),
     summary="Stage II: homogeneous KQ, the flow ends on S_omega",
     catalogue=(3, 3),
 )

@@ -114,10 +114,11 @@ CLAIM_INIT = Claim(
     params=InitParams, presets=PRESETS_INIT,
     predict=predict_init, measure=measure_init, checks=checks_init,
     figure="dynamics:figure_init",
-    wrong=scaled("opposite_fraction", 0.5),
+    wrong=scaled("opposite_fraction", 0.5,
+                 why="Half the starts end same-sign (a fraction 0.5 of opposite-head ends "
+                 "instead of 1), where the rule allows 1e-9."),
     summary="symmetric init is preserved; reduced 2-D system",
     catalogue=(5, 1),
-  # half the starts end same-sign; the rule allows 1e-9
 )  # fmt: skip
 
 CLAIMS = (CLAIM_INIT,)
