@@ -41,6 +41,19 @@ def test_a_paper_size_verdict_shows_under_the_quick_one_with_its_own_figure():
     assert quick < page.index("(figures/q.png)") < at_paper < page.index("(figures/paper/p.png)")
 
 
+def test_a_claims_tables_show_under_its_verdict():
+    # Table 1 of HE-5.2-ACT, Table 2 of HE-5.4-MT ...: on the page with the checks they belong to
+    latest = site.Verdicts.from_summary(SUMMARY)
+    with_tables = [c for c in all_claims() if c.table is not None]
+    assert with_tables
+    for claim in with_tables:
+        tables = latest.claims[claim.id]["tables"]
+        assert tables, f"{claim.id}: no table in {SUMMARY.name}; regenerate it"
+        page = site.claim_page(claim, latest, {})
+        at_quick = page.index("### At the quick preset")
+        assert all(page.index(table.rstrip("\n")) > at_quick for table in tables), claim.id
+
+
 def test_the_findings_page_lists_exactly_the_claims_that_disagree():
     latest = site.Verdicts.from_summary(SUMMARY)
     page = site.findings_page(latest)

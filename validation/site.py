@@ -39,12 +39,13 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Verdicts:
-    """Per claim id, a run's verdict and checks (label, rule, verdict, predicted, measured)
-    and its figure files; ``preset`` and ``source`` say which run."""
+    """Per claim id, a run's verdict and checks (label, rule, verdict, predicted, measured),
+    its tables (`Claim.table`, markdown) and its figure files; ``preset`` and ``source`` say
+    which run."""
 
     preset: str
     source: str
-    claims: dict = field(default_factory=dict)  # id -> {"verdict", "checks", "figures"}
+    claims: dict = field(default_factory=dict)  # id -> {"verdict", "checks", "tables", "figures"}
 
     @classmethod
     def from_run(cls, run_dir: Path) -> Verdicts:
@@ -57,6 +58,7 @@ class Verdicts:
             c.id: {
                 "verdict": c.verdict,
                 "checks": [check_entry(check) for check in c.checks],
+                "tables": list(c.tables),
                 "figures": [str(Path(run_dir) / f) for f in c.figures],
             }
             for c in record.claims
@@ -108,7 +110,7 @@ def _cell(text) -> str:
 
 
 def _verdict_section(entry: dict, verdicts: Verdicts) -> list[str]:
-    """A run's verdict of one claim and its checks, as lines of markdown."""
+    """A run's verdict of one claim, its checks and its tables, as lines of markdown."""
     lines = [f"**{entry['verdict']}** at the {verdicts.preset} preset ({verdicts.source}).", "",
              "| check | rule | predicted | measured | score | verdict |",
              "|---|---|---|---|---|---|"]  # fmt: skip
@@ -116,6 +118,8 @@ def _verdict_section(entry: dict, verdicts: Verdicts) -> list[str]:
         lines.append(f"| {_cell(c['label'])} | {_cell(c['rule'])} | "
                      f"{_cell(value_text(c['predicted']))} | {_cell(c['summary'])} | "
                      f"{_cell(value_text(c['score']))} | {c['verdict']} |")  # fmt: skip
+    for table in entry.get("tables", ()):  # a summary written before tables were kept: none
+        lines += ["", table.rstrip("\n")]
     return [*lines, ""]
 
 
