@@ -198,11 +198,12 @@ def write_report(record: RunRecord, run_dir: Path) -> Path:
 
 
 def _restored(record: RunRecord):
-    """(claim, stored record, its parameters) of each stored claim still registered."""
+    """(position, claim, stored record, its parameters) of each stored claim (a sweep: each
+    point) whose claim is still registered."""
     from icl_verify.validation.registry import all_claims
 
     claims = {claim.id: claim for claim in all_claims()}
-    for stored in record.claims:
+    for position, stored in enumerate(record.claims):
         claim = claims.get(stored.id)
         if claim is None:
             continue
@@ -210,7 +211,7 @@ def _restored(record: RunRecord):
             params = stored.restored_params(claim)
         except ParameterError as error:
             raise ParameterError(f"{stored.id}: {error}") from None
-        yield claim, stored, params
+        yield position, claim, stored, params
 
 
 def redraw_figures(record: RunRecord, run_dir: Path) -> list[str]:
@@ -219,7 +220,7 @@ def redraw_figures(record: RunRecord, run_dir: Path) -> list[str]:
     from icl_verify.figures.style import save_figure
 
     redrawn = []
-    for claim, stored, params in _restored(record):
+    for _, claim, stored, params in _restored(record):
         figures = claim.draw(
             params,
             stored.restored_prediction(),
@@ -236,17 +237,18 @@ def redraw_figures(record: RunRecord, run_dir: Path) -> list[str]:
 def retabulate(record: RunRecord) -> RunRecord:
     """The record with each claim's tables re-rendered from its stored numbers by the claim's
     `Claim.table` as it is now, as figures are redrawn: a run recorded by an older version
-    reports the tables its claims give today. Claims no longer registered, or without a
-    table, keep what was stored."""
+    reports the tables its claims give today. Each stored record (a sweep: each point) from
+    its own numbers; claims no longer registered, or without a table, keep what was stored."""
     tables = {
-        stored.id: (claim.table(params, stored.restored_prediction(),
-                                stored.restored_measurement()),)  # fmt: skip
-        for claim, stored, params in _restored(record)
+        position: (claim.table(params, stored.restored_prediction(),
+                               stored.restored_measurement()),)  # fmt: skip
+        for position, claim, stored, params in _restored(record)
         if claim.table is not None
     }
     return replace(
         record,
-        claims=tuple(replace(c, tables=tables.get(c.id, c.tables)) for c in record.claims),
+        claims=tuple(replace(c, tables=tables.get(i, c.tables))
+                     for i, c in enumerate(record.claims)),  # fmt: skip
     )
 
 

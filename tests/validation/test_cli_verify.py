@@ -106,6 +106,14 @@ def test_report_renders_the_tables_the_claims_give_now_from_the_stored_numbers(
     assert expected in (run_dir / "report.md").read_text()
     assert load_run(run_dir).claim("HE-T4.2ii").tables == ()  # a claim without a table: as stored
 
+    # each record from its own numbers (a sweep stores one record per point, with one id)
+    from icl_verify.validation.report import retabulate
+
+    doubled = replace(stored, params={**stored.params, "L": 2 * stored.params["L"]})
+    twice = retabulate(replace(load_run(run_dir), claims=(stored, doubled)))
+    assert [t.tables[0].splitlines()[-1].split(" | ")[0] for t in twice.claims] == [
+        f"| {stored.params['L']}", f"| {2 * stored.params['L']}"]
+
 
 def test_rerunning_a_run_id_skips_finished_claims(smoke_run, monkeypatch, capsys):
     status, run_dir = smoke_run
