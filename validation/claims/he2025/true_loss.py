@@ -258,7 +258,10 @@ def table(params: TrueLossParams, prediction: Prediction, measurement: Measureme
     gaps = {}
     for name in ("omega", "mu"):
         gap = data[name] - theory_data[f"gd_{name}"]
-        parting = _parting(gap, 4 * data[f"{name}_se"], t)
+        # at t = 0 every member holds the start, the SE is 0 and the gap the rounding of the
+        # member mean: at most (members - 1) float64 epsilons of it, not a parting
+        rounding = params.members * np.finfo(float).eps * np.abs(theory_data[f"gd_{name}"])
+        parting = _parting(gap, 4 * data[f"{name}_se"] + rounding, t)
         worst = np.unravel_index(np.argmax(np.abs(gap)), gap.shape)
         gaps[name] = (parting, abs(gap[worst]), t[worst[0]], theory_data[f"gd_{name}"][worst])
     rows.append("| parts at t = | " + " | ".join(f"{gaps[n][0]:.2f}" for n in gaps) + " |")
