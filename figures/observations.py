@@ -20,6 +20,7 @@ from icl_verify.figures.length_generalisation import (
     length_generalisation_figure,
 )
 from icl_verify.figures.style import MEASURED, PALETTE, REFERENCE, THEORY, new_figure
+from matplotlib.ticker import NullFormatter
 
 from icl_verify.heads import DUMMY, head_types
 
@@ -238,6 +239,8 @@ def _formation_panels(early_axis, spread_axis, data, spread) -> None:
     early_axis.set(xscale="log", yscale="log", xlabel="step of the peak of mean |ω_h|",
                    ylabel="step the pattern formed",
                    title="early: formed by the |ω| peak")  # fmt: skip
+    for axis in (early_axis.xaxis, early_axis.yaxis):  # less than a decade: no minor labels
+        axis.set_minor_formatter(NullFormatter())  # (they overlapped: 2x10^3 3x10^3 ...)
     first = data["steps"][data["steps"] > 0].min()
     early_axis.axhline(first, color=REFERENCE, ls=":", lw=1)
     early_axis.text(high, first, "first log: formed by then", ha="right", va="bottom",
