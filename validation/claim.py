@@ -635,9 +635,8 @@ def scaled(quantity: str, factor: float, *, why: str) -> Callable[[Any, Predicti
     <BLANKLINE>
     The prediction with loss multiplied by 1.5.
     """
-    wrong = shifted(quantity, lambda value: factor * np.asarray(value, dtype=float), why=why)
-    wrong.__doc__ = _wrong_doc(why, f"The prediction with {quantity} multiplied by {factor:g}.")
-    return wrong
+    return _wrong(quantity, lambda value: factor * np.asarray(value, dtype=float), why,
+                  f"multiplied by {factor:g}")  # fmt: skip
 
 
 def shifted(
@@ -655,20 +654,21 @@ def shifted(
     <BLANKLINE>
     The prediction with slope changed.
     """
+    return _wrong(quantity, change, why, "changed")
+
+
+def _wrong(quantity: str, change: Callable[[Any], Any], why: str, how: str):
+    """The wrong prediction of `scaled` and `shifted`: its docstring is ``why`` (required, not
+    blank), then the line naming the change."""
+    if not isinstance(why, str) or not why.strip():
+        raise ValueError(f"a wrong prediction needs a why (what it gets wrong), got {why!r}")
 
     def wrong(params, prediction: Prediction) -> Prediction:
         value = change(prediction.values[quantity])
         return prediction.with_values(**{quantity: float(value) if np.ndim(value) == 0 else value})
 
-    wrong.__doc__ = _wrong_doc(why, f"The prediction with {quantity} changed.")
+    wrong.__doc__ = f"{why.strip()}\n\nThe prediction with {quantity} {how}."
     return wrong
-
-
-def _wrong_doc(why: str, change: str) -> str:
-    """`why` (required, not blank), then the line naming the change, as a docstring."""
-    if not isinstance(why, str) or not why.strip():
-        raise ValueError(f"a wrong prediction needs a why (what it gets wrong), got {why!r}")
-    return f"{why.strip()}\n\n{change}"
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ the paper's size, the size and device that produced the latter, its figure, the 
 disagree at paper size, and, where quick and paper differ, which checks moved and by how much.
 ``icl-verify publish`` writes both; nothing in the index is written by hand.
 
->>> from icl_verify.validation.site import Verdicts, check_entry
+>>> from icl_verify.validation.site import Verdicts
 >>> text = paper_index(Verdicts("quick", "run q", {}), {})
 >>> "| HE-OBS1 |" in text and "needs a GPU: not yet run" in text
 True
@@ -30,7 +30,7 @@ from icl_verify.validation.records import (
 )
 from icl_verify.validation.registry import all_claims, trained_claims
 from icl_verify.validation.report import REPORT_FILE
-from icl_verify.validation.site import Verdicts, check_entry
+from icl_verify.validation.site import Verdicts, check_entry, check_text
 
 __all__ = ["INDEX_FILE", "NOTES_FILE", "Publication", "check_name", "newest", "paper_index",
            "publications", "publish", "write_index"]
@@ -137,14 +137,8 @@ def _check_line(check: dict) -> str:
 
 
 def _as_text(record: ClaimRecord) -> dict[str, dict]:
-    """A stored claim's checks by label, as the quick summary holds them (`site.check_entry`,
-    values as one-line text)."""
-    entries = (check_entry(c) for c in record.checks)
-    return {e["label"]: {k: value_text(v) if k in _VALUES else v for k, v in e.items()}
-            for e in entries}  # fmt: skip
-
-
-_VALUES = ("predicted", "measured", "error", "score")
+    """A stored claim's checks by label, as the quick summary holds them (`site.check_text`)."""
+    return {check.label: check_text(check_entry(check)) for check in record.checks}
 
 
 def _moved(quick: dict, record: ClaimRecord) -> list[str]:

@@ -28,6 +28,8 @@ from icl_verify.validation.report import format_measured
 
 __all__ = [
     "Verdicts",
+    "check_entry",
+    "check_text",
     "claim_page",
     "claims_index",
     "derivation_page",
@@ -86,13 +88,18 @@ def check_entry(check: CheckRecord) -> dict:
             "summary": format_measured(check), "score": check.score}  # fmt: skip
 
 
+def check_text(entry: dict) -> dict:
+    """A `check_entry` with its values as one-line text (`records.value_text`), as the
+    committed summary holds them: a few values each."""
+    return {k: value_text(v) if k in ("predicted", "measured", "error", "score") else v
+            for k, v in entry.items()}  # fmt: skip
+
+
 def write_verdict_summary(run_dir: Path, path: Path) -> None:
     """The verdicts of the run in ``run_dir`` as the docs' committed summary (no figures)."""
     verdicts = Verdicts.from_run(run_dir)
     claims = {
-        i: {**c, "figures": [],  # numbers as the pages show them: a few values each
-            "checks": [{k: value_text(v) if k in ("predicted", "measured", "error", "score")
-                        else v for k, v in check.items()} for check in c["checks"]]}
+        i: {**c, "figures": [], "checks": [check_text(check) for check in c["checks"]]}
         for i, c in verdicts.claims.items()
     }  # fmt: skip
     path.write_text(json.dumps({"preset": verdicts.preset, "source": verdicts.source,
@@ -118,7 +125,7 @@ def _verdict_section(entry: dict, verdicts: Verdicts) -> list[str]:
         lines.append(f"| {_cell(c['label'])} | {_cell(c['rule'])} | "
                      f"{_cell(value_text(c['predicted']))} | {_cell(c['summary'])} | "
                      f"{_cell(value_text(c['score']))} | {c['verdict']} |")  # fmt: skip
-    for table in entry.get("tables", ()):  # a summary written before tables were kept: none
+    for table in entry["tables"]:
         lines += ["", table.rstrip("\n")]
     return [*lines, ""]
 

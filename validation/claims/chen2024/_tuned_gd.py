@@ -32,7 +32,6 @@ from icl_verify.validation.claim import (
     Estimate,
     Prediction,
     fit_loglog_slope,
-    shifted,
 )
 from icl_verify.validation.params import ParameterError, SparseSettingParams, param
 
@@ -214,7 +213,4 @@ def trend_rule(params: UpperBoundParams, theorem: str) -> BoundTrend:
 def faster_bound(params: UpperBoundParams, prediction: Prediction) -> Prediction:
     """The bound with the wrong exponent: times (n_0/n)^{3/2}, i.e. ~n^{-2} instead of n^{-1/2}."""
     n = params.n_values
-    wrong = shifted(
-        "risk", lambda value: np.asarray(value) * (n[0] / n) ** 1.5, why=faster_bound.__doc__
-    )
-    return wrong(params, prediction)
+    return prediction.with_values(risk=np.asarray(prediction.values["risk"]) * (n[0] / n) ** 1.5)

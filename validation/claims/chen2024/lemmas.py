@@ -40,7 +40,6 @@ from icl_verify.validation.claim import (
     Measurement,
     Prediction,
     Source,
-    shifted,
 )
 from icl_verify.validation.params import ParameterError, SparseSettingParams, param
 
@@ -156,8 +155,7 @@ def checks_d1(params: CorrelationErrorParams) -> tuple[Check, ...]:
 def d1_faster(params: CorrelationErrorParams, prediction: Prediction) -> Prediction:
     """The bound with the wrong exponent, n^{-3/2} (times n_0/n)."""
     n = params.n_values
-    wrong = shifted("sup_error", lambda value: np.asarray(value) * n[0] / n, why=d1_faster.__doc__)
-    return wrong(params, prediction)
+    return prediction.with_values(sup_error=np.asarray(prediction.values["sup_error"]) * n[0] / n)
 
 
 CLAIM_D1 = Claim(
@@ -275,12 +273,8 @@ def checks_d2(params: SupportRetentionParams) -> tuple[Check, ...]:
 def d2_at_every_c(params: SupportRetentionParams, prediction: Prediction) -> Prediction:
     """The support kept w.p. 1 - delta at every c of the grid (the lemma's constant taken as
     the grid's smallest c): wrong where the small-n failure fraction is far above delta."""
-    wrong = shifted(
-        "failure",
-        lambda value: np.full_like(np.asarray(value), params.delta),
-        why=d2_at_every_c.__doc__,
-    )
-    return wrong(params, prediction)
+    failure = np.asarray(prediction.values["failure"])
+    return prediction.with_values(failure=np.full_like(failure, params.delta))
 
 
 CLAIM_D2 = Claim(
