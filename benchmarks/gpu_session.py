@@ -23,7 +23,14 @@ figures) and ``state-NN.tar.gz`` (the state to carry to the next session, in par
 checkpoints of unfinished ones while they fit). Unpack the parts into ``STATE`` before the
 next session (``cat state-*.tar.gz | tar -xz -C STATE``).
 
-    python benchmarks/gpu_session.py --budget 480 --state .gpu-state --out $OUT --authors .authors
+The campaign goes on across occasions from the state kept in the repository,
+``docs/paper/gpu-state/`` (`gpu_campaign`): ``--restore`` starts from it, ``--merge`` folds an
+occasion's returned files into it afterwards, ``--plan`` says what is left and how long it takes.
+
+    python benchmarks/gpu_session.py --budget 480 --state .gpu-state --out $OUT \
+        --restore docs/paper/gpu-state --authors .authors
+    python benchmarks/gpu_session.py --merge ../shared/gpu-runs/DATE   # after it: into the repo
+    python benchmarks/gpu_session.py --plan                            # what is left, GPU seconds
     python benchmarks/gpu_session.py --device cpu --preset smoke --budget 60 --skip cuda-tests \
         --skip benchmark --state /tmp/s --out /tmp/o        # the same path on the CPU, small
 
@@ -43,15 +50,19 @@ import re
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gpu_campaign  # noqa: E402  (benchmarks/, the script's folder)
+
 REPO = Path(__file__).resolve().parents[1]
 STAGES = ("cuda-tests", "benchmark", "he2025", "chen2024")
-PAPERS = {"he2025": "He", "chen2024": "Chen"}  # stage -> the papers' key prefix
+PAPERS = gpu_campaign.PAPERS  # stage -> the papers' key prefix
 ESTIMATES = {"cuda-tests": 120.0, "benchmark": 150.0}  # seconds a stage needs (the GPU)
 LIMITS = {"cuda-tests": 240.0, "benchmark": 300.0}  # and at most: killed after
-PART_BYTES = 15 * 2**20  # one returned file (the device tool takes 16 MiB at most)
+PART_BYTES = gpu_campaign.PART_BYTES
 MAX_PARTS = 4  # 8 files at most come back: 4 state parts and 4 others
 
 
@@ -277,11 +288,39 @@ def pack(session: Session) -> None:
     (out / "session.json").write_bytes(session.path.read_bytes())
 
 
+def plan(args, parser) -> int:
+    """``--plan``: the campaign's plan (`gpu_campaign.trainings_left`) printed."""
+    with tempfile.TemporaryDirectory() as tmp:
+        state = args.state if args.state is not None and args.state.is_dir() else \
+            gpu_campaign.unpack(gpu_campaign.STATE_DIR, Path(tmp) / "state")
+        candidates = [args.benchmark] if args.benchmark is not None else [
+            state / "gpu_throughput.json", *gpu_campaign.dated_benchmarks()]
+        source = next((p for p in candidates if p.is_file()), None)
+        if source is None:
+            parser.error("--benchmark: no benchmark JSON found; give one")
+        benchmark = json.loads(source.read_text())
+        left = gpu_campaign.trainings_left(state, benchmark, args.preset, args.device)
+    print(gpu_campaign.format_plan(left, benchmark, str(source)))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--budget", type=float, required=True, help="seconds for the whole session")
-    parser.add_argument("--state", type=Path, required=True, help="the session's state folder")
-    parser.add_argument("--out", type=Path, required=True, help="where the returned files go")
+    parser.add_argument("--budget", type=float, help="seconds for the whole session")
+    parser.add_argument("--state", type=Path, help="the session's state folder")
+    parser.add_argument("--out", type=Path, help="where the returned files go")
+    parser.add_argument("--restore", type=Path, default=None, metavar="PARTS",
+                        help="unpack the state parts in PARTS (e.g. docs/paper/gpu-state) into "
+                        "--state first, when --state holds no session yet")  # fmt: skip
+    parser.add_argument("--plan", action="store_true",
+                        help="print what is left of the campaign (from the state in --state, "
+                        "else docs/paper/gpu-state) with GPU seconds and occasions, and exit")
+    parser.add_argument("--benchmark", type=Path, default=None,
+                        help="the benchmark JSON --plan estimates from (default: the state's, "
+                        "else the newest docs/benchmarks/gpu_throughput_*.json)")  # fmt: skip
+    parser.add_argument("--merge", type=Path, default=None, metavar="RETURNED",
+                        help="merge the state of a returned folder (e.g. ../shared/gpu-runs/"
+                        "DATE) into docs/paper/gpu-state and exit")  # fmt: skip
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--preset", default="paper")
     parser.add_argument("--authors", type=Path, default=None,
@@ -293,9 +332,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reserve", type=float, default=25.0,
                         help="seconds of the budget kept for writing OUT at the end")
     args = parser.parse_args(argv)
+    if args.merge is not None:
+        if not list(args.merge.glob("state-*.tar.gz")):
+            parser.error(f"--merge: must be a folder of state-NN.tar.gz parts, none in "
+                         f"{args.merge}")  # fmt: skip
+        taken = gpu_campaign.merge(args.merge)
+        print(f"merged into {gpu_campaign.STATE_DIR}: {len(taken['cache'])} cache entries and "
+              f"runs {taken['runs']} from {args.merge}")  # fmt: skip
+        return 0
+    if args.plan:
+        return plan(args, parser)
+    for name in ("budget", "state", "out"):
+        if getattr(args, name) is None:
+            parser.error(f"--{name}: required to run a session (or give --plan or --merge)")
     if not all("=" in item for item in args.set):
         parser.error("--set: must be KEY=VALUE, e.g. layers=4")
     sets = dict(item.split("=", 1) for item in args.set)
+    if args.restore is not None and not (args.state / "session.json").exists():
+        gpu_campaign.unpack(args.restore, args.state)
     session = Session(
         args.state.resolve(), args.out.resolve(), time.time() + args.budget, args.reserve
     )

@@ -32,8 +32,8 @@ from icl_verify.validation.registry import all_claims, trained_claims
 from icl_verify.validation.report import REPORT_FILE
 from icl_verify.validation.site import Verdicts, check_entry, check_text
 
-__all__ = ["INDEX_FILE", "NOTES_FILE", "Publication", "check_name", "newest", "paper_index",
-           "publications", "publish", "write_index"]
+__all__ = ["INDEX_FILE", "NOTES_FILE", "Publication", "check_name", "newest", "newest_by_device",
+           "paper_index", "publications", "publish", "write_index"]
 
 INDEX_FILE = "README.md"
 #: A publication's own account (machine, session, what was cut), written by a person and
@@ -115,6 +115,18 @@ def newest(claim_id: str, published: dict[str, Publication]) -> Publication | No
     return max(holding, key=lambda p: p.record.started, default=None)
 
 
+def newest_by_device(claim_id: str, published: dict[str, Publication]) -> dict[str, Publication]:
+    """Per device, the newest publication that finished ``claim_id`` at its full preset (no
+    parameter changed): where there are two, the claim was decided at full size on two
+    independent random streams (the CPU's and CUDA's generators draw different prompts)."""
+    full = {}
+    for pub in sorted(published.values(), key=lambda p: p.record.started):
+        record = pub.claim(claim_id)
+        if record is not None and not record.overrides:
+            full[record.device.split(":")[0]] = pub
+    return dict(sorted(full.items()))
+
+
 def _unfinished(claim_id: str, published: dict[str, Publication]) -> Publication | None:
     return next((p for p in published.values() if claim_id in p.record.unfinished), None)
 
@@ -139,6 +151,24 @@ def _check_line(check: dict) -> str:
 def _as_text(record: ClaimRecord) -> dict[str, dict]:
     """A stored claim's checks by label, as the quick summary holds them (`site.check_text`)."""
     return {check.label: check_text(check_entry(check)) for check in record.checks}
+
+
+def _devices_row(shown: str, devices: dict[str, Publication], claim_id: str) -> str:
+    """One row of the two-device table: each device's verdict, the checks whose verdicts are
+    the same on every device, and each check that differs with every device's numbers."""
+    texts = {device: _as_text(pub.claim(claim_id)) for device, pub in devices.items()}
+    labels = [label for label in next(iter(texts.values())) if all(label in t for t in
+                                                                    texts.values())]
+    same = [label for label in labels if len({t[label]["verdict"] for t in texts.values()}) == 1]
+    differ = "; ".join(
+        f"{label}: " + ", ".join(f"{device} {t[label]['summary']}, score {t[label]['score']} "
+                                 f"({t[label]['verdict']})" for device, t in texts.items())
+        for label in labels if label not in same
+    )
+    verdicts = ", ".join(f"{p.claim(claim_id).verdict} ([{device}]({p.name}/{REPORT_FILE}))"
+                         for device, p in devices.items())  # fmt: skip
+    return (f"| {shown} | {verdicts} | {len(same)} of {len(labels)} | "
+            f"{_cell(differ) or 'none'} |")
 
 
 def _moved(quick: dict, record: ClaimRecord) -> list[str]:
@@ -194,7 +224,7 @@ def paper_index(
         lines.append(f"| [{name}]({name}/{REPORT_FILE}) | {run.preset} | {run.device} | "
                      f"{len(run.claims)} | {minutes:.1f} min | {len(run.unfinished)} | "
                      f"{run.started[:16]} | {told} |")  # fmt: skip
-    changed, disagree = [], []
+    changed, disagree, both = [], [], []
     paper_name = None
     for claim in all_claims():
         if claim.source.paper != paper_name:
@@ -215,11 +245,16 @@ def paper_index(
                          "| | |")  # fmt: skip
             continue
         record = pub.claim(claim.id)
+        devices = newest_by_device(claim.id, published)
+        at_paper = (", ".join(f"**{p.claim(claim.id).verdict}** ({device})"
+                              for device, p in devices.items())
+                    if len(devices) > 1 else f"**{record.verdict}**")  # fmt: skip
+        if len(devices) > 1:
+            both.append(_devices_row(shown, devices, claim.id))
         figure = (f"[{Path(record.figures[0]).name}]({pub.name}/{record.figures[0]})"
                   if record.figures else "")  # fmt: skip
-        lines.append(f"| {shown} | {_cell(claim.summary)} | {at_quick} | "
-                     f"**{record.verdict}** | {_cell(_size(record, pub.record))} | "
-                     f"{figure} |")  # fmt: skip
+        lines.append(f"| {shown} | {_cell(claim.summary)} | {at_quick} | {at_paper} | "
+                     f"{_cell(_size(record, pub.record))} | {figure} |")  # fmt: skip
         if record.verdict == "disagrees":
             failed = [c for c in record.checks if c.verdict == "disagrees"]
             checks = _as_text(record)
@@ -240,6 +275,14 @@ def paper_index(
               "the score, |measured − predicted| over what the rule allows (> 1 disagrees).",
               ""]  # fmt: skip
     lines += changed or ["No verdict changed with size."]
+    lines += ["", "## The same claims on the CPU and on CUDA", "",
+              "Claims decided at the full paper preset on both devices. The two runs drew "
+              "independent random streams (the CPU's Mersenne twister, CUDA's Philox: other "
+              "prompts, other initial weights), so where their verdicts agree the verdict is "
+              "not the draw's; a check that differs is listed with both measurements.", ""]
+    lines += (["| claim | verdicts | checks with one verdict on both | checks that differ |",
+               "|---|---|---|---|", *both] if both
+              else ["No claim has been published at full size from both devices yet."])
     return "\n".join(lines) + "\n"
 
 

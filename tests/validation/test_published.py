@@ -130,3 +130,37 @@ def test_the_committed_index_is_what_the_command_writes():
         Verdicts.from_summary(ROOT / "docs" / "verdicts-quick.json"), published.publications(docs)
     )
     assert (docs / published.INDEX_FILE).read_text() == expected
+
+
+def test_a_claim_published_from_both_devices_shows_both_verdicts_and_the_checks_that_differ(
+    run_dir, tmp_path
+):
+    published.publish(run_dir, "cpu-x", tmp_path)
+    record = load_run(run_dir)
+    claim = record.claims[0]
+    moved = dataclasses.replace(claim.checks[0], verdict="inconclusive")
+    on_cuda = dataclasses.replace(claim, device="cuda", checks=(moved, *claim.checks[1:]))
+    dataclasses.replace(record, device="cuda", claims=(on_cuda,)).save(tmp_path / "run-cuda")
+    (tmp_path / "run-cuda" / "report.md").write_text("# report\n")
+    published.publish(tmp_path / "run-cuda", "gpu-x", tmp_path / "docs")
+    published.publish(run_dir, "cpu-x", tmp_path / "docs")
+    pubs = published.publications(tmp_path / "docs")
+    assert list(published.newest_by_device(CLAIM, pubs)) == ["cpu", "cuda"]
+    text = published.paper_index(_quick(claim.verdict, run_dir), pubs)
+    row = next(r for r in text.splitlines() if r.startswith(f"| {CLAIM} |"))
+    assert f"**{claim.verdict}** (cpu), **{claim.verdict}** (cuda)" in row
+    section = text.split("## The same claims on the CPU and on CUDA")[1]
+    n = len(claim.checks)
+    assert f"| {n - 1} of {n} | {moved.label.replace('|', chr(92) + '|')}: cpu " in section
+    assert "(inconclusive)" in section.split(f"| {CLAIM} |")[1]
+
+
+def test_a_reduced_run_is_not_a_second_full_size_verdict(run_dir, tmp_path):
+    record = load_run(run_dir)
+    reduced = dataclasses.replace(record.claims[0], device="cuda", overrides={"d": 3})
+    dataclasses.replace(record, device="cuda", claims=(reduced,)).save(tmp_path / "run-cuda")
+    (tmp_path / "run-cuda" / "report.md").write_text("# report\n")
+    published.publish(tmp_path / "run-cuda", "gpu-x", tmp_path / "docs")
+    published.publish(run_dir, "cpu-x", tmp_path / "docs")
+    pubs = published.publications(tmp_path / "docs")
+    assert list(published.newest_by_device(CLAIM, pubs)) == ["cpu"]
