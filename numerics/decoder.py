@@ -22,18 +22,27 @@ Every parameter has a leading ensemble axis of E members, each from its own seed
 head is masked the same way (``head_mask`` (E, layers, h)) for the head importance (3.1).
 ``forward(Z, n)`` returns the predictions at the x tokens of examples n+1, n+2, ...: with
 ``n = k - 1`` they are the terms of (G.1), with n examples and one query the ICL prediction.
+Its precision options are the encoder's (`numerics.encoder`: ``config.with_precision(p)``, a
+`MixedPrecisionDecoderConfig` for tf32 or bf16; float32 configs as before the option existed).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F  # noqa: N812
 from icl_verify.numerics.data import SparsePrompts
-from icl_verify.numerics.encoder import BlockStack, attention_heads, layer_norm, linear
+from icl_verify.numerics.encoder import (
+    BlockStack,
+    attention_heads,
+    layer_norm,
+    linear,
+    matrix_precision,
+    precision_output,
+)
 from torch import nn
 
 __all__ = ["Decoder", "DecoderConfig", "decoder_tokens"]
@@ -68,6 +77,21 @@ class DecoderConfig(BlockStack):
     def build(self, seeds: Sequence[int]) -> Decoder:
         """The ensemble of this architecture, member e initialised from ``seeds[e]``."""
         return Decoder(self, seeds)
+
+
+@dataclass(frozen=True)
+class MixedPrecisionDecoderConfig(DecoderConfig):
+    """A `DecoderConfig` whose matrix products run in TF32 or bf16 (float32 weights, optimizer
+    state and loss; `numerics.encoder`). Made by ``config.with_precision(p)``.
+
+    >>> DecoderConfig(d_hid=16, heads=2).with_precision("tf32").precision
+    'tf32'
+    """
+
+    precision: str = field(kw_only=True)  # "tf32" | "bf16" (float32: the plain DecoderConfig)
+
+
+DecoderConfig.MIXED = MixedPrecisionDecoderConfig
 
 
 def decoder_tokens(prompts: SparsePrompts) -> torch.Tensor:
@@ -153,17 +177,19 @@ class Decoder(nn.Module):
         if not 0 <= n < T // 2:
             raise ValueError(f"n must be in 0..{T // 2 - 1} (m = {T // 2} examples), got {n}")
         causal = torch.ones(T, T, dtype=torch.bool, device=Z.device).triu(1)  # key after query
-        H = linear(Z, self.W_in, self.b_in) + self.W_pos[:, None, :T]  # (E, B, T, K)
-        for i in range(config.layers):
-            mixed = attention_heads(
-                layer_norm(H, self.ln1_g[:, i], self.ln1_b[:, i], LN_EPS), self.W_QKV[:, i],
-                self.b_QKV[:, i], config.heads, causal,
-                None if head_mask is None else head_mask[:, i],
-            )  # (E, B, T, K)
-            H = H + linear(mixed, self.W_O[:, i], self.b_O[:, i])
-            inner = linear(layer_norm(H, self.ln2_g[:, i], self.ln2_b[:, i], LN_EPS),
-                           self.W_1[:, i], self.b_1[:, i])  # fmt: skip
-            H = H + linear(F.gelu(inner, approximate="tanh"), self.W_2[:, i], self.b_2[:, i])
-        H = layer_norm(H, self.lnf_g, self.lnf_b, LN_EPS)  # (E, B, T, K)
-        at_x = H[:, :, 0::2][:, :, n:]  # (E, B, m - n, K): the x tokens of examples n+1..m
-        return (at_x * self.W_R[:, None, None]).sum(-1) + self.b_R[:, None, None]  # (E, B, m-n)
+        with matrix_precision(config.precision, Z.device):
+            H = linear(Z, self.W_in, self.b_in) + self.W_pos[:, None, :T]  # (E, B, T, K)
+            for i in range(config.layers):
+                mixed = attention_heads(
+                    layer_norm(H, self.ln1_g[:, i], self.ln1_b[:, i], LN_EPS), self.W_QKV[:, i],
+                    self.b_QKV[:, i], config.heads, causal,
+                    None if head_mask is None else head_mask[:, i], config.fused_attention,
+                )  # (E, B, T, K)
+                H = H + linear(mixed, self.W_O[:, i], self.b_O[:, i])
+                inner = linear(layer_norm(H, self.ln2_g[:, i], self.ln2_b[:, i], LN_EPS),
+                               self.W_1[:, i], self.b_1[:, i])  # fmt: skip
+                H = H + linear(F.gelu(inner, approximate="tanh"), self.W_2[:, i], self.b_2[:, i])
+            H = layer_norm(H, self.lnf_g, self.lnf_b, LN_EPS)  # (E, B, T, K)
+            at_x = H[:, :, 0::2][:, :, n:]  # (E, B, m - n, K): the x tokens of examples n+1..m
+            out = (at_x * self.W_R[:, None, None]).sum(-1) + self.b_R[:, None, None]
+        return precision_output(out, config.precision, self.W_R.dtype)  # (E, B, m - n)

@@ -24,34 +24,83 @@ Every parameter carries a leading ensemble axis of E independent members (their 
 so E models train in one optimizer step, as `numerics.models.MultiHeadAttention` does; a
 member's arithmetic does not depend on E. Tokens are rows here: a prompt is (m, d + 1) with
 m = n + q, the transpose of the paper's (2.3).
+
+Precision (`PRECISIONS`; DESIGN "Numerics conventions": these models are matrix-product bound):
+a plain `EncoderConfig` computes in float32 as it always has (explicit softmax attention); its
+mixed-precision subclass `MixedPrecisionEncoderConfig` (``config.with_precision(p)``) runs the
+matrix products on a GPU's matrix units, the weights, Adam's state and the loss staying float32:
+
+- ``"bf16"``: the forward under ``torch.autocast(dtype=torch.bfloat16)`` (CPU or CUDA), the
+  prediction cast back to float32 before the loss;
+- ``"tf32"``: float32 tensors, the matrix products in TF32 (CUDA's
+  ``torch.backends.cuda.matmul.fp32_precision = "tf32"``, set for the forward and for this
+  model's backward pass only, then restored); refused on the CPU, which has no TF32.
+
+Both take attention through ``torch.nn.functional.scaled_dot_product_attention`` (fused kernels
+on CUDA; the same function as the explicit softmax, which stays for float32 and for reading the
+weights). A precision is a field only of the subclass, so a float32 config's repr (the trainer's
+checkpoint fingerprint) is what it was before the option existed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F  # noqa: N812
 from icl_verify.numerics.data import SparsePrompts
 from torch import nn
 
+# The flat exports (numerics/__init__.py); the precision helpers are imported from here.
 __all__ = ["BlockStack", "EncoderConfig", "Encoder", "attention_heads", "encoder_tokens"]
 
 INIT_STD = 0.02  # BERT's initializer_range
 LN_EPS = 1e-12  # BERT's layer_norm_eps
+PRECISIONS = ("float32", "tf32", "bf16")  # the arithmetic of the matrix products
+
+
+def check_precision(precision: str, name: str = "precision") -> None:
+    """ValueError (one line naming ``name``) unless ``precision`` is one of `PRECISIONS`.
+
+    >>> check_precision("bf16")
+    >>> check_precision("fp16")
+    Traceback (most recent call last):
+    ...
+    ValueError: precision must be one of ('float32', 'tf32', 'bf16'), got 'fp16'
+    """
+    if precision not in PRECISIONS:
+        raise ValueError(f"{name} must be one of {PRECISIONS}, got {precision!r}")
+
+
+def with_precision(value, precision: str, plain: type, mixed: type):
+    """``value`` (a ``plain`` dataclass or its subclass ``mixed``) at ``precision``: float32 gives
+    the ``plain`` dataclass, whose fields (hence repr and `dataclasses.asdict`) have no
+    precision, as before the option existed; tf32 or bf16 give ``mixed`` with that precision.
+    What `BlockStack.with_precision` and `numerics.EncoderTraining.with_precision` return.
+
+    >>> with_precision(EncoderConfig(d=4), "bf16", EncoderConfig, MixedPrecisionEncoderConfig)
+    MixedPrecisionEncoderConfig(d=4, d_hid=256, heads=8, layers=4, d_ffn=None, \
+mask_queries=False, ensemble=1, precision='bf16')
+    """
+    check_precision(precision)
+    values = {f.name: getattr(value, f.name) for f in dataclasses.fields(plain)}
+    return plain(**values) if precision == "float32" else mixed(**values, precision=precision)
 
 
 class BlockStack:
     """What the configs of the encoder and of the decoder (`numerics.decoder`) share: the
     checks of their sizes (each of `SIZES` an integer >= 1, heads dividing d_hid, d_ffn an
-    integer or None), the head width, the FFN width and a slice of the members. A subclass is
-    a frozen dataclass with the fields d, d_hid, heads, layers, d_ffn, ensemble and the other
-    `SIZES` it names."""
+    integer or None), the head width, the FFN width, a slice of the members and the precision
+    of the matrix products (`PRECISIONS`). A subclass is a frozen dataclass with the fields d,
+    d_hid, heads, layers, d_ffn, ensemble and the other `SIZES` it names; its ``MIXED`` subclass
+    adds the field ``precision``."""
 
     SIZES = ("d", "d_hid", "heads", "layers", "ensemble")
+    precision = "float32"  # no field: the mixed-precision subclass's field (tf32 or bf16)
 
     def __post_init__(self) -> None:
         for name in self.SIZES:
@@ -62,6 +111,7 @@ class BlockStack:
             raise ValueError(f"heads must divide d_hid = {self.d_hid}, got {self.heads}")
         if self.d_ffn is not None and (not isinstance(self.d_ffn, int) or self.d_ffn < 1):
             raise ValueError(f"d_ffn must be an integer >= 1 or None, got {self.d_ffn!r}")
+        check_precision(self.precision)
 
     @property
     def head_dim(self) -> int:
@@ -74,6 +124,16 @@ class BlockStack:
     def members(self, lo: int, hi: int):
         """Members lo..hi-1 as an ensemble of their own (every member has this architecture)."""
         return dataclasses.replace(self, ensemble=hi - lo)
+
+    def with_precision(self, precision: str):
+        """This architecture with its matrix products in ``precision`` (`PRECISIONS`): float32
+        the plain config, tf32 or bf16 its ``MIXED`` subclass (`with_precision`)."""
+        return with_precision(self, precision, self.MIXED.__base__, self.MIXED)
+
+    @property
+    def fused_attention(self) -> bool:
+        """Whether attention runs through `F.scaled_dot_product_attention` (tf32, bf16)."""
+        return self.precision != "float32"
 
 
 @dataclass(frozen=True)
@@ -100,6 +160,81 @@ class EncoderConfig(BlockStack):
     def build(self, seeds: Sequence[int]) -> Encoder:
         """The ensemble of this architecture, member e initialised from ``seeds[e]``."""
         return Encoder(self, seeds)
+
+
+@dataclass(frozen=True)
+class MixedPrecisionEncoderConfig(EncoderConfig):
+    """An `EncoderConfig` whose matrix products run in TF32 or bf16 (float32 weights, optimizer
+    state and loss; module docstring). Made by ``config.with_precision(p)``.
+
+    >>> EncoderConfig(d_hid=16, heads=2).with_precision("bf16").precision
+    'bf16'
+    >>> EncoderConfig().with_precision("bf16").with_precision("float32") == EncoderConfig()
+    True
+    """
+
+    precision: str = field(kw_only=True)  # "tf32" | "bf16" (float32: the plain EncoderConfig)
+
+
+EncoderConfig.MIXED = MixedPrecisionEncoderConfig
+
+
+@contextlib.contextmanager
+def matrix_precision(precision: str, device: torch.device) -> Iterator[None]:
+    """The arithmetic of the matrix products inside the block (`PRECISIONS`): float32 as is;
+    bf16 under ``torch.autocast(device.type, dtype=torch.bfloat16)``; tf32 with CUDA's float32
+    matrix products in TF32 (``torch.backends.cuda.matmul.fp32_precision``), restored after.
+    TF32 is refused on the CPU (ValueError): it has no such format, and float32 under that name
+    would make two cache entries of one arithmetic.
+
+    >>> with matrix_precision("bf16", torch.device("cpu")):
+    ...     (torch.ones(2, 3) @ torch.ones(3, 2)).dtype
+    torch.bfloat16
+    """
+    check_precision(precision)
+    if precision == "bf16":
+        with torch.autocast(device.type, dtype=torch.bfloat16):
+            yield
+    elif precision == "tf32":
+        if device.type != "cuda":
+            raise ValueError(
+                f"precision 'tf32' needs a CUDA device (TF32 is a GPU matrix-unit format), got "
+                f"{device.type}; use 'float32' or 'bf16' there"
+            )
+        matmul = torch.backends.cuda.matmul
+        before, matmul.fp32_precision = matmul.fp32_precision, "tf32"
+        try:
+            yield
+        finally:
+            matmul.fp32_precision = before
+    else:
+        yield
+
+
+def precision_output(out: torch.Tensor, precision: str, dtype: torch.dtype) -> torch.Tensor:
+    """A prediction computed in ``precision`` as the loss takes it: in ``dtype`` (the weights'),
+    and under tf32 with the model's backward pass in TF32 too (a hook on ``out`` sets TF32 when
+    the backward reaches the prediction and queues its restoring at the end of that backward).
+
+    >>> with matrix_precision("bf16", torch.device("cpu")):
+    ...     out = torch.ones(2, 3) @ torch.ones(3)
+    >>> out.dtype, precision_output(out, "bf16", torch.float32).dtype
+    (torch.bfloat16, torch.float32)
+    """
+    if precision == "tf32" and out.requires_grad:
+        out.register_hook(_tf32_backward)
+    return out.to(dtype)
+
+
+def _tf32_backward(grad: torch.Tensor) -> None:
+    """The hook of `precision_output`: TF32 from here to the end of this backward pass."""
+    matmul = torch.backends.cuda.matmul
+    before, matmul.fp32_precision = matmul.fp32_precision, "tf32"
+
+    def restore() -> None:
+        matmul.fp32_precision = before
+
+    torch.autograd.Variable._execution_engine.queue_callback(restore)
 
 
 def encoder_tokens(prompts: SparsePrompts) -> torch.Tensor:
@@ -183,18 +318,20 @@ class Encoder(nn.Module):
             mask = torch.zeros(m, dtype=torch.bool, device=Z.device)
             mask[n:] = True
         head_mask = self.kept if head_mask is None else self.kept * head_mask  # (E, layers, h)
-        H = linear(Z, self.W_E, self.b_E)  # (E, B, m, K)
-        states = [H]
-        for i in range(config.layers):
-            concat = self.heads_output(H, i, mask, head_mask)  # (E, B, m, K)
-            H = layer_norm(H + linear(concat, self.W_O[:, i], self.b_O[:, i]),
-                           self.ln1_g[:, i], self.ln1_b[:, i])  # fmt: skip
-            ffn = linear(F.gelu(linear(H, self.W_1[:, i], self.b_1[:, i])), self.W_2[:, i],
-                         self.b_2[:, i])  # fmt: skip
-            H = layer_norm(H + ffn, self.ln2_g[:, i], self.ln2_b[:, i])  # (E, B, m, K)
-            states.append(H)
-        out = (H[:, :, n:] * self.W_R[:, None, None]).sum(-1) + self.b_R[:, None, None]  # (E, B, q)
-        return (out, states) if hidden else out
+        with matrix_precision(config.precision, Z.device):
+            H = linear(Z, self.W_E, self.b_E)  # (E, B, m, K)
+            states = [H]
+            for i in range(config.layers):
+                concat = self.heads_output(H, i, mask, head_mask)  # (E, B, m, K)
+                H = layer_norm(H + linear(concat, self.W_O[:, i], self.b_O[:, i]),
+                               self.ln1_g[:, i], self.ln1_b[:, i])  # fmt: skip
+                ffn = linear(F.gelu(linear(H, self.W_1[:, i], self.b_1[:, i])), self.W_2[:, i],
+                             self.b_2[:, i])  # fmt: skip
+                H = layer_norm(H + ffn, self.ln2_g[:, i], self.ln2_b[:, i])  # (E, B, m, K)
+                states.append(H)
+            out = (H[:, :, n:] * self.W_R[:, None, None]).sum(-1) + self.b_R[:, None, None]
+        out = precision_output(out, config.precision, self.W_R.dtype)  # (E, B, q)
+        return (out, [s.to(out.dtype) for s in states]) if hidden else out
 
     def heads_output(
         self,
@@ -207,7 +344,7 @@ class Encoder(nn.Module):
         W_O (`attention_heads`)."""
         per_layer = None if head_mask is None else head_mask[:, layer]  # (E, h)
         return attention_heads(H, self.W_QKV[:, layer], self.b_QKV[:, layer], self.config.heads,
-                               mask, per_layer)  # fmt: skip
+                               mask, per_layer, self.config.fused_attention)  # fmt: skip
 
 
 def attention_heads(
@@ -217,19 +354,36 @@ def attention_heads(
     heads: int,
     mask: torch.Tensor | None = None,
     head_mask: torch.Tensor | None = None,
+    fused: bool = False,
 ) -> torch.Tensor:
     """Multi-head softmax attention of one layer, per member, before its output projection:
     the concatenated head outputs (E, B, m, d_hid) of H (E, B, m, d_hid), head j in columns
-    ``j dh : (j+1) dh`` (dh = d_hid / heads), times ``head_mask[:, j]`` ((E, heads)) when given.
+    ``j dh : (j+1) dh`` (dh = d_hid / heads), times ``head_mask[:, j]`` ((E, heads)) when given:
+    ``softmax(Q K^T / sqrt(dh)) V`` per head, Q K V the slices of ``H W_QKV^T + b_QKV``.
     ``mask``: True where a query may not attend to a key, (m,) over keys or (m, m) (query, key).
-    The one attention of the encoder and of the decoder (`numerics.decoder`)."""
+    ``fused``: through `torch.nn.functional.scaled_dot_product_attention` (fused kernels on
+    CUDA), else the explicit softmax. The one attention of the encoder and of the decoder
+    (`numerics.decoder`).
+
+    >>> H, W, b = torch.randn(2, 3, 5, 8), 0.3 * torch.randn(2, 24, 8), torch.zeros(2, 24)
+    >>> out = attention_heads(H, W, b, heads=2)
+    >>> tuple(out.shape), torch.allclose(out, attention_heads(H, W, b, 2, fused=True), atol=1e-6)
+    ((2, 3, 5, 8), True)
+    """
     dh = H.shape[-1] // heads
     qkv = linear(H, W_QKV, b_QKV)  # (E, B, m, 3 d_hid)
     q, k, v = qkv.unflatten(-1, (3, heads, dh)).permute(3, 0, 1, 4, 2, 5)  # (E, B, h, m, dh)
-    scores = q @ k.transpose(-1, -2) / math.sqrt(dh)  # (E, B, h, m, m)
-    if mask is not None:
-        scores = scores.masked_fill(mask, float("-inf"))
-    out = torch.softmax(scores, dim=-1) @ v  # (E, B, h, m, dh)
+    if fused:  # SDPA's boolean mask is True where a query MAY attend, (m, m) (query, key)
+        m = H.shape[-2]
+        keep = None if mask is None else torch.broadcast_to(~mask, (m, m))
+        out = F.scaled_dot_product_attention(q.flatten(0, 1), k.flatten(0, 1), v.flatten(0, 1),
+                                             attn_mask=keep)  # fmt: skip
+        out = out.unflatten(0, q.shape[:2])  # (E, B, h, m, dh)
+    else:
+        scores = q @ k.transpose(-1, -2) / math.sqrt(dh)  # (E, B, h, m, m)
+        if mask is not None:
+            scores = scores.masked_fill(mask, float("-inf"))
+        out = torch.softmax(scores, dim=-1) @ v  # (E, B, h, m, dh)
     if head_mask is not None:
         out = out * head_mask.to(out.dtype)[:, None, :, None, None]
     return out.transpose(2, 3).flatten(-2)  # (E, B, m, d_hid)

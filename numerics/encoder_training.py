@@ -20,6 +20,12 @@ and back, so a caller can store it.
 App. G (reference §2.7) trains through the same class: ``architecture="decoder"`` trains the
 GPT-2-style decoder (`numerics.decoder`) on interleaved prompts, its loss (G.1) at the q
 positions after the first n = k - 1 examples; ``zeta`` > 0 draws x ~ N(0, I + zeta 11^T).
+
+Precision (`numerics.encoder`): ``training.with_precision(p)`` trains the model's matrix products
+in TF32 or bf16 (a `MixedPrecisionTraining`, whose field ``precision`` is in its cache key); an
+`EncoderTraining` trains in float32 and has no such field, so its key (`dataclasses.asdict`)
+is what it was before the option existed. The trained models are evaluated in float32
+(`TrainedEncoders.model`): the option speeds up training, the measurements read its weights.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
@@ -35,11 +41,12 @@ import numpy as np
 import torch
 from icl_verify.numerics.data import SparsePrompts
 from icl_verify.numerics.decoder import Decoder, DecoderConfig
-from icl_verify.numerics.encoder import Encoder, EncoderConfig
+from icl_verify.numerics.encoder import Encoder, EncoderConfig, check_precision, with_precision
 from icl_verify.numerics.trainer import TOKEN_LAYOUTS, SparseRegressionTask, TrainConfig, train
 
 from icl_verify.covariance import equicorrelated_covariance
 
+# The flat exports (numerics/__init__.py); `MixedPrecisionTraining` is made by with_precision.
 __all__ = [
     "EncoderTraining",
     "PrunedTraining",
@@ -84,6 +91,20 @@ class EncoderTraining:
     validation_batch: int = 256  # fixed validation prompts per member
 
     ARTEFACT: ClassVar[str] = "trained-encoders"  # its cache name (`validation.cache.PRODUCERS`)
+    precision: ClassVar[str] = "float32"  # no field: `MixedPrecisionTraining`'s (tf32, bf16)
+
+    def with_precision(self, precision: str) -> EncoderTraining:
+        """This training with the model's matrix products in ``precision``: float32 an
+        `EncoderTraining`, tf32 or bf16 a `MixedPrecisionTraining` (its own cache key).
+
+        >>> t = EncoderTraining(d_hid=16, heads=2, layers=2, sigmas=(0.0,), lr=1e-3, steps=10,
+        ...                     batch=8)
+        >>> t.with_precision("bf16").model_config().precision
+        'bf16'
+        >>> t.with_precision("bf16").with_precision("float32") == t
+        True
+        """
+        return with_precision(self, precision, EncoderTraining, MixedPrecisionTraining)
 
     def make(self, device="cpu", checkpoint_dir=None, progress=False, deadline=None, inputs=()):
         """`train_encoders` of this training (the artefact protocol of `validation.Runtime`)."""
@@ -100,12 +121,15 @@ class EncoderTraining:
     def model_config(self) -> EncoderConfig | DecoderConfig:
         E = len(self.member_sigmas)
         if self.architecture == "decoder":  # positions: the training prompt's 2 (n + q) tokens
-            return DecoderConfig(d=self.d, d_hid=self.d_hid, heads=self.heads, layers=self.layers,
-                                 positions=2 * (self.n + self.q), ensemble=E)  # fmt: skip
-        return EncoderConfig(
-            d=self.d, d_hid=self.d_hid, heads=self.heads, layers=self.layers,
-            mask_queries=self.mask_queries, ensemble=E,
-        )  # fmt: skip
+            config = DecoderConfig(d=self.d, d_hid=self.d_hid, heads=self.heads,
+                                   layers=self.layers, positions=2 * (self.n + self.q),
+                                   ensemble=E)  # fmt: skip
+        else:
+            config = EncoderConfig(
+                d=self.d, d_hid=self.d_hid, heads=self.heads, layers=self.layers,
+                mask_queries=self.mask_queries, ensemble=E,
+            )  # fmt: skip
+        return config.with_precision(self.precision)
 
     def tasks(self) -> tuple[SparseRegressionTask, ...]:
         return tuple(
@@ -132,6 +156,23 @@ class EncoderTraining:
         )  # fmt: skip
 
 
+@dataclass(frozen=True, kw_only=True)
+class MixedPrecisionTraining(EncoderTraining):
+    """An `EncoderTraining` whose model computes its matrix products in TF32 or bf16 (float32
+    weights, Adam state and loss; `numerics.encoder`). Made by ``training.with_precision(p)``.
+
+    >>> t = EncoderTraining(d_hid=16, heads=2, layers=2, sigmas=(0.0,), lr=1e-3, steps=10,
+    ...                     batch=8).with_precision("tf32")
+    >>> type(t).__name__, t.precision
+    ('MixedPrecisionTraining', 'tf32')
+    """
+
+    precision: str = field(kw_only=True)  # "tf32" | "bf16" (float32: the plain EncoderTraining)
+
+    def __post_init__(self) -> None:
+        check_precision(self.precision)
+
+
 @dataclass(frozen=True)
 class TrainedEncoders:
     """An `EncoderTraining`'s trained ensemble: its final state and its validation history.
@@ -153,8 +194,9 @@ class TrainedEncoders:
     train_seconds: float = math.nan
 
     def model(self, device: str = "cpu", dtype: torch.dtype = torch.float32) -> Encoder | Decoder:
-        """The trained ensemble as an `Encoder` (or `Decoder`), member e at index e."""
-        config = self.training.model_config()
+        """The trained ensemble as an `Encoder` (or `Decoder`), member e at index e, computing
+        in float32 whatever the training's precision."""
+        config = self.training.model_config().with_precision("float32")
         model = config.build([self.training.seed + e for e in range(config.ensemble)])
         model.load_state_dict({k: torch.from_numpy(np.asarray(v)) for k, v in self.state.items()})
         return model.to(device=device, dtype=dtype)
