@@ -48,8 +48,16 @@ class PhaseTwoParams(PhasesParams):
         help="further (d, L) rows, e.g. [[100, 800]] (the Lambert bound is tight at large d)",
         low=1,
     )
+    eps_grid: tuple[float, ...] = param(
+        (1e-3, 1e-4, 1e-5, 1e-6),
+        help="start scales ε over which t_peak's clock ½ ln(1/ε) is fitted (at least two)",
+        low=0, low_open=True, high=0.01,
+    )  # fmt: skip
 
     def validate(self) -> None:
+        if len(set(self.eps_grid)) < 2:
+            raise ParameterError(f"eps_grid must hold at least two different ε, got "
+                                 f"eps_grid={list(self.eps_grid)}")  # fmt: skip
         if any(len(row) != 2 for row in self.high_d):
             raise ParameterError(
                 "high_d must be a list of (d, L) pairs, "
@@ -87,13 +95,48 @@ def _phase_two_reading(params: PhaseTwoParams):
             float(gap_rate.min()))  # fmt: skip
 
 
+def peak_clock(params: PhaseTwoParams) -> tuple[float, float, np.ndarray]:
+    """t_peak against ½ ln(1/ε) over ``eps_grid`` (B.15): the least-squares slope, its error
+    bound (each t_peak's solver error, estimated as its change under a 10 x tighter rtol,
+    carried through the fit's weights), and the offsets t_peak − ½ ln(ω_max/ε) per ε.
+
+    >>> slope, error, _ = peak_clock(PRESETS_PHASE2["smoke"])
+    >>> abs(slope - 1.0) < 1e-5 and error < 1e-4
+    True
+    """
+    fine = [dynamics.two_head_phases(params.setting, e, 1e4, params.rtol)
+            for e in params.eps_grid]  # fmt: skip
+    tight = [dynamics.two_head_phases(params.setting, e, 1e4, params.rtol / 10)
+             for e in params.eps_grid]  # fmt: skip
+    clock = 0.5 * np.log(1.0 / np.asarray(params.eps_grid))
+    weights = np.linalg.pinv(np.vstack([clock, np.ones_like(clock)]).T)[0]  # slope = w . t
+    t_peak = np.array([p.peak_time for p in fine])
+    error = np.abs([f.peak_time - c.peak_time for f, c in zip(fine, tight, strict=True)])
+    offsets = np.array([p.peak_time_offset for p in fine])
+    return float(weights @ t_peak), float(np.abs(weights) @ error), offsets
+
+
+def clock_allowance(params: PhaseTwoParams) -> float:
+    """How far t_peak's slope against ½ ln(1/ε) may be from 1 while the remainder is O(1):
+    Phase I's law ω = ε e^{2t} holds to a relative O(ε²) (the cubic terms of (B.4)), so the
+    offset may drift by ε_max² across the grid; over the grid's range of ½ ln(1/ε) that is a
+    slope of 2 ε_max² / range (the least-squares slope of a drift of that size, at most).
+
+    >>> f"{clock_allowance(PRESETS_PHASE2['quick']):.2g}"
+    '5.8e-07'
+    """
+    eps = np.asarray(params.eps_grid)
+    span = 0.5 * np.log(eps.max() / eps.min())
+    return float(2.0 * eps.max() ** 2 / span)
+
+
 def predict_phase2(params: PhaseTwoParams) -> Prediction:
     """Peak bounds per (d, L); each check asks for zero excess of omega_max over the bound."""
     dims = _peak_dims(params)
     settings = [dataclasses.replace(params.setting, d=d, L=L) for d, L in dims]
     return Prediction(
         values={"excess_root": np.zeros(len(dims)), "excess_lambert": np.zeros(len(dims)),
-                "peak_residual": 0.0, "t_peak_offset": 0.0,
+                "t_peak_clock": 1.0,
                 "phase_two_rate": dynamics.phase_two_rate(params.setting,
                                                           phase_two_omegas(params)),
                 "gap_growth": 0.0},
@@ -112,14 +155,14 @@ def measure_phase2(params: PhaseTwoParams, runtime) -> Measurement:
     lambert = np.array([dynamics.lambert_peak_bound(p.setting) for p in phases])
     first = phases[0]
     rate, _, gap_rate = _phase_two_reading(params)
+    slope, error, offsets = peak_clock(params)
     path = first.trajectory
     window = path.t <= 3 * first.peak_time
     return Measurement(
         values={
             "excess_root": solver_bound(np.maximum(peak - roots, 0.0), params),
             "excess_lambert": solver_bound(np.maximum(peak - lambert, 0.0), params),
-            "peak_residual": Estimate(first.peak_residual, 100 * params.rtol, "bound"),
-            "t_peak_offset": solver_bound(first.peak_time_offset, params),
+            "t_peak_clock": Estimate(slope, error, "bound"),
             # central differences on 4001 points, interpolated in omega: a 4 x finer grid moves
             # the rate by 8.7e-7 and the gap's rate by 1.7e-8 (quick, measured); bounds 4 x that
             "phase_two_rate": Estimate(rate, 4e-6, "bound"),
@@ -128,7 +171,8 @@ def measure_phase2(params: PhaseTwoParams, runtime) -> Measurement:
         figure_data={"peak_omega": peak, "peak_mu": np.array([p.peak_mu for p in phases]),
                      "peak_time": np.array([p.peak_time for p in phases]),
                      "t": path.t[window], "omega": path.omega[window, 0],
-                     "mu": path.mu[window, 0]},
+                     "mu": path.mu[window, 0], "eps_grid": np.asarray(params.eps_grid),
+                     "peak_offsets": offsets},
     )  # fmt: skip
 
 
@@ -171,14 +215,14 @@ def checks_phase2(params: PhaseTwoParams) -> tuple[Check, ...]:
             "Lambert-W bound (B.16) omega_max <= sqrt(W(L/(1+sigma2))/d); the excess must vanish "
             "up to the solver's accuracy", atol=1e-8),
             "max(0, ω_max − Lambert bound), per (d, L)"),
-        Check("peak_residual", Tolerance(
-            "the peak event is where d omega/dt = 0, i.e. 2 mu w(1 + kappa cosh(d w^2)) = 1 "
-            "exactly; tolerance 100 x rtol of the event location", atol=100 * params.rtol),
-            "2μω(1+κ cosh(dω²)) − 1 at the peak"),
-        Check("t_peak_offset", Tolerance(
-            "t_peak = (1/2) ln(omega_max/eps) + O(1) (B.15); the O(1) is not given by the "
-            "reference, taken as 1 (a unit of the flow's time)", atol=1.0),
-            "t_peak − ½ ln(ω_max/ε)"),
+        Check("t_peak_clock", Tolerance(
+            "t_peak = ½ ln(ω_max/ε) + O(1) (B.15): the remainder stays bounded as ε → 0, so "
+            "t_peak grows by exactly one unit per unit of ½ ln(1/ε); the reference gives no "
+            "value for the O(1), so its size is not judged, only that it does not grow. "
+            "Allowed: the drift Phase I's O(ε²) corrections can give the slope over the grid, "
+            f"2ε_max²/range = {clock_allowance(params):.2g}; error bar: each t_peak's change "
+            "under a 10 × tighter solve, through the fit", atol=clock_allowance(params)),
+            "slope of t_peak against ½ ln(1/ε) over the ε grid"),
     )  # fmt: skip
 
 
@@ -199,10 +243,9 @@ CLAIM_PHASE2 = Claim(
     predict=predict_phase2, measure=measure_phase2, checks=checks_phase2,
     figure="dynamics:figure_phase2",
     wrong=shifted(
-        "t_peak_offset", lambda offset: offset + 3.0,
-        why="The peak of ω 3 flow-time units later than ½ ln(ω_max/ε) (a Phase I clock at rate "
-        "1, not 2, would put it about 3.2 later at d = 5, ε = 1e-3): beyond the O(1) allowance "
-        "of 1.",
+        "t_peak_clock", lambda slope: 2.0 * slope,
+        why="A Phase I clock at rate 1 instead of 2 (ω = ε e^t): t_peak = ln(ω_max/ε) + O(1), "
+        "twice the slope against ½ ln(1/ε).",
     ),
     summary="Phase II rate law, growing gap; omega peak below the root and the Lambert-W bound",
     catalogue=(5, 3),
