@@ -292,9 +292,9 @@ def figure_preprocessing_wins(params, prediction, measurement):
     )
     right.plot(n, theory["margin_condition"], color=REFERENCE, ls=":", label="1/n (the condition)")
     right.set(xscale="log", yscale="log", xlabel="n", ylabel="s / (n² β²)")
-    worst = np.asarray(measurement.values["margin_max"].value)
+    worst = np.asarray(data["margin_ratio_max"])
     right.set_title(
-        "§7.10: s/(n²β²) over the drawn tasks (β = min_S |r_i|)\n"
+        "§7.10: s/(n²β²) over the drawn tasks (β = min_S |r_i|; an identity, not judged)\n"
         f"max / (κ²s²/n²) per n: {', '.join(f'{v:.3g}' for v in worst)}",
         fontsize=7.5,
     )

@@ -14,8 +14,7 @@ Lemmas D.1, D.2, D.5-D.7) and §6 (the excess risk the proofs bound, with no fac
   ``s log(d/delta) / beta^2`` (`lemma_d2_sample_size`) and an explicit-constant version of it
   from the Gaussian tail of ``r_hat_i`` (`support_retention_sample_size`, **derived here**);
 - for the ``±1/sqrt(s)`` prior of §4.3: Theorem 5.1's constants (`sign_prior_constants`),
-  §4.3's bounds on ``s / (n^2 beta^2)`` in both readings (`margin_term_bounds`) and how nearly
-  random supports attain the tighter one (`margin_attainment_tolerance`).
+  §4.3's bounds on ``s / (n^2 beta^2)`` in both readings (`margin_term_bounds`).
 
 ``log t`` in the bounds is read as ``max(log t, 1)``: the theorems' ``log t`` is an order
 factor (the proofs get it from a harmonic sum over the steps), and at the prescribed ``t < e``
@@ -36,7 +35,6 @@ __all__ = [
     "RateBound",
     "lemma_d1_bound",
     "lemma_d2_sample_size",
-    "margin_attainment_tolerance",
     "margin_term_bounds",
     "population_correlations",
     "preprocessed_gd_closed_form",
@@ -334,31 +332,6 @@ def margin_term_bounds(n, *, kappa: float, s: int) -> dict[str, np.ndarray]:
     n = np.asarray(n, dtype=float)
     scale = kappa**2 * s**2
     return {"over_n2": scale / n**2, "over_n": scale / n, "condition": 1.0 / n}
-
-
-def margin_attainment_tolerance(spectrum, s: int, draws: int, miss: float) -> tuple[float, int]:
-    """How far below 1 the largest ``s/(n^2 beta^2) / (kappa^2 s^2/n^2)`` over ``draws``
-    uniform supports of size s may fall, except with probability ``miss`` (§4.3; reference §7
-    item 10), with ``kappa = 1 / min_j Sigma_jj``.
-
-    For the ``±1/sqrt(s)`` prior the ratio is ``(Sigma_(1) / min_S Sigma_ii)^2`` (order
-    statistics of the spectrum), 1 exactly when S holds the smallest-variance coordinate. With
-    m the fewest smallest-variance coordinates that some draw's support hits except with
-    probability ``(C(d-m, s)/C(d, s))^draws <= miss`` (hypergeometric), the largest ratio is
-    ``>= (Sigma_(1)/Sigma_(m))^2``. Returns ``(1 - (Sigma_(1)/Sigma_(m))^2, m)``. spectrum (d,).
-
-    >>> rtol, m = margin_attainment_tolerance(np.linspace(0.5, 1.0, 16), 2, 32, 1e-6)
-    >>> m, round(float(rtol), 4)  # 32 supports of size 2 out of 16: one hits the 4 smallest
-    (4, 0.3056)
-    """
-    ordered = np.sort(np.asarray(spectrum, dtype=float))
-    d = ordered.size
-    m = next(  # the fewest smallest-variance coordinates some draw's support hits w.p. >= 1 - miss
-        m
-        for m in range(1, d + 1)
-        if m > d - s or (math.comb(d - m, s) / math.comb(d, s)) ** draws <= miss
-    )
-    return 1.0 - (ordered[0] / ordered[m - 1]) ** 2, m
 
 
 def lemma_d1_bound(n, *, d: int, s: int, delta: float, K: float) -> np.ndarray:

@@ -5,7 +5,7 @@ splitting, CLI errors one line and exit 2."""
 import numpy as np
 import pytest
 from icl_verify.theory.sparse_gd import support_margin
-from icl_verify.validation.claim import AGREES, DISAGREES, evaluate
+from icl_verify.validation.claim import DISAGREES, evaluate
 from icl_verify.validation.claims.chen2024.gd_bound import CLAIM_T52
 from icl_verify.validation.claims.chen2024.lemmas import CLAIM_D1, CLAIM_D2
 from icl_verify.validation.claims.chen2024.pre_gd_bound import CLAIM_T51
@@ -53,18 +53,16 @@ def test_split_share_is_zero_within_4_se_and_is_the_ratio_of_its_means(at_smoke)
     assert np.allclose(split.value, data["split_mean_cross"] / data["split_mean_excess"])
 
 
-def test_comparison_wins_and_the_printed_reading_disagrees(at_smoke):
+def test_comparison_wins_and_the_wrong_reading_disagrees(at_smoke):
     params, prediction, measurement = at_smoke(CLAIM_43)
     right = CLAIM_43.verdicts(params, prediction, measurement)
-    assert right["gd_over_pregd"] != DISAGREES and right["margin_tight"] == AGREES
+    assert right["gd_over_pregd"] != DISAGREES
     assert measurement.values["gd_over_pregd"].value[-1] > 1  # pre-gd ahead at the largest n
     wrong = {
         r.check.quantity: r.judgement.verdict
         for r in evaluate(CLAIM_43.checks(params), CLAIM_43.wrong(params, prediction), measurement)
     }
-    assert wrong["gd_over_pregd"] == DISAGREES and wrong["margin_tight"] == DISAGREES
-    # the printed /n bound is valid but loose: s/(n^2 beta^2) stays below it by a factor n
-    assert wrong["margin_max"] == AGREES
+    assert wrong["gd_over_pregd"] == DISAGREES
 
 
 def test_margin_term_against_an_independent_draw_of_the_prior(at_smoke):
@@ -79,7 +77,10 @@ def test_margin_term_against_an_independent_draw_of_the_prior(at_smoke):
     n = params.n_values[:, None]
     largest = (params.s / (n**2 * beta**2)).max(axis=1)
     np.testing.assert_allclose(largest, prediction.figure_data["margin_over_n2"], rtol=1e-12)
-    np.testing.assert_allclose(measurement.values["margin_max"].value, 1.0, rtol=1e-12)
+    # the printed /n reading is valid but loose (s/(n^2 beta^2) below it by a factor n); the
+    # /n^2 form is attained exactly on the drawn tasks: an identity, so a test, not a check
+    np.testing.assert_allclose(measurement.figure_data["margin_ratio_max"], 1.0, rtol=1e-12)
+    assert np.all(largest < prediction.figure_data["margin_over_n"])
 
 
 @pytest.mark.parametrize(
