@@ -20,6 +20,12 @@ and `gated`, which widens an estimate's SE to the quantity's whole range outside
 What they measure is in `numerics.encoder_evaluation`; the averages per sigma are `per_sigma`
 and `per_sigma_se`; the risk curves against n `risk_curves` and `curve_data`.
 
+Every preset trains in float32 (``precision``; tf32 and bf16 are the GPU's matrix units, DESIGN
+"Numerics conventions"): the faster arithmetic earns its place only once it gives the float32
+verdicts and values within error bars, claim by claim (`tests/validation/
+test_encoder_precision_claims.py`: bf16 on the CPU at the smoke size, tf32 and bf16 on CUDA at
+the quick size).
+
 Presets (times on one core of this 2-core CPU, `benchmarks/encoder_size_study.py`):
 
 - smoke: d_hid 8, L = 2, h in {1, 2}, 60 steps: seconds, the code path only;
@@ -36,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
+from icl_verify.numerics.encoder import PRECISIONS
 from icl_verify.validation.claim import Estimate
 from icl_verify.validation.params import Footprint, ParameterError, Params, param
 from icl_verify.validation.runtime import derived_seed
@@ -76,6 +83,12 @@ class TrainedParams(Params):
     n_regime: int = param(
         help="prompts per member tuning ridge, and as many judging the regime gate of the claims",
         low=2,
+    )
+    precision: str = param(
+        "float32",
+        help="arithmetic of the training's matrix products: float32; tf32 (CUDA only) or bf16 "
+        "(float32 weights, Adam state and loss); the models are evaluated in float32",
+        choices=PRECISIONS,
     )
 
     def validate(self) -> None:
@@ -173,7 +186,9 @@ def encoder_presets(params: type[EncoderParams], **own: dict[str, Any]) -> dict[
 
 def training(params: TrainedParams, heads: int, **setting) -> numerics.EncoderTraining:
     """The training of the h = ``heads`` ensemble of ``params``; ``setting`` sets the fields
-    the recipe does not (App. G: ``layers``, ``zeta``, ``s``, ``architecture``, ``n``, ``q``).
+    the recipe does not (App. G: ``layers``, ``zeta``, ``s``, ``architecture``, ``n``, ``q``);
+    a precision other than float32 makes it a `numerics.encoder_training.MixedPrecisionTraining`
+    (a cache key of its own).
 
     >>> from icl_verify.validation.registry import select_claims
     >>> claims = select_claims(["CZZ-HEADS", "CZZ-IMPORTANCE", "CZZ-PRUNE", "CZZ-PPROBE"])
@@ -188,7 +203,9 @@ def training(params: TrainedParams, heads: int, **setting) -> numerics.EncoderTr
     )  # fmt: skip
     if isinstance(params, EncoderParams):
         recipe |= dict(n=params.n_train, q=params.q_train)
-    return numerics.EncoderTraining(heads=heads, **(recipe | setting))
+    return numerics.EncoderTraining(heads=heads, **(recipe | setting)).with_precision(
+        params.precision
+    )
 
 
 def all_trainings(params: EncoderParams) -> tuple[numerics.EncoderTraining, ...]:
