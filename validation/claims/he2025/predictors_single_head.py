@@ -134,7 +134,9 @@ CLAIM_412 = Claim(
     id="HE-4.12",
     source=Source("He et al. 2025", "4.3", "(4.12)"),
     statement="A single softmax head is optimal at ω* = 1/√d, μ* = √d/(1 + eκ), with loss "
-    "L̃* = 1 + σ² − 1/(1 + eκ) (checked against the minimum of the true single-head loss).",
+    "L̃* = 1 + σ² − 1/(1 + eκ). These are exact for the approximate loss L̃ of (4.1); what is "
+    "checked is whether they are also the optimum of the true single-head loss (a finding "
+    "where they are not is (4.1)'s error at dω² = 1, not an error of (4.12)'s algebra).",
     params=SingleHeadParams,
     presets=PRESETS_412,
     predict=predict_412,
@@ -147,7 +149,7 @@ CLAIM_412 = Claim(
         why="The optimum ω* 40% too small (0.27 at d = 5, below the grid's 0.3): about 0.25 "
         "off, tens of standard errors.",
     ),
-    summary="single-head optimum omega* = 1/sqrt(d)",
+    summary="omega* = 1/sqrt(d), the single head's optimum on Ltilde, against the true loss's",
     catalogue=(4, 2),
 )
 
