@@ -16,8 +16,15 @@ Measured in one run on one card (``--device cuda``), every number below from the
 - **kernels**: CUDA kernels per step of the plain step (torch profiler; the graph replays the
   same kernels) and microseconds per step of each path, against the launch-bound floor: the
   kernels per step times the time per kernel of a replayed graph of tiny kernels;
-- **encoder**: the Chen et al. encoder (d = 16, d_hid 256, 4 layers, h in {1, 2, 4, 8},
-  batch 64, E = 5 members with their own data streams): ms per step, graph and plain;
+- **ceiling**: TFLOP/s of a square matrix product (n = 8192; 1024 with ``--quick``) in float32,
+  TF32 (CUDA only) and bf16: what the matrix units give this run, the encoder's yardstick;
+- **encoder**: the Chen et al. encoder (d = 16, d_hid 256, 4 layers, batch 64, n + q = 16
+  tokens, members with their own data streams over the sigma grid), per precision (float32 as
+  today: explicit attention; tf32 and bf16: `scaled_dot_product_attention`, the matrix units;
+  `numerics.encoder`): E = 5 at h in {1, 2, 4, 8}, and E in {20, 40, 80} at h = 8 (where the
+  card fills; 20 = every (h, sigma) of one depth). Per row: ms per step (graph; plain too for
+  float32 at E = 5), ms per member-step, and TFLOP/s from the exact matrix-product FLOPs of a
+  member-step (`encoder_step_flops`: 19.55 GFLOP at this size) against the ceiling;
 - **side by side**: P processes each training the paper preset's He et al. ensemble (13
   members, H up to 8) at once: the summed model-steps/s for P in {1, 2, 4} (the GPU is shared by
   time slices between processes).
@@ -43,7 +50,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _machine import machine  # noqa: E402  (benchmarks/, the script's folder)
-from icl_verify.numerics.encoder import EncoderConfig  # noqa: E402
+from icl_verify.numerics.encoder import EncoderConfig, matrix_precision  # noqa: E402
 from icl_verify.numerics.models import AttentionConfig  # noqa: E402
 from icl_verify.numerics.trainer import (  # noqa: E402
     LinearRegressionTask,
@@ -55,6 +62,8 @@ from icl_verify.numerics.trainer import (  # noqa: E402
 from icl_verify._files import write_atomic  # noqa: E402
 
 PAPER_HEADS = (1, 1, 2, 2, 2, 2, 3, 3, 4, 4, 4, 8, 8)  # the paper preset's HE-OBS ensemble
+PAPER_SIGMAS = (0.0, 0.1, 0.2, 0.4, 0.8)  # Chen et al.'s noise grid: one encoder member each
+ENCODER_BATCH, ENCODER_TOKENS, ENCODER_QUERIES = 64, 16, 4  # Chen et al. App. B: n = 12, q = 4
 
 
 def _synchronize(device: str) -> None:
@@ -176,22 +185,89 @@ def kernels(device: str, E: int, H: int, steps: int) -> dict:
             1e6 * per_kernel, "floor_us_per_step": 1e6 * per_kernel * launched}  # fmt: skip
 
 
-def encoder(device: str, heads, warmup: int, steps: int) -> list[dict]:
+def encoder_step_flops(config: EncoderConfig, batch: int, tokens: int, queries: int) -> dict:
+    """Exact matrix-product FLOPs (2 per multiply-add) of one member's training step of the
+    encoder ``config`` on ``batch`` prompts of ``tokens`` tokens, ``queries`` of them read out:
+    part -> (forward, backward). Forward, with B = batch, m = tokens, D = d + 1, K = d_hid,
+    F = FFN width and per layer: embedding B m D K; QKV B m K 3K; scores and AV B m m K each
+    (h heads of m m K/h); W_O B m K K; FFN 2 B m K F; read-out B q K. Backward: twice each, but
+    the embedding once (the prompt takes no gradient, only W_E does); the read-out's 2 B q K
+    are a weighted sum, not a matrix product, so torch's FLOP counter leaves them out.
+
+    >>> parts = encoder_step_flops(EncoderConfig(d=16, d_hid=256, heads=8, layers=4), 64, 16, 4)
+    >>> sum(f + b for f, b in parts.values())  # per member-step at the paper's size: 19.5 GFLOP
+    19546898432
+    """
+    B, m, D, K, F = batch, tokens, config.d + 1, config.d_hid, config.ffn_width
+    L = config.layers
+    forward = {
+        "embedding": 2 * B * m * D * K,
+        "qkv": 2 * L * B * m * K * 3 * K,
+        "scores": 2 * L * B * m * m * K,
+        "av": 2 * L * B * m * m * K,
+        "w_o": 2 * L * B * m * K * K,
+        "ffn": 2 * L * B * m * 2 * K * F,
+        "read_out": 2 * B * queries * K,
+    }
+    return {part: (f, f if part == "embedding" else 2 * f) for part, f in forward.items()}
+
+
+def ceiling(device: str, size: int, repeats: int) -> list[dict]:
+    """TFLOP/s of ``size`` x ``size`` matrix products (2 size^3 FLOPs each) in float32, TF32
+    (CUDA only) and bf16: the matrix units' rate this run reaches."""
     rows = []
-    for h in heads:
-        for graph in (True, False):
-            config = TrainConfig(lr=1e-4, batch=64, steps=warmup + steps, device=device,
-                                 log_every=warmup + steps, validation_batch=64,
-                                 cuda_graph=graph)  # fmt: skip
-            per_step, captured = timed_training(
-                EncoderConfig(d=16, d_hid=256, heads=h, layers=4, ensemble=5),
-                [SparseRegressionTask(sigma=s) for s in (0.0, 0.1, 0.2, 0.4, 0.8)],
-                config, warmup,
-            )  # fmt: skip
-            rows.append({"h": h, "graph": graph, "captured": captured,
-                         "ms_per_step": 1e3 * per_step})  # fmt: skip
-            print(f"  encoder h {h} {'graph' if graph else 'plain'}: {1e3 * per_step:8.3f} "
-                  "ms/step", flush=True)  # fmt: skip
+    precisions = ("float32", "tf32", "bf16") if device.startswith("cuda") else ("float32", "bf16")
+    generator = torch.Generator(device).manual_seed(0)
+    for precision in precisions:
+        dtype = torch.bfloat16 if precision == "bf16" else torch.float32
+        a, b = (torch.randn(size, size, device=device, generator=generator).to(dtype)
+                for _ in range(2))  # (size, size) each  # fmt: skip
+        with matrix_precision("tf32" if precision == "tf32" else "float32", torch.device(device)):
+            for _ in range(3):
+                a @ b
+            _synchronize(device)
+            start = time.perf_counter()
+            for _ in range(repeats):
+                a @ b
+            _synchronize(device)
+        seconds = (time.perf_counter() - start) / repeats
+        rows.append({"precision": precision, "n": size, "tflops": 2 * size**3 / seconds / 1e12})
+        print(f"  matrix product {size}^3 {precision}: {rows[-1]['tflops']:8.1f} TFLOP/s",
+              flush=True)  # fmt: skip
+    return rows
+
+
+def encoder(device: str, heads, ensembles, warmup: int, steps: int) -> list[dict]:
+    """The encoder's training step per (h, E, precision): E = 5 at every h of ``heads``, then
+    every E of ``ensembles`` at the largest h; graph (plain too for float32 at E = 5)."""
+    cuda = device.startswith("cuda")
+    precisions = ("float32", "tf32", "bf16") if cuda else ("float32", "bf16")
+    cases = [(h, 5) for h in heads] + [(max(heads), E) for E in ensembles]
+    rows = []
+    for h, E in cases:
+        architecture = EncoderConfig(d=16, d_hid=256, heads=h, layers=4, ensemble=E)
+        parts = encoder_step_flops(architecture, ENCODER_BATCH, ENCODER_TOKENS, ENCODER_QUERIES)
+        flops = sum(f + b for f, b in parts.values())  # one member-step
+        tasks = [SparseRegressionTask(sigma=s) for s in PAPER_SIGMAS] * (E // len(PAPER_SIGMAS))
+        for precision in precisions:
+            for graph in (True, False) if (precision, E) == ("float32", 5) else (True,):
+                config = TrainConfig(lr=1e-4, batch=ENCODER_BATCH, steps=warmup + steps,
+                                     device=device, log_every=warmup + steps,
+                                     validation_batch=64, cuda_graph=graph)  # fmt: skip
+                per_step, captured = timed_training(
+                    architecture.with_precision(precision), tasks, config, warmup
+                )
+                rows.append({
+                    "h": h, "E": E, "precision": precision, "graph": graph,
+                    "captured": captured,
+                    "attention": "explicit" if precision == "float32" else "sdpa",
+                    "ms_per_step": 1e3 * per_step, "ms_per_member_step": 1e3 * per_step / E,
+                    "gflop_per_member_step": flops / 1e9,
+                    "tflops": E * flops / per_step / 1e12,
+                })  # fmt: skip
+                print(f"  encoder h {h} E {E:3d} {precision:7} {'graph' if graph else 'plain'}: "
+                      f"{1e3 * per_step:8.3f} ms/step, {1e3 * per_step / E:7.3f} ms/member-step, "
+                      f"{rows[-1]['tflops']:7.2f} TFLOP/s", flush=True)  # fmt: skip
     return rows
 
 
@@ -254,8 +330,12 @@ def main(argv: list[str] | None = None) -> int:
     if cuda:
         result["kernels"] = [kernels(device, E, 4, 20) for E in (1, 13)]
         save()
-    result["encoder"] = encoder(device, (1, 2, 4, 8) if not args.quick else (2,), 5,
-                                50 if not args.quick else 5)  # fmt: skip
+    result["ceiling"] = ceiling(device, 1024 if args.quick else 8192, 3 if args.quick else 20)
+    save()
+    if args.quick:
+        result["encoder"] = encoder(device, (2,), (), 2, 3)
+    else:
+        result["encoder"] = encoder(device, (1, 2, 4, 8), (20, 40, 80), 5, 50)
     save()
     if cuda:
         result["side_by_side"] = side_by_side(device, big, warmup, 4 * steps)
@@ -281,7 +361,27 @@ def summary(result: dict) -> str:
                      f"{one['model_steps_per_s']:>15.0f} {theirs:>9.0f} "
                      f"{best['model_steps_per_s'] / theirs:>11.1f} "
                      f"{one['model_steps_per_s'] / theirs:>10.2f}")  # fmt: skip
-    return "\n".join(lines)
+    return "\n".join(lines + encoder_summary(result))
+
+
+def encoder_summary(result: dict) -> list[str]:
+    """The encoder's rows against the matrix-product ceiling of their precision."""
+    top = {row["precision"]: row["tflops"] for row in result.get("ceiling", [])}
+    rows = result.get("encoder", [])
+    if not rows:
+        return []
+    lines = ["", f"encoder (d 16, d_hid 256, 4 layers, batch 64, 16 tokens): "
+             f"{rows[0]['gflop_per_member_step']:.2f} GFLOP per member-step; ceiling "
+             + ", ".join(f"{p} {t:.1f}" for p, t in top.items()) + " TFLOP/s",
+             f"{'h':>3} {'E':>4} {'precision':>9} {'step':>6} {'ms/step':>9} "
+             f"{'ms/member-step':>15} {'TFLOP/s':>8} {'of ceiling':>11}"]  # fmt: skip
+    for row in rows:
+        share = row["tflops"] / top.get(row["precision"], float("nan"))
+        lines.append(f"{row['h']:>3} {row['E']:>4} {row['precision']:>9} "
+                     f"{'graph' if row['graph'] else 'plain':>6} {row['ms_per_step']:>9.3f} "
+                     f"{row['ms_per_member_step']:>15.3f} {row['tflops']:>8.2f} "
+                     f"{share:>11.1%}")  # fmt: skip
+    return lines
 
 
 if __name__ == "__main__":
