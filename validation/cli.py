@@ -23,7 +23,8 @@ import threading
 from icl_verify.validation.errors import CommandLineError, Terminated
 
 # Subcommand modules under validation.commands, in the order `--help` lists them.
-COMMANDS = ("list", "show", "run", "sweep", "report", "figures", "publish", "derive", "flow")
+COMMANDS = ("list", "show", "run", "stability", "sweep", "report", "figures", "publish", "derive",
+            "flow")
 
 
 #: Failures of the machine, not the program: reported in one line, never a traceback.
