@@ -26,7 +26,10 @@ from statistics import NormalDist
 
 import numpy as np
 import pytest
+from icl_verify.numerics import encoder as numerics_encoder
 from icl_verify.validation.cache import ArtefactCache
+from icl_verify.validation.claims.chen2024 import _encoders as encoders
+from icl_verify.validation.params import ParameterError
 from icl_verify.validation.registry import select_claims
 from icl_verify.validation.runner import measure_claim
 from icl_verify.validation.runtime import Runtime, derived_seed
@@ -140,6 +143,15 @@ def _assert_harmless(comparisons: list[Comparison]) -> None:
             f"{c.claim} seed {c.seed} at {c.precision}: {c.worst} differs by "
             f"{c.ratios.max():.2f} combined SEs (z = {z:.2f})"
         )
+
+
+def test_the_claims_offer_the_precisions_of_the_encoder():
+    assert encoders.PRECISIONS == numerics_encoder.PRECISIONS
+    params = select_claims(["CZZ-HEADS"])[0].presets["smoke"]
+    assert params.precision == "float32"
+    with pytest.raises(ParameterError, match=r"^precision must be one of float32, tf32, bf16, "
+                                             r"got 'fp16'$"):  # fmt: skip
+        dataclasses.replace(params, precision="fp16")
 
 
 @pytest.mark.parametrize("claim_id", [*MAIN, "CZZ-G-DECODER"])

@@ -42,7 +42,6 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-from icl_verify.numerics.encoder import PRECISIONS
 from icl_verify.validation.claim import Estimate
 from icl_verify.validation.params import Footprint, ParameterError, Params, param
 from icl_verify.validation.runtime import derived_seed
@@ -55,6 +54,10 @@ PAPER_SIGMAS = (0.0, 0.1, 0.2, 0.4, 0.8)  # noise standard deviations, one model
 EVAL_N = 10  # the paper's evaluation prompts for head assessment and probing: n = 10, q = 1
 GRID = (1.0, 1e-1, 1e-2, 1e-3, 1e-4)  # ridge lambda and Lasso alpha (reference §2.2)
 MAX_Z = 3.0  # one-sided: P(z < -3) = 0.0013 per compared value
+# numerics.encoder.PRECISIONS, written out: importing it loads torch, which `icl-verify list`
+# and `show` must not (tests/test_layers.py); tests/validation/test_encoder_precision_claims.py
+# pins the two equal
+PRECISIONS = ("float32", "tf32", "bf16")
 REGIME_WHY = (
     "Judged only for models in the paper's regime (the h_max models beat tuned ridge at "
     "n = 10 by 3 paired SEs, as the paper's do in Figures 1b and 3); outside it the "
