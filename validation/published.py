@@ -30,7 +30,7 @@ from icl_verify.validation.records import (
 )
 from icl_verify.validation.registry import all_claims, trained_claims
 from icl_verify.validation.report import REPORT_FILE
-from icl_verify.validation.site import Verdicts, check_entry, check_text
+from icl_verify.validation.site import Verdicts, check_entry, check_text, stability_text
 
 __all__ = ["INDEX_FILE", "NOTES_FILE", "Publication", "check_name", "newest", "newest_by_device",
            "paper_index", "publications", "publish", "write_index"]
@@ -235,6 +235,8 @@ def paper_index(
         shown = f"[{claim.id}]({claim_link.format(id=claim.id)})" if claim_link else claim.id
         entry = quick.claims.get(claim.id)
         at_quick = entry["verdict"] if entry else "not run"
+        if entry and stability_text(entry):
+            at_quick += f"; {stability_text(entry)}"
         pub = newest(claim.id, published)
         if pub is None:
             stopped = _unfinished(claim.id, published)

@@ -35,6 +35,8 @@ __all__ = [
     "derivation_page",
     "findings_page",
     "percent_script_page",
+    "stability_entry",
+    "stability_text",
     "write_verdict_summary",
 ]
 
@@ -95,15 +97,44 @@ def check_text(entry: dict) -> dict:
             for k, v in entry.items()}  # fmt: skip
 
 
-def write_verdict_summary(run_dir: Path, path: Path) -> None:
-    """The verdicts of the run in ``run_dir`` as the docs' committed summary (no figures)."""
+def write_verdict_summary(run_dir: Path, path: Path, stability: Path | None = None) -> None:
+    """The verdicts of the run in ``run_dir`` as the docs' committed summary (no figures).
+    With ``stability`` (the stability.json of `icl-verify stability`, whose set 0 is
+    ``run_dir``), each claim also holds its verdict in every seed set, in a few words, and the
+    checks whose verdict differs between sets (`stability_entry`)."""
     verdicts = Verdicts.from_run(run_dir)
+    across = json.loads(Path(stability).read_text())["claims"] if stability else {}
     claims = {
-        i: {**c, "figures": [], "checks": [check_text(check) for check in c["checks"]]}
+        i: {**c, "figures": [], "checks": [check_text(check) for check in c["checks"]],
+            **({"stability": stability_entry(across[i])} if i in across else {})}
         for i, c in verdicts.claims.items()
     }  # fmt: skip
     path.write_text(json.dumps({"preset": verdicts.preset, "source": verdicts.source,
                                 "claims": claims}, indent=1) + "\n")  # fmt: skip
+
+
+def stability_entry(across: dict) -> dict:
+    """A claim of a stability.json as the summary keeps it: its verdicts per seed set, the
+    words (e.g. "stable over 2 seed sets") and only the checks whose verdict differs.
+
+    >>> stability_entry({"verdicts": ["agrees", "agrees"], "stability": "stable over 2 sets",
+    ...                  "checks": [{"label": "a", "verdicts": ["agrees", "agrees"],
+    ...                              "measured": ["1", "2"]}]})["moved"]
+    []
+    """
+    moved = [c for c in across["checks"] if len(set(c["verdicts"])) > 1]
+    return {"verdicts": across["verdicts"], "text": across["stability"], "moved": moved}
+
+
+def stability_text(entry: dict) -> str:
+    """A claim's stability across seed sets in one line, for a page or a table cell ("" when
+    the summary holds none).
+
+    >>> stability_text({"stability": {"verdicts": ["agrees", "inconclusive"], "moved": [],
+    ...                               "text": "seed-dependent: 1 agrees, 1 inconclusive"}})
+    'seed-dependent: 1 agrees, 1 inconclusive'
+    """
+    return entry.get("stability", {}).get("text", "")
 
 
 def _md(text) -> str:
@@ -125,6 +156,14 @@ def _verdict_section(entry: dict, verdicts: Verdicts) -> list[str]:
         lines.append(f"| {_cell(c['label'])} | {_cell(c['rule'])} | "
                      f"{_cell(value_text(c['predicted']))} | {_cell(c['summary'])} | "
                      f"{_cell(value_text(c['score']))} | {c['verdict']} |")  # fmt: skip
+    across = entry.get("stability")
+    if across:
+        lines += ["", f"**Across seed sets:** {_md(across['text'])}; verdicts "
+                  f"{', '.join(across['verdicts'])} (sets 0, 1, ...: `icl-verify stability`)."]
+        lines += [f"- {_md(c['label'])}: " + "; ".join(
+                  f"set {k}: {_md(m)} ({v})" for k, (v, m) in
+                  enumerate(zip(c["verdicts"], c["measured"], strict=True)))
+                  for c in across["moved"]]  # fmt: skip
     for table in entry["tables"]:
         lines += ["", table.rstrip("\n")]
     return [*lines, ""]
@@ -185,11 +224,14 @@ def claims_index(latest: Verdicts | None) -> str:
     for claim in all_claims():
         if claim.source.paper != paper:
             paper = claim.source.paper
-            lines += ["", f"## {paper}", "", "| claim | what is checked | verdict |",
-                      "|---|---|---|"]  # fmt: skip
+            lines += ["", f"## {paper}", "",
+                      "| claim | what is checked | verdict | across seed sets |",
+                      "|---|---|---|---|"]  # fmt: skip
         entry = latest.claims.get(claim.id) if latest else None
         verdict = entry["verdict"] if entry else "not run"
-        lines.append(f"| [{claim.id}]({claim.id}.md) | {_cell(claim.summary)} | {verdict} |")
+        across = stability_text(entry) if entry else ""
+        lines.append(f"| [{claim.id}]({claim.id}.md) | {_cell(claim.summary)} | {verdict} | "
+                     f"{_cell(across)} |")  # fmt: skip
     return "\n".join(lines) + "\n"
 
 

@@ -124,11 +124,11 @@ class ClaimAcrossSets:
 
     @property
     def stability(self) -> str:
-        """The claim's stability in a few words: "stable (2 seed sets)", or the counts."""
+        """The claim's stability in a few words: "stable over 2 seed sets", or the counts."""
         if self.stable:
-            return f"stable ({len(self.verdicts)} seed sets)"
+            return f"stable over {len(self.verdicts)} seed sets"
         counts = ", ".join(f"{n} {verdict}" for verdict, n in self.counts.items())
-        return f"seed-dependent ({counts})"
+        return f"seed-dependent: {counts}"
 
 
 @dataclass(frozen=True)

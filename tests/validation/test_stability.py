@@ -6,6 +6,7 @@ import dataclasses
 import json
 
 import pytest
+from icl_verify.validation import published, site
 from icl_verify.validation.claim import AGREES, DISAGREES
 from icl_verify.validation.cli import main
 from icl_verify.validation.records import load_run
@@ -59,7 +60,7 @@ def test_a_check_that_agrees_in_one_set_and_disagrees_in_another_flips(two_sets)
     result = compare([first, dataclasses.replace(second, claims=(flipped,))])
     ((claim_id, moved),) = result.flipping()
     assert (claim_id, moved.label, moved.verdicts) == (CLAIM, check.label, (AGREES, DISAGREES))
-    assert result.claims[0].stability == "seed-dependent (1 agrees, 1 disagrees)"
+    assert result.claims[0].stability == "seed-dependent: 1 agrees, 1 disagrees"
     assert f"**flips** {CLAIM}, {check.label}: set 0: " in result.markdown()
 
 
@@ -67,7 +68,7 @@ def test_the_command_compares_the_sets_and_resumes_them(tmp_path, capsys):
     argv = ["stability", CLAIM, "--seeds", "2", "--out", str(tmp_path), "--run-id", "st", *COMMON]
     assert main(argv) == 0
     printed = capsys.readouterr().out
-    assert f"| {CLAIM} | agrees | agrees | stable (2 seed sets) |" in printed
+    assert f"| {CLAIM} | agrees | agrees | stable over 2 seed sets |" in printed
     stored = json.loads((tmp_path / "st-set0" / "stability.json").read_text())
     assert stored["runs"] == ["st-set0", "st-set1"] and stored["claims"][CLAIM]["verdicts"]
     before = load_run(tmp_path / "st-set1")
@@ -86,3 +87,18 @@ def test_bad_input_is_one_line_and_exit_2(argv, message, tmp_path, capsys):
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
     assert not any(tmp_path.iterdir())  # nothing written
+
+
+def test_the_committed_summary_carries_the_sets_to_the_pages_and_the_index(two_sets, tmp_path):
+    out, records = two_sets
+    compare(records).save(tmp_path / "stability.json")
+    summary = tmp_path / "summary.json"
+    site.write_verdict_summary(out / "s-set0", summary, tmp_path / "stability.json")
+    latest = site.Verdicts.from_summary(summary)
+    claim = select_claims([CLAIM])[0]
+    page = site.claim_page(claim, latest, {})
+    assert "**Across seed sets:** stable over 2 seed sets; verdicts agrees, agrees" in page
+    assert "| agrees | stable over 2 seed sets |" in site.claims_index(latest)
+    row = next(line for line in published.paper_index(latest, {}).splitlines()
+               if line.startswith(f"| {CLAIM} |"))  # fmt: skip
+    assert "| agrees; stable over 2 seed sets |" in row
