@@ -27,6 +27,7 @@ reference §0.4) and ``OV_h = W_O^h W_V^h``.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import numbers
 from collections.abc import Callable, Sequence
@@ -38,7 +39,7 @@ from icl_verify.numerics.data import Prompts
 from icl_verify.numerics.estimators import kernel_sum_prediction
 from torch import nn
 
-from icl_verify.activations import ActivationError, parse_activation
+from icl_verify.activations import FAMILIES, ActivationError, parse_activation
 
 __all__ = ["AttentionConfig", "MultiHeadAttention", "KernelSumModel"]
 
@@ -212,6 +213,32 @@ def _attention_kind(attention) -> tuple[str, Callable | None]:
     return "activation", f
 
 
+def _formula(spec: str) -> tuple[str, str, Callable | None, float | None]:
+    """(key, kind, f, c) of a member's attention spec: members with one key share one formula.
+
+    A family with a parameter (``elu:c``, ``quadratic:c``) is keyed by its family and f takes c
+    as a second argument, f(x, c), lambdified from the family's sympy expression with c a
+    symbol, so members of one family with different c share the formula's operators; any other
+    spec is keyed by itself, with the kind and f of `_attention_kind` (c None).
+
+    >>> key, kind, f, c = _formula("elu:0.5")
+    >>> key, kind, c, f(torch.tensor([-2.0, 2.0]), torch.tensor(0.5)).tolist()
+    ('elu', 'activation', 0.5, [0.3678794503211975, 2.0])
+    >>> _formula("tanh")[:2], _formula("softmax")[:2]
+    (('tanh', 'activation'), ('softmax', 'softmax'))
+    """
+    if spec in ("softmax", "linear") or parse_activation(spec).c is None:
+        return (spec, *_attention_kind(spec), None)
+    import sympy as sp
+
+    activation = parse_activation(spec)
+    c = sp.Symbol("c", real=True)
+    names = {"x": activation.symbol, "c": c}
+    expression = sp.sympify(FAMILIES[activation.family][0], locals=names)
+    f = sp.lambdify((activation.symbol, c), expression, modules="torch")
+    return activation.family, "activation", f, activation.c
+
+
 class MultiHeadAttention(nn.Module):
     """E one-layer H-head attention models (2.2) with parameters W_Q, W_K, W_V, W_O of (E, H, D, D).
 
@@ -236,17 +263,31 @@ class MultiHeadAttention(nn.Module):
             raise ValueError(f"seeds must hold {config.ensemble} integers, got {len(seeds)}")
         self.config = config
         attention = config.attention
-        # member groups sharing one attention: (kind, f, name of the buffer of their member
-        # indices, on the model's device so that indexing copies nothing from the host); f of a
-        # normalised activation (5.2), None for softmax and linear; one group: no buffer
+        # runs of consecutive members that share one formula (`_formula`): (kind, f, their c
+        # or None, size); members listed family by family make one run per family, so the
+        # operators of a step grow with the families, not with the activations (elu:0.5 and
+        # elu:1 are one run)
         if isinstance(attention, tuple):
-            self._groups = []
-            for g, spec in enumerate(dict.fromkeys(attention)):
-                members = [e for e, a in enumerate(attention) if a == spec]
-                self.register_buffer(f"_group{g}", torch.tensor(members), persistent=False)
-                self._groups.append((*_attention_kind(spec), f"_group{g}"))
+            runs = []
+            for _, run in itertools.groupby(map(_formula, attention), key=lambda f: f[0]):
+                run = list(run)
+                _, kind, f, c = run[0]
+                cs = None if c is None else tuple(formula[3] for formula in run)
+                runs.append((kind, f, cs, len(run)))
         else:
-            self._groups = [(*_attention_kind(attention), None)]
+            runs = [(*_attention_kind(attention), None, config.ensemble)]
+        self._sizes = [size for *_, size in runs]  # the runs' slices of the member axis
+        # blocks: a softmax or linear run alone, or adjacent activation runs (lo, f, cs), whose
+        # f values are joined and normalised together
+        self._blocks: list[tuple[str, list[tuple[int, Callable | None, tuple | None]]]] = []
+        lo = 0
+        for kind, f, cs, size in runs:
+            if kind == "activation" and self._blocks and self._blocks[-1][0] == kind:
+                self._blocks[-1][1].append((lo, f, cs))
+            else:
+                self._blocks.append((kind, [(lo, f, cs)]))
+            lo += size
+        self._coefficients: dict[tuple, torch.Tensor] = {}  # a run's c per (lo, dtype, device)
         E, H, D = config.ensemble, config.max_heads, config.d_embed
         weights = torch.zeros(4, E, H, D, D, dtype=torch.float64)  # (Q K V O, E, H, D, D)
         for e, (heads, seed) in enumerate(zip(config.heads, seeds, strict=True)):
@@ -316,34 +357,46 @@ class MultiHeadAttention(nn.Module):
     def _attention_weights(self, scores: torch.Tensor, keep: torch.Tensor | None) -> torch.Tensor:
         """Normalise scores over the key axis (the last); ``keep`` masks keys (None = all).
 
-        scores: (E, B, H, ..., keys); each member group with its own attention.
+        scores: (E, B, H, ..., keys). Each run of members (`_formula`) takes its slice of the
+        member axis (`torch.split`: views, one join in the backward pass); the runs' weights are
+        joined by `torch.cat`, so a step's operators do not grow with the members.
         """
-        if len(self._groups) == 1:
-            kind, f, _ = self._groups[0]
-            return self._normalised(kind, f, scores, keep)
-        weights = torch.empty_like(scores)  # (E, B, H, ..., keys)
-        for kind, f, group in self._groups:
-            members = getattr(self, group)  # (members,) indices on the device
-            weights[members] = self._normalised(kind, f, scores[members], keep)
-        return weights
+        parts = iter(scores.split(self._sizes) if len(self._sizes) > 1 else (scores,))
+        weights = []
+        for kind, runs in self._blocks:
+            if kind == "softmax":  # (2.2)
+                part = next(parts)
+                if keep is None:
+                    weights.append(torch.softmax(part, dim=-1))
+                else:
+                    masked = torch.softmax(part.masked_fill(~keep, -math.inf), dim=-1)
+                    weights.append(masked.masked_fill(~keep, 0.0))  # no keys: no weight
+            elif kind == "linear":  # (5.1): fixed 1/L, no normalisation
+                part = next(parts) / self.config.train_length
+                weights.append(part if keep is None else part * keep)
+            else:  # (5.2): f(s_i) / sum_j f(s_j)
+                values = [self._activation(lo, f, cs, next(parts)) for lo, f, cs in runs]
+                values = values[0] if len(values) == 1 else torch.cat(values)
+                if keep is not None:
+                    values = values * keep
+                total = values.sum(dim=-1, keepdim=True)
+                weights.append(values / torch.where(total == 0, torch.ones_like(total), total))
+        return weights[0] if len(weights) == 1 else torch.cat(weights)
 
-    def _normalised(self, kind: str, f, scores: torch.Tensor, keep: torch.Tensor | None):
-        if kind == "linear":  # (5.1): fixed 1/L, no normalisation
-            weights = scores / self.config.train_length
-            return weights if keep is None else weights * keep
-        if kind == "softmax":  # (2.2)
-            if keep is None:
-                return torch.softmax(scores, dim=-1)
-            weights = torch.softmax(scores.masked_fill(~keep, -math.inf), dim=-1)
-            return weights.masked_fill(~keep, 0.0)  # a query with no keys gets no weight
-        f_scores = f(scores)  # (5.2): f(s_i) / sum_j f(s_j); a constant f: a number
-        weights = torch.broadcast_to(
-            torch.as_tensor(f_scores, dtype=scores.dtype, device=scores.device), scores.shape
-        )
-        if keep is not None:
-            weights = weights * keep
-        total = weights.sum(dim=-1, keepdim=True)
-        return weights / torch.where(total == 0, torch.ones_like(total), total)
+    def _activation(self, lo: int, f, cs: tuple[float, ...] | None, scores: torch.Tensor):
+        """f(scores), of the scores' shape (a constant f returns a number), with the run's c
+        per member as f's second argument when it has one: made on first use from the specs'
+        numbers (a float64 model gets them exactly) and kept, so that a CUDA graph captured
+        after the first steps reads the same tensor."""
+        if cs is None:
+            values = f(scores)
+        else:
+            key = (lo, scores.dtype, scores.device)
+            if key not in self._coefficients:
+                self._coefficients[key] = torch.tensor(cs, dtype=scores.dtype, device=scores.device)
+            values = f(scores, self._coefficients[key].view(-1, *(1,) * (scores.ndim - 1)))
+        values = torch.as_tensor(values, dtype=scores.dtype, device=scores.device)
+        return torch.broadcast_to(values, scores.shape)
 
     # -- forward passes ---------------------------------------------------------------------
 

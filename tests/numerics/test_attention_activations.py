@@ -141,3 +141,53 @@ def test_attention_per_member_must_match_the_ensemble():
     with pytest.raises(ValueError, match="tuple of 2 attention strings"):
         AttentionConfig(ensemble=2, attention=("softmax", "tanh", "linear"))
     assert AttentionConfig(ensemble=2, attention=("tanh", "tanh")).attention == "tanh"
+
+
+ONE_PER_FAMILY = ("softmax", "tanh", "elu:0.5", "quadratic:0.5")
+EIGHT = ("softmax", "tanh", "elu:0.5", "elu:0.8", "elu:1", "quadratic:0.5", "quadratic:0.8",
+         "quadratic:1")  # fmt: skip
+
+
+def _step_operators(attention: tuple[str, ...]) -> int:
+    """Operators the profiler records in one forward and backward pass of the ensemble."""
+    E = len(attention)
+    model = MultiHeadAttention(
+        AttentionConfig(d=3, heads=2, ensemble=E, attention=attention), range(E)
+    )
+    prompts = sample_linear_regression(
+        (E, 8), 3, 9, 0.1, generator=torch.Generator().manual_seed(0)
+    )
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profile:
+        ((model(embed(prompts)) - prompts.y_query) ** 2).mean(1).sum().backward()
+    return len(profile.events())
+
+
+def test_a_steps_operators_grow_with_the_families_not_with_the_activations():
+    # HE-5.2-ACT's ensemble lists its members activation by activation: 8 activations of 4
+    # families cost a step the operators of 4 (same E = 8). Each operator is a kernel launch
+    # on a GPU, where these small models are launch-bound: one launch set per activation made
+    # its paper step 3.5x the softmax ensemble's (one set per family, c a tensor per member).
+    two_seeds = tuple(spec for spec in ONE_PER_FAMILY for _ in range(2))
+    assert _step_operators(EIGHT) == _step_operators(two_seeds)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_an_ensemble_of_activations_is_its_members_alone_bit_for_bit(dtype):
+    # forward and gradients, members of a family with different c in one run (c a tensor: in
+    # float64 it must be the spec's number, not its float32 rounding)
+    attention = tuple(spec for spec in EIGHT for _ in range(2))
+    E = len(attention)
+    config = AttentionConfig(d=3, heads=2, ensemble=E, attention=attention, train_length=9)
+    model = MultiHeadAttention(config, seeds=range(E)).to(dtype)
+    generator = torch.Generator().manual_seed(1)
+    prompts = sample_linear_regression((E, 16), 3, 9, 0.1, generator=generator, dtype=dtype)
+    Z = embed(prompts)
+    together = model(Z)
+    ((together - prompts.y_query) ** 2).mean(1).sum().backward()
+    for e, spec in enumerate(attention):
+        alone = MultiHeadAttention(config.members(e, e + 1), [e]).to(dtype)
+        prediction = alone(Z[e : e + 1])
+        ((prediction - prompts.y_query[e : e + 1]) ** 2).mean(1).sum().backward()
+        assert torch.equal(prediction, together[e : e + 1]), spec
+        for name in ("W_Q", "W_K", "W_V", "W_O"):
+            assert torch.equal(getattr(alone, name).grad, getattr(model, name).grad[e : e + 1])
