@@ -1,6 +1,8 @@
 """Normalised activations (He et al. §5.2) as attention: a spec computes the f it names, tiny
 ensembles train with it and are rebuilt with it, and a checkpoint names its activation."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -191,3 +193,19 @@ def test_an_ensemble_of_activations_is_its_members_alone_bit_for_bit(dtype):
         assert torch.equal(prediction, together[e : e + 1]), spec
         for name in ("W_Q", "W_K", "W_V", "W_O"):
             assert torch.equal(getattr(alone, name).grad, getattr(model, name).grad[e : e + 1])
+
+
+@pytest.mark.cuda
+def test_on_cuda_the_graph_step_of_an_activation_ensemble_is_its_plain_step():
+    # HE-5.2-ACT's layout (one family with three c): the c tensors made in the plain warm-up
+    # steps are the ones the captured graph reads
+    model = AttentionConfig(d=4, heads=2, ensemble=len(EIGHT), attention=EIGHT)
+    config = TrainConfig(lr=3e-3, batch=32, steps=40, log_every=10, validation_batch=64,
+                         device="cuda", data_streams="shared")  # fmt: skip
+    task = LinearRegressionTask(4, 16, 0.1)
+    graphed = train(model, task, config, progress=False)
+    plain = train(model, task, dataclasses.replace(config, cuda_graph=False), progress=False)
+    assert graphed.cuda_graph and not plain.cuda_graph
+    for name, value in plain.model.state_dict().items():
+        assert torch.equal(graphed.model.state_dict()[name], value), name
+    np.testing.assert_array_equal(graphed.history.test_loss, plain.history.test_loss)
