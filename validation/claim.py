@@ -164,6 +164,19 @@ def _decide(discrepancy, allowed, uncertainty, resolution) -> Judgement:
     return Judgement(verdict, score)
 
 
+def _critical(discrepancy, uncertainty, per_unit) -> float:
+    """The multiple of a rule's tolerance at which its verdict turns between disagrees and not:
+    the largest (discrepancy − uncertainty) / per_unit over the elements, where the tolerance
+    allows ``per_unit`` times that multiple (0 when every element agrees at no tolerance)."""
+    discrepancy, uncertainty, per_unit = np.broadcast_arrays(
+        *(np.asarray(a, dtype=float) for a in (discrepancy, uncertainty, per_unit))
+    )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        needed = np.where(discrepancy - uncertainty <= 0, 0.0,
+                          (discrepancy - uncertainty) / per_unit)  # fmt: skip
+    return float(np.max(np.where(np.isnan(needed), np.inf, needed), initial=0.0))
+
+
 def _positive(name: str, value: float, allow_zero: bool = False) -> float:
     value = float(value)
     if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
@@ -216,6 +229,16 @@ class ZScore:
         resolution = self.rel_resolution * np.abs(predicted) + self.abs_resolution
         return _decide(np.abs(measured.value - predicted), 0.0, uncertainty, resolution)
 
+    def changes_at(self, predicted, measured: Estimate) -> str:
+        """The number of standard errors at which the verdict would turn (the largest |z|).
+
+        >>> ZScore("MC", rel_resolution=0.1).changes_at(1.0, Estimate([1.2, 1.05], 0.1))
+        'max_z = 2 (rule: 4)'
+        """
+        z = _critical(np.abs(measured.value - np.asarray(predicted, dtype=float)), 0.0,
+                      np.asarray(measured.error))  # fmt: skip
+        return f"max_z = {z:.3g} (rule: {self.max_z:g})"
+
 
 @dataclass(frozen=True)
 class Tolerance:
@@ -256,6 +279,22 @@ class Tolerance:
         error = np.asarray(measured.error)
         return _decide(np.abs(measured.value - predicted), allowed, error, allowed)
 
+    def changes_at(self, predicted, measured: Estimate) -> str:
+        """The tolerance at which the verdict would turn between disagrees and not: this
+        rule's tolerance times the largest (|meas − pred| − error) / tolerance.
+
+        >>> Tolerance("chosen", atol=0.05).changes_at(0.0, Estimate(0.02, 0.0, "bound"))
+        'atol = 0.02 (rule: 0.05)'
+        """
+        predicted = np.asarray(predicted, dtype=float)
+        factor = _critical(np.abs(measured.value - predicted), np.asarray(measured.error),
+                           self.rtol * np.abs(predicted) + self.atol)  # fmt: skip
+        if not self.rtol:
+            return f"atol = {factor * self.atol:.3g} (rule: {self.atol:g})"
+        if not self.atol:
+            return f"rtol = {factor * self.rtol:.3g} (rule: {self.rtol:g})"
+        return f"{factor:.3g} × the tolerance"
+
 
 @dataclass(frozen=True)
 class LogLogSlope:
@@ -287,6 +326,16 @@ class LogLogSlope:
         uncertainty = self.max_z * np.asarray(measured.error)
         discrepancy = np.abs(measured.value - np.asarray(predicted, dtype=float))
         return _decide(discrepancy, self.atol, uncertainty, self.atol)
+
+    def changes_at(self, predicted, measured: Estimate) -> str:
+        """The allowance of the slope at which the verdict would turn.
+
+        >>> LogLogSlope("next order", atol=0.05).changes_at(2.0, Estimate(2.03, 0.002))
+        'atol = 0.022 (rule: 0.05)'
+        """
+        discrepancy = np.abs(measured.value - np.asarray(predicted, dtype=float))
+        atol = _critical(discrepancy, self.max_z * np.asarray(measured.error), 1.0)
+        return f"atol = {atol:.3g} (rule: {self.atol:g})"
 
 
 def _one_sided(excess, margin, uncertainty) -> Judgement:
@@ -366,6 +415,19 @@ class Inequality:
         )
         return _one_sided(excess, self.margin, self.max_z * np.asarray(measured.error))
 
+    def changes_at(self, predicted, measured: Estimate) -> str:
+        """The margin at which the verdict would turn to disagrees (0: only a margin below
+        zero, a stricter threshold than the prediction, would).
+
+        >>> Inequality("at_most", "bound", margin=0.1).changes_at(1.0, Estimate(1.05, 0.01))
+        'margin = 0.01 (rule: 0.1)'
+        """
+        excess = _side(self.side) * (
+            np.asarray(measured.value, dtype=float) - np.asarray(predicted, dtype=float)
+        )
+        margin = _critical(excess, self.max_z * np.asarray(measured.error), 1.0)
+        return f"margin = {margin:.3g} (rule: {self.margin:g})"
+
 
 @dataclass(frozen=True)
 class BoundTrend:
@@ -444,6 +506,12 @@ class BoundTrend:
         slope = self.trend(predicted, measured)
         excess = _side(self.side) * slope.value
         return _one_sided(excess, self.margin, self.max_z * slope.error)
+
+    def changes_at(self, predicted, measured: Estimate) -> str:
+        """The margin of the trend at which the verdict would turn to disagrees."""
+        slope = self.trend(predicted, measured)
+        margin = _critical(_side(self.side) * slope.value, self.max_z * slope.error, 1.0)
+        return f"margin = {margin:.3g} (rule: {self.margin:g})"
 
 
 Rule = ZScore | Tolerance | LogLogSlope | Inequality | BoundTrend

@@ -68,6 +68,7 @@ class CheckRecord:
     verdict: str
     score: float
     statistic: str = ""  # what the rule judged, when it is not the values (`BoundTrend`'s slope)
+    changes_at: str = ""  # the rule's tolerance at which the verdict would turn (`Rule.changes_at`)
 
     @classmethod
     def from_result(cls, result: CheckResult) -> CheckRecord:
@@ -84,6 +85,7 @@ class CheckRecord:
             verdict=result.judgement.verdict,
             score=result.judgement.score,
             statistic=statistic(result.predicted, result.measured) if statistic else "",
+            changes_at=result.check.rule.changes_at(result.predicted, result.measured),
         )
 
 
@@ -334,9 +336,9 @@ _CLAIM_OPTIONAL = {"overrides", "tables"}
 _CHECK_FIELDS = {
     "quantity": str, "label": str, "predicted": object, "measured": object, "error": object,
     "error_kind": str, "rule": str, "justification": str, "verdict": str, "score": _NUMBER,
-    "statistic": str,
+    "statistic": str, "changes_at": str,
 }  # fmt: skip
-_CHECK_OPTIONAL = {"statistic"}
+_CHECK_OPTIONAL = {"statistic", "changes_at"}
 
 
 def value_text(value: Any) -> str:

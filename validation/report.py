@@ -173,7 +173,8 @@ def _claim_section(claim: ClaimRecord, heading: str) -> list[str]:
         lines.append(
             f"- **{check.label}**: predicted {format_number(check.predicted)}; "
             f"measured {format_measured(check)}; rule `{check.rule}`; "
-            f"{_MARK[check.verdict]} (score {check.score:.3g})."
+            f"{_MARK[check.verdict]} (score {check.score:.3g}"
+            + (f"; the verdict turns at {check.changes_at}" if check.changes_at else "") + ")."
         )
         if check.justification in explained:
             lines.append("  Why this rule: as above.")

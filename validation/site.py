@@ -87,7 +87,8 @@ def check_entry(check: CheckRecord) -> dict:
     rule allows; > 1 disagrees)."""
     return {"label": check.label, "rule": check.rule, "verdict": check.verdict,
             "predicted": check.predicted, "measured": check.measured, "error": check.error,
-            "summary": format_measured(check), "score": check.score}  # fmt: skip
+            "summary": format_measured(check), "score": check.score,
+            "changes_at": check.changes_at}  # fmt: skip
 
 
 def check_text(entry: dict) -> dict:
@@ -150,12 +151,13 @@ def _cell(text) -> str:
 def _verdict_section(entry: dict, verdicts: Verdicts) -> list[str]:
     """A run's verdict of one claim, its checks and its tables, as lines of markdown."""
     lines = [f"**{entry['verdict']}** at the {verdicts.preset} preset ({verdicts.source}).", "",
-             "| check | rule | predicted | measured | score | verdict |",
-             "|---|---|---|---|---|---|"]  # fmt: skip
+             "| check | rule | predicted | measured | score | verdict | verdict turns at |",
+             "|---|---|---|---|---|---|---|"]  # fmt: skip
     for c in entry["checks"]:
         lines.append(f"| {_cell(c['label'])} | {_cell(c['rule'])} | "
                      f"{_cell(value_text(c['predicted']))} | {_cell(c['summary'])} | "
-                     f"{_cell(value_text(c['score']))} | {c['verdict']} |")  # fmt: skip
+                     f"{_cell(value_text(c['score']))} | {c['verdict']} | "
+                     f"{_cell(c.get('changes_at', ''))} |")  # fmt: skip
     across = entry.get("stability")
     if across:
         lines += ["", f"**Across seed sets:** {_md(across['text'])}; verdicts "

@@ -161,3 +161,29 @@ def test_estimates_refuse_negative_or_nan_errors():
         Estimate([1.0, 2.0], [0.1, np.nan])
     with pytest.raises(ValueError, match="error_kind"):
         Estimate(1.0, 0.1, "sd")
+
+
+@pytest.mark.parametrize("measured", [Estimate([0.93, 1.04, 1.10], [0.01, 0.02, 0.015]),
+                                      Estimate(0.7, 0.05), Estimate(1.0005, 0.0)])  # fmt: skip
+def test_the_tolerance_a_check_reports_is_where_its_verdict_turns(measured):
+    """`changes_at` names the rule's own tolerance at which agrees/inconclusive turns into
+    disagrees: a rule with that tolerance 1% larger does not disagree, 1% smaller does."""
+    def turning(text: str) -> float:
+        return float(text.split("=")[1].split("(")[0]) if "=" in text else float(text.split()[0])
+
+    cases = [
+        (lambda x: Tolerance("chosen", atol=x), Tolerance("chosen", atol=0.05)),
+        (lambda x: Tolerance("chosen", rtol=x), Tolerance("chosen", rtol=0.05)),
+        (lambda x: ZScore("MC", max_z=x, rel_resolution=1.0), ZScore("MC", rel_resolution=1.0)),
+        (lambda x: LogLogSlope("order", atol=x), LogLogSlope("order", atol=0.05)),
+        (lambda x: Inequality("at_most", "bound", margin=x), Inequality("at_most", "bound")),
+    ]
+    for build, rule in cases:
+        if isinstance(rule, ZScore) and not np.all(np.asarray(measured.error) > 0):
+            continue  # no standard error: no z
+        critical = turning(rule.changes_at(1.0, measured))
+        if critical == 0:
+            assert build(1e-9).judge(1.0, measured).verdict != DISAGREES
+            continue
+        assert build(1.01 * critical).judge(1.0, measured).verdict != DISAGREES, rule
+        assert build(0.99 * critical).judge(1.0, measured).verdict == DISAGREES, rule
