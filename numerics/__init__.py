@@ -1,6 +1,7 @@
 """Simulation side of icl-verify, in torch on CPU or GPU.
 
-- `data`: prompt samplers (isotropic, KMS covariance, multi-task, sparse), the embedding (2.1);
+- `data`: prompt samplers (isotropic, KMS covariance, multi-task, sparse), the embedding (2.1),
+  the seeded generators of a run (on the CPU inside `draw_on_cpu`, whatever the device);
 - `models`: the one-layer multi-head softmax attention of He et al. (2025) eq. (2.2) as a batched
   ensemble, linear attention (5.1), normalised activations (5.2) (any spec of
   `icl_verify.activations`), a model built from given circuits, the kernel-sum predictor (3.2);
@@ -91,6 +92,8 @@ __getattr__, __dir__, __all__ = attach(
             "MultiTaskPrompts",
             "Prompts",
             "SparsePrompts",
+            "draw_on_cpu",
+            "drawing_on_cpu",
             "embed",
             "kms_covariance",
             "linear_regression_sampler",
@@ -99,6 +102,7 @@ __getattr__, __dir__, __all__ = attach(
             "sample_linear_regression",
             "sample_multitask_regression",
             "sample_sparse_regression",
+            "seeded_generator",
         ),
         "estimators": (
             "bayes_prediction",

@@ -12,23 +12,32 @@ Three task families, each a frozen batch of prompts with any leading batch shape
 - sparse linear regression of Chen, Zhao, Zou (2024) §1.1 and §2.1: ``w*`` with ``s`` non-zero
   coordinates on a support drawn afresh per prompt, ``x ~ N(0, Sigma)``, label noise sigma2.
 
-Every sampler takes an explicit ``torch.Generator`` and makes its numbers on the requested
-device (by default the generator's), so the same seed on the same device gives the same
-numbers. Arguments are validated once here; a bad one raises a one-line ``ValueError``
-naming it.
+Every sampler takes an explicit ``torch.Generator``, draws with it on the generator's device and
+puts the prompts on the requested device (by default the generator's), so the same seed on the
+same device gives the same numbers. A generator on the CPU serves any device: its prompts are
+the CPU's numbers, copied over. Arguments are validated once here; a bad one raises a one-line
+``ValueError`` naming it.
 
 Each ``sample_*`` function is its ``*_sampler`` factory called once: the factory validates the
 arguments and prepares the constants on the device (a covariance's Cholesky factor, the support
-masks) and returns ``draw(batch_shape, generator)``, which only launches kernels: no host
-synchronisation, no host-to-device copy, so a trainer draws its prompts inside a captured CUDA
-graph (`numerics.trainer`).
+masks) and returns ``draw(batch_shape, generator)``, which, with a generator on its device, only
+launches kernels: no host synchronisation, no host-to-device copy, so a trainer draws its
+prompts inside a captured CUDA graph (`numerics.trainer`).
+
+Where numerics seeds a generator for a device (training data, validation and Monte Carlo
+prompts), it asks `seeded_generator`, which puts it on the CPU inside `draw_on_cpu()`: a run on
+CUDA then draws the CPU's random stream (Mersenne twister, not CUDA's Philox), the same prompts
+as a CPU run, and differs from it only by the arithmetic (``tests/validation/
+test_cuda_claims.py``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import numbers
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -47,6 +56,9 @@ __all__ = [
     "sparse_regression_sampler",
     "kms_covariance",
     "embed",
+    "draw_on_cpu",
+    "drawing_on_cpu",
+    "seeded_generator",
 ]
 
 
@@ -151,10 +163,10 @@ def _device(generator: object, device: object) -> torch.device:
     if not isinstance(generator, torch.Generator):
         raise ValueError(f"generator must be a torch.Generator, got {type(generator).__name__}")
     device = generator.device if device is None else torch.device(device)
-    if device.type != generator.device.type:
+    if device.type != generator.device.type and generator.device.type != "cpu":
         raise ValueError(
-            f"device must be on the generator's device type {generator.device.type!r}, "
-            f"got {str(device)!r}"
+            f"device must be on the generator's device type {generator.device.type!r} (or the "
+            f"generator on the CPU), got {str(device)!r}"
         )
     return device
 
@@ -193,7 +205,9 @@ def _correlate(Z: torch.Tensor, factor: torch.Tensor | None) -> torch.Tensor:
 def _gaussian(
     shape: tuple[int, ...], generator: torch.Generator, device: torch.device, dtype: torch.dtype
 ) -> torch.Tensor:
-    return torch.randn(shape, generator=generator, device=device, dtype=dtype)
+    """Standard normal numbers drawn on the generator's device, then on ``device`` (no copy
+    when they are the same)."""
+    return torch.randn(shape, generator=generator, device=generator.device, dtype=dtype).to(device)
 
 
 def _covariates(
@@ -209,6 +223,53 @@ def _covariates(
     X = _gaussian((*batch, L, d), generator, device, dtype)  # (..., L, d)
     x_query = _gaussian((*batch, d), generator, device, dtype)  # (..., d)
     return _correlate(X, factor), _correlate(x_query, factor)
+
+
+# ---------------------------------------------------------------------------------------------
+# where seeded generators live
+
+_DRAW_ON_CPU = contextvars.ContextVar("icl_verify_draw_on_cpu", default=False)
+
+
+@contextlib.contextmanager
+def draw_on_cpu() -> Iterator[None]:
+    """Within it, `seeded_generator` puts every generator on the CPU, whatever device it is asked
+    for: a run on CUDA draws its training data, validation and Monte Carlo prompts from the CPU's
+    stream, copies them to the device, and so sees the CPU run's prompts (the trainer then takes
+    its plain path: a CUDA graph cannot replay a draw on the host). On the CPU it changes no
+    number. A run's cache keys and checkpoint fingerprints carry it (`drawing_on_cpu`).
+
+    >>> with draw_on_cpu():
+    ...     seeded_generator(0, "meta").device.type, drawing_on_cpu()
+    ('cpu', True)
+    >>> drawing_on_cpu()
+    False
+    """
+    token = _DRAW_ON_CPU.set(True)
+    try:
+        yield
+    finally:
+        _DRAW_ON_CPU.reset(token)
+
+
+def drawing_on_cpu() -> bool:
+    """Whether this code runs inside `draw_on_cpu` (what a cache key or fingerprint records).
+
+    >>> drawing_on_cpu()
+    False
+    """
+    return _DRAW_ON_CPU.get()
+
+
+def seeded_generator(seed: int, device) -> torch.Generator:
+    """A ``torch.Generator`` seeded with ``seed`` on ``device``, or on the CPU inside
+    `draw_on_cpu`: where numerics makes the generator of a stream it draws for a device.
+
+    >>> seeded_generator(3, "cpu").initial_seed()
+    3
+    """
+    where = "cpu" if drawing_on_cpu() else device
+    return torch.Generator(device=where).manual_seed(int(seed))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -442,12 +503,14 @@ def sparse_regression_sampler(
         batch = _batch_shape(batch_shape)
         X = _gaussian((*batch, n + q, d), generator, device, dtype)  # (..., n+q, d)
         X = _correlate(X, factor)
-        permutation = torch.rand((*batch, d), generator=generator, device=device).argsort(dim=-1)
+        uniform = torch.rand((*batch, d), generator=generator, device=generator.device)
+        permutation = uniform.to(device).argsort(dim=-1)
         on_support = (permutation < s).to(dtype)  # (..., d): a uniform random s-subset
         if signal == "gaussian":
             values = _gaussian((*batch, d), generator, device, dtype)
         else:
-            coin = torch.randint(0, 2, (*batch, d), generator=generator, device=device)
+            coin = torch.randint(0, 2, (*batch, d), generator=generator, device=generator.device)
+            coin = coin.to(device)
             values = (2.0 * coin - 1.0).to(dtype) / math.sqrt(s)
         w_star = values * on_support  # (..., d)
         noise = _gaussian((*batch, n + q), generator, device, dtype) * sigma  # (..., n+q)

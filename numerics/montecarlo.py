@@ -30,7 +30,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 import torch
-from icl_verify.numerics.data import Prompts, sample_linear_regression
+from icl_verify.numerics.data import Prompts, sample_linear_regression, seeded_generator
 from icl_verify.numerics.estimators import kernel_head_averages
 from tqdm.auto import tqdm
 
@@ -195,7 +195,7 @@ def _check_int(name: str, value: object, minimum: int) -> int:
 def _block_generator(seed: int, block: int, device: torch.device) -> torch.Generator:
     """Generator of block ``block``: seeded from (seed, block) by numpy's SeedSequence hashing."""
     state = np.random.SeedSequence([seed, block]).generate_state(1, dtype=np.uint64)[0]
-    return torch.Generator(device=device).manual_seed(int(state))
+    return seeded_generator(int(state), device)
 
 
 def _chunks(

@@ -56,9 +56,11 @@ import numpy as np
 import torch
 from icl_verify.numerics.circuits import omega_mu
 from icl_verify.numerics.data import (
+    drawing_on_cpu,
     embed,
     linear_regression_sampler,
     multitask_regression_sampler,
+    seeded_generator,
     sparse_regression_sampler,
 )
 from icl_verify.numerics.decoder import Decoder, DecoderConfig, decoder_tokens
@@ -382,7 +384,8 @@ def _fingerprint(
     """What must match for a checkpoint to be resumed (everything but the length of the run).
 
     The model part is the config's dataclass repr, with a callable attention by `_callable_name`;
-    initial weights (a fine-tuning run) enter by a digest of their bytes.
+    initial weights (a fine-tuning run) enter by a digest of their bytes; a run inside
+    `numerics.data.draw_on_cpu` (another random stream on CUDA) says so at the end.
     """
     fields = dataclasses.fields(model_config)
     values = {f.name: getattr(model_config, f.name) for f in fields if f.repr}
@@ -397,6 +400,8 @@ def _fingerprint(
         for name in sorted(initial):
             digest.update(name.encode() + initial[name].detach().cpu().numpy().tobytes())
         fingerprint += f" from {digest.hexdigest()[:16]}"
+    if drawing_on_cpu():  # another random stream on CUDA; nothing added by default
+        fingerprint += " drawn on the CPU"
     return fingerprint
 
 
@@ -530,7 +535,8 @@ def train(
     On CUDA the step (sampling, forward, backward, fused Adam, the bookkeeping on the device)
     runs as plain launches for `GRAPH_WARMUP_STEPS` steps, is then captured once as a CUDA graph
     and replayed (``config.cuda_graph``); the host waits for the device only at the logged and
-    checkpointed steps.
+    checkpointed steps. Inside `numerics.data.draw_on_cpu` the generators live on the CPU, the
+    prompts are copied to the device, and the steps run as plain launches.
 
     >>> result = train(AttentionConfig(d=2, heads=2, ensemble=3), LinearRegressionTask(2, 8, 0.1),
     ...                TrainConfig(steps=20, batch=16, log_every=10, validation_batch=64),
@@ -563,6 +569,9 @@ def train(
             raise ValueError("callback must be None when workers > 1 (members train apart)")
         if initial is not None:
             raise ValueError("initial must be None when workers > 1 (fine-tune in one process)")
+        if drawing_on_cpu():
+            raise ValueError("workers must be 1 inside draw_on_cpu (a spawned process would not "
+                             "inherit it)")  # fmt: skip
         if min(config.workers, E) > 1:
             return _train_in_workers(
                 model_config, tasks, config, checkpoint_path, resume, progress, progress_position,
@@ -576,9 +585,9 @@ def train(
     optimizer = _optimizer(model, config, device)
     samplers = [t.sampler(device, dtype) for t in tasks]
     if config.data_streams == "member":
-        generators = [torch.Generator(device).manual_seed(_stream_seed(s, 1)) for s in seeds]
+        generators = [seeded_generator(_stream_seed(s, 1), device) for s in seeds]
     else:
-        generators = [torch.Generator(device).manual_seed(_stream_seed(config.seed, 2, E))]
+        generators = [seeded_generator(_stream_seed(config.seed, 2, E), device)]
 
     def draw(batch: int, gens: list[torch.Generator]) -> tuple[torch.Tensor, torch.Tensor]:
         if len(gens) == 1 and E > 1:  # shared stream: one call for all members
@@ -587,9 +596,7 @@ def train(
         pairs = [sample(batch, g) for sample, g in zip(samplers, gens, strict=True)]
         return torch.stack([p[0] for p in pairs]), torch.stack([p[1] for p in pairs])
 
-    validation_generators = [
-        torch.Generator(device).manual_seed(config.validation_seed) for _ in range(E)
-    ]
+    validation_generators = [seeded_generator(config.validation_seed, device) for _ in range(E)]
     Z_val, y_val = draw(config.validation_batch, validation_generators)  # (E, Bv, D, T), (E, Bv..)
 
     def member_losses(Z: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
@@ -694,7 +701,7 @@ def train(
     if device.type == "cuda":
         stream = torch.cuda.Stream(device)  # the whole loop runs here (capture needs a side stream)
         stream.wait_stream(torch.cuda.current_stream(device))
-        if config.cuda_graph:
+        if config.cuda_graph and not drawing_on_cpu():  # a graph cannot replay a host draw
             capture_after = start + GRAPH_WARMUP_STEPS
     graph = None
     bar = tqdm(

@@ -31,7 +31,7 @@ from typing import ClassVar
 
 import numpy as np
 import torch
-from icl_verify.numerics.data import sample_linear_regression
+from icl_verify.numerics.data import sample_linear_regression, seeded_generator
 from icl_verify.numerics.estimators import kernel_sum_weights
 from icl_verify.numerics.models import KernelSumModel
 from icl_verify.numerics.montecarlo import label_weights_risk
@@ -150,7 +150,7 @@ def train_true_loss(training: TrueLossTraining, device: str = "cpu") -> TrueLoss
     ]
     model = KernelSumModel(*start).to(device)  # omega, mu: (E, H)
     optimizer = torch.optim.SGD(model.parameters(), lr=training.lr, momentum=0.0)
-    generator = torch.Generator(device=device).manual_seed(training.seed)
+    generator = seeded_generator(training.seed, device)
     records = [(model.omega.detach().cpu().numpy().copy(), model.mu.detach().cpu().numpy().copy())]
     for step in range(1, training.steps + 1):
         prompts = sample_linear_regression(
@@ -196,7 +196,7 @@ def true_losses(
     mu = torch.as_tensor(np.asarray(mu, dtype=float), device=device)
     shape = omega.shape[:-1]
     omega, mu = omega.reshape(-1, 1, omega.shape[-1]), mu.reshape(-1, 1, mu.shape[-1])  # (P, 1, H)
-    generator = torch.Generator(device=device).manual_seed(seed)
+    generator = seeded_generator(seed, device)
     total = torch.zeros(omega.shape[0], dtype=torch.float64, device=device)
     square = torch.zeros_like(total)
     for start in range(0, n_prompts, LOSS_BLOCK):

@@ -10,6 +10,7 @@ user's overrides (`--set`, `--config`) into each claim's typed parameters.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import re
 import time
@@ -130,10 +131,14 @@ def measure_claim(
     drawn: `draw_claim_figures` draws them from the record, wherever it was computed).
 
     `preset` names the preset `params` started from (the record lists what was changed).
+    With ``runtime.draw_on_cpu`` the measurement runs inside `numerics.draw_on_cpu`.
     """
+    from icl_verify.numerics import draw_on_cpu
+
     start = time.perf_counter()
     prediction = claim.predict(params)
-    measurement = claim.measure(params, runtime)
+    with draw_on_cpu() if runtime.draw_on_cpu else contextlib.nullcontext():
+        measurement = claim.measure(params, runtime)
     results = evaluate(claim.checks(params), prediction, measurement)
     return ClaimRecord.build(
         claim,
@@ -240,6 +245,7 @@ class ClaimTask:
     deadline: float | None = None  # `time.time()` by which trainings stop (`Runtime.deadline`)
     point: int | None = None  # a sweep point's index in its grid (its figures under points/NNN)
     swept: Mapping[str, Any] = field(default_factory=dict)  # the point's swept values (JSON)
+    draw_on_cpu: bool = False  # random streams on the CPU whatever the device (`Runtime`)
 
 
 @dataclass(frozen=True)
@@ -262,8 +268,9 @@ def run_task(task: ClaimTask) -> ClaimRecord | Unfinished:
         return Unfinished(task.claim_id, "not started: the budget was spent")
     claim = select_claims([task.claim_id])[0]
     runtime = Runtime(
-        task.device, task.seed, ArtefactCache(task.cache_dir), task.show_progress, task.deadline
-    )
+        task.device, task.seed, ArtefactCache(task.cache_dir), task.show_progress, task.deadline,
+        task.draw_on_cpu,
+    )  # fmt: skip
     try:
         record = measure_claim(claim, task.params, runtime, task.preset)
     except TrainingStopped as stopped:
@@ -291,6 +298,7 @@ def run_claims(
     scheduler: str | None = None,
     cache: Path | None = None,
     budget: float | None = None,
+    draw_on_cpu: bool = False,
 ) -> RunRecord:
     """Run `claims` under `preset` into `<out>/<run_id>/`; finished claims of that run are skipped.
 
@@ -304,6 +312,8 @@ def run_claims(
     record with every claim of `claims` finished, except, with a `budget` (seconds), those that
     its deadline stopped (``record.unfinished``: trainings stop at a step boundary after their
     checkpoint; a claim not started by then is not started): the same run id continues them.
+    ``draw_on_cpu``: every claim draws the CPU's random streams whatever the device
+    (`numerics.draw_on_cpu`): a CUDA run then measures on the CPU run's prompts.
     """
     deadline = None if budget is None else time.time() + budget
     run_dir = Path(out) / run_id
@@ -333,6 +343,7 @@ def run_claims(
             Path(cache or Path(out) / "cache"),
             nested,
             deadline,
+            draw_on_cpu=draw_on_cpu,
         )
         for claim in todo
     ]

@@ -45,6 +45,10 @@ class Runtime:
         show_progress: whether nested progress bars are drawn.
         deadline: a `time.time()` by which trainings stop (checkpointed, resumable:
             `numerics.TrainingStopped`); None: no limit (`icl-verify run --budget`).
+        draw_on_cpu: the measurement runs inside `numerics.draw_on_cpu` (`validation.runner`
+            enters it): on CUDA it draws the CPU's random stream, the CPU run's prompts
+            (`tests/validation/test_cuda_claims.py`). Its cache keys then say so; by default
+            they are as they were.
     """
 
     device: str
@@ -52,6 +56,7 @@ class Runtime:
     cache: ArtefactCache
     show_progress: bool = False
     deadline: float | None = None
+    draw_on_cpu: bool = False
 
     def rng(self, stream: str = "") -> np.random.Generator:
         """A numpy Generator for this claim; distinct `stream` names give independent streams.
@@ -96,7 +101,7 @@ class Runtime:
         from icl_verify.numerics import ForeignCheckpointError
 
         inputs = tuple(self.trained(s) for s in getattr(spec, "inputs", tuple)())
-        key = {**dataclasses.asdict(spec), "device": self.device}
+        key = self.key({**dataclasses.asdict(spec), "device": self.device})
         folder = self.checkpoint_dir(spec.ARTEFACT, key)
 
         def make() -> dict:
@@ -116,13 +121,26 @@ class Runtime:
         """`compute()` once per (name, config); see `ArtefactCache.cached`.
 
         Put everything the result depends on into `config` (sizes, seed, device when
-        results depend on it): the key is the hash of the full configuration.
+        results depend on it): the key is the hash of the full configuration (`key`).
         """
-        return self.cache.cached(name, config, compute)
+        return self.cache.cached(name, self.key(config), compute)
 
     def checkpoint_dir(self, name: str, config: Mapping[str, Any]) -> Path:
         """A folder for a resumable computation (trainer checkpoints), keyed by its config."""
-        return self.cache.directory(name, config)
+        return self.cache.directory(name, self.key(config))
+
+    def key(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The cache configuration of `config` under this runtime: `config` itself, or with
+        ``draws: "cpu"`` added under `draw_on_cpu` (on CUDA another random stream).
+
+        >>> import tempfile
+        >>> cache = ArtefactCache(tempfile.mkdtemp())
+        >>> Runtime("cuda", 0, cache).key({"d": 5})
+        {'d': 5}
+        >>> Runtime("cuda", 0, cache, draw_on_cpu=True).key({"d": 5})
+        {'d': 5, 'draws': 'cpu'}
+        """
+        return {**config, "draws": "cpu"} if self.draw_on_cpu else config
 
     def progress(self, iterable: Iterable, description: str, total: int | None = None) -> Iterable:
         """`iterable` in a nested tqdm bar (below the runner's bar) when progress is shown."""

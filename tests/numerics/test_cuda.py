@@ -1,6 +1,7 @@
 """The trainer on a GPU (marker ``cuda``: skipped without one; ``pytest -m cuda`` runs them).
 
-- float64 on CUDA follows the CPU run step for step, to the rounding of summation order;
+- float64 on CUDA follows the CPU run step for step, to the rounding of summation order, also
+  with the trainer's own streams drawn on the CPU (`numerics.draw_on_cpu`);
 - the CUDA-graph step (captured once, replayed) gives the plain step's numbers for every task
   the claims train (linear, KMS, multi-task, activations, linear attention, the encoder), and a
   run stopped and resumed through a graph equals an uninterrupted one;
@@ -144,3 +145,34 @@ def test_cuda_n_names_a_card_wherever_cuda_does():
     assert next(trained.model.parameters()).device.index == last
     with pytest.raises(ValueError, match=r"the CUDA device index must be in \[0, "):
         train(model, task, dataclasses.replace(config, device=f"cuda:{last + 1}"))
+
+
+@pytest.mark.parametrize("streams", ["shared", "member"])
+def test_inside_draw_on_cpu_a_cuda_run_follows_the_cpu_run_to_the_rounding_of_summation_order(
+    streams,
+):
+    """`numerics.draw_on_cpu` on the trainer itself: its training and validation streams come
+    from the CPU, so a float64 CUDA run stays within the bound of the test above (same sizes,
+    same derivation), which prompts of CUDA's own stream miss by orders of magnitude; and the
+    run takes the plain path (a CUDA graph cannot replay a draw on the host)."""
+    from icl_verify.numerics import draw_on_cpu
+
+    steps, lr, B, L, D = 50, 1e-3, 256, 40, 6
+    model = AttentionConfig(d=5, heads=(1, 2, 4), ensemble=3)
+    config = TrainConfig(lr=lr, batch=B, steps=steps, dtype="float64", log_every=10,
+                         validation_batch=512, data_streams=streams)  # fmt: skip
+
+    def run(device: str):
+        with draw_on_cpu():
+            return train(model, LinearRegressionTask(5, L, 0.1),
+                         dataclasses.replace(config, device=device), progress=False)  # fmt: skip
+
+    cpu, gpu = run("cpu"), run("cuda")
+    assert not gpu.cuda_graph
+    gamma = B * (L + 1) * D**2 * U64
+    gpu_weights = dict(gpu.model.named_parameters())
+    for name, value in cpu.model.named_parameters():
+        difference = (gpu_weights[name].detach().cpu() - value.detach()).abs().max().item()
+        assert difference <= steps * 2 * gamma * lr, (name, difference)
+    loss_bound = 512 * (L + 1) * D * U64 + steps * 2 * gamma * lr
+    np.testing.assert_allclose(gpu.history.test_loss, cpu.history.test_loss, rtol=loss_bound)
