@@ -16,6 +16,11 @@ three back ends:
   ``retries=2`` and ``pure=False``, so a worker that dies mid-task costs only that
   task, which the scheduler runs again elsewhere.
 
+A task may wait for others (``after``, local back ends): the pool starts it only once its
+prerequisites are handed back, so a claim that reads a training waits for the task that makes
+it without holding a worker (`validation.runner.work_order`), and the trainings of a run go side
+by side on the other workers (on one GPU too: these small models are launch-bound).
+
 Every task runs on one torch thread in every back end (`numerics.single_thread`), so a
 task's numbers do not depend on where it ran: one worker or many give the same records,
 seed for seed. Tasks and results travel by pickle: `fn` must be a module-level function
@@ -32,8 +37,8 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Callable, Collection, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from pathlib import Path
@@ -89,21 +94,29 @@ def execute(
     workers: int | None = None,
     scheduler: str | None = None,
     timeout: float | None = None,
+    after: Sequence[Collection[int]] | None = None,
 ) -> Iterator[tuple[int, R]]:
     """``(i, fn(tasks[i]))`` for every task, as each finishes.
 
     `workers`: processes of the local pool (default `default_workers()`; 1 runs the
     tasks here, in order). `scheduler`: a Dask scheduler's address, used instead of
     the pool; `SchedulerError` when none answers within `timeout` seconds (default
-    `CONNECT_TIMEOUT`). An exception of a task is raised here; closing the iterator
-    early (an interrupt, a failed task) cancels the tasks not started.
+    `CONNECT_TIMEOUT`). `after`: for each task, the indices of the tasks that must be handed
+    back before it starts, each an earlier task (local back ends only: ValueError with a
+    scheduler). An exception of a task is raised here; closing the iterator early (an
+    interrupt, a failed task) cancels the tasks not started.
+
+    >>> sorted(execute(abs, [-2, 3, -4], workers=2, after=[(), (0,), (0, 1)]))
+    [(0, 2), (1, 3), (2, 4)]
     """
     if scheduler is not None:
+        if after is not None:
+            raise ValueError("after must be None with a scheduler (local workers only)")
         return _on_dask(fn, tasks, scheduler, CONNECT_TIMEOUT if timeout is None else timeout)
     workers = min(workers or default_workers(), len(tasks))
-    if workers <= 1:
+    if workers <= 1:  # in order: every prerequisite is an earlier task
         return ((i, _on_one_thread(fn, task)) for i, task in enumerate(tasks))
-    return _on_pool(fn, tasks, workers)
+    return _on_pool(fn, tasks, workers, [()] * len(tasks) if after is None else after)
 
 
 def finished_before(results: Iterator[tuple[int, R]], interrupt: BaseException):
@@ -142,7 +155,9 @@ def _on_one_thread(fn: Callable[[T], R], task: T, stop: Path | None = None) -> R
         return fn(task)
 
 
-def _on_pool(fn: Callable[[T], R], tasks: Sequence[T], workers: int) -> Iterator[tuple[int, R]]:
+def _on_pool(
+    fn: Callable[[T], R], tasks: Sequence[T], workers: int, after: Sequence[Collection[int]]
+) -> Iterator[tuple[int, R]]:
     todo = dict(enumerate(tasks))  # index -> task, until its result is handed back
     for _ in range(RETRIES + 1):
         pool = ProcessPoolExecutor(
@@ -152,25 +167,32 @@ def _on_pool(fn: Callable[[T], R], tasks: Sequence[T], workers: int) -> Iterator
         # a task that raises stops the pool: none starts after it (they find the file `stop`),
         # those running finish and are handed back, then the exception is raised
         stop = Path(tempfile.mkdtemp(prefix="icl-verify-pool-")) / "stop"
-        futures = {pool.submit(_on_one_thread, fn, task, stop): i for i, task in todo.items()}
+        futures: dict[Future, int] = {}
         failed: Exception | None = None  # the first task that raised
         try:
-            for future in as_completed(futures):
-                try:
-                    result = future.result()
-                except (BrokenProcessPool, _NotStarted):  # a worker died / the pool stops
-                    continue
-                except Exception as error:
-                    if failed is None:
-                        failed = error
-                        stop.touch()
-                        print(f"icl-verify: a task raised {type(error).__name__}: {error}; "
-                              "the tasks running finish and are kept first (Ctrl-C stops "
-                              "them), then it is raised", file=sys.stderr)  # fmt: skip
-                    continue
-                index = futures[future]
-                del todo[index]
-                yield index, result
+            done: dict[int, R] = {}  # results not handed back yet
+            pending = _submit_ready(pool, fn, todo, after, futures, stop, workers, done)
+            while pending:
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    try:
+                        done[futures[future]] = future.result()
+                    except (BrokenProcessPool, _NotStarted):  # a worker died / the pool stops
+                        continue
+                    except Exception as error:
+                        if failed is None:
+                            failed = error
+                            stop.touch()
+                            print(f"icl-verify: a task raised {type(error).__name__}: {error}; "
+                                  "the tasks running finish and are kept first (Ctrl-C stops "
+                                  "them), then it is raised", file=sys.stderr)  # fmt: skip
+                if failed is None:  # the free workers take new tasks before results go back
+                    room = workers - len(pending)
+                    pending |= _submit_ready(pool, fn, todo, after, futures, stop, room, done)
+                while done:
+                    index, result = done.popitem()
+                    del todo[index]
+                    yield index, result
         except KeyboardInterrupt:  # and Terminated: hand over what finished, stop the workers
             stop_workers(pool)
             for future, index in futures.items():
@@ -194,6 +216,37 @@ def _on_pool(fn: Callable[[T], R], tasks: Sequence[T], workers: int) -> Iterator
         "unfinished; out of memory?); what finished is stored: rerun with the same --run-id "
         "to resume"
     )
+
+
+def _submit_ready(
+    pool: ProcessPoolExecutor,
+    fn: Callable[[T], R],
+    todo: dict[int, T],
+    after: Sequence[Collection[int]],
+    futures: dict[Future, int],
+    stop: Path,
+    room: int,
+    done: Collection[int],
+) -> set[Future]:
+    """Submit to ``pool`` up to ``room`` tasks of ``todo``, the first by index of those not
+    submitted yet whose prerequisites are all finished (handed back, out of ``todo``, or in
+    ``done``), entered in ``futures``; the new futures. None to a broken pool (the next pool
+    takes them). At most a worker's worth at a time: a task that becomes ready later still
+    starts before those after it in the list, which a queue filled ahead of time would run
+    first."""
+    submitted = set(futures.values())
+    new = set()
+    for i, task in todo.items():
+        if len(new) == room:
+            break
+        if i not in submitted and all(j not in todo or j in done for j in after[i]):
+            try:
+                future = pool.submit(_on_one_thread, fn, task, stop)
+            except BrokenProcessPool:
+                break
+            futures[future] = i
+            new.add(future)
+    return new
 
 
 def connect(scheduler: str, timeout: float = CONNECT_TIMEOUT):

@@ -21,13 +21,16 @@ from typing import Any
 
 from icl_verify.validation.cache import ArtefactCache
 from icl_verify.validation.claim import Claim, evaluate
-from icl_verify.validation.executors import execute, finished_before, in_process
+from icl_verify.validation.executors import default_workers, execute, finished_before, in_process
 from icl_verify.validation.params import ParameterError, Params, check_fits
 from icl_verify.validation.records import RESULTS_FILE, ClaimRecord, RunRecord, load_run, now
 from icl_verify.validation.report import redraw_figures, write_report
 from icl_verify.validation.runtime import Runtime, derived_seed
 
 RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+# claim processes side by side on one GPU by default: these small models are launch-bound, and
+# 4 processes trained 4.1x one process's model-steps on an H200 (each holds a ~500 MB context)
+CUDA_WORKERS = 4
 FIGURE_DIR = "figures"
 
 
@@ -133,11 +136,9 @@ def measure_claim(
     `preset` names the preset `params` started from (the record lists what was changed).
     With ``runtime.draw_on_cpu`` the measurement runs inside `numerics.draw_on_cpu`.
     """
-    from icl_verify.numerics import draw_on_cpu
-
     start = time.perf_counter()
     prediction = claim.predict(params)
-    with draw_on_cpu() if runtime.draw_on_cpu else contextlib.nullcontext():
+    with _draws(runtime):
         measurement = claim.measure(params, runtime)
     results = evaluate(claim.checks(params), prediction, measurement)
     return ClaimRecord.build(
@@ -151,6 +152,14 @@ def measure_claim(
         runtime.device,
         claim.presets[preset],
     )
+
+
+def _draws(runtime: Runtime):
+    """The context of a measurement or training: `numerics.draw_on_cpu` with
+    ``runtime.draw_on_cpu``, else none."""
+    from icl_verify.numerics import draw_on_cpu
+
+    return draw_on_cpu() if runtime.draw_on_cpu else contextlib.nullcontext()
 
 
 def schedule(claims: Sequence[Claim], sizes: Mapping[str, Params]) -> list[Claim]:
@@ -175,6 +184,39 @@ def schedule(claims: Sequence[Claim], sizes: Mapping[str, Params]) -> list[Claim
     return starting + untrained + waiting
 
 
+def work_order(
+    claims: Sequence[Claim], sizes: Mapping[str, Params]
+) -> list[tuple[Claim | Any, tuple[int, ...]]]:
+    """A run's work on a local pool: each item (a claim, or a training of ``Claim.trains``) with
+    the indices of the items it waits for (`executors.execute`'s ``after``), in the order the
+    pool takes the ready ones. Before each claim, in `schedule`'s order, come the trainings it
+    reads that no earlier claim reads, each an item of its own after its own inputs (a pruning's
+    encoders); a claim waits for its trainings, so no claim holds a worker while another trains
+    what it reads, and the trainings of one claim (HE-ROBUST's twelve) go side by side.
+
+    >>> from icl_verify.validation.registry import select_claims
+    >>> claims = select_claims(["HE-OBS1", "HE-OBS2", "HE-5.1-LIN", "HE-P4.1"])
+    >>> [(getattr(item, "id", "training"), after)  # doctest: +NORMALIZE_WHITESPACE
+    ...  for item, after in work_order(claims, claim_parameters(claims, "smoke"))]
+    [('training', ()), ('HE-OBS1', (0,)), ('training', ()), ('HE-5.1-LIN', (2,)),
+     ('HE-P4.1', ()), ('HE-OBS2', (0,))]
+    """
+    order: list[tuple[Claim | Any, tuple[int, ...]]] = []
+    index: dict[Any, int] = {}  # training -> its item
+
+    def add(spec) -> int:
+        if spec not in index:
+            inputs = tuple(add(s) for s in getattr(spec, "inputs", tuple)())
+            index[spec] = len(order)
+            order.append((spec, inputs))
+        return index[spec]
+
+    for claim in schedule(claims, sizes):
+        trainings = claim.trains(sizes[claim.id]) if claim.trains else ()
+        order.append((claim, tuple(sorted({add(spec) for spec in trainings}))))
+    return order
+
+
 def draw_claim_figures(record: RunRecord, finished: ClaimRecord, run_dir: Path) -> None:
     """Draw `finished`'s figures into `run_dir` from its stored data, as `icl-verify report`
     redraws them (`report.redraw_figures`)."""
@@ -190,7 +232,7 @@ def draw_missing_figures(record: RunRecord, run_dir: Path) -> None:
 
 
 def store_as_finished(
-    results: Iterator[tuple[int, ClaimRecord | Unfinished]],
+    results: Iterator[tuple[int, ClaimRecord | Unfinished | None]],
     record: RunRecord,
     add: Callable[[RunRecord, ClaimRecord], RunRecord],
     run_dir: Path,
@@ -205,6 +247,8 @@ def store_as_finished(
 
     def store(finished: ClaimRecord | Unfinished, draw: bool = True) -> None:
         nonlocal record
+        if finished is None:  # a training made ahead of its claims (`TrainingTask`)
+            return
         if isinstance(finished, Unfinished):
             unfinished[finished.claim_id] = finished.why
             return
@@ -249,6 +293,18 @@ class ClaimTask:
 
 
 @dataclass(frozen=True)
+class TrainingTask:
+    """One training of a run (``Claim.trains``), made into the cache ahead of the claims that
+    read it, as a worker of a local pool gets it (`work_order`)."""
+
+    spec: Any  # the training (`validation.runtime.Runtime.trained`)
+    device: str
+    cache_dir: Path
+    deadline: float | None = None
+    draw_on_cpu: bool = False
+
+
+@dataclass(frozen=True)
 class Unfinished:
     """A claim of a run that its budget stopped: not started before the deadline, or its
     training stopped there (checkpointed: the same run id continues it)."""
@@ -257,13 +313,22 @@ class Unfinished:
     why: str
 
 
-def run_task(task: ClaimTask) -> ClaimRecord | Unfinished:
+def run_task(task: ClaimTask | TrainingTask) -> ClaimRecord | Unfinished | None:
     """The record of one claim at one setting (`measure_claim`), computed wherever this is
     called and drawing nothing; a sweep point's figure paths lie under ``points/NNN/`` and its
-    swept values are among its overrides. `Unfinished` when the run's deadline came first."""
+    swept values are among its overrides. `Unfinished` when the run's deadline came first.
+    A `TrainingTask`: its training made into the cache (None; at the deadline it stops
+    checkpointed, and the claims that read it find the budget spent)."""
     from icl_verify.numerics import TrainingStopped
     from icl_verify.validation.registry import select_claims
 
+    if isinstance(task, TrainingTask):
+        if task.deadline is None or time.time() < task.deadline:
+            cache = ArtefactCache(task.cache_dir)
+            runtime = Runtime(task.device, 0, cache, False, task.deadline, task.draw_on_cpu)
+            with _draws(runtime), contextlib.suppress(TrainingStopped):
+                runtime.trained(task.spec)
+        return None
     if task.deadline is not None and time.time() >= task.deadline:
         return Unfinished(task.claim_id, "not started: the budget was spent")
     claim = select_claims([task.claim_id])[0]
@@ -305,8 +370,11 @@ def run_claims(
     `parameters` maps claim ids to the parameters to use (`claim_parameters`; default:
     the preset's). A finished claim of a resumed run must have been run with the same
     parameters (`RunMismatchError` otherwise). The claims run through `executors.execute`
-    (`workers` local processes, default one per core, or the Dask `scheduler`), with the
-    artefact cache `cache` (default `<out>/cache`, as each worker sees its file system);
+    (`workers` local processes, default one per core and `CUDA_WORKERS` on a CUDA device, or
+    the Dask `scheduler`), with the artefact cache `cache` (default `<out>/cache`, as each
+    worker sees its file system); on a local pool of several workers the trainings the claims
+    read are tasks of their own, side by side, and a claim starts once those it reads are made
+    (`work_order`);
     this process writes every file: results.json after each finished claim (in finishing
     order), then the claims in the order of `claims`, and report.md. Returns the run's
     record with every claim of `claims` finished, except, with a `budget` (seconds), those that
@@ -332,22 +400,34 @@ def run_claims(
             )
     draw_missing_figures(record, run_dir)
     todo = [claim for claim in schedule(claims, sizes) if claim.id not in record.finished_ids()]
-    nested = show_progress and in_process(len(todo), workers, scheduler)
+    if workers is None and scheduler is None and device.startswith("cuda"):
+        workers = min(CUDA_WORKERS, default_workers())
+    # a local pool makes the trainings as tasks of their own, each claim after those it reads
+    # (`work_order`); in this process, or on a cluster (whose workers may not share the
+    # cache), each claim makes what it reads, in `schedule`'s order
+    work = work_order(todo, sizes)
+    if scheduler is not None or in_process(len(work), workers):
+        work = [(claim, ()) for claim in todo]
+    nested = show_progress and in_process(len(work), workers, scheduler)
+    cache_dir = Path(cache or Path(out) / "cache")
     tasks = [
         ClaimTask(
-            claim.id,
-            sizes[claim.id],
+            item.id,
+            sizes[item.id],
             preset,
-            derived_seed(seed, claim.id),
+            derived_seed(seed, item.id),
             device,
-            Path(cache or Path(out) / "cache"),
+            cache_dir,
             nested,
             deadline,
             draw_on_cpu=draw_on_cpu,
         )
-        for claim in todo
+        if isinstance(item, Claim)
+        else TrainingTask(item, device, cache_dir, deadline, draw_on_cpu)
+        for item, _ in work
     ]
-    results = execute(run_task, tasks, workers=workers, scheduler=scheduler)  # connects first
+    after = None if scheduler is not None else [waits for _, waits in work]
+    results = execute(run_task, tasks, workers=workers, scheduler=scheduler, after=after)
     record.save(run_dir)
     bar = progress_bar(len(claims), len(claims) - len(todo), "claims", "claim", show_progress)
     record, unfinished = store_as_finished(results, record, RunRecord.with_claim, run_dir, bar)

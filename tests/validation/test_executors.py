@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from icl_verify.validation import executors
+from icl_verify.validation import executors, runner
 from icl_verify.validation import sweep as sweep_module
 from icl_verify.validation.cli import main
 from icl_verify.validation.records import load_run
@@ -102,7 +102,6 @@ def test_workers_that_keep_dying_end_in_one_error_after_the_retries():
         list(executors.execute(_always_dies, [1, 2], workers=2))
 
 
-
 def _waits(task: tuple[str, int, float]) -> int:
     """Its index after ``seconds`` (or sooner, once the folder has a file "stop"); the pid of
     the process that ran it in the folder's file "pid-INDEX", and a file "done-INDEX" last."""
@@ -140,6 +139,7 @@ def test_an_interrupted_pool_hands_over_what_finished_and_stops_its_workers(tmp_
     assert handed == [other] and seconds < 10  # the unclaimed task, not waiting for task 2
     with pytest.raises(ProcessLookupError):  # its worker was stopped, not left to finish
         os.kill(int((tmp_path / "pid-2").read_text()), 0)
+
 
 def _raises_while_task_1_runs(task: tuple[str, int]) -> int:
     """Task 0 raises as soon as task 1 has started (its file "pid-1"), so task 1 is surely
@@ -284,3 +284,52 @@ def test_an_interrupted_dask_run_hands_over_what_finished_and_cancels_the_rest(c
         cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
         (tmp_path / "stop").write_text("")  # a cancelled task's thread runs to its end
     assert handed == [other] and seconds < 10  # the unclaimed task, not waiting for task 2
+
+
+def _logged(task: tuple[str, int, float]) -> int:
+    """Its index after ``seconds``; "start INDEX" and "end INDEX" appended to the log file."""
+    log, index, seconds = task
+    with open(log, "a") as file:
+        file.write(f"start {index}\n")
+    time.sleep(seconds)
+    with open(log, "a") as file:
+        file.write(f"end {index}\n")
+    return index
+
+
+def test_a_task_waits_for_its_prerequisites_then_goes_before_later_tasks(tmp_path):
+    # task 1 waits for task 0; task 3 is ready from the start, but after task 1 in the list:
+    # the pool holds at most a worker's worth of tasks, so task 1 takes the first free worker
+    # (a queue filled at the start would run task 3 first: "start 3" before "start 1")
+    log = str(tmp_path / "log")
+    tasks = [(log, 0, 1.0), (log, 1, 0.1), (log, 2, 2.0), (log, 3, 0.1)]
+    after = [(), (0,), (), ()]
+    results = sorted(executors.execute(_logged, tasks, workers=2, after=after))
+    assert results == [(0, 0), (1, 1), (2, 2), (3, 3)]
+    lines = Path(log).read_text().splitlines()
+    assert lines.index("end 0") < lines.index("start 1") < lines.index("start 3")
+    assert lines.index("start 2") < lines.index("end 0")  # side by side with task 0
+
+
+TRAINED = ["HE-OBS1", "HE-OBS2", "HE-5.1-LIN", "HE-5.3-KMS"]  # two read one training
+
+
+def test_two_workers_make_the_trainings_once_ahead_of_their_readers(tmp_path):
+    claims = select_claims(TRAINED)
+    work = runner.work_order(claims, runner.claim_parameters(claims, "smoke"))
+    trainings = [item for item, _ in work if item not in claims]
+    waits = {item.id: after for item, after in work if item in claims}
+    assert len(trainings) == 3 and waits["HE-OBS1"] == waits["HE-OBS2"]  # one shared
+    for workers in ("1", "2"):
+        argv = ["run", *TRAINED, "--preset", "smoke", "--device", "cpu"]
+        assert _run(argv, tmp_path / workers, "t", "--workers", workers) in (0, 1)
+        made = list((tmp_path / workers / "cache").glob("*/result.npz"))
+        assert len(made) == 3  # each training once, in one entry
+    assert _comparable(tmp_path / "1" / "t") == _comparable(tmp_path / "2" / "t")
+
+
+def test_a_claim_that_trains_several_models_has_them_made_side_by_side():
+    # HE-ROBUST reads twelve trainings: twelve tasks before it, each waiting for none
+    claims = select_claims(["HE-ROBUST"])
+    work = runner.work_order(claims, runner.claim_parameters(claims, "paper"))
+    assert [after for _, after in work] == [()] * 12 + [tuple(range(12))]

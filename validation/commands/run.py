@@ -4,8 +4,11 @@ The preset sizes every claim; `--set KEY=VALUE` (repeatable) and `--config FILE.
 (one table per claim id, e.g. ``["HE-P4.1"]`` then ``d = 10``) change any parameter
 (`icl-verify show ID` lists them with their allowed values). `--set` applies to every
 claim run that has the key, and wins over the file. The claims run on every core
-(`--workers N`, default one process per core) or on a Dask cluster (`--scheduler
-tcp://HOST:PORT`), with the same records either way (`validation.executors`).
+(`--workers N`, default one process per core; four side by side on a CUDA device, which these
+small launch-bound models share) or on a Dask cluster (`--scheduler tcp://HOST:PORT`), with
+the same records either way (`validation.executors`). On a local pool the trainings the
+claims read are tasks of their own, side by side, and a claim starts once its trainings are
+made (`validation.runner.work_order`): no training is made twice, none waits behind a claim.
 
 `--budget SECONDS` bounds the run's wall time: at the deadline every training writes its
 checkpoint and stops, claims not yet started are not started, and the run exits 3 listing
@@ -39,6 +42,7 @@ from icl_verify.validation.records import DamagedRunError, RunRecord, load_run
 from icl_verify.validation.registry import all_claims, select_claims
 from icl_verify.validation.report import REPORT_FILE
 from icl_verify.validation.runner import (
+    CUDA_WORKERS,
     RUN_ID_PATTERN,
     RunMismatchError,
     claim_parameters,
@@ -109,20 +113,22 @@ def register(subparsers) -> None:
         help="stop the run after this many seconds of wall time: trainings checkpoint and stop, "
         "claims not started are left; the same --run-id continues (exit 3 when unfinished)",
     )
-    add_executor_options(parser, "claims")
+    add_executor_options(parser, "claims", cuda_workers=CUDA_WORKERS)
     parser.set_defaults(func=run)
 
 
-def add_executor_options(parser, what: str) -> None:
+def add_executor_options(parser, what: str, cuda_workers: int | None = None) -> None:
     """--workers N | --scheduler ADDRESS (one or the other) and --cache DIR: where the
-    independent `what` (claims, points) run (`validation.executors`)."""
+    independent `what` (claims, points) run (`validation.executors`); ``cuda_workers``: the
+    default on a CUDA device, when it is not one per core."""
     where = parser.add_mutually_exclusive_group()
+    on_cuda = f", {cuda_workers} on a CUDA device" if cuda_workers else ""
     where.add_argument(
         "--workers",
         default=None,
         metavar="N",
-        help=f"local processes running the {what} (default: one per core; 1 runs them here, "
-        "one after another); the results are the same for any N",
+        help=f"local processes running the {what} (default: one per core{on_cuda}; 1 runs "
+        "them here, one after another); the results are the same for any N",
     )
     where.add_argument(
         "--scheduler",
