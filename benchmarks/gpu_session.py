@@ -8,11 +8,12 @@ A lent GPU comes for minutes at a time; this is the one command to give it (the 
    step against the plain one, the trained claims' verdicts at smoke size on both devices);
 2. ``benchmark``: `benchmarks/gpu_throughput.py` (with ``--authors DIR``, the authors' step);
 3. ``he2025``, ``chen2024``: ``icl-verify run --preset PRESET --device DEVICE --budget
-   SECONDS`` of each paper's trained claims, one training at a time with the claims that read
-   it right after it (so a budget that ends mid-way leaves whole claims finished, not every
-   training half-done), into the run ``paper-<paper>`` under ``STATE/runs`` with the cache
-   ``STATE/cache``. A stage whose first training would not finish in the time left (from the
-   benchmark's step time) is not started.
+   SECONDS`` of each paper's trained claims into the run ``paper-<paper>`` under
+   ``STATE/runs`` with the cache ``STATE/cache`` (`stage_groups`): He et al.'s on a card as one
+   run, its trainings side by side in 4 processes; Chen et al.'s one training group at a time
+   with the claims that read it right after it (so a budget that ends mid-way leaves whole
+   claims finished, not every training half-done); a Chen group whose trainings would not
+   finish in the time left (from the benchmark's step time) is not started.
 
 A stage that finished is recorded in ``STATE/session.json`` and skipped when the command runs
 again with the same ``--state``; an unfinished run continues from its checkpoints (the run
@@ -199,11 +200,30 @@ def run_id(paper: str, preset: str, sets: dict[str, str]) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", f"{preset}-{paper}{changed}")
 
 
+def stage_groups(paper: str, preset: str, device: str) -> tuple[list[list[str]], int]:
+    """The claim groups a stage runs one after another, and the workers of each: He et al.'s
+    trained claims as one run on a card (its trainings side by side in `CUDA_WORKERS` processes,
+    each claim starting once the trainings it reads are made: `validation.runner.work_order`);
+    Chen et al.'s, and any stage on the CPU, one training group at a time (`claim_groups`),
+    so a budget that ends mid-way leaves whole claims finished.
+
+    >>> stage_groups("he2025", "smoke", "cuda")[1], stage_groups("he2025", "smoke", "cpu")[1]
+    (4, 1)
+    """
+    from icl_verify.validation.runner import CUDA_WORKERS
+
+    groups = claim_groups(paper, preset)
+    if paper == "he2025" and device.startswith("cuda"):
+        return [[claim for group in groups for claim in group]], CUDA_WORKERS
+    return groups, 1
+
+
 def claims_stage(session: Session, paper: str, preset: str, device: str,
                  sets: dict[str, str]) -> None:  # fmt: skip
     run = run_id(paper, preset, sets)  # also the stage's name in session.json
     finished = True
-    for group in claim_groups(paper, preset):
+    groups, workers = stage_groups(paper, preset, device)
+    for group in groups:
         left = session.left() - session.reserve
         if paper == "chen2024" and preset == "paper":  # a paper encoder's state stays here
             need = _encoder_seconds(session, group, preset, device, sets)
@@ -216,7 +236,7 @@ def claims_stage(session: Session, paper: str, preset: str, device: str,
             finished = False
             break
         argv = [sys.executable, "-m", "icl_verify.validation.cli", "run", *group, "--preset",
-                preset, "--device", device, "--workers", "1", "--budget", f"{left:.0f}",
+                preset, "--device", device, "--workers", str(workers), "--budget", f"{left:.0f}",
                 "--run-id", run, "--out", str(session.state / "runs"), "--cache",
                 str(session.state / "cache"), "--no-progress",
                 *(x for k, v in sets.items() for x in ("--set", f"{k}={v}"))]  # fmt: skip

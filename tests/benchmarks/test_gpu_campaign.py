@@ -49,6 +49,12 @@ def _kms_training():
 
 def test_the_doctests():
     assert doctest.testmod(campaign).failed == 0
+    path = ROOT / "benchmarks" / "gpu_session.py"
+    session_spec = importlib.util.spec_from_file_location("gpu_session", path)
+    session = importlib.util.module_from_spec(session_spec)
+    sys.modules["gpu_session"] = session
+    session_spec.loader.exec_module(session)
+    assert doctest.testmod(session, optionflags=doctest.NORMALIZE_WHITESPACE).failed == 0
 
 
 def test_a_checkpointed_training_is_left_with_its_steps_and_a_finished_one_is_not(tmp_path):
