@@ -73,6 +73,7 @@ class CheckRecord:
     @classmethod
     def from_result(cls, result: CheckResult) -> CheckRecord:
         statistic = getattr(result.check.rule, "statistic", None)
+        changes_at = getattr(result.check.rule, "changes_at", None)  # a plug-in's rule may lack it
         return cls(
             quantity=result.check.quantity,
             label=result.check.title,
@@ -85,7 +86,7 @@ class CheckRecord:
             verdict=result.judgement.verdict,
             score=result.judgement.score,
             statistic=statistic(result.predicted, result.measured) if statistic else "",
-            changes_at=result.check.rule.changes_at(result.predicted, result.measured),
+            changes_at=changes_at(result.predicted, result.measured) if changes_at else "",
         )
 
 

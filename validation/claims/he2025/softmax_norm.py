@@ -276,6 +276,26 @@ class RegimeRule:
                 scores.append((needed + error[k]) / max(discrepancy[k], 1e-300))
         return Judgement(worst_verdict(verdicts), float(max(scores)))
 
+    def changes_at(self, predicted, measured: Estimate) -> str:
+        """Where the verdict would turn: the multiple of the derived allowance at the points
+        where the expansion holds, and the failure_rtol at the points where it fails (the
+        largest that still calls every departure beyond it).
+
+        >>> RegimeRule("demo", status=("holds", "fails"), allowance=(0.01, 0.0),
+        ...            failure_rtol=0.1).changes_at([1.0, 10.0], Estimate([1.005, 5.0], 0.001))
+        '0.1 × the allowance where it holds; failure_rtol = 0.5 (rule: 0.1)'
+        """
+        predicted = np.asarray(predicted, dtype=float)
+        error = np.broadcast_to(self.max_z * np.asarray(measured.error), predicted.shape)
+        excess = np.abs(np.asarray(measured.value) - predicted) - error
+        holds = [max(excess[k], 0.0) / self.allowance[k] for k, s in enumerate(self.status)
+                 if s == "holds" and self.allowance[k] > 0]  # fmt: skip
+        fails = [max(excess[k], 0.0) / abs(predicted[k]) for k, s in enumerate(self.status)
+                 if s == "fails" and predicted[k] != 0]  # fmt: skip
+        parts = ([f"{max(holds):.3g} × the allowance where it holds"] if holds else []) + (
+            [f"failure_rtol = {min(fails):.3g} (rule: {self.failure_rtol:g})"] if fails else [])
+        return "; ".join(parts)
+
 
 def checks_softmax_norm(params: SoftmaxNormParams) -> tuple[Check, ...]:
     checks = []
