@@ -177,6 +177,18 @@ def _critical(discrepancy, uncertainty, per_unit) -> float:
     return float(np.max(np.where(np.isnan(needed), np.inf, needed), initial=0.0))
 
 
+def _turn(name: str, value: float, rule: float) -> str:
+    """`changes_at`'s text: the rule's parameter ``name`` at which the verdict would turn, or
+    that no value >= 0 makes it disagree (the measurement is within its error bar).
+
+    >>> _turn("atol", 0.02, 0.05), _turn("atol", 0.0, 0.05)
+    ('atol = 0.02 (rule: 0.05)', 'at no atol >= 0 (within its error bar)')
+    """
+    if value == 0:
+        return f"at no {name} >= 0 (within its error bar)"
+    return f"{name} = {value:.3g} (rule: {rule:.3g})"
+
+
 def _positive(name: str, value: float, allow_zero: bool = False) -> float:
     value = float(value)
     if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
@@ -237,7 +249,7 @@ class ZScore:
         """
         z = _critical(np.abs(measured.value - np.asarray(predicted, dtype=float)), 0.0,
                       np.asarray(measured.error))  # fmt: skip
-        return f"max_z = {z:.3g} (rule: {self.max_z:g})"
+        return _turn("max_z", z, self.max_z)
 
 
 @dataclass(frozen=True)
@@ -290,10 +302,10 @@ class Tolerance:
         factor = _critical(np.abs(measured.value - predicted), np.asarray(measured.error),
                            self.rtol * np.abs(predicted) + self.atol)  # fmt: skip
         if not self.rtol:
-            return f"atol = {factor * self.atol:.3g} (rule: {self.atol:g})"
+            return _turn("atol", factor * self.atol, self.atol)
         if not self.atol:
-            return f"rtol = {factor * self.rtol:.3g} (rule: {self.rtol:g})"
-        return f"{factor:.3g} × the tolerance"
+            return _turn("rtol", factor * self.rtol, self.rtol)
+        return _turn("multiple of the tolerance", factor, 1.0)
 
 
 @dataclass(frozen=True)
@@ -335,7 +347,7 @@ class LogLogSlope:
         """
         discrepancy = np.abs(measured.value - np.asarray(predicted, dtype=float))
         atol = _critical(discrepancy, self.max_z * np.asarray(measured.error), 1.0)
-        return f"atol = {atol:.3g} (rule: {self.atol:g})"
+        return _turn("atol", atol, self.atol)
 
 
 def _one_sided(excess, margin, uncertainty) -> Judgement:
@@ -426,7 +438,7 @@ class Inequality:
             np.asarray(measured.value, dtype=float) - np.asarray(predicted, dtype=float)
         )
         margin = _critical(excess, self.max_z * np.asarray(measured.error), 1.0)
-        return f"margin = {margin:.3g} (rule: {self.margin:g})"
+        return _turn("margin", margin, self.margin)
 
 
 @dataclass(frozen=True)
@@ -511,7 +523,7 @@ class BoundTrend:
         """The margin of the trend at which the verdict would turn to disagrees."""
         slope = self.trend(predicted, measured)
         margin = _critical(_side(self.side) * slope.value, self.max_z * slope.error, 1.0)
-        return f"margin = {margin:.3g} (rule: {self.margin:g})"
+        return _turn("margin", margin, self.margin)
 
 
 Rule = ZScore | Tolerance | LogLogSlope | Inequality | BoundTrend

@@ -237,20 +237,24 @@ def redraw_figures(record: RunRecord, run_dir: Path) -> list[str]:
 
 def retabulate(record: RunRecord) -> RunRecord:
     """The record with each claim's tables re-rendered from its stored numbers by the claim's
-    `Claim.table` as it is now, as figures are redrawn: a run recorded by an older version
-    reports the tables its claims give today. Each stored record (a sweep: each point) from
-    its own numbers; claims no longer registered, or without a table, keep what was stored."""
-    tables = {
-        position: (claim.table(params, stored.restored_prediction(),
-                               stored.restored_measurement()),)  # fmt: skip
-        for position, claim, stored, params in _restored(record)
-        if claim.table is not None
-    }
-    return replace(
-        record,
-        claims=tuple(replace(c, tables=tables.get(i, c.tables))
-                     for i, c in enumerate(record.claims)),  # fmt: skip
-    )
+    `Claim.table` as it is now, and each check's ``changes_at`` (where its verdict would turn)
+    recomputed by the claim's rule of the same label, as figures are redrawn: a run recorded
+    by an older version reports what its claims give today. Each stored record (a sweep: each
+    point) from its own numbers; claims no longer registered, without a table, or checks whose
+    rule is gone, keep what was stored."""
+    claims = list(record.claims)
+    for position, claim, stored, params in _restored(record):
+        prediction, measurement = stored.restored_prediction(), stored.restored_measurement()
+        rules = {check.title: check.rule for check in claim.checks(params)}
+        checks = tuple(
+            replace(check, changes_at=rules[check.label].changes_at(
+                prediction.values[check.quantity], measurement.values[check.quantity]))
+            if hasattr(rules.get(check.label), "changes_at") else check
+            for check in stored.checks
+        )  # fmt: skip
+        tables = (claim.table(params, prediction, measurement),) if claim.table else stored.tables
+        claims[position] = replace(stored, tables=tables, checks=checks)
+    return replace(record, claims=tuple(claims))
 
 
 # -- sweeps: the table of points and the validity map ------------------------------------------

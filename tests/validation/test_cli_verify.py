@@ -115,6 +115,24 @@ def test_report_renders_the_tables_the_claims_give_now_from_the_stored_numbers(
         f"| {stored.params['L']}", f"| {2 * stored.params['L']}"]
 
 
+def test_report_recomputes_where_each_verdict_turns_from_the_stored_numbers(smoke_run, tmp_path):
+    # a run recorded before checks said where their verdict turns gets it from today's rules
+    import shutil
+
+    run_dir = tmp_path / "older"
+    shutil.copytree(smoke_run[1], run_dir)
+    record = load_run(run_dir)
+    blank = replace(record, claims=tuple(
+        replace(c, checks=tuple(replace(k, changes_at="") for k in c.checks))
+        for c in record.claims))  # fmt: skip
+    blank.save(run_dir)
+    assert main(["report", str(run_dir), "--no-figures"]) == 0
+    again = load_run(run_dir)
+    assert [[k.changes_at for k in c.checks] for c in again.claims] == [
+        [k.changes_at for k in c.checks] for c in record.claims]
+    assert all(k.changes_at for c in again.claims for k in c.checks)
+
+
 def test_rerunning_a_run_id_skips_finished_claims(smoke_run, monkeypatch, capsys):
     status, run_dir = smoke_run
     before = {c.id: c.seconds for c in load_run(run_dir).claims}

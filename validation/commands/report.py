@@ -1,4 +1,5 @@
 """`icl-verify report RESULTS_DIR`: re-render report.md, its tables and figures from results.json.
+Each check's ``changes_at`` (where its verdict would turn) is recomputed by today's rule too.
 
 The tables (`Claim.table`) are re-rendered from the stored numbers by the claims as they are
 now and written back into results.json, so a run recorded by an older version reports (and
@@ -45,7 +46,7 @@ def report(args) -> int:
         tabulated = retabulate(record)
     except ParameterError as error:  # a record whose parameters its claim no longer allows
         raise CommandLineError(f"RESULTS_DIR: stored parameters: {error}") from None
-    if [c.tables for c in tabulated.claims] != [c.tables for c in record.claims]:
+    if tabulated.claims != record.claims:
         tabulated.save(args.results_dir)
     print(write_report(tabulated, args.results_dir))
     return 0

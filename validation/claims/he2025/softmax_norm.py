@@ -293,7 +293,7 @@ class RegimeRule:
         fails = [max(excess[k], 0.0) / abs(predicted[k]) for k, s in enumerate(self.status)
                  if s == "fails" and predicted[k] != 0]  # fmt: skip
         parts = ([f"{max(holds):.3g} × the allowance where it holds"] if holds else []) + (
-            [f"failure_rtol = {min(fails):.3g} (rule: {self.failure_rtol:g})"] if fails else [])
+            [f"failure_rtol = {min(fails):.3g} (rule: {self.failure_rtol:.3g})"] if fails else [])
         return "; ".join(parts)
 
 
