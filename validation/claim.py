@@ -182,10 +182,10 @@ def _turn(name: str, value: float, rule: float) -> str:
     that no value >= 0 makes it disagree (the measurement is within its error bar).
 
     >>> _turn("atol", 0.02, 0.05), _turn("atol", 0.0, 0.05)
-    ('atol = 0.02 (rule: 0.05)', 'at no atol >= 0 (within its error bar)')
+    ('atol = 0.02 (rule: 0.05)', 'no atol >= 0 (within its error bar)')
     """
     if value == 0:
-        return f"at no {name} >= 0 (within its error bar)"
+        return f"no {name} >= 0 (within its error bar)"
     return f"{name} = {value:.3g} (rule: {rule:.3g})"
 
 

@@ -169,7 +169,7 @@ def test_the_tolerance_a_check_reports_is_where_its_verdict_turns(measured):
     """`changes_at` names the rule's own tolerance at which agrees/inconclusive turns into
     disagrees: a rule with that tolerance 1% larger does not disagree, 1% smaller does."""
     def turning(text: str) -> float:
-        return 0.0 if text.startswith("at no") else float(text.split("=")[1].split("(")[0])
+        return 0.0 if text.startswith("no ") else float(text.split("=")[1].split("(")[0])
 
     cases = [
         (lambda x: Tolerance("chosen", atol=x), Tolerance("chosen", atol=0.05)),
