@@ -160,8 +160,11 @@ def _verdict_section(entry: dict, verdicts: Verdicts) -> list[str]:
                      f"{_cell(c.get('changes_at', ''))} |")  # fmt: skip
     across = entry.get("stability")
     if across:
+        sets = ", ".join(str(k) for k in range(len(across["verdicts"])))
         lines += ["", f"**Across seed sets:** {_md(across['text'])}; verdicts "
-                  f"{', '.join(across['verdicts'])} (sets 0, 1, ...: `icl-verify stability`)."]
+                  f"{', '.join(across['verdicts'])} (sets {sets}: `icl-verify stability`)."]
+        if across["moved"]:
+            lines += ["", "Checks whose verdict differs between the sets:", ""]
         lines += [f"- {_md(c['label'])}: " + "; ".join(
                   f"set {k}: {_md(m)} ({v})" for k, (v, m) in
                   enumerate(zip(c["verdicts"], c["measured"], strict=True)))
