@@ -70,11 +70,19 @@ def unpack(parts: Path, into: Path) -> Path:
     return Path(into)
 
 
+FINISHED = 2**62  # `checkpoint_step` of a finished entry: beyond any training's steps
+
+
+def finished(entry: Path) -> bool:
+    """Whether the cache entry holds its result (``result.npz`` or ``result.json``)."""
+    return (entry / "result.npz").exists() or (entry / "result.json").exists()
+
+
 def checkpoint_step(entry: Path) -> int:
     """How far the training of a cache entry is: -1 without a checkpoint, else its step
-    (a finished entry, with ``result.npz``/``result.json``, counts as the largest step)."""
-    if (entry / "result.npz").exists() or (entry / "result.json").exists():
-        return 2**62
+    (a finished entry counts as `FINISHED`)."""
+    if finished(entry):
+        return FINISHED
     checkpoints = sorted(entry.glob("checkpoint*.pt"))
     if not checkpoints:
         return -1
@@ -128,17 +136,29 @@ def merge(source: Path, into: Path = STATE_DIR) -> dict[str, list[str]]:
 def pack_parts(state: Path, into: Path) -> list[Path]:
     """``state`` (cache, runs, session.json; never logs or finished trainings' checkpoints) as
     ``state-NN.tar.gz`` parts of at most `PART_BYTES` under ``into``, replacing its parts."""
+    members = []
+    for path in sorted(state.rglob("*")):
+        name = str(path.relative_to(state))
+        if not path.is_file() or name.split("/")[0] not in ("cache", "runs", "session.json"):
+            continue
+        if path.name.startswith("checkpoint") and finished(path.parent):
+            continue
+        members.append((path, name))
+    return write_parts(tar_bytes(members), into)
+
+
+def tar_bytes(members: list[tuple[Path, str]]) -> bytes:
+    """A gzipped tar of ``members`` (a file's path, its name in the archive)."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=6) as archive:
-        for path in sorted(state.rglob("*")):
-            name = str(path.relative_to(state))
-            top = name.split("/")[0]
-            if not path.is_file() or top not in ("cache", "runs", "session.json"):
-                continue
-            if path.name.startswith("checkpoint") and checkpoint_step(path.parent) == 2**62:
-                continue
+        for path, name in members:
             archive.add(path, arcname=name)
-    data = buffer.getvalue()
+    return buffer.getvalue()
+
+
+def write_parts(data: bytes, into: Path) -> list[Path]:
+    """``data`` as ``state-NN.tar.gz`` parts of at most `PART_BYTES` under ``into``, replacing
+    its parts: written beside them first, so a kill leaves whole parts of one archive."""
     into.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=into, prefix=".parts-"))
     written = []
@@ -247,7 +267,7 @@ def trainings_left(state: Path, benchmark: dict, preset: str = "paper",
                                                     claims=(*rows[key].claims, claim.id))
                     continue
                 done = checkpoint_step(Path(state) / "cache" / key)
-                if done == 2**62:
+                if done == FINISHED:
                     continue
                 per_step, basis = step_seconds(spec, benchmark)
                 done = max(done, 0)

@@ -45,14 +45,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import io
 import json
 import math
 import os
 import re
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -260,14 +258,6 @@ def claims_stage(session: Session, paper: str, preset: str, device: str,
     session.mark(run, status="finished" if finished else "unfinished", run_id=run)
 
 
-def _tar(members: list[tuple[Path, str]]) -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=6) as archive:
-        for path, name in members:
-            archive.add(path, arcname=name)
-    return buffer.getvalue()
-
-
 def pack(session: Session) -> None:
     """OUT: session.json, the benchmark, the log, reports.tar.gz, state-NN.tar.gz."""
     state, out = session.state, session.out
@@ -279,18 +269,18 @@ def pack(session: Session) -> None:
         for path in sorted(run.rglob("*")):
             if path.is_file():
                 reports.append((path, str(path.relative_to(state / "runs"))))
-    (out / "reports.tar.gz").write_bytes(_tar(reports))
+    (out / "reports.tar.gz").write_bytes(gpu_campaign.tar_bytes(reports))
     # the state: what a next session needs; finished trainings' checkpoints are not needed
     cache = state / "cache"
     entries = sorted(p for p in cache.iterdir() if p.is_dir()) if cache.exists() else []
     first, later = [], []
     for entry in entries:
-        finished = (entry / "result.npz").exists() or (entry / "result.json").exists()
+        done = gpu_campaign.finished(entry)
         for path in sorted(entry.rglob("*")):
             if not path.is_file():
                 continue
             name = str(path.relative_to(state))
-            if path.name.startswith("checkpoint") and finished:
+            if path.name.startswith("checkpoint") and done:
                 continue
             (later if path.name.startswith("checkpoint") else first).append((path, name))
     for path in sorted(state.glob("*")):
@@ -301,17 +291,13 @@ def pack(session: Session) -> None:
             first.append((path, str(path.relative_to(state))))
     kept, left_out = list(first), []
     for member in sorted(later, key=lambda m: m[0].stat().st_size):  # small checkpoints first
-        if len(_tar(kept + [member])) <= PART_BYTES * MAX_PARTS:
+        if len(gpu_campaign.tar_bytes(kept + [member])) <= PART_BYTES * MAX_PARTS:
             kept.append(member)
         else:
             left_out.append(member[1])
-    data = _tar(kept)
-    for old in out.glob("state-*.tar.gz"):
-        old.unlink()
-    for i in range(0, len(data), PART_BYTES):
-        (out / f"state-{i // PART_BYTES:02d}.tar.gz").write_bytes(data[i : i + PART_BYTES])
+    data = gpu_campaign.tar_bytes(kept)
+    parts = len(gpu_campaign.write_parts(data, out))
     session.mark("pack", state_bytes=len(data), left_out=left_out)
-    parts = -(-len(data) // PART_BYTES)
     session.say(f"packed: state {len(data) / 2**20:.1f} MiB in {parts} parts; "
                 f"left out: {left_out or 'nothing'}")  # fmt: skip
     (out / "log.txt").write_bytes(session.log_path.read_bytes())
