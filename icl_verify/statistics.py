@@ -14,6 +14,8 @@ computed:
   error (two estimators' risks on the same prompts);
 - `proportion`: a fraction of independent trials with its Agresti-Coull standard error, honest
   at 0 and at n successes (Agresti & Coull 1998);
+- `replicate_spread`: per value, the standard deviation of the values that share its
+  configuration (trained replicates: the variation across training seeds);
 - `bootstrap_se`: the bootstrap standard error of a mean over rows (resampling them);
 - `batch_means_se`: the standard error of the mean of a correlated series (a training log),
   from the means of consecutive batches;
@@ -44,6 +46,7 @@ __all__ = [
     "propagated_loglog_slope",
     "proportion",
     "ratio_of_means",
+    "replicate_spread",
     "richardson",
 ]
 
@@ -129,6 +132,46 @@ def proportion(successes) -> tuple[float, float]:
         raise ValueError("successes must hold at least one trial, got none")
     tilde = (k + 2.0) / (n + 4.0)
     return k / n, math.sqrt(tilde * (1.0 - tilde) / (n + 4.0))
+
+
+def replicate_spread(values, configurations) -> np.ndarray:
+    """Per value, the standard deviation (ddof = 1) of the values that share its configuration:
+    the variation across replicates (e.g. trained models that differ only by their seeds), which
+    an error bar must hold for a verdict not to depend on the seed.
+
+    A configuration met once has no spread of its own: it gets the pooled within-configuration
+    SD ``sqrt(sum (n_c - 1) s_c^2 / sum (n_c - 1))`` (a common variance assumed), and inf when no
+    configuration has two values (nothing says how far another seed would land).
+
+    Args:
+        values: (n,) one reading per replicate (or per head of a replicate).
+        configurations: (n,) a label per value; equal labels are replicates of each other.
+
+    >>> replicate_spread([1.0, 3.0, 5.0, 10.0], [2, 2, 2, 4]).tolist()  # SD(1, 3, 5) = 2, pooled
+    [2.0, 2.0, 2.0, 2.0]
+    >>> replicate_spread([1.0, 2.0], [1, 2]).tolist()  # no replicates at all
+    [inf, inf]
+    """
+    values = np.asarray(values, dtype=float)
+    configurations = np.asarray(configurations)
+    if values.shape != configurations.shape or values.ndim != 1:
+        raise ValueError(
+            f"values and configurations must be 1-D of one length, got {values.shape}, "
+            f"{configurations.shape}"
+        )
+    spread = np.empty_like(values)
+    squares, dof = 0.0, 0
+    alone = np.zeros(values.shape, dtype=bool)
+    for label in np.unique(configurations):
+        mine = configurations == label
+        if mine.sum() < 2:
+            alone |= mine
+            continue
+        spread[mine] = values[mine].std(ddof=1)
+        squares += float(((values[mine] - values[mine].mean()) ** 2).sum())
+        dof += int(mine.sum()) - 1
+    spread[alone] = math.sqrt(squares / dof) if dof else math.inf
+    return spread
 
 
 def bootstrap_se(rows, resamples: int, rng: np.random.Generator) -> np.ndarray:

@@ -8,11 +8,13 @@ model is read at the end of its training, and its error bar comes from the logge
 - `logging_noise`: the Adam noise of a logged series about its trend;
 - `settled_value`: an end value with the error of a value that may still drift;
 - `head_patterns` (Obs. 1): every circuit measure of `numerics.circuits.summarize_circuits`, per
-  non-dummy head, settled, with Adam's noise floor on the RMS-type measures;
+  non-dummy head, settled, with Adam's noise floor on the RMS-type measures and the spread over
+  the seeds of its H;
 - `group_patterns` (Obs. 2): per member, KQ homogeneity, the zero-sum ratio of the OV weights
-  and the group sums ``2 omega sum_{+/-} mu``, settled;
-- `paired_fractions` (Obs. 2): per H >= 2 the fraction of members that reached the
-  opposite-head pattern, with its Agresti-Coull standard error;
+  and the group sums ``2 omega sum_{+/-} mu``, settled, with the spread over the seeds of its H;
+- `fractions_by_h` (Obs. 2, 4): per H >= 2 the fraction of members with an outcome (reached the
+  opposite-head pattern; formed it by the peak of |omega|), with its Agresti-Coull standard
+  error;
 - `pattern_grid` (Section 3's robustness): the paired counts and `group_patterns` of several
   ensembles, one per optimiser / batch size / learning rate;
 - `pattern_dynamics` (Obs. 4): whether |omega_h| rises then falls, the largest drops of |mu_h|
@@ -35,14 +37,14 @@ import numpy as np
 from icl_verify.numerics.ensemble import TrainedEnsemble, member_kinds
 
 from icl_verify.heads import DUMMY, head_types
-from icl_verify.statistics import batch_means_se, proportion
+from icl_verify.statistics import batch_means_se, proportion, replicate_spread
 
 __all__ = [
     "CIRCUIT_MEASURES",
     "GROUP_QUANTITIES",
     "GroupPatterns",
     "HeadPatterns",
-    "PairedFractions",
+    "FractionsByH",
     "PatternDynamics",
     "PatternGrid",
     "KernelReading",
@@ -53,7 +55,7 @@ __all__ = [
     "kernel_reading",
     "logged_steps",
     "logging_noise",
-    "paired_fractions",
+    "fractions_by_h",
     "pattern_dynamics",
     "pattern_grid",
     "seed_spread",
@@ -177,6 +179,9 @@ def head_patterns(
     off-pattern) are lifted by Adam's stationary noise even on an exact mean pattern: a head
     whose d diagonal entries fluctuate independently has entry-wise SD sqrt(d) SD(omega_h), so
     that relative floor, sqrt(d) `logging_noise`(omega_h) / |omega_h|, is added to their error.
+    The seeds' variation is added in quadrature: the `replicate_spread` of the measure over the
+    non-dummy heads of the members sharing the head's H (other seeds, and heads a member holds
+    interchangeably), so a verdict does not rest on which heads one seed left settling.
     """
     final = ensemble.summaries()
     logs = range(ensemble.steps.size // 2, ensemble.steps.size)
@@ -200,9 +205,13 @@ def head_patterns(
                 error[name].append(bound + (floor[h] if name in _NOISE_FLOORED else 0.0))
         sign_product.extend(np.sign(final[e].omega[live]) * np.sign(final[e].mu[live]))
         member.extend([e] * int(live.sum()))
+    configuration = ensemble.heads[np.array(member, dtype=int)]
     return HeadPatterns(
         value={name: np.array(v) for name, v in value.items()},
-        error={name: np.array(v) for name, v in error.items()},
+        error={
+            name: np.hypot(v, replicate_spread(value[name], configuration))
+            for name, v in error.items()
+        },
         sign_product=np.array(sign_product),
         member=np.array(member, dtype=int),
     )
@@ -264,8 +273,17 @@ def group_patterns(
 
     The heads are grouped by their final signs (non-dummy heads); each quantity's series over
     all logs gives its `settled_value` error, toward ``toward[quantity]`` where given (a
-    structural limit such as a zero-sum ratio of 0).
+    structural limit such as a zero-sum ratio of 0), with the seeds' variation added in
+    quadrature: the `replicate_spread` of the quantity over the members sharing the member's H.
     """
+    settled = _settled_groups(ensemble, members, toward)
+    return _with_seed_spread(settled, ensemble.heads[np.asarray(members, dtype=int)])
+
+
+def _settled_groups(
+    ensemble: TrainedEnsemble, members: Sequence[int], toward: Mapping[str, float]
+) -> GroupPatterns:
+    """`group_patterns` before the seeds' variation: each member's own settled errors."""
     value = {key: [] for key in GROUP_QUANTITIES}
     error = {key: [] for key in GROUP_QUANTITIES}
     dummies = []
@@ -283,6 +301,19 @@ def group_patterns(
         value={k: np.array(v) for k, v in value.items()},
         error={k: np.array(v) for k, v in error.items()},
         dummy_heads=np.array(dummies, dtype=int),
+    )
+
+
+def _with_seed_spread(groups: GroupPatterns, configuration: np.ndarray) -> GroupPatterns:
+    """``groups`` with each error widened in quadrature by the `replicate_spread` of its
+    quantity over the members of the same ``configuration`` (one label per member)."""
+    return GroupPatterns(
+        value=groups.value,
+        error={
+            k: np.hypot(v, replicate_spread(groups.value[k], configuration))
+            for k, v in groups.error.items()
+        },
+        dummy_heads=groups.dummy_heads,
     )
 
 
@@ -307,7 +338,9 @@ class PatternGrid:
 
 
 def pattern_grid(ensembles: Sequence[TrainedEnsemble], toward: Mapping[str, float]) -> PatternGrid:
-    """`group_patterns` of the paired members of every ensemble, and the paired counts.
+    """`group_patterns` of the paired members of every ensemble, and the paired counts; the
+    seeds' variation is the `replicate_spread` over the members of one grid point and H, pooled
+    over the grid for a point that paired a single member.
 
     >>> from icl_verify.numerics.ensemble import EnsembleTraining, train_ensemble
     >>> spec = EnsembleTraining(d=2, L=8, sigma2=0.1, heads=(2, 2), lr=1e-2, steps=48,
@@ -316,64 +349,72 @@ def pattern_grid(ensembles: Sequence[TrainedEnsemble], toward: Mapping[str, floa
     >>> grid.members.tolist(), bool(grid.point.size == 2 * grid.paired[0])
     ([2, 2], True)
     """
-    members, paired, point, readings = [], [], [], []
+    members, paired, point, configuration, readings = [], [], [], [], []
     for k, ensemble in enumerate(ensembles):
         chosen = np.flatnonzero(member_kinds(ensemble).paired)
         members.append(ensemble.heads.size)
         paired.append(chosen.size)
         point += [k] * chosen.size
-        readings.append(group_patterns(ensemble, chosen, toward))
+        configuration += [f"{k}:{h}" for h in ensemble.heads[chosen]]
+        readings.append(_settled_groups(ensemble, chosen, toward))
+    settled = GroupPatterns(
+        value={q: np.concatenate([r.value[q] for r in readings]) for q in GROUP_QUANTITIES},
+        error={q: np.concatenate([r.error[q] for r in readings]) for q in GROUP_QUANTITIES},
+        dummy_heads=np.concatenate([r.dummy_heads for r in readings]),
+    )
+    grid = _with_seed_spread(settled, np.array(configuration))
     return PatternGrid(
         members=np.array(members),
         paired=np.array(paired),
         point=np.array(point, dtype=int),
-        value={q: np.concatenate([r.value[q] for r in readings]) for q in GROUP_QUANTITIES},
-        error={q: np.concatenate([r.error[q] for r in readings]) for q in GROUP_QUANTITIES},
+        value=grid.value,
+        error=grid.error,
     )
 
 
 @dataclass(frozen=True)
-class PairedFractions:
+class FractionsByH:
     """Per number of heads H >= 2 of an ensemble, H ascending (arrays of shape (k,)).
 
     Attributes:
         heads: the H.
         counts: members with H heads (float).
-        paired_counts: those of them that reached the opposite-head pattern.
-        fraction, fraction_se: ``paired_counts / counts`` and its Agresti-Coull standard
-            error (`icl_verify.statistics.proportion`).
+        successes: those of them with the outcome.
+        fraction, fraction_se: ``successes / counts`` and its Agresti-Coull standard error
+            (`icl_verify.statistics.proportion`).
     """
 
     heads: np.ndarray
     counts: np.ndarray
-    paired_counts: np.ndarray
+    successes: np.ndarray
     fraction: np.ndarray
     fraction_se: np.ndarray
 
 
-def paired_fractions(heads: np.ndarray, paired: np.ndarray) -> PairedFractions:
-    """How many members of each H >= 2 reached the opposite-head pattern (4.7).
+def fractions_by_h(heads: np.ndarray, outcome: np.ndarray) -> FractionsByH:
+    """How many members of each H >= 2 have a yes/no outcome: reached the opposite-head pattern
+    (4.7) (Observation 2), formed it by the peak of |omega| (Observation 4).
 
     Args:
         heads: (E,) each member's H.
-        paired: (E,) whether the member is paired (`numerics.member_kinds`).
+        outcome: (E,) the members' outcomes (e.g. paired, `numerics.member_kinds`).
 
     The fraction of each H is a proportion of independent runs (one init seed each), with
     the Agresti-Coull SE ``sqrt(p~ (1 - p~) / (n + 4))``, ``p~ = (k + 2) / (n + 4)``.
 
-    >>> f = paired_fractions(np.array([1, 2, 2, 2, 2, 4]), np.array([0, 1, 1, 0, 0, 1], bool))
-    >>> f.heads.tolist(), f.counts.tolist(), f.paired_counts.tolist(), f.fraction.tolist()
+    >>> f = fractions_by_h(np.array([1, 2, 2, 2, 2, 4]), np.array([0, 1, 1, 0, 0, 1], bool))
+    >>> f.heads.tolist(), f.counts.tolist(), f.successes.tolist(), f.fraction.tolist()
     ([2, 4], [4.0, 1.0], [2, 1], [0.5, 1.0])
     >>> f.fraction_se.round(4).tolist()  # sqrt(0.5 * 0.5 / 8), sqrt(0.6 * 0.4 / 5): not 0 at 1/1
     [0.1768, 0.2191]
     """
-    heads, paired = np.asarray(heads), np.asarray(paired, dtype=bool)
+    heads, outcome = np.asarray(heads), np.asarray(outcome, dtype=bool)
     multi = np.unique(heads[heads >= 2])
-    estimates = [proportion(paired[heads == h]) for h in multi]
-    return PairedFractions(
+    estimates = [proportion(outcome[heads == h]) for h in multi]
+    return FractionsByH(
         heads=multi,
         counts=np.array([np.sum(heads == h) for h in multi], dtype=float),
-        paired_counts=np.array([np.sum(paired & (heads == h)) for h in multi], dtype=int),
+        successes=np.array([np.sum(outcome & (heads == h)) for h in multi], dtype=int),
         fraction=np.array([fraction for fraction, _ in estimates], dtype=float),
         fraction_se=np.array([se for _, se in estimates], dtype=float),
     )

@@ -6,9 +6,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from icl_verify.numerics.patterns import (
+    group_patterns,
     logged_steps,
     logging_noise,
-    paired_fractions,
+    fractions_by_h,
     pattern_dynamics,
     seed_spread,
     settled_value,
@@ -100,17 +101,35 @@ def test_pattern_dynamics_sees_a_falling_mu_and_an_omega_still_rising():
     np.testing.assert_allclose(dynamics.mu_drop, 0.5 * (1 - 19 / 399) / 1.5, rtol=1e-12)
 
 
-def test_paired_fractions_are_agresti_coull_proportions_per_h():
+def test_group_errors_hold_the_spread_across_the_seeds_of_one_h():
+    """Three settled two-head members (seeds of one H) ending at common |omega| 0.2, 0.3, 0.4:
+    each member's settled error is 0, so its error is the seeds' SD of the quantity, 0.1 for
+    the group sum 2 omega sum_+ mu at mu = 1 (0.4, 0.6, 0.8: SD 0.2)."""
+    flat = np.ones(200)
+    members = [_two_head_member(w * flat, flat) for w in (0.2, 0.3, 0.4)]
+    ensemble = SimpleNamespace(
+        heads=np.array([2, 2, 2]),
+        omega=np.concatenate([m.omega for m in members], axis=1),
+        mu=np.concatenate([m.mu for m in members], axis=1),
+        steps=members[0].steps,
+    )
+    groups = group_patterns(ensemble, [0, 1, 2], toward={})
+    np.testing.assert_allclose(groups.value["eta_plus"], [0.4, 0.6, 0.8])
+    np.testing.assert_allclose(groups.error["eta_plus"], 0.2)
+    np.testing.assert_allclose(groups.error["homogeneity"], 0.0)  # equal |omega_h| in every seed
+
+
+def test_fractions_by_h_are_agresti_coull_proportions_per_h():
     """Per H >= 2 (H = 1 members ignored): k/n and sqrt(p~(1 - p~)/(n + 4)), p~ = (k+2)/(n+4),
     the Wald SE of the proportion with two successes and two failures added, not 0 at 0/n or
     n/n."""
     heads = np.array([1, 1, 2, 2, 2, 2, 3, 3, 4, 4, 4, 8])
     paired = np.array([0, 0, 1, 1, 0, 0, 1, 1, 1, 1, 1, 0], dtype=bool)
-    fractions = paired_fractions(heads, paired)
+    fractions = fractions_by_h(heads, paired)
     assert fractions.heads.tolist() == [2, 3, 4, 8]
     assert fractions.counts.tolist() == [4.0, 2.0, 3.0, 1.0]
-    assert fractions.paired_counts.tolist() == [2, 2, 3, 0]
-    k, n = fractions.paired_counts, fractions.counts
+    assert fractions.successes.tolist() == [2, 2, 3, 0]
+    k, n = fractions.successes, fractions.counts
     np.testing.assert_array_equal(fractions.fraction, k / n)
     tilde = (k + 2) / (n + 4)
     np.testing.assert_allclose(fractions.fraction_se, np.sqrt(tilde * (1 - tilde) / (n + 4)))

@@ -86,3 +86,26 @@ def test_obs2_tables_count_same_sign_runs_and_set_the_pairs_beside_table_1(tmp_p
     # Table 1's softmax column beside mu*(0.1267): the reference's 2 omega mu* = 0.8790 there
     # (0.87908 at omega = 0.10, 0.87899 at 0.13) gives mu* = 0.8790 / 0.2534 = 3.469
     assert "| paper, Table 1 (softmax) | 2 | | 0.1267 | 3.5006 | 3.5006 | 3.469 | 0.8871 |" in table
+
+
+@pytest.mark.parametrize(
+    "successes, runs, verdict",
+    [
+        (2, 4, "disagrees"),  # half the runs break it: 0.5 > 0.1 + SE 0.18
+        (3, 4, "inconclusive"),  # one of four: 0.25 <= 0.1 + SE 0.17, and SE > 0.1
+        (9, 9, "inconclusive"),  # none of nine: SE 0.1001 still above the rate
+        (10, 10, "agrees"),  # none of ten: SE 0.094
+        (9, 10, "inconclusive"),
+    ],
+)
+def test_a_share_of_runs_is_judged_with_its_binomial_error(successes, runs, verdict):
+    """HE-OBS2's paired fraction and HE-OBS4's early formation: the share of runs breaking the
+    reported pattern at most exception_rate = 0.1, one Agresti-Coull SE allowed (the seeds'
+    variation), so a few runs can contradict it but only ten can confirm it."""
+    from icl_verify.statistics import proportion
+    from icl_verify.validation.claim import Estimate
+    from icl_verify.validation.claims.he2025._observations import exception_rule
+
+    fraction, se = proportion([True] * successes + [False] * (runs - successes))
+    judged = exception_rule(0.1, "a pattern").judge(1.0, Estimate(fraction, se))
+    assert judged.verdict == verdict

@@ -37,7 +37,48 @@ Measured at the quick preset (12 members, Adam lr 3e-3, 10k steps, seed 0; CPU):
   carrying most of a group sum sit at Adam's noise floor (off-pattern 2-4%).
 """
 
+from dataclasses import dataclass
+
+from icl_verify.validation.claims._trained import TrainedParams
+from icl_verify.validation.params import param
+
 PAPER = "He et al. 2025"
+
+
+@dataclass(frozen=True, kw_only=True)
+class TypicalRunParams(TrainedParams):
+    """A trained ensemble read for what the paper reports as what runs do (HE-OBS2, HE-OBS4)."""
+
+    exception_rate: float = param(
+        0.1,
+        help="largest share of runs of one H allowed to break a pattern the paper reports as "
+        "what runs do ('two-head runs converge to opposite heads'), judged with the share's "
+        "binomial error",
+        low=0,
+        high=1,
+        high_open=True,
+    )
+
+
+def exception_rule(rate: float, what: str, evidence: str = ""):
+    """The rule of a share of runs with a reported pattern: the share of runs breaking it is at
+    most ``rate``, judged with the share's Agresti-Coull SE (runs of one H are independent seeds).
+
+    It disagrees when the measured share of exceptions exceeds ``rate`` by more than one SE, and
+    cannot agree before the SE is below ``rate`` (at ``rate`` 0.1 and no exception: 10 runs of
+    an H); the verdict's turning point is printed beside it.
+    """
+    from icl_verify.validation.claim import Tolerance
+
+    return Tolerance(
+        f"The paper reports {what} as what runs do, not as a property of every seed, and "
+        f"our runs show exceptions (a trapped or late run); we read it as 'almost always': "
+        f"at most a share {rate:g} of the runs of an H break it (the param `exception_rate`). "
+        f"A share of n runs carries its Agresti-Coull SE (icl_verify.statistics.proportion), "
+        f"the seeds' variation, so a verdict needs enough runs: with none breaking it, agrees "
+        f"from n = 10 runs of an H at 0.1. {evidence}".rstrip(),
+        atol=rate,
+    )
 
 
 #: The pattern (3.1) in the measures of `numerics.circuits.CircuitSummary`

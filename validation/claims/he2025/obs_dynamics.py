@@ -16,7 +16,10 @@ peaks. Measured at quick (8 paired members): 6 form it at 0.25-1% of training, b
 peak (1-1.75%); two (H = 2 seed 2, H = 3 seed 7) first grow as one same-sign head, their mean
 |omega| peaking at 0.35 and 0.41 (near the single head's 1/sqrt(d) = 0.45) at 5% and 4.5% of
 training, and form the pattern only after one head changes sign, at 15% and 12% (steps 1500,
-1175). The claim disagrees on them: a finding, the transient form of HE-OBS2's same-sign trap.
+1175). That is a share 1/2 of the paired runs at H = 2 and at H = 3, against at most
+`exception_rate` 0.1 with an Agresti-Coull SE of 0.20: the claim disagrees, a finding, the
+transient form of HE-OBS2's same-sign trap. With the second seed set (seeds + 10007) every
+paired member forms it early, which two or three runs of an H cannot confirm (inconclusive).
 Across seeds the final mean |omega_h| spreads by 0.0008 (H = 2), 0.0003 (H = 3) and 0.0062
 (H = 4) against allowances of 0.015, 0.012 and 0.012; the group sums by 0.014-0.104 against
 0.30-0.36 (the sums still grow by about 12% over the last quarter of a 10k-step run).
@@ -39,13 +42,16 @@ from icl_verify.validation.claim import (
     scaled,
 )
 from icl_verify.validation.claims._trained import (
-    TrainedParams,
     check_trained_heads,
     default_training,
     trained_presets,
     training,
 )
-from icl_verify.validation.claims.he2025._observations import PAPER
+from icl_verify.validation.claims.he2025._observations import (
+    PAPER,
+    TypicalRunParams,
+    exception_rule,
+)
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import param
 
@@ -53,7 +59,7 @@ from icl_verify import numerics, theory
 
 
 @dataclass(frozen=True, kw_only=True)
-class Obs4Params(TrainedParams):
+class Obs4Params(TypicalRunParams):
     """HE-OBS4: the trajectories omega_h(t), mu_h(t) of the paired members."""
 
     show_heads: tuple[int, ...] = param(
@@ -111,6 +117,9 @@ def measure_obs4(params: Obs4Params, runtime) -> Measurement:
         ensemble, np.flatnonzero(kinds.paired), params.noise_margin
     )
     spread = numerics.seed_spread(ensemble, np.flatnonzero(kinds.paired), params.noise_margin)
+    early = numerics.fractions_by_h(
+        ensemble.heads[kinds.paired], dynamics.formed_at <= dynamics.peak_at
+    )
     shown = [numerics.representative(ensemble, h) for h in params.show_heads]
     steps = ensemble.steps
     snapshots = np.unique([0, *numerics.logged_steps(steps, steps[-1], params.snapshots - 1)])
@@ -122,9 +131,7 @@ def measure_obs4(params: Obs4Params, runtime) -> Measurement:
             "mu_largest_drop": Estimate(dynamics.mu_drop, 0.0, "bound"),
             "group_sum_largest_drop": Estimate(dynamics.group_sum_drop, 0.0, "bound"),
             "persistence": Estimate(dynamics.persistence, 0.0, "bound"),
-            "formed_early": Estimate(
-                (dynamics.formed_at <= dynamics.peak_at).astype(float), 0.0, "bound"
-            ),
+            "formed_early": Estimate(early.fraction, early.fraction_se),
             "seed_spread": _spread_ratio(spread),
         },
         figure_data={
@@ -200,15 +207,16 @@ def checks_obs4(params: Obs4Params) -> tuple[Check, ...]:
         ),
         Check(
             "formed_early",
-            Tolerance(
-                "'Appear early', against the theory's order of events: sign matching and "
-                "zero-sum OV form in Stage I while |ω| grows, and the peak of |ω| ends that "
-                "growth (Appendix B, Phase II, (B.16)). 1 when the member's pattern first holds "
-                "no later than the step at which the mean |ω_h| of its non-dummy heads peaks, "
-                "else 0; one member forming later contradicts the claim.",
-                atol=0.5,
+            exception_rule(
+                params.exception_rate,
+                "the pattern appearing early",
+                evidence="'Early' is read against the theory's order of events: sign matching "
+                "and zero-sum OV form in Stage I while |ω| grows, and the peak of |ω| ends that "
+                "growth (Appendix B, Phase II, (B.16)); a member forms it early when its "
+                "pattern first holds no later than the step at which the mean |ω_h| of its "
+                "non-dummy heads peaks.",
             ),
-            "pattern formed by the peak of mean |ω_h| (per paired member; 1 = yes)",
+            "share of paired members whose pattern formed by the peak of mean |ω_h| (per H)",
         ),
         Check(
             "seed_spread",
