@@ -208,12 +208,18 @@ def figure_length(params, prediction, measurement):
     lengths = np.asarray(data["lengths"], dtype=float)  # (n,)
     figure, axes = new_figure(2, width=4.8, height=4.2)
     full, zoom = axes[0]
-    eta_fit = float(np.asarray(data["fitted_steps"], dtype=float)[1])
+    eta_fit = float(np.mean(np.asarray(data["fitted_steps"], dtype=float)))  # the H = 2 seeds' mean
     argmin, measured_argmin = float(theory["argmin"]), float(data["measured_argmin"])
     linear_mean = np.asarray(data["linear_mean"], dtype=float)
+    ones, twos = np.size(data["one_head_members"]), np.size(data["two_head_members"])
     series = (  # key, label, marker, colour
-        ("H1", "softmax, H = 1 (measured ± 1 SE)", "s", PALETTE[1]),
-        ("H2", "softmax, H = 2 (measured ± 1 SE)", "^", PALETTE[2]),
+        ("H1", f"softmax, H = 1, mean of {ones} seeds (measured ± SE over seeds)", "s", PALETTE[1]),
+        (
+            "H2",
+            f"softmax, H = 2, mean of {twos} paired seeds (measured ± SE over seeds)",
+            "^",
+            PALETTE[2],
+        ),
         ("Bayes", "Bayes: ridge λ = σ²d (MC ± 1 SE)", "D", "#3d3d3d"),
     )
     for axis in (full, zoom):
@@ -233,8 +239,17 @@ def figure_length(params, prediction, measurement):
             "-.",
             color=PALETTE[2],
             lw=1.1,
-            label=f"debiased GD at H = 2's fitted step {eta_fit:.3f} (MC)",
+            label=f"debiased GD at H = 2's mean fitted step {eta_fit:.3f} (MC, not judged)",
         )
+        for k, member in enumerate(np.asarray(data["linear_members"], dtype=float)):
+            axis.plot(
+                lengths,
+                member,
+                color=MEASURED,
+                lw=0.6,
+                alpha=0.45,
+                label="linear attention, each member (measured)" if k == 0 else None,
+            )
         axis.errorbar(
             lengths,
             linear_mean,
@@ -245,7 +260,7 @@ def figure_length(params, prediction, measurement):
             color=MEASURED,
             capsize=1.5,
             elinewidth=0.8,
-            label=f"linear attention, mean of {params.linear_members} members (measured ± 1 SE)",
+            label=f"linear attention, mean of {params.linear_members} members (± SE over seeds)",
         )
         for key, label, marker, colour in series:
             axis.errorbar(

@@ -8,9 +8,9 @@ circuits take the GD pattern (KQ11 = omega I, OV last row (0, ..., 0, mu)), with
 - `learned_steps`: gamma = omega mu of each member over the logs;
 - `read_linear_members`: where the step settles, the pattern's off-pattern ratios and the
   Monte Carlo test risk at the training L (`LinearMembers`);
-- `linear_vs_softmax_by_test_length`: test MSE over L' of the linear members, one- and two-head
-  softmax members and debiased GD at the two-head member's fitted step, on the same nested
-  prompts (`LinearVsSoftmax`).
+- `linear_vs_softmax_by_test_length`: test MSE over L' of the linear members, the seeds of the
+  one- and two-head softmax configurations and debiased GD at a given step, on the same nested
+  prompts, each configuration's value a mean over its seeds (`LinearVsSoftmax`).
 
 Nothing here imports `theory`: what these are compared with is the claim's business.
 """
@@ -25,8 +25,7 @@ from icl_verify.numerics.effective_steps import FittedSteps, fitted_steps, relat
 from icl_verify.numerics.ensemble import TrainedEnsemble, mse_by_test_length
 from icl_verify.numerics.length_generalisation import length_curve
 from icl_verify.numerics.patterns import settled_mean
-
-from icl_verify.statistics import mean_of_estimates
+from icl_verify.numerics.replicates import replicate_mean
 
 __all__ = [
     "LinearMembers",
@@ -35,9 +34,6 @@ __all__ = [
     "linear_vs_softmax_by_test_length",
     "read_linear_members",
 ]
-
-
-CURVES = ("H1", "H2", "dGDfit", "Bayes")  # the curves of `LinearVsSoftmax.curves`
 
 
 def learned_steps(ensemble: TrainedEnsemble) -> np.ndarray:
@@ -130,23 +126,29 @@ def read_linear_members(
 class LinearVsSoftmax:
     """Test MSE over the test lengths L' (n of them) of linear and softmax members (Figure 8).
 
+    Every model is a configuration read on its seeds (the members that share it): a value is
+    the mean over them with `numerics.replicates.replicate_mean`'s SE (their spread ⊕ the Monte
+    Carlo SE, with the small-sample t factor), all on the same prompts.
+
     Attributes:
         lengths: (n,) the test lengths.
-        linear_mean, linear_se: (n,) the linear members' mean MSE and its SE
-            (`icl_verify.statistics.mean_of_estimates` of the members' Monte Carlo SEs).
+        linear_mean, linear_se: (n,) the linear members' mean MSE and its SE.
+        linear_members: (E, n) each linear member's MSE (drawn, so the seeds' spread shows).
         linear_rise, linear_rise_se: the members' mean of the paired MSE(longest L') −
-            MSE(``rise_from``), and its SE (the same combination).
+            MSE(``rise_from``), and its SE.
         softmax_gain, softmax_gain_se: (2,) paired MSE(L) − MSE(longest L') of the one- and
-            the two-head member.
-        two_head_ratio, two_head_ratio_se: (n,) MSE(two heads) / MSE(dGD at its fitted step)
-            (`numerics.effective_steps.relative_mse`).
-        fitted: the fitted steps of the one- and two-head members at the training L.
-        curves: name -> ((n,) MSE, (n,) SE) for "H1", "H2", "dGDfit" and "Bayes".
+            the two-head members, mean over each one's seeds.
+        two_head_ratio, two_head_ratio_se: (n,) MSE(two heads) / MSE(dGD at the given step),
+            paired per member (`numerics.effective_steps.relative_mse`), mean over the members.
+        fitted: the fitted steps of the two-head members at the training L (reported beside).
+        curves: name -> ((n,) MSE, (n,) SE) for "H1", "H2" (means over the seeds), "dGD" (at
+            the given step), "dGDfit" (at the two-head members' mean fitted step) and "Bayes".
     """
 
     lengths: np.ndarray
     linear_mean: np.ndarray
     linear_se: np.ndarray
+    linear_members: np.ndarray
     linear_rise: float
     linear_rise_se: float
     softmax_gain: np.ndarray
@@ -165,9 +167,10 @@ class LinearVsSoftmax:
 def linear_vs_softmax_by_test_length(
     linear: TrainedEnsemble,
     softmax: TrainedEnsemble,
-    members: tuple[int, int],
+    members: tuple[Sequence[int], Sequence[int]],
     lengths: Sequence[int],
     *,
+    debiased_step: float,
     rise_from: int,
     n_prompts: int,
     seed: int = 0,
@@ -176,59 +179,80 @@ def linear_vs_softmax_by_test_length(
 ) -> LinearVsSoftmax:
     """Monte Carlo test MSE of every model and baseline at every L', on the same nested prompts.
 
-    Models: every member of ``linear`` (one-head linear attention), the one- and two-head
-    members ``members`` = (one, two) of ``softmax``; baselines: debiased GD (4.11) at the
-    two-head member's step fitted from its predictions at the training L (`fitted_steps`, no
-    formula assumed) and the Bayes predictor. `mse_by_test_length` evaluates all of them on one
-    draw of ``n_prompts`` prompts (seeded by ``seed``, as the fit is), so every difference is
-    paired. ``rise_from``: the L' the linear members' rise to the longest L' is read from; it
-    and the training L must be among ``lengths``.
+    Models: every member of ``linear`` (one-head linear attention) and the members ``members``
+    = (ones, twos) of ``softmax``, the seeds of its one- and of its two-head configuration;
+    baselines: debiased GD (4.11) at ``debiased_step`` (the caller's, e.g. a theory's optimum:
+    what the two-head ratio is taken against), debiased GD at the two-head members' mean step
+    fitted from their predictions at the training L (`fitted_steps`; reported, not compared)
+    and the Bayes predictor. `mse_by_test_length` evaluates all of them on one draw of
+    ``n_prompts`` prompts (seeded by ``seed``, as the fit is), so every difference is paired.
+    Each configuration's value is the mean over its seeds (`replicate_mean`, shared prompts).
+    ``rise_from``: the L' the linear members' rise to the longest L' is read from; it and the
+    training L must be among ``lengths``.
 
     >>> from icl_verify.numerics.ensemble import EnsembleTraining, train_ensemble
     >>> common = dict(d=2, L=8, sigma2=0.1, lr=1e-2, steps=40, batch=16, seed=0, log_every=5,
     ...               checkpoint_every=0, validation_batch=64)
-    >>> linear = train_ensemble(EnsembleTraining(heads=(1,), attention="linear", **common))
-    >>> softmax = train_ensemble(EnsembleTraining(heads=(1, 2), **common))
-    >>> result = linear_vs_softmax_by_test_length(linear, softmax, (0, 1), [4, 8, 16], rise_from=8,
-    ...                                n_prompts=512)
-    >>> result.linear_mean.shape, sorted(result.curves), result.fitted.value.shape
-    ((3,), ['Bayes', 'H1', 'H2', 'dGDfit'], (2,))
+    >>> linear = train_ensemble(EnsembleTraining(heads=(1, 1), attention="linear", **common))
+    >>> softmax = train_ensemble(EnsembleTraining(heads=(1, 2, 2), **common))
+    >>> result = linear_vs_softmax_by_test_length(linear, softmax, ([0], [1, 2]), [4, 8, 16],
+    ...     debiased_step=0.8, rise_from=8, n_prompts=512)
+    >>> result.linear_members.shape, sorted(result.curves), result.fitted.value.shape
+    ((2, 3), ['Bayes', 'H1', 'H2', 'dGD', 'dGDfit'], (2,))
     """
     lengths = [int(n) for n in lengths]
-    one, two = members
-    fitted = fitted_steps(softmax, [one, two], n_prompts=n_prompts, seed=seed, device=device)
+    ones, twos = (list(group) for group in members)
+    fitted = fitted_steps(softmax, twos, n_prompts=n_prompts, seed=seed, device=device)
     E = linear.heads.size
     models = {f"linear{e}": (linear, e) for e in range(E)}
-    models |= {"H1": (softmax, one), "H2": (softmax, two)}
+    models |= {f"one{j}": (softmax, m) for j, m in enumerate(ones)}
+    models |= {f"two{j}": (softmax, m) for j, m in enumerate(twos)}
     losses = mse_by_test_length(
         models,
         lengths,
-        debiased_steps={"dGDfit": float(fitted.value[1])},
+        debiased_steps={"dGD": float(debiased_step), "dGDfit": float(fitted.value.mean())},
         n_prompts=n_prompts,
         seed=seed,
         device=device,
         progress=progress,
     )
 
-    linear_curves = [length_curve(losses, f"linear{e}", lengths) for e in range(E)]
-    linear_mean, linear_se = mean_of_estimates(
-        [m for m, _ in linear_curves], [s for _, s in linear_curves]
-    )
+    def seeds(curves) -> tuple[np.ndarray, np.ndarray]:
+        """Per-seed (value, SE) pairs -> the mean over the seeds and its SE."""
+        result = replicate_mean([c[0] for c in curves], [c[1] for c in curves])
+        return result.value, result.stderr
+
+    def gains(names: list[str], later: int, earlier: int):
+        return [
+            (d.mean, d.stderr)
+            for d in (losses.difference(f"{m}@{later}", f"{m}@{earlier}") for m in names)
+        ]
+
+    linear_names = [f"linear{e}" for e in range(E)]
+    one_names = [f"one{j}" for j in range(len(ones))]
+    two_names = [f"two{j}" for j in range(len(twos))]
+    linear_curves = [length_curve(losses, name, lengths) for name in linear_names]
     L, longest = softmax.L, max(lengths)
-    rises = [losses.difference(f"linear{e}@{longest}", f"linear{e}@{rise_from}") for e in range(E)]
-    rise, rise_se = mean_of_estimates([r.mean for r in rises], [r.stderr for r in rises])
-    gains = [losses.difference(f"{m}@{L}", f"{m}@{longest}") for m in ("H1", "H2")]
-    ratio, ratio_se = relative_mse(losses, "H2", "dGDfit", lengths)
+    rise, rise_se = seeds(gains(linear_names, longest, rise_from))
+    gain = [seeds(gains(names, L, longest)) for names in (one_names, two_names)]
+    ratio, ratio_se = seeds([relative_mse(losses, name, "dGD", lengths) for name in two_names])
+    curves = {
+        "H1": seeds([length_curve(losses, name, lengths) for name in one_names]),
+        "H2": seeds([length_curve(losses, name, lengths) for name in two_names]),
+    }
+    curves |= {name: length_curve(losses, name, lengths) for name in ("dGD", "dGDfit", "Bayes")}
+    linear_mean, linear_se = seeds(linear_curves)
     return LinearVsSoftmax(
         lengths=np.array(lengths),
         linear_mean=linear_mean,
         linear_se=linear_se,
+        linear_members=np.array([mean for mean, _ in linear_curves]),
         linear_rise=float(rise),
         linear_rise_se=float(rise_se),
-        softmax_gain=np.array([g.mean for g in gains]),
-        softmax_gain_se=np.array([g.stderr for g in gains]),
+        softmax_gain=np.array([g[0] for g in gain]),
+        softmax_gain_se=np.array([g[1] for g in gain]),
         two_head_ratio=ratio,
         two_head_ratio_se=ratio_se,
         fitted=fitted,
-        curves={name: length_curve(losses, name, lengths) for name in CURVES},
+        curves=curves,
     )

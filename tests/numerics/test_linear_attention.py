@@ -63,27 +63,57 @@ def test_linear_attention_keeps_its_frozen_risk_and_the_pair_tracks_debiased_gd(
     # The linear member at eta*(L) tested at L' is GD with the frozen step L' eta*(L) / L: its
     # exact risk is theory.frozen_linear_attention_risk, lowest near L + (D+1)/2 and rising
     # after. The softmax pair at omega = 0.01 is debiased GD at 2 omega mu to O(omega^2); the
-    # single head (second head 0) renormalises too. All on the same nested prompts.
+    # single head (second head 0) renormalises too. All on the same nested prompts; every
+    # configuration twice (identical seeds: no spread, the Monte Carlo SE alone).
     eta, eta_d = optimal_gd(SETTING).eta, optimal_gd(SETTING, debiased=True).eta
-    linear = pattern_ensemble([[1.0]], [[eta]], d=D_COV, L=L, attention="linear")
-    omega = [[0.45, 0.0], [0.01, -0.01]]
-    softmax = pattern_ensemble(omega, [[1.6, 0.0], [50 * eta_d, -50 * eta_d]], d=D_COV, L=L)
+    linear = pattern_ensemble([[1.0], [1.0]], [[eta], [eta]], d=D_COV, L=L, attention="linear")
+    single, pair = [0.45, 0.0], [0.01, -0.01]
+    softmax = pattern_ensemble(
+        [single, single, pair, pair], [[1.6, 0.0]] * 2 + [[50 * eta_d, -50 * eta_d]] * 2,
+        d=D_COV, L=L,
+    )  # fmt: skip
     lengths = [10, 40, 43, 100]
     result = linear_vs_softmax_by_test_length(
-        linear, softmax, (0, 1), lengths, rise_from=43, n_prompts=16_384, seed=2
-    )
+        linear, softmax, ([0, 1], [2, 3]), lengths, debiased_step=eta_d, rise_from=43,
+        n_prompts=16_384, seed=2,
+    )  # fmt: skip
     frozen = frozen_linear_attention_risk(np.array(lengths), SETTING)
+    assert np.all(np.isfinite(result.linear_se))
     assert np.all(np.abs(result.linear_mean - frozen) < 4 * result.linear_se)
     rise = frozen[3] - frozen[2]
     assert result.linear_rise == pytest.approx(rise, abs=4 * result.linear_rise_se)
     assert result.linear_rise > 1.0  # at L' = 100 the frozen step overshoots
     assert result.measured_argmin == 43.0
-    # the pair: fitted step 2 omega mu = eta_d, and the MSE ratio to dGD at it is 1 + O(omega^2)
-    assert result.fitted.value[1] == pytest.approx(eta_d, abs=4 * result.fitted.stderr[1] + 1e-3)
+    # the pair: fitted step 2 omega mu = eta_d, and the MSE ratio to dGD at the given step (here
+    # the same) is 1 + O(omega^2)
+    assert result.fitted.value[0] == pytest.approx(eta_d, abs=4 * result.fitted.stderr[0] + 1e-3)
     gap = np.abs(result.two_head_ratio - 1.0)
     assert np.all(gap < 4 * result.two_head_ratio_se + 1e-3), gap
-    dgd = debiased_gd_risk(result.fitted.value[1], Setting(D_COV, 100, SIGMA2))
-    dgd_mean, dgd_se = result.curves["dGDfit"]
+    dgd = debiased_gd_risk(eta_d, Setting(D_COV, 100, SIGMA2))
+    dgd_mean, dgd_se = result.curves["dGD"]
     assert dgd_mean[3] == pytest.approx(dgd, abs=4 * dgd_se[3])
     assert np.all(result.softmax_gain > 4 * result.softmax_gain_se)  # both improve with L'
-    assert set(result.curves) == {"H1", "H2", "dGDfit", "Bayes"}
+    assert set(result.curves) == {"H1", "H2", "dGD", "dGDfit", "Bayes"}
+
+
+def test_the_seeds_spread_is_in_the_error_bar(pattern_ensemble):
+    """Two linear members whose steps differ by 4% (as Adam's noise leaves final snapshots): the
+    mean is that of their exact frozen risks, and its SE holds their spread with the t factor of
+    two seeds (1.84 at one SE), far above the Monte Carlo SE of the shared prompts."""
+    eta = optimal_gd(SETTING).eta
+    steps = np.array([0.98, 1.02]) * eta
+    linear = pattern_ensemble([[1.0], [1.0]], steps[:, None], d=D_COV, L=L, attention="linear")
+    softmax = pattern_ensemble([[0.45, 0.0], [0.01, -0.01]], [[1.6, 0.0], [44.0, -44.0]],
+                               d=D_COV, L=L)  # fmt: skip
+    lengths = [40, 100]
+    result = linear_vs_softmax_by_test_length(
+        linear, softmax, ([0], [1]), lengths, debiased_step=0.88, rise_from=40, n_prompts=8192,
+        seed=3,
+    )  # fmt: skip
+    exact = np.array(
+        [[gd_risk(g * n / L, Setting(D_COV, n, SIGMA2)) for n in lengths] for g in steps]
+    )  # (2, n): GD with the frozen step g L'/L
+    half_spread = np.abs(exact[0] - exact[1]) / 2
+    assert np.all(result.linear_se >= 1.8 * 0.9 * half_spread)
+    assert np.all(np.abs(result.linear_mean - exact.mean(axis=0)) < result.linear_se)
+    assert np.all(np.isinf(result.softmax_gain_se))  # one seed per softmax configuration
