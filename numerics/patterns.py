@@ -380,13 +380,17 @@ class FractionsByH:
         heads: the H.
         counts: members with H heads (float).
         successes: those of them with the outcome.
-        fraction, fraction_se: ``successes / counts`` and its Agresti-Coull standard error
-            (`icl_verify.statistics.proportion`).
+        undecided: those whose outcome the data cannot tell (outcome 0.5).
+        fraction, fraction_se: ``(successes + undecided / 2) / counts``, the middle of the
+            range the undecided leave, and its error: the Agresti-Coull standard error
+            (`icl_verify.statistics.proportion`) of the decided ones' share plus half that
+            range, ``undecided / (2 counts)``.
     """
 
     heads: np.ndarray
     counts: np.ndarray
     successes: np.ndarray
+    undecided: np.ndarray
     fraction: np.ndarray
     fraction_se: np.ndarray
 
@@ -397,26 +401,36 @@ def fractions_by_h(heads: np.ndarray, outcome: np.ndarray) -> FractionsByH:
 
     Args:
         heads: (E,) each member's H.
-        outcome: (E,) the members' outcomes (e.g. paired, `numerics.member_kinds`).
+        outcome: (E,) the members' outcomes: True / 1, False / 0, or 0.5 where the data cannot
+            tell (`PatternDynamics.formed_by_peak`).
 
     The fraction of each H is a proportion of independent runs (one init seed each), with
-    the Agresti-Coull SE ``sqrt(p~ (1 - p~) / (n + 4))``, ``p~ = (k + 2) / (n + 4)``.
+    the Agresti-Coull SE ``sqrt(p~ (1 - p~) / (n + 4))``, ``p~ = (k + 2) / (n + 4)``, of the
+    yes among the n runs, widened by half the range the undecided runs leave.
 
     >>> f = fractions_by_h(np.array([1, 2, 2, 2, 2, 4]), np.array([0, 1, 1, 0, 0, 1], bool))
     >>> f.heads.tolist(), f.counts.tolist(), f.successes.tolist(), f.fraction.tolist()
     ([2, 4], [4.0, 1.0], [2, 1], [0.5, 1.0])
     >>> f.fraction_se.round(4).tolist()  # sqrt(0.5 * 0.5 / 8), sqrt(0.6 * 0.4 / 5): not 0 at 1/1
     [0.1768, 0.2191]
+    >>> g = fractions_by_h(np.array([2, 2]), np.array([1.0, 0.5]))  # one yes, one undecided
+    >>> g.fraction.tolist(), round(float(g.fraction_se[0] - np.sqrt(0.5 * 0.5 / 6)), 4)
+    ([0.75], 0.25)
     """
-    heads, outcome = np.asarray(heads), np.asarray(outcome, dtype=bool)
+    heads, outcome = np.asarray(heads), np.asarray(outcome, dtype=float)
+    if not np.all(np.isin(outcome, (0.0, 0.5, 1.0))):
+        raise ValueError(f"outcome must hold 0, 0.5 or 1, got {np.unique(outcome).tolist()}")
     multi = np.unique(heads[heads >= 2])
-    estimates = [proportion(outcome[heads == h]) for h in multi]
+    rows = [(heads == h, proportion(outcome[heads == h] == 1.0)) for h in multi]
+    counts = np.array([mine.sum() for mine, _ in rows], dtype=float)
+    undecided = np.array([np.sum(outcome[mine] == 0.5) for mine, _ in rows], dtype=int)
     return FractionsByH(
         heads=multi,
-        counts=np.array([np.sum(heads == h) for h in multi], dtype=float),
-        successes=np.array([np.sum(outcome & (heads == h)) for h in multi], dtype=int),
-        fraction=np.array([fraction for fraction, _ in estimates], dtype=float),
-        fraction_se=np.array([se for _, se in estimates], dtype=float),
+        counts=counts,
+        successes=np.array([np.sum(outcome[mine] == 1.0) for mine, _ in rows], dtype=int),
+        undecided=undecided,
+        fraction=np.array([outcome[mine].mean() for mine, _ in rows], dtype=float),
+        fraction_se=np.array([se for _, (_, se) in rows], dtype=float) + undecided / (2 * counts),
     )
 
 
@@ -426,13 +440,16 @@ def fractions_by_h(heads: np.ndarray, outcome: np.ndarray) -> FractionsByH:
 
 def _rise_and_fall(series: np.ndarray, margin: float) -> tuple[float, float]:
     """(1, 0) when |omega|(t) peaks inside the run above both ends by ``margin`` x
-    `logging_noise`; (0, 1) when the peak lies in the last quarter (it may still be rising:
-    undecided, error 1); (0, 0) otherwise."""
+    `logging_noise`; (0, 1) when the logs cannot tell (undecided, error 1): the peak lies in
+    the last quarter (it may still be rising), or within a log of the first log with no rise
+    logged before it (a rise, if any, came before the logs began: the paper preset logs every
+    1000 steps and most heads peak before step 1000); (0, 0) otherwise."""
     x = np.abs(series)
     margin, peak = margin * logging_noise(x), int(np.argmax(x))
-    if peak >= x.size - max(1, x.size // 4) and x[peak] - x[0] > margin:
+    rose = x[peak] - x[0] > margin
+    if (peak <= 1 and not rose) or (peak >= x.size - max(1, x.size // 4) and rose):
         return 0.0, 1.0
-    rises_and_falls = 0 < peak and x[peak] - x[-1] > margin and x[peak] - x[0] > margin
+    rises_and_falls = 0 < peak and x[peak] - x[-1] > margin and rose
     return float(rises_and_falls), 0.0
 
 
@@ -474,6 +491,11 @@ class PatternDynamics:
         formed_at: per member, the step at which the pattern first forms.
         peak_at: per member, the step at which the mean |omega_h| of its non-dummy heads peaks
             (the end of the growth phase, Appendix B's Phase II).
+        formed_by_peak: per member, 1 when the pattern formed before the peak, 0 when after,
+            as far as the logs resolve it (the formation lies between its log and the one
+            before, the peak within a log of its own): 1 when it formed at least a log before
+            the peak's log, 0 when its previous log is at least a log after it, 0.5 (undecided)
+            when they are within a log of each other.
         total_steps: the last logged step (``formed_at / total_steps``: the fraction of training).
     """
 
@@ -484,6 +506,7 @@ class PatternDynamics:
     persistence: np.ndarray
     formed_at: np.ndarray
     peak_at: np.ndarray
+    formed_by_peak: np.ndarray
     total_steps: float
 
 
@@ -494,7 +517,7 @@ def pattern_dynamics(
 
     ``noise_margin``: a logged change counts only when it exceeds this many `logging_noise` SDs.
     """
-    rise, rise_error, drop, group_drop, persistence, formed, peak = [], [], [], [], [], [], []
+    rise, rise_error, drop, group_drop, persistence, formed, peak, early = ([] for _ in range(8))
     for e in members:
         H = ensemble.heads[e]
         omega, mu = ensemble.omega[:, e, :H], ensemble.mu[:, e, :H]
@@ -509,8 +532,10 @@ def pattern_dynamics(
         for group in (live & (omega[-1] > 0), live & (omega[-1] < 0)):
             group_drop.append(_largest_drop(mu[:, group].sum(axis=1), first))
         persistence.append(held[first:].mean() if held.any() else 0.0)
+        top = int(np.argmax(np.abs(omega[:, live]).mean(axis=1)))  # log of the peak
         formed.append(float(ensemble.steps[first]))
-        peak.append(float(ensemble.steps[np.argmax(np.abs(omega[:, live]).mean(axis=1))]))
+        peak.append(float(ensemble.steps[top]))
+        early.append(1.0 if first <= top - 1 else 0.0 if first >= top + 2 else 0.5)
     return PatternDynamics(
         rise_and_fall=np.array(rise),
         rise_and_fall_error=np.array(rise_error),
@@ -519,6 +544,7 @@ def pattern_dynamics(
         persistence=np.array(persistence),
         formed_at=np.array(formed),
         peak_at=np.array(peak),
+        formed_by_peak=np.array(early),
         total_steps=float(ensemble.steps[-1]),
     )
 

@@ -53,6 +53,7 @@ def test_pattern_dynamics_of_a_rise_and_fall_with_growing_mu():
     assert dynamics.persistence.tolist() == [1.0] and dynamics.formed_at.tolist() == [1.0]
     # the peak of |omega| at t = 1/8: log 1 + round(399 / 8) = 51 (steps count from 1)
     assert dynamics.peak_at.tolist() == [51.0] and dynamics.total_steps == 400
+    assert dynamics.formed_by_peak.tolist() == [1.0]  # formed 50 logs before its peak
 
 
 def test_pattern_formed_after_a_sign_change_is_dated_after_the_peak():
@@ -69,6 +70,28 @@ def test_pattern_formed_after_a_sign_change_is_dated_after_the_peak():
     )
     dynamics = pattern_dynamics(member, [0], noise_margin=4.0)
     assert dynamics.formed_at.tolist() == [201.0] and dynamics.peak_at.tolist() == [51.0]
+    assert dynamics.formed_by_peak.tolist() == [0.0]  # 150 logs after: resolved
+
+
+def test_timings_the_logs_cannot_resolve_are_undecided():
+    """Logged every 1000 steps from step 1000 (the paper preset): |omega| peaks at the first
+    log, so its rise came before the logs (undecided, error 1, not "no rise"), and the pattern
+    forming on the log of the peak or the next is neither early nor late (0.5)."""
+    t = np.arange(1.0, 401.0)
+    omega = 0.2 + 0.2 * np.exp(-t / 50)  # falls from the first log on
+    for flip, outcome in ((0, 0.5), (1, 0.5), (2, 0.0)):
+        second = np.where(t <= flip, 1.0, -1.0) * omega  # opposite from log index `flip` on
+        member = SimpleNamespace(
+            heads=np.array([2]),
+            omega=np.stack([omega, second], axis=-1)[:, None],
+            mu=np.stack([omega, second], axis=-1)[:, None] * 10,
+            steps=1000 * np.arange(1, 401),
+        )
+        dynamics = pattern_dynamics(member, [0], noise_margin=4.0)
+        assert dynamics.peak_at.tolist() == [1000.0]
+        assert dynamics.formed_by_peak.tolist() == [outcome], flip
+    assert dynamics.rise_and_fall.tolist() == [0.0, 0.0]
+    assert dynamics.rise_and_fall_error.tolist() == [1.0, 1.0]
 
 
 def test_seed_spread_is_the_final_spread_against_drift_plus_noise():
