@@ -634,14 +634,17 @@ def logged_steps(steps: np.ndarray, last: float, count: int) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class KernelReading:
-    """Per member (M,): its settled (omega, mu) with their errors (`settled_value`), the RMS of
-    (model - Nadaraya-Watson at (omega, mu)) over the RMS of the model's predictions, and the
-    test MSE of both on the same prompts (``model_mse``, ``kernel_mse``)."""
+    """Per member (M,): its settled (omega, mu), the error of |omega| (`settled_value` and the
+    seeds' variation, the `replicate_spread` of |omega| over the members), the RMS of
+    (model - Nadaraya-Watson at (omega, mu)) over the RMS of the model's predictions with the
+    seeds' spread of it as its error, and the test MSE of both on the same prompts
+    (``model_mse``, ``kernel_mse``)."""
 
     omega: np.ndarray
     omega_error: np.ndarray
     mu: np.ndarray
     relative_gap: np.ndarray
+    relative_gap_error: np.ndarray
     model_mse: np.ndarray
     kernel_mse: np.ndarray
 
@@ -681,9 +684,11 @@ def kernel_reading(
     kernel = torch.stack([kernel_regression_prediction(w, m, X, y, xq)
                           for w, m in zip(omega, mu, strict=True)])  # (M, n)  # fmt: skip
     target = prompts.y_query.double()
-    gap = (model - kernel).pow(2).mean(1).sqrt() / model.pow(2).mean(1).sqrt()
+    gap = ((model - kernel).pow(2).mean(1).sqrt() / model.pow(2).mean(1).sqrt()).numpy()
+    seeds = np.ones(len(members))  # the members are replicates of one configuration, H = 1
     return KernelReading(
-        omega=omega, omega_error=omega_error, mu=mu, relative_gap=gap.numpy(),
+        omega=omega, omega_error=np.hypot(omega_error, replicate_spread(np.abs(omega), seeds)),
+        mu=mu, relative_gap=gap, relative_gap_error=replicate_spread(gap, seeds),
         model_mse=(model - target).pow(2).mean(1).numpy(),
         kernel_mse=(kernel - target).pow(2).mean(1).numpy(),
     )  # fmt: skip

@@ -83,8 +83,9 @@ def predict_single_head(params: TrainedSingleHeadParams) -> Prediction:
 
 
 def measure_single_head(params: TrainedSingleHeadParams, runtime) -> Measurement:
-    """Each one-head member's settled |omega| (Adam's noise and drift as its error) and its
-    relative RMS gap to the kernel regressor at its (omega, mu)."""
+    """Each one-head member's settled |omega| (Adam's noise and drift, and the spread over the
+    one-head members' seeds, as its error) and its relative RMS gap to the kernel regressor at
+    its (omega, mu) (the seeds' spread as its error)."""
     ensemble = runtime.trained(training(params))
     members = _single_heads(ensemble)
     reading = numerics.kernel_reading(ensemble, members, params.kernel_prompts,
@@ -92,7 +93,7 @@ def measure_single_head(params: TrainedSingleHeadParams, runtime) -> Measurement
     return Measurement(
         values={
             "omega": Estimate(np.abs(reading.omega), reading.omega_error, "bound"),
-            "kernel_gap": Estimate(reading.relative_gap, 0.0, "bound"),
+            "kernel_gap": Estimate(reading.relative_gap, reading.relative_gap_error),
         },
         figure_data={
             "omega_history": np.abs(ensemble.omega[:, members, 0]).T,  # (M, T)
