@@ -1,7 +1,8 @@
-"""Figures of Chen, Zhao, Zou (2024) §4.3, §5 and App. D: the upper bounds of Theorems 5.1 and
-5.2 (CZZ-T5.1, CZZ-T5.2; Theorem 5.1 over s, CZZ-T5.1-S), their comparison (CZZ-4.3), Lemmas
-D.1, D.2 (CZZ-D1, CZZ-D2), the proof's Lemmas D.4-D.7 (CZZ-D4-7) and Lemma F.1 (CZZ-F1), from
-the stored numbers only."""
+"""Figures of Chen, Zhao, Zou (2024) §4.3, §5 and Apps. D, F: the upper bounds of Theorems 5.1
+and 5.2 (CZZ-T5.1, CZZ-T5.2; Theorem 5.1 over s, CZZ-T5.1-S), their comparison (CZZ-4.3), Lemmas
+D.1, D.2 (CZZ-D1, CZZ-D2), the steps of Theorem 5.1's proof: the closed form and its cross term
+(CZZ-D-CROSS) and Lemmas D.4-D.7 (CZZ-D4-7); the steps of Theorem 5.3's upper bound in App. F.1
+(CZZ-F-STEPS, CZZ-F-CROSS) and Lemma F.1 (CZZ-F1), from the stored numbers only."""
 
 from __future__ import annotations
 
@@ -77,13 +78,19 @@ def _risk_and_ratio(axes, params, prediction, measurement, what: str):
 
 
 def figure_theorem_5_1(params, prediction, measurement):
-    """Tuned pre-gd vs Theorem 5.1's bound, its ratio, the closed form's mean parts, and the
-    cross term's share with R_hat from the same labels and from an independent sample."""
-    figure, axes = new_figure(4, width=4.0, height=3.4)
-    _risk_and_ratio(axes[0, :2], params, prediction, measurement, "pre-gd")
+    """Tuned pre-gd vs Theorem 5.1's bound, and the ratio (CZZ-T5.1)."""
+    figure, axes = new_figure(2, width=4.2, height=3.4)
+    _risk_and_ratio(axes[0], params, prediction, measurement, "pre-gd")
+    return figure
+
+
+def figure_cross_term(params, prediction, measurement):
+    """The closed form's mean parts at the tuned (eta, t), and the cross term's share with R_hat
+    from the same labels and from an independent sample (CZZ-D-CROSS)."""
+    figure, axes = new_figure(2, width=4.0, height=3.4)
     data = measurement.figure_data
     n = np.asarray(data["n"])
-    parts = axes[0, 2]
+    parts, shares = axes[0]
     for key, color, label in (
         ("mean_excess", MEASURED, "excess (iterated pre-gd)"),
         ("mean_bias", THEORY, "bias (closed form)"),
@@ -96,10 +103,10 @@ def figure_theorem_5_1(params, prediction, measurement):
     )
     parts.plot(n[cross > 0], cross[cross > 0], "s", ms=3, color=PALETTE[1])
     parts.set(xscale="log", yscale="log", xlabel="n", ylabel="mean over evaluation prompts")
-    parts.set_title("parts at the tuned (η, t), R̂ from the same labels", fontsize=7.5)
+    parts.set_title(f"parts at the tuned (η, t), R̂ from the same labels ({_caption(params)})",
+                    fontsize=7)  # fmt: skip
     parts.legend(fontsize=6.5)
     set_log_ticks(parts, n)
-    shares = axes[0, 3]
     for key, offset, color, label in (
         ("cross_share", 0.97, PALETTE[1], "R̂ from the same labels (Algorithm 1)"),
         ("split_cross_share", 1.03, MEASURED, "R̂ from an independent sample"),
@@ -119,17 +126,18 @@ def figure_sparsity(params, prediction, measurement):
     largest risk/bound), each with its fitted s-exponent."""
     data = measurement.figure_data
     s = np.asarray(data["s"])
-    bound = np.asarray(prediction.figure_data["bound"])
+    bound = np.asarray(prediction.values["risk"])
     figure, axes = new_figure(1, width=5.2, height=3.6)
     axis = axes[0, 0]
-    slope = measurement.values["rate_in_s"]
-    measured(axis, s, data["risk"], data["risk_se"],
-             f"tuned pre-gd (±2 SE): s-exponent {slope.value:.2f} ± {slope.error:.2f}", ms=4)
+    risk = measurement.values["risk"]
+    measured(axis, s, risk.value, risk.error,
+             f"tuned pre-gd (±2 SE): s-exponent {data['risk_exponent']:.2f} ± "
+             f"{data['risk_exponent_se']:.2f}", ms=4)  # fmt: skip
     constant = float(data["constant_C"])
     axis.plot(s, constant * bound, color=THEORY,
               label=f"C · (log t/β)√A, C = {constant:.2g}: s-exponent "
-                    f"{float(prediction.values['rate_in_s']):.2f}")  # fmt: skip
-    for x, y, steps, step, edge in zip(s, data["risk"], data["chosen_t"], data["chosen_eta"],
+                    f"{float(prediction.figure_data['bound_exponent']):.2f}")  # fmt: skip
+    for x, y, steps, step, edge in zip(s, risk.value, data["chosen_t"], data["chosen_eta"],
                                        data["t_at_edge"], strict=True):  # fmt: skip
         axis.annotate(f"t={steps:.0f}{'*' if edge else ''}, η={step:g}", (x, y), fontsize=5.5,
                       textcoords="offset points", xytext=(4, -8), color=REFERENCE)  # fmt: skip
@@ -142,14 +150,19 @@ def figure_sparsity(params, prediction, measurement):
     return figure
 
 
-def figure_lemma_f1(params, prediction, measurement):
-    """Lemma F.1 at its own step (CZZ-F1): the bias against both of its bounds, the variance
-    against C · bound, and the cross term's share of the excess."""
+def _app_f_title(params) -> str:
+    return (f"App. F.1 (Theorem 5.3's setting): d={params.d}, s={params.s}, σ={params.sigma:g}, "
+            "Σ = I, w* = ±1/√s")  # fmt: skip
+
+
+def figure_app_f_steps(params, prediction, measurement):
+    """App. F.1's steps at its own step (CZZ-F-STEPS): the bias against both of its bounds, the
+    variance against C · bound."""
     data = measurement.figure_data
     n = np.asarray(data["n"])
     values, predicted = measurement.values, prediction.values
-    figure, axes = new_figure(3, width=4.0, height=3.4)
-    bias_axis, variance_axis, share_axis = axes[0]
+    figure, axes = new_figure(2, width=4.0, height=3.4)
+    bias_axis, variance_axis = axes[0]
     bias = values["bias"]
     measured(bias_axis, n, bias.value, bias.error, "bias (mean, ±2 SE)", ms=4)
     bias_axis.plot(n, predicted["bias"], color=THEORY, label="s(1 − ηβ²/2)^{2t}")
@@ -165,15 +178,66 @@ def figure_lemma_f1(params, prediction, measurement):
     variance_axis.plot(n, constant * bound, color=THEORY,
                        label=f"C · ηt log t (…), C = {constant:.2g}")  # fmt: skip
     variance_axis.set(xscale="log", yscale="log", xlabel="n", ylabel="variance")
-    share = values["cross_share"]
+    for axis in axes[0]:
+        axis.legend(fontsize=6.5)
+        set_log_ticks(axis, n)
+    figure.suptitle(_app_f_title(params), fontsize=8)
+    return figure
+
+
+def figure_app_f_cross(params, prediction, measurement):
+    """The cross term at App. F.1's step (CZZ-F-CROSS): its mean beside the excess, and its
+    share of the excess."""
+    data = measurement.figure_data
+    n = np.asarray(data["n"])
+    figure, axes = new_figure(2, width=4.0, height=3.4)
+    parts, share_axis = axes[0]
+    parts.plot(n, data["mean_excess"], "o-", ms=3, color=MEASURED, label="excess")
+    cross = np.asarray(data["mean_cross"])
+    parts.plot(n, np.abs(cross), "s--", ms=3, color=PALETTE[1], label="|cross| (filled: > 0)",
+               mfc="none")  # fmt: skip
+    parts.plot(n[cross > 0], cross[cross > 0], "s", ms=3, color=PALETTE[1])
+    parts.set(xscale="log", yscale="log", xlabel="n", ylabel="mean over prompts")
+    share = measurement.values["cross_share"]
     measured(share_axis, n, share.value, share.error, "E[cross] / E[excess]", k=4, ms=4)
     share_axis.axhline(0.0, color=THEORY, lw=1, label="bias + variance: 0")
     share_axis.set(xscale="log", xlabel="n", ylabel="share (±4 SE)")
     for axis in axes[0]:
         axis.legend(fontsize=6.5)
         set_log_ticks(axis, n)
-    figure.suptitle(f"Lemma F.1 (Theorem 5.3's setting): d={params.d}, s={params.s}, "
-                    f"σ={params.sigma:g}, Σ = I, w* = ±1/√s", fontsize=8)  # fmt: skip
+    figure.suptitle(_app_f_title(params), fontsize=8)
+    return figure
+
+
+def figure_lemma_f1(params, prediction, measurement):
+    """Lemma F.1 (CZZ-F1): the delta-quantile of ||X^T eps / n||^2 over sigma^2 d / n against d
+    (a line per n) and against n (a line per d), the mean over it beside, and the quantile's
+    fitted exponents in d and in n."""
+    data = measurement.figure_data
+    n, d = np.asarray(data["n"]), np.asarray(data["d"])
+    bound = np.asarray(prediction.values["quantile_by_d"])
+    quantile = measurement.values["quantile_by_d"]
+    ratio, ratio_se = np.asarray(quantile.value) / bound, np.asarray(quantile.error) / bound
+    mean = np.asarray(data["mean"]) / bound
+    figure, axes = new_figure(2, width=4.2, height=3.4)
+    for axis, x, lines, name in ((axes[0, 0], d, n, "d"), (axes[0, 1], n, d, "n")):
+        other = "n" if name == "d" else "d"
+        for k, value in enumerate(np.unique(lines)):
+            mine = lines == value
+            color = PALETTE[k % len(PALETTE)]
+            measured(axis, x[mine], ratio[mine], ratio_se[mine], f"{other} = {value:g}",
+                     fmt="o-", color=color, ms=3)  # fmt: skip
+            axis.plot(x[mine], mean[mine], "x:", ms=3, lw=0.8, color=color)
+        axis.axhline(1.0, color=THEORY, lw=1, label="mean = σ²d/n (× marks: measured mean)")
+        slope, se = data[f"exponent_{name}"], data[f"exponent_{name}_se"]
+        axis.set(xscale="log", yscale="log", xlabel=name,
+                 ylabel=f"{params.delta:g}-quantile / (σ²d/n) (±2 SE)")  # fmt: skip
+        axis.set_title(f"quantile's exponent in {name}: {slope:.3f} ± {se:.3f} "
+                       f"(lemma: {'+1' if name == 'd' else '−1'}, up to c)", fontsize=7.5)
+        axis.legend(fontsize=6)
+        set_log_ticks(axis, np.unique(x))
+    figure.suptitle(f"Lemma F.1: ‖Xᵀε/n‖² ≳ σ²d/n w.p. ≥ 1 − δ (σ={params.sigma:g}, "
+                    f"{params.tasks} draws per point)", fontsize=8)  # fmt: skip
     return figure
 
 

@@ -16,6 +16,8 @@ computed:
   at 0 and at n successes (Agresti & Coull 1998);
 - `replicate_spread`: per value, the standard deviation of the values that share its
   configuration (trained replicates: the variation across training seeds);
+- `quantile_se`: a sample quantile with its distribution-free standard error (order
+  statistics one binomial SD of the count either side);
 - `bootstrap_se`: the bootstrap standard error of a mean over rows (resampling them);
 - `batch_means_se`: the standard error of the mean of a correlated series (a training log),
   from the means of consecutive batches;
@@ -45,6 +47,7 @@ __all__ = [
     "paired_difference",
     "propagated_loglog_slope",
     "proportion",
+    "quantile_se",
     "ratio_of_means",
     "replicate_spread",
     "richardson",
@@ -172,6 +175,26 @@ def replicate_spread(values, configurations) -> np.ndarray:
         dof += int(mine.sum()) - 1
     spread[alone] = math.sqrt(squares / dof) if dof else math.inf
     return spread
+
+
+def quantile_se(values, q: float) -> tuple[float, float]:
+    """The q-quantile of a sample (``np.quantile``, linear interpolation) and its standard error,
+    distribution-free: the count of values below the quantile is binomial(N, q), one SD
+    ``sqrt(N q (1 - q))``, so the order statistics at ranks ``N q -+ sqrt(N q (1 - q))`` bracket
+    the quantile by about one SE each side, and the SE is half their distance.
+
+    >>> x = np.random.default_rng(0).standard_normal(20000)
+    >>> value, se = quantile_se(x, 0.05)  # -1.645; sqrt(q(1-q)/N) / phi(1.645) = 0.0150
+    >>> bool(abs(value + 1.645) < 0.05), bool(0.01 < se < 0.02)
+    (True, True)
+    """
+    x = np.sort(np.asarray(values, dtype=float).ravel())
+    if x.size < 2 or not 0 < q < 1:
+        raise ValueError(f"need >= 2 values and 0 < q < 1, got {x.size} values and q = {q!r}")
+    half = math.sqrt(x.size * q * (1.0 - q))
+    low = x[max(0, math.floor(x.size * q - half))]
+    high = x[min(x.size - 1, math.ceil(x.size * q + half))]
+    return float(np.quantile(x, q)), float(high - low) / 2.0
 
 
 def bootstrap_se(rows, resamples: int, rng: np.random.Generator) -> np.ndarray:

@@ -64,7 +64,8 @@
   risks of Chen et al.'s upper bounds (Thms 5.1, 5.2, §4.3);
 - `gd_decomposition`: pre-gd's excess risk split into bias, variance and cross parts by iterated
   GD, with R_hat from the same labels or from an independent sample (App. D, (D.1)-(D.3));
-- `sparse_lemmas`: draws of Algorithm 1's correlations r_hat beside r = Sigma w* (Lemmas D.1, D.2);
+- `sparse_lemmas`: draws of Algorithm 1's correlations r_hat beside r = Sigma w* (Lemmas D.1, D.2),
+  and of the noise's correlations ||X^T eps / n||^2 (Lemma F.1);
 - `risks`: Monte Carlo risks of one-step GD and debiased GD at several steps, and of the Bayes
   predictor and tuned debiased GD extrapolated to d -> inf at fixed d/L (§4.3, Thm 4.2(iii));
 - `replicates`: a value measured on R training replicates (seeds) as one mean, the seeds'
@@ -317,7 +318,7 @@ __getattr__, __dir__, __all__ = attach(
             "split_pre_gd_parts",
         ),
         "isotropic": ("IsotropicRisks", "isotropic_risks", "isotropic_setting"),
-        "sparse_lemmas": ("CorrelationDraws", "sample_correlations"),
+        "sparse_lemmas": ("CorrelationDraws", "noise_correlation_norms", "sample_correlations"),
         "replicates": ("ReplicateMean", "replicate_mean"),
         "sparse_regression": (
             "TunedRisks",

@@ -1,5 +1,6 @@
 """Algorithm 1's correlations on many prompts: what Lemmas D.1 and D.2 of Chen, Zhao, Zou (2024)
-are about (reference `chen2024.md` §4.1).
+are about (reference `chen2024.md` §4.1); and the noise's correlations ``X^T eps / n`` that
+Lemma F.1 bounds from below (`noise_correlation_norms`).
 
 `sample_correlations` draws sparse prompts in chunks (so many repetitions at large n fit in
 memory) and keeps, per prompt, the estimate ``r_hat = X^T y / n`` (Algorithm 1) and the
@@ -20,7 +21,7 @@ import torch
 from icl_verify.numerics.data import sample_sparse_regression
 from icl_verify.numerics.estimators import feature_label_correlations
 
-__all__ = ["CorrelationDraws", "sample_correlations"]
+__all__ = ["CorrelationDraws", "noise_correlation_norms", "sample_correlations"]
 
 
 @dataclass(frozen=True)
@@ -90,3 +91,27 @@ def sample_correlations(
         )  # (size, d) each
     r_hat, r, w_star = (torch.cat(column).numpy() for column in zip(*parts, strict=True))
     return CorrelationDraws(r_hat=r_hat, r=r, w_star=w_star)
+
+
+def noise_correlation_norms(
+    reps: int, n: int, d: int, sigma: float, *, seed: int, chunk_elements: int = 2**22
+) -> np.ndarray:
+    """``||X^T eps / n||^2`` on `reps` independent draws (float64, on the CPU, from ``seed``):
+    X (n, d) with N(0, I_d) rows and eps ~ N(0, sigma^2 I_n), the noise alone of a prompt of
+    Theorem 5.3's isotropic setting (Lemma F.1 of Chen et al. 2024, App. F). Drawn in chunks of
+    about `chunk_elements` entries of X, all from one generator; returns (reps,).
+
+    >>> norms = noise_correlation_norms(4000, n=50, d=8, sigma=0.5, seed=0)
+    >>> norms.shape, bool(abs(norms.mean() / (0.25 * 8 / 50) - 1) < 0.05)
+    ((4000,), True)
+    """
+    generator = torch.Generator().manual_seed(int(seed))
+    per_chunk = max(1, chunk_elements // (n * d))
+    parts = []
+    for start in range(0, reps, per_chunk):
+        size = min(per_chunk, reps - start)
+        X = torch.randn(size, n, d, generator=generator, dtype=torch.float64)  # (size, n, d)
+        eps = sigma * torch.randn(size, n, generator=generator, dtype=torch.float64)  # (size, n)
+        correlations = feature_label_correlations(X, eps)  # (size, d): X^T eps / n
+        parts.append((correlations**2).sum(dim=-1))  # (size,)
+    return torch.cat(parts).numpy()

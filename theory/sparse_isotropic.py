@@ -17,8 +17,11 @@ sigma. Every expression is an excess risk ``(v - w*)^T (v - w*)`` (reference §1
   O~(s/n)" (stated there without citation; the explicit log is the standard minimax one);
 - `theorem_5_3_step_budget`: the absolute ``eta t`` that F.1's bias step asks for, in either reading
   of the paper's condition on t (reference §7 item 11);
-- `lemma_f1_step_count`, `lemma_f1_bias_bound`, `lemma_f1_variance_bound`: App. F.1's bias and
-  variance bounds at a step ``eta`` and the step count its bias step asks for;
+- `app_f1_step_count`, `app_f1_bias_bound`, `app_f1_variance_bound`: the bias and variance
+  bounds of App. F.1 (the section proving the upper bound; not Lemma F.1) at a step ``eta``
+  and the step count its bias step asks for;
+- `lemma_f1_noise_bound`: Lemma F.1's ``sigma^2 d / n``, the high-probability lower bound on
+  ``||X^T eps / n||^2`` behind the lower bounds;
 - the s-exponents of the bound and of that budget over a grid of sparsities
   (`theorem_5_3_sparsity_exponent`, `theorem_5_3_step_exponent`), and the log-log slopes the
   bound's log factors add in n and in d (`theorem_5_3_n_log_slope`, `theorem_5_3_d_log_slope`).
@@ -33,10 +36,11 @@ from icl_verify.statistics import loglog_slope
 __all__ = [
     "READINGS",
     "STEP_READINGS",
+    "app_f1_bias_bound",
+    "app_f1_step_count",
+    "app_f1_variance_bound",
     "lasso_rate",
-    "lemma_f1_bias_bound",
-    "lemma_f1_step_count",
-    "lemma_f1_variance_bound",
+    "lemma_f1_noise_bound",
     "ols_excess_risk",
     "theorem_5_3_d_log_slope",
     "theorem_5_3_lower_bound",
@@ -155,35 +159,35 @@ def theorem_5_3_step_budget(n, s, sigma, *, reading: str = "beta"):
     return s * log if reading == "beta" else log / s
 
 
-def lemma_f1_step_count(n, s, sigma, eta, *, reading: str = "beta"):
+def app_f1_step_count(n, s, sigma, eta, *, reading: str = "beta"):
     """The step count t of App. F.1's bias step at the absolute step ``eta``: the smallest
     integer with ``eta t >=`` `theorem_5_3_step_budget` (constant 1), at least 1.
 
-    >>> lemma_f1_step_count(1024, 4, 1.0, 2.0).tolist()  # 4 ln(4096) / 2 = 16.6
+    >>> app_f1_step_count(1024, 4, 1.0, 2.0).tolist()  # 4 ln(4096) / 2 = 16.6
     17
     """
     budget = theorem_5_3_step_budget(n, s, sigma, reading=reading)
     return np.maximum(np.ceil(budget / _positive("eta", eta)), 1).astype(int)
 
 
-def lemma_f1_bias_bound(s, eta, t):
+def app_f1_bias_bound(s, eta, t):
     """App. F.1's bias bound ``s (1 - eta beta^2 / 2)^{2t}`` with ``beta^2 = 1/s`` (the
     ``±1/sqrt(s)`` prior's margin, Sigma = I); meaningful for ``eta beta^2 <= 2``.
 
-    >>> float(lemma_f1_bias_bound(4, 2.0, 3))  # 4 (3/4)^6
+    >>> float(app_f1_bias_bound(4, 2.0, 3))  # 4 (3/4)^6
     0.7119140625
     """
     s, eta = _positive("s", s), _positive("eta", eta)
     return s * (1.0 - eta / (2.0 * s)) ** (2 * np.asarray(t))
 
 
-def lemma_f1_variance_bound(n, d, s, sigma, eta, t, *, delta: float = 0.1):
+def app_f1_variance_bound(n, d, s, sigma, eta, t, *, delta: float = 0.1):
     """App. F.1's variance bound, without its constant:
     ``eta t log t (sigma^2 log(d/delta) / n + sigma^2 ||w*||_1^2 d log^2(d/delta) / n^2)``,
     ``||w*||_1^2 = s`` under the ``±1/sqrt(s)`` prior; ``log t`` read as ``max(log t, 1)``.
 
     >>> L = np.log(10 / 0.1)
-    >>> bool(np.isclose(lemma_f1_variance_bound(100, 10, 2, 1.0, 1.0, 1), L / 100
+    >>> bool(np.isclose(app_f1_variance_bound(100, 10, 2, 1.0, 1.0, 1), L / 100
     ...                                        + 2 * 10 * L**2 / 100**2))
     True
     """
@@ -191,6 +195,19 @@ def lemma_f1_variance_bound(n, d, s, sigma, eta, t, *, delta: float = 0.1):
     log_d = np.log(d / delta)
     rate = sigma**2 * log_d / n + sigma**2 * s * d * log_d**2 / n**2
     return eta * t * np.maximum(np.log(t), 1.0) * rate
+
+
+def lemma_f1_noise_bound(n, d, sigma):
+    """Lemma F.1's lower bound ``sigma^2 d / n`` on ``||X^T eps / n||^2`` (up to its constant;
+    with probability >= 1 - delta): X (n, d) with N(0, I_d) rows, eps ~ N(0, sigma^2 I_n).
+    ``E ||X^T eps / n||^2 = sigma^2 d / n`` exactly (each of the d coordinates has variance
+    sigma^2 / n), so the bound is the quantity's own order. n, d: arrays broadcast together.
+
+    >>> lemma_f1_noise_bound(np.array([100.0, 400.0]), 8, 0.5).tolist()
+    [0.02, 0.005]
+    """
+    n, d = _positive("n", n), _positive("d", d)
+    return np.asarray(sigma, dtype=np.float64) ** 2 * d / n
 
 
 def theorem_5_3_sparsity_exponent(n, d, s, sigma, *, delta: float = 0.1, reading: str = "theorem"):

@@ -1,12 +1,17 @@
 """numerics.sparse_lemmas: Algorithm 1's r_hat beside r = Sigma w* (Chen et al. 2024 Lemmas D.1,
-D.2), against the prompts replayed from the seed, and the events of the lemmas computed by hand.
+D.2), against the prompts replayed from the seed, and the events of the lemmas computed by hand;
+the noise's ||X^T eps / n||^2 (Lemma F.1) replayed, and against its chi-square product moments.
 """
 
 import numpy as np
 import pytest
 import torch
 from icl_verify.numerics.data import sample_sparse_regression
-from icl_verify.numerics.sparse_lemmas import CorrelationDraws, sample_correlations
+from icl_verify.numerics.sparse_lemmas import (
+    CorrelationDraws,
+    noise_correlation_norms,
+    sample_correlations,
+)
 
 COVARIANCE = np.diag(np.linspace(0.5, 1.0, 6))
 
@@ -47,3 +52,25 @@ def test_the_lemmas_events_by_hand():
 def test_without_a_covariance_r_is_w_star(reps):
     draws = sample_correlations(reps, 4, 10, 2, 0.0, seed=2)
     np.testing.assert_array_equal(draws.r, draws.w_star)
+
+
+def test_noise_norms_are_those_of_the_draws_replayed_from_the_seed():
+    norms = noise_correlation_norms(5, n=30, d=4, sigma=0.7, seed=3, chunk_elements=30 * 4 * 2)
+    generator = torch.Generator().manual_seed(3)
+    expected = []
+    for size in (2, 2, 1):  # chunks of two draws, all from one generator
+        X = torch.randn(size, 30, 4, generator=generator, dtype=torch.float64)
+        eps = 0.7 * torch.randn(size, 30, generator=generator, dtype=torch.float64)
+        expected.append((torch.einsum("bnd,bn->bd", X, eps) / 30).square().sum(-1))
+    np.testing.assert_allclose(norms, torch.cat(expected).numpy(), rtol=1e-12)
+
+
+def test_noise_norms_have_the_chi_square_product_moments():
+    """||X^T eps||^2 = ||eps||^2 chi2_d given eps (X^T u ~ N(0, I_d) for a unit u): mean
+    sigma^2 d / n, variance sigma^4 ((n^2 + 2n)(d^2 + 2d) - n^2 d^2) / n^4."""
+    n, d, sigma, reps = 40, 6, 0.5, 20000
+    norms = noise_correlation_norms(reps, n=n, d=d, sigma=sigma, seed=4)
+    mean = sigma**2 * d / n
+    variance = sigma**4 * ((n**2 + 2 * n) * (d**2 + 2 * d) - n**2 * d**2) / n**4
+    assert abs(norms.mean() - mean) < 4 * np.sqrt(variance / reps)
+    assert abs(norms.var(ddof=1) / variance - 1) < 0.1  # the variance's relative SE ~ 0.02

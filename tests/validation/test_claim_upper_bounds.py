@@ -1,14 +1,17 @@
-"""Claims CZZ-T5.1, CZZ-T5.2, CZZ-4.3, CZZ-D1, CZZ-D2 at smoke size: wrong exponents and
-readings rejected, the closed-form identities tight, the cross term's share 0 only with sample
-splitting, CLI errors one line and exit 2."""
+"""Claims CZZ-T5.1, CZZ-T5.2, CZZ-4.3, CZZ-D1, CZZ-D2, CZZ-D-CROSS, CZZ-T5.1-S at smoke size:
+wrong exponents and readings rejected, the closed-form identities tight, the cross term's share
+0 only with sample splitting, the s-trend one-sided towards small s, CLI errors one line and
+exit 2."""
 
 import numpy as np
 import pytest
 from icl_verify.theory.sparse_gd import support_margin
-from icl_verify.validation.claim import DISAGREES, evaluate
+from icl_verify.validation.claim import AGREES, DISAGREES, Estimate, evaluate
 from icl_verify.validation.claims.chen2024.gd_bound import CLAIM_T52
 from icl_verify.validation.claims.chen2024.lemmas import CLAIM_D1, CLAIM_D2
 from icl_verify.validation.claims.chen2024.pre_gd_bound import CLAIM_T51
+from icl_verify.validation.claims.chen2024.pre_gd_cross import CLAIM_D_CROSS
+from icl_verify.validation.claims.chen2024.pre_gd_sparsity import CLAIM_T51_S
 from icl_verify.validation.claims.chen2024.preprocessing_wins import CLAIM_43
 from icl_verify.validation.cli import main
 
@@ -16,7 +19,7 @@ COMMON = ["--preset", "smoke", "--device", "cpu", "--no-progress"]
 
 
 @pytest.mark.parametrize(
-    "claim", [CLAIM_T51, CLAIM_T52, CLAIM_43, CLAIM_D1, CLAIM_D2], ids=lambda c: c.id
+    "claim", [CLAIM_T51, CLAIM_T52, CLAIM_43, CLAIM_D1, CLAIM_D2, CLAIM_T51_S], ids=lambda c: c.id
 )
 def test_wrong_exponent_disagrees_and_the_bound_does_not(claim, at_smoke):
     params, prediction, measurement = at_smoke(claim)
@@ -32,8 +35,15 @@ def test_wrong_exponent_disagrees_and_the_bound_does_not(claim, at_smoke):
     assert right[first] != DISAGREES and wrong[first] == DISAGREES
 
 
+def test_the_theorem_is_judged_apart_from_its_proof_steps():
+    """CZZ-T5.1 checks the bound alone; the closed form and the cross term are CZZ-D-CROSS's."""
+    assert [c.quantity for c in CLAIM_T51.checks(CLAIM_T51.presets["smoke"])] == ["risk"]
+    cross = {c.quantity for c in CLAIM_D_CROSS.checks(CLAIM_D_CROSS.presets["smoke"])}
+    assert {"cross_share", "split_cross_share", "excess_identity"} <= cross
+
+
 def test_closed_form_identities_hold_to_rounding(at_smoke):
-    params, prediction, measurement = at_smoke(CLAIM_T51)
+    params, prediction, measurement = at_smoke(CLAIM_D_CROSS)
     for name in ("bias_identity", "variance_identity", "excess_identity"):
         assert measurement.values[name].value < 1e-11
     data = measurement.figure_data
@@ -45,12 +55,32 @@ def test_closed_form_identities_hold_to_rounding(at_smoke):
 
 
 def test_split_share_is_zero_within_4_se_and_is_the_ratio_of_its_means(at_smoke):
-    params, prediction, measurement = at_smoke(CLAIM_T51)
+    params, prediction, measurement = at_smoke(CLAIM_D_CROSS)
     split = measurement.values["split_cross_share"]
     assert np.all(np.asarray(split.error) > 0)
     assert np.all(np.abs(split.value) <= 4 * np.asarray(split.error))
     data = measurement.figure_data
     assert np.allclose(split.value, data["split_mean_cross"] / data["split_mean_excess"])
+    right = CLAIM_D_CROSS.verdicts(params, prediction, measurement)
+    wrong = {
+        r.check.quantity: r.judgement.verdict
+        for r in evaluate(CLAIM_D_CROSS.checks(params), CLAIM_D_CROSS.wrong(params, prediction),
+                          measurement)
+    }  # fmt: skip
+    assert right["split_cross_share"] != DISAGREES and wrong["split_cross_share"] == DISAGREES
+
+
+def test_the_sparsity_trend_is_judged_only_as_s_shrinks():
+    """risk <= C bound over s: a ratio rising as s grows is consistent, one rising as s shrinks
+    is not (x = 1/s); a risk flatter in s than the bound is consistent while it stays under."""
+    params = CLAIM_T51_S.presets["smoke"]
+    (check,) = CLAIM_T51_S.checks(params)
+    s = params.s_values
+    bound = s**0.5
+    rising_with_s = Estimate(bound * s, 0.01 * bound * s)  # ratio ~ s: fine
+    rising_as_s_shrinks = Estimate(bound / s, 0.01 * bound / s)  # ratio ~ 1/s: one C fails
+    assert check.rule.judge(bound, rising_with_s).verdict == AGREES
+    assert check.rule.judge(bound, rising_as_s_shrinks).verdict == DISAGREES
 
 
 def test_comparison_wins_and_the_wrong_reading_disagrees(at_smoke):
@@ -101,7 +131,8 @@ def test_margin_term_against_an_independent_draw_of_the_prior(at_smoke):
         ("CZZ-4.3", "sigma=-0.5", "sigma must be a number in [0, 1e+12], got -0.5"),
         ("CZZ-4.3", "etas=0", "etas must be a non-empty list of numbers in (0, 2)"),
         ("CZZ-4.3", "margin=0.2", "margin"),
-        ("CZZ-T5.1", "split_reps=1", "split_reps must be an integer in [2, 1e+09], got 1"),
+        ("CZZ-D-CROSS", "split_reps=1", "split_reps must be an integer in [2, 1e+09], got 1"),
+        ("CZZ-T5.1-S", "s_grid=1,2", "s_grid must hold >= 3 distinct sparsities"),
     ],
 )
 def test_bad_parameters_are_one_line_and_exit_2(claim, setting, message, tmp_path, capsys):

@@ -1,6 +1,8 @@
 """What the upper-bound claims of Chen, Zhao, Zou (2024) §4.3, §5 share (CZZ-T5.1 in
-`pre_gd_bound`, CZZ-T5.2 in `gd_bound`, CZZ-4.3 in `preprocessing_wins`; reference `chen2024.md`
-§4.1, §4.2, §4.5): the setting and its parameters, the bounds on the n grid, the tuned draws.
+`pre_gd_bound`, CZZ-T5.2 in `gd_bound`, CZZ-4.3 in `preprocessing_wins`, and the claims on
+Theorem 5.1's proof, CZZ-D-CROSS in `pre_gd_cross` and CZZ-D4-7 in `proof_lemmas`; reference
+`chen2024.md` §4.1, §4.2, §4.5): the setting and its parameters, the bounds on the n grid, the
+tuned draws.
 
 Setting: diagonal Sigma with a flat spectrum, ``Sigma_jj`` evenly spaced in ``[1/kappa, 1]``,
 s << d, and the ``±1/sqrt(s)`` prior of their §4.3 on a support drawn afresh per prompt. That
@@ -93,14 +95,10 @@ class TunedGDParams(SparseSettingParams):
 
 @dataclass(frozen=True, kw_only=True)
 class UpperBoundParams(TunedGDParams):
-    """CZZ-T5.1 / CZZ-T5.2: `TunedGDParams` and the bound-trend rule's margin."""
+    """CZZ-T5.1 / CZZ-T5.2 / CZZ-D4-7: `TunedGDParams` and the bound-trend rule's margin."""
 
     margin: float = param(
         0.1, help="largest allowed slope of log(risk/bound) vs log n (reference §4.5)", low=0
-    )
-    split_reps: int = param(
-        help="prompts per n for the cross term's share with R_hat from an independent sample",
-        low=2,
     )
 
 
@@ -113,10 +111,7 @@ SIZES = {  # shared by CZZ-T5.1, T5.2 and 4.3
         d=64, s=4, sigma=1.0, n_grid=(256, 512, 1024, 2048, 4096, 8192), reps=40, t_max=4096
     ),
 }
-SPLIT_REPS = {"smoke": 32, "quick": 160, "paper": 320}  # the share's SE ~ 0.3/sqrt(split_reps)
-PRESETS = {
-    name: UpperBoundParams(**size, split_reps=SPLIT_REPS[name]) for name, size in SIZES.items()
-}
+PRESETS = {name: UpperBoundParams(**size) for name, size in SIZES.items()}
 
 
 def bound_5_1(params: TunedGDParams):

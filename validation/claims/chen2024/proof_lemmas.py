@@ -1,7 +1,7 @@
 """CZZ-D4-7: the steps of Theorem 5.1's proof (Chen, Zhao, Zou 2024, App. D, Lemmas D.4-D.7;
 reference `chen2024.md` §4.1, §4.5), measured on CZZ-T5.1's prompts at its tuned (eta, t).
 
-CZZ-T5.1 finds that the cross term of (D.2)-(D.3) is not zero in expectation when R_hat comes
+CZZ-D-CROSS finds that the cross term of (D.2)-(D.3) is not zero in expectation when R_hat comes
 from the same labels as GD (Algorithm 1 as stated), and is with an independent R_hat. This claim
 asks which step of the proof that touches. Each lemma's quantity, per prompt
 (`numerics.proof_terms`), with R_hat from the prompt's labels and from an independent sample
@@ -30,7 +30,7 @@ bound +0.09 ± 0.04 and +0.11 ± 0.04 (inconclusive at the margin 0.1); D.5 and 
 its exact expectation, with R_hat from the same labels 1.72, 1.32, 1.39, 1.04, 1.10, 0.93
 times it: reusing the labels inflates the noise term by up to 72% at small n, and with it the
 variance (D.6) and the cross term (E[cross]/E[excess] 0.15-0.20 at n <= 512, 0.056 at 4096;
-independent: within 2 SE of 0). So the finding of CZZ-T5.1 touches D.7's expectation and the
+independent: within 2 SE of 0). So the finding of CZZ-D-CROSS touches D.7's expectation and the
 equality of (D.2)-(D.3), not the bounds' order: every lemma holds with one constant and
 E[excess]/E[bias + variance] is 1.06-1.25, under the factor 2 that keeps Theorem 5.1's bound.
 """
