@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -59,19 +60,82 @@ def worst_verdict(verdicts) -> str:
     return max(verdicts, key=VERDICTS.index, default=AGREES)
 
 
+#: The reference catalogues' tags of a formula whose form the paper's text does not confirm, and
+#: what each says: [RECON] a stripped formula reconstructed from the prose, [OPEN] one the
+#: catalogue could not pin down (the claim checks the reference's own reading).
+RECONSTRUCTION_TAGS = {"RECON": "reconstructed from the prose", "OPEN": "not pinned down"}
+
+
+@dataclass(frozen=True)
+class Reconstructed:
+    """A formula a claim's prediction rests on that the paper's text does not confirm, as the
+    paper's reference catalogue tags it (`RECONSTRUCTION_TAGS`): its entry there (a heading's id,
+    e.g. "HE-MAN", or a section number, e.g. "5") and the tag, "RECON" or "OPEN". Where such a
+    claim disagrees, the reconstruction may be what is wrong, not the paper.
+
+    >>> print(Reconstructed("(4.7), the group sums of S_ω", "HE-MAN", "RECON"))
+    (4.7), the group sums of S_ω: reconstructed from the prose (reference §HE-MAN [RECON])
+    >>> Reconstructed("(4.7)", "HE-MAN", "GUESS")
+    Traceback (most recent call last):
+    ValueError: tag must be one of RECON, OPEN (the catalogue's tags), got 'GUESS'
+    """
+
+    formula: str  # what the prediction uses, e.g. "(4.7), the group sums of S_ω"
+    entry: str  # where the catalogue tags it: "HE-MAN" (### HE-MAN ...) or "5" (## 5. ...)
+    tag: str  # "RECON" or "OPEN"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.formula, str) or not self.formula.strip() or "\n" in self.formula:
+            raise ValueError(f"formula must name the formula on one line, got {self.formula!r}")
+        if not isinstance(self.entry, str) or not re.fullmatch(r"[A-Z][A-Za-z0-9.-]*|\d+",
+                                                               self.entry):  # fmt: skip
+            raise ValueError(f"entry must be a catalogue entry's id (e.g. HE-MAN) or a section "
+                             f"number (e.g. 5), got {self.entry!r}")  # fmt: skip
+        if self.tag not in RECONSTRUCTION_TAGS:
+            raise ValueError(f"tag must be one of {', '.join(RECONSTRUCTION_TAGS)} (the "
+                             f"catalogue's tags), got {self.tag!r}")  # fmt: skip
+
+    def __str__(self) -> str:
+        return (f"{self.formula}: {RECONSTRUCTION_TAGS[self.tag]} "
+                f"(reference §{self.entry} [{self.tag}])")  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Source:
-    """Where a claim is stated: paper key, section and equation (or figure/table) labels."""
+    """Where a claim is stated: paper key, section and equation (or figure/table) labels, and
+    the formulas its prediction rests on that the paper's text does not confirm
+    (`Reconstructed`; one or a tuple).
+
+    >>> source = Source("He et al. 2025", "4.2", "(4.6)-(4.8)",
+    ...                 Reconstructed("(4.7)", "HE-MAN", "RECON"))
+    >>> print(source); print(source.reconstruction)
+    He et al. 2025, §4.2, eq. (4.6)-(4.8)
+    (4.7): reconstructed from the prose (reference §HE-MAN [RECON])
+    """
 
     paper: str  # e.g. "He et al. 2025"
     section: str  # e.g. "4.3, App. D.2"
     equation: str = ""  # e.g. "(4.13)"
+    reconstructed: tuple[Reconstructed, ...] = ()  # unconfirmed formulas the prediction uses
+
+    def __post_init__(self) -> None:
+        flags = self.reconstructed
+        flags = (flags,) if isinstance(flags, Reconstructed) else flags
+        if not isinstance(flags, tuple) or not all(isinstance(f, Reconstructed) for f in flags):
+            raise ValueError(f"reconstructed must be a Reconstructed or a tuple of them, got "
+                             f"{self.reconstructed!r}")  # fmt: skip
+        object.__setattr__(self, "reconstructed", flags)
 
     def __str__(self) -> str:
         parts = [self.paper, f"§{self.section}"] + (
             [f"eq. {self.equation}"] if self.equation else []
         )
         return ", ".join(parts)
+
+    @property
+    def reconstruction(self) -> str:
+        """The unconfirmed formulas the prediction rests on, in one line ("" for none)."""
+        return "; ".join(str(flag) for flag in self.reconstructed)
 
 
 @dataclass(frozen=True)
@@ -680,12 +744,15 @@ class Claim:
 
     def draw(self, params, prediction: Prediction, measurement: Measurement) -> list:
         """The claim's figures (matplotlib Figures, one per `figures` entry), drawn from the
-        stored numbers alone."""
+        stored numbers alone, in the project's look (`figures.style.figure_style`)."""
+        from icl_verify.figures.style import figure_style
+
         drawn = []
-        for figure in self.figures:
-            module, name = figure.split(":")
-            function = getattr(_figure_module(module), name)
-            drawn.append(function(params, prediction, measurement))
+        with figure_style():
+            for figure in self.figures:
+                module, name = figure.split(":")
+                function = getattr(_figure_module(module), name)
+                drawn.append(function(params, prediction, measurement))
         return drawn
 
 

@@ -29,7 +29,12 @@ from icl_verify.validation.records import (
     write_atomic,
 )
 from icl_verify.validation.registry import all_claims, trained_claims
-from icl_verify.validation.report import REPORT_FILE
+from icl_verify.validation.report import (
+    REPORT_FILE,
+    marked,
+    reconstruction_footnote,
+    reconstruction_sentence,
+)
 from icl_verify.validation.site import Verdicts, check_entry, check_text, stability_text
 
 __all__ = ["INDEX_FILE", "NOTES_FILE", "Publication", "check_name", "newest", "newest_by_device",
@@ -153,9 +158,11 @@ def _as_text(record: ClaimRecord) -> dict[str, dict]:
     return {check.label: check_text(check_entry(check)) for check in record.checks}
 
 
-def _devices_row(shown: str, devices: dict[str, Publication], claim_id: str) -> str:
-    """One row of the two-device table: each device's verdict, the checks whose verdicts are
-    the same on every device, and each check that differs with every device's numbers."""
+def _devices_row(shown: str, devices: dict[str, Publication], claim_id: str,
+                 reconstruction: str = "") -> str:  # fmt: skip
+    """One row of the two-device table: each device's verdict (marked when the claim rests on a
+    reconstructed formula), the checks whose verdicts are the same on every device, and each
+    check that differs with every device's numbers."""
     texts = {device: _as_text(pub.claim(claim_id)) for device, pub in devices.items()}
     labels = [label for label in next(iter(texts.values())) if all(label in t for t in
                                                                     texts.values())]
@@ -167,6 +174,7 @@ def _devices_row(shown: str, devices: dict[str, Publication], claim_id: str) -> 
     )
     verdicts = ", ".join(f"{p.claim(claim_id).verdict} ([{device}]({p.name}/{REPORT_FILE}))"
                          for device, p in devices.items())  # fmt: skip
+    verdicts = marked(verdicts, reconstruction)
     return (f"| {shown} | {verdicts} | {len(same)} of {len(labels)} | "
             f"{_cell(differ) or 'none'} |")
 
@@ -225,46 +233,50 @@ def paper_index(
                      f"{len(run.claims)} | {minutes:.1f} min | {len(run.unfinished)} | "
                      f"{run.started[:16]} | {told} |")  # fmt: skip
     changed, disagree, both = [], [], []
-    paper_name = None
-    for claim in all_claims():
-        if claim.source.paper != paper_name:
-            paper_name = claim.source.paper
-            lines += ["", f"## {paper_name}", "",
-                      "| claim | what is checked | quick | paper size | size; device, time | "
-                      "figure |", "|---|---|---|---|---|---|"]  # fmt: skip
-        shown = f"[{claim.id}]({claim_link.format(id=claim.id)})" if claim_link else claim.id
-        entry = quick.claims.get(claim.id)
-        at_quick = entry["verdict"] if entry else "not run"
-        if entry and stability_text(entry):
-            at_quick += f"; {stability_text(entry)}"
-        pub = newest(claim.id, published)
-        if pub is None:
-            stopped = _unfinished(claim.id, published)
-            at_paper = (f"unfinished ([{stopped.name}]({stopped.name}/{REPORT_FILE}))" if stopped
-                        else "needs a GPU: not yet run" if claim.id in trained
-                        else "not yet run")  # fmt: skip
-            lines.append(f"| {shown} | {_cell(claim.summary)} | {at_quick} | {at_paper} "
-                         "| | |")  # fmt: skip
-            continue
-        record = pub.claim(claim.id)
-        devices = newest_by_device(claim.id, published)
-        at_paper = (", ".join(f"**{p.claim(claim.id).verdict}** ({device})"
-                              for device, p in devices.items())
-                    if len(devices) > 1 else f"**{record.verdict}**")  # fmt: skip
-        if len(devices) > 1:
-            both.append(_devices_row(shown, devices, claim.id))
-        figure = (f"[{Path(record.figures[0]).name}]({pub.name}/{record.figures[0]})"
-                  if record.figures else "")  # fmt: skip
-        lines.append(f"| {shown} | {_cell(claim.summary)} | {at_quick} | {at_paper} | "
-                     f"{_cell(_size(record, pub.record))} | {figure} |")  # fmt: skip
-        if record.verdict == "disagrees":
-            failed = [c for c in record.checks if c.verdict == "disagrees"]
-            checks = _as_text(record)
-            disagree.append(f"- **{claim.id}** ([report]({pub.name}/{REPORT_FILE})): "
-                            + "; ".join(_check_line(checks[c.label]) for c in failed))
-        if entry is not None and entry["verdict"] != record.verdict:
-            changed += [f"- **{claim.id}**: {at_quick} at quick → {record.verdict} at paper "
-                        "size:", *_moved(entry, record)]  # fmt: skip
+    claims = all_claims()
+    for paper_name in dict.fromkeys(claim.source.paper for claim in claims):
+        ours = [claim for claim in claims if claim.source.paper == paper_name]
+        lines += ["", f"## {paper_name}", "",
+                  "| claim | what is checked | quick | paper size | size; device, time | "
+                  "figure |", "|---|---|---|---|---|---|"]  # fmt: skip
+        for claim in ours:
+            shown = f"[{claim.id}]({claim_link.format(id=claim.id)})" if claim_link else claim.id
+            flag = claim.source.reconstruction
+            entry = quick.claims.get(claim.id)
+            at_quick = marked(entry["verdict"], flag) if entry else "not run"
+            if entry and stability_text(entry):
+                at_quick += f"; {stability_text(entry)}"
+            pub = newest(claim.id, published)
+            if pub is None:
+                stopped = _unfinished(claim.id, published)
+                at_paper = (f"unfinished ([{stopped.name}]({stopped.name}/{REPORT_FILE}))"
+                            if stopped else "needs a GPU: not yet run" if claim.id in trained
+                            else "not yet run")  # fmt: skip
+                lines.append(f"| {shown} | {_cell(claim.summary)} | {at_quick} | {at_paper} "
+                             "| | |")  # fmt: skip
+                continue
+            record = pub.claim(claim.id)
+            devices = newest_by_device(claim.id, published)
+            at_paper = marked(", ".join(f"**{p.claim(claim.id).verdict}** ({device})"
+                                        for device, p in devices.items())
+                              if len(devices) > 1 else f"**{record.verdict}**", flag)  # fmt: skip
+            if len(devices) > 1:
+                both.append(_devices_row(shown, devices, claim.id, flag))
+            figure = (f"[{Path(record.figures[0]).name}]({pub.name}/{record.figures[0]})"
+                      if record.figures else "")  # fmt: skip
+            lines.append(f"| {shown} | {_cell(claim.summary)} | {at_quick} | {at_paper} | "
+                         f"{_cell(_size(record, pub.record))} | {figure} |")  # fmt: skip
+            if record.verdict == "disagrees":
+                failed = [c for c in record.checks if c.verdict == "disagrees"]
+                checks = _as_text(record)
+                disagree.append(f"- **{claim.id}** ([report]({pub.name}/{REPORT_FILE})): "
+                                + "; ".join(_check_line(checks[c.label]) for c in failed))
+                disagree += [f"  {reconstruction_sentence(flag)}"] if flag else []
+            if entry is not None and entry["verdict"] != record.verdict:
+                changed += [f"- **{claim.id}**: {at_quick} at quick → "
+                            f"{marked(record.verdict, flag)} at paper size:",
+                            *_moved(entry, record)]  # fmt: skip
+        lines += reconstruction_footnote({c.id: c.source.reconstruction for c in ours})
     lines += ["", "## Disagreements at the papers' size", "",
               "Each claim whose paper-size run disagrees, with the checks that do. What they "
               f"mean: [The findings, explained]({findings}) (the quick "

@@ -107,6 +107,7 @@ class ClaimRecord:
     device: str  # where it ran (a resumed run may finish on another device)
     overrides: dict = field(default_factory=dict)  # parameters the user changed from the preset
     tables: tuple[str, ...] = ()  # markdown tables of the claim (`Claim.table`)
+    reconstructed: str = ""  # unconfirmed formulas it rests on (`Source.reconstruction`)
 
     @classmethod
     def build(
@@ -142,6 +143,7 @@ class ClaimRecord:
             device=device,
             overrides={k: v for k, v in used.items() if base.get(k) != v},
             tables=(claim.table(params, prediction, measurement),) if claim.table else (),
+            reconstructed=claim.source.reconstruction,
         )
 
     def restored_params(self, claim: Claim) -> Params:
@@ -331,9 +333,9 @@ _SWEEP_MODES = ("product", "zip")
 _CLAIM_FIELDS = {
     "id": str, "source": str, "statement": str, "params": dict, "prediction": dict,
     "measurement": dict, "checks": list, "verdict": str, "seconds": _NUMBER, "figures": list,
-    "device": str, "overrides": dict, "tables": list,
+    "device": str, "overrides": dict, "tables": list, "reconstructed": str,
 }  # fmt: skip
-_CLAIM_OPTIONAL = {"overrides", "tables"}
+_CLAIM_OPTIONAL = {"overrides", "tables", "reconstructed"}
 _CHECK_FIELDS = {
     "quantity": str, "label": str, "predicted": object, "measured": object, "error": object,
     "error_kind": str, "rule": str, "justification": str, "verdict": str, "score": _NUMBER,

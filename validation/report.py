@@ -27,6 +27,49 @@ from icl_verify._files import write_atomic
 
 REPORT_FILE = "report.md"
 _MARK = {"agrees": "agrees", "inconclusive": "**inconclusive**", "disagrees": "**DISAGREES**"}
+#: Beside a verdict: the claim rests on a formula the paper's text does not confirm
+#: (`claim.Source.reconstruction`); the table's footnote (`reconstruction_footnote`) says which.
+RECONSTRUCTED_MARK = "†"
+
+
+def marked(text: str, reconstruction: str) -> str:
+    """``text`` (a verdict, a claim id) with `RECONSTRUCTED_MARK` when ``reconstruction`` is set.
+
+    >>> marked("disagrees", "(B.18)'s exponent: not pinned down"), marked("agrees", "")
+    ('disagrees†', 'agrees')
+    """
+    return f"{text}{RECONSTRUCTED_MARK}" if reconstruction else text
+
+
+def reconstruction_footnote(reconstructions: dict[str, str]) -> list[str]:
+    """The footnote of a table whose marked claims (`marked`) rest on reconstructed formulas:
+    a line per claim id of ``reconstructions`` (id -> `Source.reconstruction`, "" for none),
+    with a blank line before it; [] when none is marked.
+
+    >>> lines = reconstruction_footnote({"HE-MAN": "(4.7): reconstructed", "HE-4.12": ""})
+    >>> lines[1][:35], lines[3]
+    ('† rests on a reconstructed formula ', '- HE-MAN: (4.7): reconstructed')
+    """
+    flagged = [f"- {claim_id}: {text}" for claim_id, text in reconstructions.items() if text]
+    if not flagged:
+        return []
+    return ["", f"{RECONSTRUCTED_MARK} rests on a reconstructed formula (a disagreement may be the "
+            "reconstruction's, not the paper's):", "", *flagged]  # fmt: skip
+
+
+def reconstruction_sentence(reconstruction: str) -> str:
+    """A claim's reconstructed formulas as a sentence beside its verdict ("" for none).
+
+    >>> print(reconstruction_sentence("(4.7): reconstructed (reference §HE-MAN [RECON])"))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    † Its prediction rests on a reconstructed formula: (4.7): reconstructed (reference §HE-MAN
+    [RECON]); where it disagrees, the reconstruction may be at fault rather than the paper.
+    """
+    if not reconstruction:
+        return ""
+    return (f"{RECONSTRUCTED_MARK} Its prediction rests on a reconstructed formula: "
+            f"{reconstruction}; where it disagrees, the reconstruction may be at fault rather "
+            "than the paper.")  # fmt: skip
 
 
 def format_number(value) -> str:
@@ -101,7 +144,7 @@ def _summary(record: RunRecord) -> list[str]:
         if claim.verdict == "agrees":
             continue
         checks = ", ".join(c.label for c in claim.checks if c.verdict == claim.verdict)
-        lines.append(f"- {claim.id} {_MARK[claim.verdict]}: {checks}")
+        lines.append(f"- {claim.id} {marked(_MARK[claim.verdict], claim.reconstructed)}: {checks}")
     for claim_id, why in record.unfinished.items():
         lines.append(f"- {claim_id} unfinished (the run's budget): {why}")
     return lines + ([""] if len(lines) > 2 else [])
@@ -136,7 +179,7 @@ def render_report(record: RunRecord) -> str:
     for claim in record.claims:
         for check in claim.checks:
             cells = (
-                claim.id,
+                marked(claim.id, claim.reconstructed),
                 check.label,
                 format_number(check.predicted),
                 format_measured(check),
@@ -144,12 +187,13 @@ def render_report(record: RunRecord) -> str:
                 _MARK[check.verdict],
             )
             lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    lines += reconstruction_footnote({claim.id: claim.reconstructed for claim in record.claims})
     paper = None
     for claim in record.claims:
         if paper_of(claim.source) != paper:  # claims come grouped per paper (registry order)
             paper = paper_of(claim.source)
             lines += ["", f"## {paper}"]
-        lines += _claim_section(claim, f"### {claim.id}: {_MARK[claim.verdict]}")
+        lines += _claim_section(claim, f"### {claim.id}: {_mark(claim)}")
     return "\n".join(lines) + "\n"
 
 
@@ -167,7 +211,7 @@ def _claim_section(claim: ClaimRecord, heading: str) -> list[str]:
         "",
         _finding(claim),
         "",
-    ]
+    ] + ([reconstruction_sentence(claim.reconstructed), ""] if claim.reconstructed else [])
     explained: set[str] = set()  # a justification shared by several checks is said once
     for check in claim.checks:
         lines.append(
@@ -185,6 +229,11 @@ def _claim_section(claim: ClaimRecord, heading: str) -> list[str]:
         lines += ["", table.rstrip("\n")]
     lines += [""] + [f"![{claim.id}]({path})" for path in claim.figures]
     return lines
+
+
+def _mark(claim: ClaimRecord) -> str:
+    """A stored claim's verdict as a heading shows it, marked when it rests on a reconstruction."""
+    return marked(_MARK[claim.verdict], claim.reconstructed)
 
 
 def _params(params: dict) -> str:
@@ -253,7 +302,9 @@ def retabulate(record: RunRecord) -> RunRecord:
             for check in stored.checks
         )  # fmt: skip
         tables = (claim.table(params, prediction, measurement),) if claim.table else stored.tables
-        claims[position] = replace(stored, tables=tables, checks=checks)
+        claims[position] = replace(
+            stored, tables=tables, checks=checks, reconstructed=claim.source.reconstruction
+        )
     return replace(record, claims=tuple(claims))
 
 
@@ -355,7 +406,7 @@ def render_sweep_report(record: RunRecord) -> str:
     for i, claim in enumerate(points):
         if claim is not None:
             values = describe_values(claim.params, spec.keys)
-            lines += _claim_section(claim, f"### point {i + 1}: {values}: {_MARK[claim.verdict]}")
+            lines += _claim_section(claim, f"### point {i + 1}: {values}: {_mark(claim)}")
     return "\n".join(lines) + "\n"
 
 

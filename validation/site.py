@@ -24,7 +24,12 @@ from pathlib import Path
 from icl_verify.validation.claim import Claim
 from icl_verify.validation.records import CheckRecord, RunRecord, load_run, value_text
 from icl_verify.validation.registry import all_claims
-from icl_verify.validation.report import format_measured
+from icl_verify.validation.report import (
+    format_measured,
+    marked,
+    reconstruction_footnote,
+    reconstruction_sentence,
+)
 
 __all__ = [
     "Verdicts",
@@ -148,9 +153,12 @@ def _cell(text) -> str:
     return _md(text).replace("|", "\\|").replace("\n", " ")
 
 
-def _verdict_section(entry: dict, verdicts: Verdicts) -> list[str]:
-    """A run's verdict of one claim, its checks and its tables, as lines of markdown."""
-    lines = [f"**{entry['verdict']}** at the {verdicts.preset} preset ({verdicts.source}).", "",
+def _verdict_section(entry: dict, verdicts: Verdicts, reconstruction: str = "") -> list[str]:
+    """A run's verdict of one claim, its checks and its tables, as lines of markdown; marked,
+    with a sentence saying which, when the claim rests on a reconstructed formula
+    (``reconstruction``: `Source.reconstruction`)."""
+    verdict = marked(f"**{entry['verdict']}**", reconstruction)
+    lines = [f"{verdict} at the {verdicts.preset} preset ({verdicts.source}).", "",
              "| check | rule | predicted | measured | score | verdict | verdict turns at |",
              "|---|---|---|---|---|---|---|"]  # fmt: skip
     for c in entry["checks"]:
@@ -169,6 +177,8 @@ def _verdict_section(entry: dict, verdicts: Verdicts) -> list[str]:
                   f"set {k}: {_md(m)} ({v})" for k, (v, m) in
                   enumerate(zip(c["verdicts"], c["measured"], strict=True)))
                   for c in across["moved"]]  # fmt: skip
+    if reconstruction:
+        lines += ["", _md(reconstruction_sentence(reconstruction))]
     for table in entry["tables"]:
         lines += ["", table.rstrip("\n")]
     return [*lines, ""]
@@ -209,12 +219,12 @@ def claim_page(
     if entry is None:
         lines += ["Not run yet here: `make verify` runs every claim at the quick preset.", ""]
     else:
-        lines += _verdict_section(entry, latest)
+        lines += _verdict_section(entry, latest, claim.source.reconstruction)
     lines += [f"![{claim.id}]({path})\n" for path in figures.get(claim.id, [])]
     for report in paper:
         if claim.id in report.claims:
             lines += ["### At the paper's size", ""]
-            lines += _verdict_section(report.claims[claim.id], report)
+            lines += _verdict_section(report.claims[claim.id], report, claim.source.reconstruction)
             lines += [f"![{claim.id} at the {report.preset} preset]({path})\n"
                       for path in (paper_figures or {}).get(claim.id, [])]  # fmt: skip
     return "\n".join(lines)
@@ -225,18 +235,20 @@ def claims_index(latest: Verdicts | None) -> str:
     lines = ["# Claims", "",
              "Every checkable statement of the two papers, one page each (generated from the "
              "registry)."]  # fmt: skip
-    paper = None
-    for claim in all_claims():
-        if claim.source.paper != paper:
-            paper = claim.source.paper
-            lines += ["", f"## {paper}", "",
-                      "| claim | what is checked | verdict | across seed sets |",
-                      "|---|---|---|---|"]  # fmt: skip
-        entry = latest.claims.get(claim.id) if latest else None
-        verdict = entry["verdict"] if entry else "not run"
-        across = stability_text(entry) if entry else ""
-        lines.append(f"| [{claim.id}]({claim.id}.md) | {_cell(claim.summary)} | {verdict} | "
-                     f"{_cell(across)} |")  # fmt: skip
+    claims = all_claims()
+    for paper in dict.fromkeys(claim.source.paper for claim in claims):
+        lines += ["", f"## {paper}", "",
+                  "| claim | what is checked | verdict | across seed sets |",
+                  "|---|---|---|---|"]  # fmt: skip
+        ours = [claim for claim in claims if claim.source.paper == paper]
+        for claim in ours:
+            entry = latest.claims.get(claim.id) if latest else None
+            verdict = marked(entry["verdict"] if entry else "not run", claim.source.reconstruction)
+            across = stability_text(entry) if entry else ""
+            lines.append(f"| [{claim.id}]({claim.id}.md) | {_cell(claim.summary)} | {verdict} | "
+                         f"{_cell(across)} |")  # fmt: skip
+        footnote = reconstruction_footnote({c.id: c.source.reconstruction for c in ours})
+        lines += [_md(line) for line in footnote]
     return "\n".join(lines) + "\n"
 
 

@@ -10,12 +10,14 @@ import pytest
 from icl_verify.validation import api, published
 from icl_verify.validation.cli import main
 from icl_verify.validation.records import load_run, value_text
-from icl_verify.validation.registry import all_claims, trained_claims
-from icl_verify.validation.report import format_measured
+from icl_verify.validation.registry import all_claims, select_claims, trained_claims
+from icl_verify.validation.report import RECONSTRUCTED_MARK, format_measured
 from icl_verify.validation.site import Verdicts
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAIM = "HE-S2-BOUND"  # cheap at smoke (a fraction of a second), untrained, one figure
+#: CLAIM's verdicts are marked: it rests on a reconstructed formula (test_reconstructed.py)
+MARK = RECONSTRUCTED_MARK if select_claims([CLAIM])[0].source.reconstructed else ""
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +57,7 @@ def test_the_index_has_every_claim_and_says_why_one_has_no_paper_verdict(run_dir
     rows = [line for line in text.splitlines() if line.startswith("| ") and "-" in line[:12]]
     assert [row.split(" | ")[0][2:] for row in rows[1:]] == [c.id for c in all_claims()]
     row = next(r for r in rows if r.startswith(f"| {CLAIM} |"))
-    assert re.search(rf"\*\*{record.verdict}\*\* \| smoke; cpu, \d+ s \| \[", row)
+    assert re.search(rf"\*\*{record.verdict}\*\*{MARK} \| smoke; cpu, \d+ s \| \[", row)
     assert f"(cpu-x/{record.figures[0]})" in row
     for claim in trained_claims():
         assert f"| {claim.id} |" in text
@@ -73,7 +75,8 @@ def test_a_verdict_that_changed_with_size_names_the_checks_that_moved(run_dir, t
                                         "score": "2.5"}  # fmt: skip
     text = published.paper_index(quick, published.publications(tmp_path))
     changed = text.split("## Where quick and paper size differ")[1]
-    assert f"**{CLAIM}**: disagrees at quick → {record.verdict} at paper size" in changed
+    verdicts = f"disagrees{MARK} at quick → {record.verdict}{MARK} at paper size"
+    assert f"**{CLAIM}**: {verdicts}" in changed
     paper = f"paper {moved['summary']}, score {value_text(moved['score'])} ({record.verdict})"
     quick_side = f"{moved['label']} (`{moved['rule']}`): quick 9.99 ± 1, score 2.5 (disagrees)"
     assert f"{quick_side} → {paper}" in changed

@@ -96,6 +96,7 @@ from icl_verify.validation.claims._trained import (
     trained_presets,
     training,
 )
+from icl_verify.validation.claims.he2025._reconstructed import MANIFOLD
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, param
 
@@ -319,7 +320,7 @@ def checks_heads(params: HeadsParams) -> tuple[Check, ...]:
 
 CLAIM_HEADS = Claim(
     id="HE-A-HEADS",
-    source=Source(PAPER, "App. A.1", "Figures 13, 14"),
+    source=Source(PAPER, "App. A.1", "Figures 13, 14", MANIFOLD),
     statement="Trained models with H = 2, 3, 4, 8 heads reach the same limiting ω and the same "
     "OV group sums Σ₊μ = −Σ₋μ = μ*(ω) (2ωμ* ≈ 1/(1+κ)), and a four-head run forms a dummy head "
     "whose KQ and OV weights go to 0.",

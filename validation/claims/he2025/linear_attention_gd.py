@@ -34,6 +34,7 @@ from icl_verify.validation.claims.he2025._linear_attention import (
     LinearMembers,
     linear_training,
 )
+from icl_verify.validation.claims.he2025._reconstructed import LINEAR_ATTENTION
 from icl_verify.validation.params import param
 
 from icl_verify import numerics, theory
@@ -137,7 +138,7 @@ def checks_lin(params: LinearParams) -> tuple[Check, ...]:
 
 CLAIM_LIN = Claim(
     id="HE-5.1-LIN",
-    source=Source(PAPER, "5.1", "(5.1)"),
+    source=Source(PAPER, "5.1", "(5.1)", LINEAR_ATTENTION),
     statement="One-head linear attention trained at prompt length L learns KQ11 = ω I and OV last "
     "row (0, ..., 0, μ) with step γ = ω μ = η_GD*(L) = L/(L+D+1): one step of GD at its optimum, "
     "with the optimal GD test risk.",

@@ -26,6 +26,7 @@ from icl_verify.validation.claim import (
 from icl_verify.validation.claims.he2025._linear_attention import (
     PAPER,
 )
+from icl_verify.validation.claims.he2025._reconstructed import LINEAR_ATTENTION
 from icl_verify.validation.designs import linear_head_and_prompts
 from icl_verify.validation.params import Params, check_order, param
 
@@ -167,7 +168,7 @@ def checks_pair(params: PairParams) -> tuple[Check, ...]:
 
 CLAIM_SM2LIN = Claim(
     id="HE-5.1-SM2LIN",
-    source=Source(PAPER, "5.1", "(5.2)"),
+    source=Source(PAPER, "5.1", "(5.2)", LINEAR_ATTENTION),
     statement="Two softmax heads (ε KQ, OV/(2ε)) and (−ε KQ, −OV/(2ε)) equal the linear head "
     "(KQ, OV) minus the centring term OV z̄ z̄ᵀ KQ z_q, with an error of order ε²; on centred "
     "prompts they equal the linear head.",

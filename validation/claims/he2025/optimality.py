@@ -24,6 +24,7 @@ from icl_verify.validation.claim import (
     Estimate,
     Measurement,
     Prediction,
+    Reconstructed,
     Source,
     Tolerance,
 )
@@ -174,7 +175,16 @@ def single_head_profile(params: OptimalityParams, prediction: Prediction) -> Pre
 
 CLAIM_T42II = Claim(
     id="HE-T4.2ii",
-    source=Source("He et al. 2025", "4.3, App. D.2", "(4.13)"),
+    source=Source(
+        "He et al. 2025",
+        "4.3, App. D.2",
+        "(4.13)",
+        Reconstructed(
+            "the space Θ̄(ω) of (4.13): KQ scales in {+ω, −ω, 0}, OV weights free",
+            "HE-T4.2ii",
+            "RECON",
+        ),
+    ),
     statement="Over homogeneous KQ scales {+ω, −ω, 0} with free OV weights, the minimum of L̃ is "
     "1+σ²−1/(1+c sinh(dω²)/ω²) with zero dummy sum, increasing in ω, so the infimum is "
     "σ²+κ/(1+κ), approached with step 2ωμ → 1/(1+κ).",

@@ -24,9 +24,11 @@ from icl_verify.validation.claim import (
     Estimate,
     Measurement,
     Prediction,
+    Reconstructed,
     Source,
     Tolerance,
 )
+from icl_verify.validation.claims.he2025._reconstructed import TIME_CONVENTION
 from icl_verify.validation.claims.he2025._two_head import (
     SOURCE,
     PhasesParams,
@@ -244,7 +246,9 @@ PRESETS_PHASE1 = {
 
 CLAIM_PHASE1 = Claim(
     id="HE-B-PHASE1",
-    source=Source(SOURCE, "App. B", "(B.5)-(B.10)"),
+    source=Source(SOURCE, "App. B", "(B.5)-(B.10)", (Reconstructed(
+        "(B.10)'s end T1 of Phase I, read as the log deficit reaching 10%", "HE-B-PHASE1",
+        "OPEN"), TIME_CONVENTION)),
     statement="Phase I: ω = μ = ε e^{2t} until T1 (the log deficit (1+κ)ω² + (κ/d)(sinh dω² − "
     "dω²) reaching 10%), with μ/ω = 1 + κu³/(12d) (u = dω²) and L̃ falling as "
     "L̃(0) − 4ε²(e^{4t} − 1); and a two-head softmax model trained by plain SGD from Def. B.1 "

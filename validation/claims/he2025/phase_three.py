@@ -18,10 +18,12 @@ from icl_verify.validation.claim import (
     Claim,
     Measurement,
     Prediction,
+    Reconstructed,
     Source,
     Tolerance,
     scaled,
 )
+from icl_verify.validation.claims.he2025._reconstructed import TIME_CONVENTION
 from icl_verify.validation.claims.he2025._two_head import (
     SOURCE,
     PhasesParams,
@@ -103,7 +105,9 @@ PRESETS_PHASE3 = {
 
 CLAIM_PHASE3 = Claim(
     id="HE-B-PHASE3",
-    source=Source(SOURCE, "App. B", "(B.17)-(B.18)"),
+    source=Source(SOURCE, "App. B", "(B.17)-(B.18)", (Reconstructed(
+        "(B.18)'s late-time exponent, checked as the reference's derived ω ~ t^{-1/6}",
+        "HE-B-PHASE3", "OPEN"), TIME_CONVENTION)),
     statement="Phase III (checked in the reference's corrected form): ω → 0 as (8κd²t)^{-1/6} and "
     "μ grows as t^{+1/6} with 2ωμ → 1/(1+κ). Finding: the naive two-timescale reduction (B.18), "
     "ω ~ t^{-1/2}, is contradicted by the integrated ODE (slope −1/6, and ω(t_end) "

@@ -51,6 +51,7 @@ from icl_verify.validation.claim import (
     Estimate,
     Measurement,
     Prediction,
+    Reconstructed,
     Source,
     Tolerance,
 )
@@ -351,7 +352,12 @@ def table_kms(
 
 CLAIM_KMS = Claim(
     id="HE-5.3-KMS",
-    source=Source(PAPER, "5.3, A.2, Lemma E.4", "(5.3)-(5.6), Figures 12 and 15"),
+    source=Source(
+        PAPER,
+        "5.3, A.2, Lemma E.4",
+        "(5.3)-(5.6), Figures 12 and 15",
+        Reconstructed("(5.3), the learned KQ11 = ±ω Γ of the two heads", "HE-5.3-KMS", "RECON"),
+    ),
     statement="On KMS covariates Sigma_ij = rho^|i-j| two-head softmax models learn KQ11 = "
     "±omega Gamma, i.e. preconditioned debiased GD with Gamma_eff = sum_h mu_h KQ11_h close to "
     "the optimal preconditioner of Lemma E.4 (closer to it than to Sigma^{-1}), at its risk.",

@@ -27,6 +27,7 @@ from icl_verify.validation.claim import (
     LogLogSlope,
     Measurement,
     Prediction,
+    Reconstructed,
     Source,
     shifted,
 )
@@ -152,7 +153,16 @@ def checks_t42i(params: DebiasedGDGapParams) -> tuple[Check, ...]:
 
 CLAIM_T42I = Claim(
     id="HE-T4.2i",
-    source=Source("He et al. 2025", "4.3, Thm 4.2(i), App. D.1", "(4.10)-(4.11)"),
+    source=Source(
+        "He et al. 2025",
+        "4.3, Thm 4.2(i), App. D.1",
+        "(4.10)-(4.11)",
+        Reconstructed(
+            "Thm 4.2(i)'s error rate, checked as the reference's derived η ω² and L^{-1/2}",
+            "HE-T4.2i",
+            "OPEN",
+        ),
+    ),
     statement="At fixed η = 2ωμ the ± two-head predictor approaches debiased GD (4.11) as ω → 0, "
     "with error of order η ω² and, at fixed ω, of order L^{-1/2}.",
     params=DebiasedGDGapParams,

@@ -19,10 +19,12 @@ from icl_verify.validation.claim import (
     Estimate,
     Measurement,
     Prediction,
+    Reconstructed,
     Source,
     Tolerance,
     shifted,
 )
+from icl_verify.validation.claims.he2025._reconstructed import MANIFOLD
 from icl_verify.validation.designs import random_head_signs
 from icl_verify.validation.params import SettingParams, check_order, param
 
@@ -158,7 +160,12 @@ def checks_49(params: ManifoldPredictionParams) -> tuple[Check, ...]:
 
 CLAIM_49 = Claim(
     id="HE-4.9",
-    source=Source("He et al. 2025", "4.3", "(4.9)"),
+    source=Source(
+        "He et al. 2025",
+        "4.3",
+        "(4.9)",
+        (Reconstructed("(4.9), the predictor of a point of S_ω", "HE-4.9", "RECON"), MANIFOLD),
+    ),
     statement="On S_ω, any H ≥ 2 heads with any split of the OV weights inside the ± groups "
     "predict exactly what the two-head model (ω, μ*), (−ω, −μ*) predicts.",
     params=ManifoldPredictionParams,

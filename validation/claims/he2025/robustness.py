@@ -46,6 +46,7 @@ from icl_verify.validation.claims.he2025._observations import (
     ZERO_LIMITS,
     opposite_head_checks,
 )
+from icl_verify.validation.claims.he2025._reconstructed import MANIFOLD
 from icl_verify.validation.params import ParameterError, SettingParams, param
 
 from icl_verify import numerics
@@ -200,7 +201,7 @@ def checks_robust(params: RobustnessParams) -> tuple[Check, ...]:
 
 CLAIM_ROBUST = Claim(
     id="HE-ROBUST",
-    source=Source(PAPER, "3 (robustness of the patterns)", "(4.4)-(4.8)"),
+    source=Source(PAPER, "3 (robustness of the patterns)", "(4.4)-(4.8)", MANIFOLD),
     statement="The learned pattern does not depend on the optimiser, the batch size or the "
     "learning rate: at every setting two-head models that pair reach homogeneous KQ, zero-sum "
     "OV and group sums 2ωΣ₊μ = −2ωΣ₋μ = 1/(1+κ).",

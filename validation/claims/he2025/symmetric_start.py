@@ -18,6 +18,7 @@ from icl_verify.validation.claim import (
     Estimate,
     Measurement,
     Prediction,
+    Reconstructed,
     Source,
     Tolerance,
     scaled,
@@ -107,7 +108,8 @@ PRESETS_INIT = {
 
 CLAIM_INIT = Claim(
     id="HE-B-INIT",
-    source=Source(SOURCE, "App. B, Def. B.1", "(B.1)-(B.4)"),
+    source=Source(SOURCE, "App. B, Def. B.1", "(B.1)-(B.4)", Reconstructed(
+        "Def. B.1's start ω₁ = −ω₂ = μ₁ = −μ₂ = ε", "HE-B-INIT", "RECON")),
     statement="From the symmetric start ω₁ = −ω₂ = μ₁ = −μ₂ = ε the gradient flow of L̃ keeps "
     "ω₂ = −ω₁, μ₂ = −μ₁ and equals the reduced 2-D system (B.4); starts perturbed by up to "
     "10% also end with one positive and one negative head.",
