@@ -27,13 +27,11 @@ def circuit_heatmaps(KQ, OV, heads, labels, title: str = "", container=None):
         container: a matplotlib Figure or SubFigure to draw into (a new Figure if None), so
             that a claim figure can place the heat maps beside other panels.
 
-    >>> import matplotlib.pyplot as plt
     >>> KQ = np.zeros((1, 2, 3, 3)); KQ[0, 0, :2, :2] = 0.1 * np.eye(2); KQ[0, 1] = -KQ[0, 0]
     >>> OV = np.zeros((1, 2, 3, 3)); OV[0, 0, 2, 2] = 3.0; OV[0, 1, 2, 2] = -3.0
     >>> figure = circuit_heatmaps(KQ, OV, [2], ["H = 2"])
     >>> len(figure.axes)  # 2 heads x (KQ, OV) + 2 colour bars
     6
-    >>> plt.close(figure)
     """
     KQ, OV = np.asarray(KQ, dtype=float), np.asarray(OV, dtype=float)
     heads = [int(h) for h in heads]

@@ -38,13 +38,11 @@ def length_generalisation_figure(
         title: title of the left panel.
         extra_panels: empty axes added to the right (``figure.axes[2:]``) for the caller.
 
-    >>> import matplotlib.pyplot as plt
     >>> L = np.array([10.0, 40.0, 100.0])
     >>> figure = length_generalisation_figure(
     ...     L, {"dGD": 0.1 + 5 / L}, {"TF": (0.1 + 5.1 / L, np.full(3, 0.01))}, 40, "dGD")
     >>> len(figure.axes)
     2
-    >>> plt.close(figure)
     """
     lengths = np.asarray(lengths, dtype=float)
     if reference not in theory:

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from icl_verify.figures.style import plt, save_figure
+from icl_verify.figures.style import save_figure, styled
+from matplotlib.figure import Figure
 
 
 @dataclass(frozen=True)
@@ -46,11 +47,13 @@ def _title(setting) -> str:
     return f"d={setting.d}, L={setting.L}, $\\sigma^2$={sigma2}, $\\kappa$={kappa}"
 
 
+@styled
 def draw_phase_portrait(portrait, path, phases=None) -> Path:
     """Draw a `dynamics.PhasePortrait` to path (PNG); with a `dynamics.TwoHeadPhases`, mark T1
     and the peak on the symmetric flow."""
     s = portrait.setting
-    figure, axis = plt.subplots(figsize=(8.2, 6.6))
+    figure = Figure(figsize=(8.2, 6.6))
+    axis = figure.subplots()
     # direction field in log coordinates: arrows along (d ln omega, d ln mu), unit length
     w, m = np.meshgrid(portrait.omega, portrait.mu)
     u, v = portrait.d_omega / w, portrait.d_mu / m
@@ -99,6 +102,7 @@ def draw_phase_portrait(portrait, path, phases=None) -> Path:
     return _save(figure, path)
 
 
+@styled
 def draw_time_series(phases, laws: TimeSeriesLaws, path) -> Path:
     """Draw omega, mu, mu/omega, Ltilde and 2 omega mu of a `dynamics.TwoHeadPhases` against
     log t with the phase boundaries and the predicted `laws`."""
@@ -106,7 +110,8 @@ def draw_time_series(phases, laws: TimeSeriesLaws, path) -> Path:
     keep = path_.t > 0
     t, omega, mu = path_.t[keep], path_.omega[keep, 0], path_.mu[keep, 0]
     loss, product = path_.loss[keep], path_.mu_dot_omega[keep]
-    figure, axes = plt.subplots(2, 2, figsize=(12, 8.5), sharex=True)
+    figure = Figure(figsize=(12, 8.5))
+    axes = figure.subplots(2, 2, sharex=True)
     panels = axes.ravel()
     panels[0].loglog(t, omega, color="tab:blue", lw=2, label=r"$\omega(t)$")
     panels[0].loglog(t, mu, color="tab:red", lw=2, label=r"$\mu(t)$")

@@ -3,19 +3,26 @@
 Every claim figure puts the theory's prediction (a solid line, `THEORY` colour)
 beside the simulation's measurement (markers, `MEASURED` colour), with tolerances
 drawn as dashed grey lines, so a reader sees at once what was compared.
+
+Figures are `matplotlib.figure.Figure` objects made without `pyplot`: importing the toolkit
+leaves the user's backend, their pyplot figures and their rcParams alone (the command line
+chooses a non-interactive backend for itself). The project's look applies inside
+`figure_style`, which the drawing entry points enter (`validation.Claim.draw`, the paper
+figures, `styled` functions); in a notebook a returned Figure shows inline (`_show_inline`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import io
+import sys
 from pathlib import Path
 
 import matplotlib
-
-matplotlib.use("Agg")  # files only; never opens a window
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.image
+import numpy as np
+from matplotlib.figure import Figure
 
 THEORY = "#1f4e9c"  # dark blue: closed forms and ODE solutions
 MEASURED = "#d1495b"  # red: optimiser, Monte Carlo and training results
@@ -34,6 +41,50 @@ _RC = {
     "axes.grid": True,
     "grid.alpha": 0.25,
 }
+
+
+def figure_style():
+    """The project's look (font sizes, light grid, no top/right spines) for the figures drawn
+    inside it; rcParams are restored on leaving (`matplotlib.rc_context`).
+
+    >>> before = dict(matplotlib.rcParams)
+    >>> with figure_style():
+    ...     matplotlib.rcParams["axes.grid"]
+    True
+    >>> dict(matplotlib.rcParams) == before
+    True
+    """
+    return matplotlib.rc_context(_RC)
+
+
+def styled(draw):
+    """``draw`` run inside `figure_style` (a drawing function a user calls directly)."""
+
+    @functools.wraps(draw)
+    def wrapper(*args, **kwargs):
+        with figure_style():
+            return draw(*args, **kwargs)
+
+    return wrapper
+
+
+def _show_inline() -> None:
+    """In an IPython kernel, show a returned Figure as a PNG (what the inline backend does for
+    pyplot's figures, which only registers it once pyplot makes a figure); elsewhere nothing."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is None or not hasattr(shell, "display_formatter"):
+        return
+    from IPython.core.pylabtools import print_figure
+
+    png = shell.display_formatter.formatters["image/png"]
+    with contextlib.suppress(KeyError):
+        png.lookup_by_type(Figure)
+        return  # the user's own matplotlib integration already shows figures
+    png.for_type(Figure, lambda figure: print_figure(figure, "png", bbox_inches="tight"))
+
+
+_show_inline()
 
 
 def measured(axis, x, value, se, label: str, *, k: float = 2, fmt: str = "o",
@@ -58,18 +109,15 @@ def training_text(params) -> str:
 def new_figure(ncols: int = 1, nrows: int = 1, width: float = 4.2, height: float = 3.3):
     """A figure with `nrows x ncols` axes in the project style; returns (figure, axes array).
 
-    Sets the project's matplotlib style (font sizes, light grid, no top/right spines).
+    A `matplotlib.figure.Figure` outside pyplot (nothing to close); drawn inside
+    `figure_style` it has the project's look.
 
     >>> figure, axes = new_figure(2)
     >>> axes.shape
     (1, 2)
-    >>> plt.close(figure)
     """
-    plt.rcParams.update(_RC)
-    figure, axes = plt.subplots(
-        nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False, layout="constrained"
-    )
-    return figure, axes
+    figure = Figure(figsize=(width * ncols, height * nrows), layout="constrained")
+    return figure, figure.subplots(nrows, ncols, squeeze=False)
 
 
 def new_subfigures(width: float, height: float, **layout):
@@ -81,20 +129,17 @@ def new_subfigures(width: float, height: float, **layout):
     >>> figure, (left, right) = new_subfigures(6.0, 3.0, ncols=2)
     >>> len(figure.subfigs), len(figure.axes)
     (2, 0)
-    >>> plt.close(figure)
     """
-    figure, axes = new_figure(1, 1, width=width, height=height)
-    axes[0, 0].remove()
+    figure = Figure(figsize=(width, height), layout="constrained")
     return figure, figure.subfigures(**layout)
 
 
 def save_figure(figure, path: Path | str, dpi: float | None = None) -> None:
-    """Render `figure` as PNG to `path` atomically (temporary file, then rename) and close it."""
+    """Render `figure` as PNG to `path` atomically (temporary file, then rename)."""
     from icl_verify._files import write_atomic
 
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=dpi)
-    plt.close(figure)
     write_atomic(Path(path), buffer.getvalue())
 
 
@@ -106,7 +151,6 @@ def set_log_ticks(axis, ticks, which: str = "x") -> None:
     >>> set_log_ticks(axes[0, 0], [0.05, 0.1, 0.2])
     >>> [t.get_text() for t in axes[0, 0].get_xticklabels()]
     ['0.05', '0.1', '0.2']
-    >>> plt.close(figure)
     """
     from matplotlib.ticker import FixedLocator, NullFormatter
 
@@ -129,29 +173,24 @@ def log_ticks(low: float, high: float) -> list[float]:
 def side_by_side(figures, titles, suptitle: str = ""):
     """One figure holding ``figures`` (matplotlib Figures) in a row, each rasterised at 120 dpi
     and titled, for a paper figure whose panels are drawn by several claims' figure functions;
-    the input figures are closed. Returns the new Figure.
+    Returns the new Figure.
 
     >>> parts = [new_figure()[0], new_figure()[0]]
     >>> combined = side_by_side(parts, ["(b)", "(c)"])
     >>> len(combined.axes)
     2
-    >>> plt.close(combined)
     """
-    import io
-
     images = []
     for figure in figures:
         buffer = io.BytesIO()
         figure.savefig(buffer, format="png", dpi=120)
-        plt.close(figure)
         buffer.seek(0)
-        images.append(plt.imread(buffer))
+        images.append(matplotlib.image.imread(buffer))
     widths = [image.shape[1] / image.shape[0] for image in images]
-    plt.rcParams.update(_RC)
-    combined, axes = plt.subplots(
-        1, len(images), figsize=(3.2 * sum(widths), 3.6), squeeze=False, layout="constrained",
-        gridspec_kw={"width_ratios": widths},
-    )  # fmt: skip
+    combined = Figure(figsize=(3.2 * sum(widths), 3.6), layout="constrained")
+    axes = combined.subplots(
+        1, len(images), squeeze=False, gridspec_kw={"width_ratios": widths}
+    )
     for axis, image, title in zip(axes[0], images, titles, strict=True):
         axis.imshow(image)
         axis.set_axis_off()

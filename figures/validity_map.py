@@ -19,7 +19,7 @@ import math
 from numbers import Real
 
 import numpy as np
-from icl_verify.figures.style import THEORY, new_figure, set_log_ticks
+from icl_verify.figures.style import THEORY, new_figure, set_log_ticks, styled
 from matplotlib.patches import Patch, Rectangle
 
 VERDICT_COLOURS = {
@@ -106,6 +106,7 @@ def _verdict_key(present) -> list:
     return handles
 
 
+@styled
 def validity_map_2d(
     x_name: str, x_values, y_name: str, y_values, verdicts, scores, title: str = ""
 ):
@@ -126,7 +127,6 @@ def validity_map_2d(
     ['0.03', '0.8', '12.4', '0.2', '—', '0.5']
     >>> [t.get_text() for t in figure.axes[0].get_xticklabels()]
     ['5', '10', '20']
-    >>> import matplotlib.pyplot as plt; plt.close(figure)
     """
     x_values, y_values = _swept_values("x_values", x_values), _swept_values("y_values", y_values)
     shape = (len(y_values), len(x_values))
@@ -156,6 +156,7 @@ def validity_map_2d(
     return figure
 
 
+@styled
 def validity_map_1d(x_name: str, x_values, series, verdicts, title: str = ""):
     """A sweep over one parameter: for each (label, predicted (n,), measured (n,), error (n,))
     of `series`, one panel (stacked) with the prediction as a line and the measurement as
@@ -174,7 +175,6 @@ def validity_map_1d(x_name: str, x_values, series, verdicts, title: str = ""):
     ('log', ['40', '80', '160', '320', '640'])
     >>> [text.get_text() for text in figure.legends[0].get_texts()]
     ['predicted', 'agrees', 'inconclusive', 'disagrees']
-    >>> import matplotlib.pyplot as plt; plt.close(figure)
     """
     x = _float_array("x_values", _swept_values("x_values", x_values), (np.size(x_values),))
     n = x.size

@@ -55,11 +55,14 @@ class PaperFigure:
 
     def draw(self, records: Mapping[str, StoredClaim]):
         """The matplotlib Figure, drawn from the stored records of this figure's claims."""
+        from icl_verify.figures.style import figure_style
+
         module, name = self.figure.split(":")
         function = getattr(importlib.import_module(f"icl_verify.figures.{module}"), name)
-        if len(self.claims) == 1:
-            return function(*records[self.claims[0]])
-        return function({claim_id: records[claim_id] for claim_id in self.claims})
+        with figure_style():
+            if len(self.claims) == 1:
+                return function(*records[self.claims[0]])
+            return function({claim_id: records[claim_id] for claim_id in self.claims})
 
 
 @dataclass(frozen=True)
