@@ -18,7 +18,8 @@ A problem is described by orthogonal objects composed by one entry point, `solve
   zero-sum ratio, KQ dispersion, distance to S_omega).
 
 Everyday wrappers: `gradient_flow`, `two_head_flow`, `weight_space_flow`, `two_head_phases`,
-`symmetric_start_flows`, `perturbed_flow_ends`, `phase_portrait`, `random_init_stages`;
+`symmetric_start_flows`, `perturbed_flow_ends`, `phase_portrait`, `random_init_stages`
+(with `stage_one_end`, when Stage I is over by its two rates, §HE-S1);
 their typed results `TwoHeadPhases` (the measured features of the three phases, each
 with its meaning: numbers only, the claims judge them), `SymmetricStartFlows`,
 `PhasePortrait`, `RandomInitStages`.
@@ -61,7 +62,7 @@ from icl_verify.dynamics.minimise import (
     minimise_over_mu,
 )
 from icl_verify.dynamics.portrait import PhasePortrait, omega_nullcline, phase_portrait
-from icl_verify.dynamics.random_init import RandomInitStages, random_init_stages
+from icl_verify.dynamics.random_init import RandomInitStages, random_init_stages, stage_one_end
 from icl_verify.dynamics.saveat import SaveAt
 from icl_verify.dynamics.slowed_descent import log_norm, phase_one_records, slowed_descent
 from icl_verify.dynamics.solve import gradient_flow, solve
@@ -136,6 +137,7 @@ __all__ = [
     "random_init_stages",
     "slowed_descent",
     "solve",
+    "stage_one_end",
     "symmetric_init",
     "symmetric_start_flows",
     "two_head_flow",

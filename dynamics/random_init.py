@@ -121,6 +121,24 @@ def _appearance_time(t: np.ndarray, holds: np.ndarray) -> float:
     return float(t[0] if failing.size == 0 else t[failing[-1] + 1])
 
 
+def stage_one_end(setting: Setting, num_heads: int, scale: float, tolerance: float) -> float:
+    """When Stage I is over from N(0, scale^2) starts (§HE-S1): its two rates added.
+
+    Growth: while p = mu^T omega < 1/(1+kappa) the sign-matching terms move each head's
+    (mu_h + omega_h)/2 at rate 2, so p grows like (H scale^2 / 2) e^{4t} and reaches
+    1/(1+kappa) after ln(2 / ((1+kappa) H scale^2)) / 4. Zero-sum: once the bracket
+    1 - (1+kappa) p vanishes, the zero-sum term relaxes sum_h mu_h at rate 2cH,
+    c = (1+sigma2)/L, so a ratio of order 1 falls below ``tolerance`` after
+    ln(1/tolerance) / (2cH).
+
+    >>> round(stage_one_end(Setting(d=5, L=40, sigma2=0.1), 2, 0.01, 0.01), 1)
+    44.1
+    """
+    growth = math.log(2.0 / ((1.0 + setting.kappa) * num_heads * scale**2)) / 4.0
+    c = (1.0 + setting.sigma2) / setting.L
+    return growth + math.log(1.0 / tolerance) / (2.0 * c * num_heads)
+
+
 def random_init_stages(
     setting: Setting,
     num_heads: int,

@@ -18,62 +18,58 @@ def _a(value) -> np.ndarray:
 
 
 def figure_stage_one(params, prediction, measurement):
-    """(a) mu^T omega(t) of every run per H against 1/(1+kappa); (b) fractions per H."""
-    figure, axes = new_figure(2, width=4.6)
-    paths, rates = axes[0]
-    data = measurement.figure_data
+    """(a) mu^T omega(t) of every run per H against 1/(1+kappa), the judged window shaded;
+    (b) 1/(1+kappa) minus the median over runs in the window against the band 2 deficit(t);
+    (c) fractions per H."""
+    figure, axes = new_figure(3, width=4.2)
+    paths, approach, rates = axes[0]
+    data, theory = measurement.figure_data, prediction.figure_data
     t = _a(data["t"])
-    limit = prediction.figure_data["limit"]  # 1/(1+kappa)
+    limit, start = theory["limit"], theory["stage_one_start"]  # 1/(1+kappa), end of Stage I
+    window_t, band = _a(theory["window_t"]), _a(theory["band"])
+    median = _a(measurement.values["p_approach"].value)  # (|H|, W)
+    median_se = _a(measurement.values["p_approach"].error)
     for index, heads in enumerate(params.heads):
         p = _a(data[f"H{heads}_p"])  # (S, T)
         color = PALETTE[index % len(PALETTE)]
         for run, curve in enumerate(p):
-            paths.plot(
-                t[1:],
-                curve[1:],
-                color=color,
-                lw=0.7,
-                alpha=0.6,
-                label=f"H={heads} ({p.shape[0]} starts)" if run == 0 else None,
-            )
+            paths.plot(t[1:], curve[1:], color=color, lw=0.7, alpha=0.6,
+                       label=f"H={heads} ({p.shape[0]} starts)" if run == 0 else None)  # fmt: skip
+        deficit = limit - median[index]
+        spread = np.minimum(2 * median_se[index], 0.9 * np.abs(deficit))  # a log axis: > 0
+        coarse = bool(np.any(2 * median_se[index] > np.abs(deficit)))
+        label = f"H={heads}" + (" (2 SE > deficit)" if coarse else "")
+        approach.plot(window_t, np.abs(deficit), color=color, lw=1.2,
+                      ls="--" if coarse else "-", label=label)  # fmt: skip
+        approach.fill_between(window_t, np.abs(deficit) - spread, np.abs(deficit) + spread,
+                              color=color, alpha=0.25, lw=0)  # fmt: skip
     paths.axhline(limit, color=THEORY, lw=1.5, ls="--", label="(4.3): 1/(1+κ)")
-    paths.set(
-        xscale="log",
-        xlabel="flow time t",
-        ylabel=r"$\mu^\top\omega$",
-        title=f"(a) gradient flow on L̃ from N(0, {params.scale}²), {setting_text(params)}",
-    )
-    paths.legend(loc="lower right", fontsize=7)  # below the plateaus, right of the rise
+    paths.axvspan(start, t[-1], color=REFERENCE, alpha=0.12, lw=0,
+                  label=f"judged: t ≥ {start:.3g} (end of Stage I)")  # fmt: skip
+    paths.set(xscale="log", xlabel="flow time t", ylabel=r"$\mu^\top\omega$",
+              title=f"(a) gradient flow on L̃ from N(0, {params.scale}²), "
+              f"{setting_text(params)}")  # fmt: skip
+    paths.legend(loc="lower right", fontsize=6)  # below the plateaus, right of the rise
+    approach.plot(window_t, band, color=THEORY, lw=1.5, ls="--",
+                  label="allowed: 2 × valley-floor deficit(t)")  # fmt: skip
+    approach.plot(window_t, band / 2, color=THEORY, lw=0.8, ls=":",
+                  label="valley-floor deficit (two heads)")  # fmt: skip
+    approach.set(xscale="log", yscale="log", xlabel="flow time t",
+                 ylabel=r"$1/(1+\kappa) - $ median $\mu^\top\omega$",
+                 title="(b) the approach over the judged window (± 2 SE)")  # fmt: skip
+    approach.legend(fontsize=6, loc="lower left")
     heads = _a(params.heads)
-    sign = measurement.values["sign_matched"]
-    rates.errorbar(
-        heads - 0.08,
-        _a(sign.value),
-        yerr=_a(sign.error),
-        fmt="o",
-        color=MEASURED,
-        capsize=3,
-        label="sign-matched at t_end (± SE)",
-    )
-    all_zero = np.array(
-        [np.mean(_a(data[f"H{h}_zero_sum"]) <= params.tolerance) for h in params.heads]
-    )
-    rates.plot(
-        heads + 0.08,
-        all_zero,
-        "s",
-        mfc="none",
-        color=PALETTE[2],
-        label=f"zero-sum at t_end (all H; checked for H ≥ {params.stage_one_min_heads})",
-    )
+    for shift, name, marker, label in (
+        (-0.08, "sign_matched", "o", f"sign-matched at every t ≥ {start:.3g} (± SE)"),
+        (0.08, "zero_sum", "s", "zero-sum at t_end (± SE)"),
+    ):
+        rate = measurement.values[name]
+        rates.errorbar(heads + shift, _a(rate.value), yerr=_a(rate.error), fmt=marker,
+                       color=MEASURED if name == "sign_matched" else PALETTE[2], capsize=3,
+                       mfc="none" if name == "zero_sum" else None, label=label)  # fmt: skip
     rates.axhline(1.0, color=THEORY, lw=1.5, label="prediction: every run")
-    rates.set(
-        xlabel="heads H",
-        ylabel="fraction of runs",
-        ylim=(-0.05, 1.1),
-        xticks=heads,
-        title="(b) Stage I patterns at t_end",
-    )
+    rates.set(xlabel="heads H", ylabel="fraction of runs", ylim=(-0.05, 1.1), xticks=heads,
+              title="(c) Stage I patterns per H")  # fmt: skip
     rates.legend(loc="lower right", fontsize=7)
     return figure
 

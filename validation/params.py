@@ -347,7 +347,7 @@ SHAPE_ROLES: Mapping[str, str] = {
                      "ratio_d", "s", "s_reading", "s_grid", "s_sparse"), "width"),
     **dict.fromkeys(("H", "H_max", "heads", "compare_heads", "dummy_heads_of", "figure_heads",
                      "footnote_heads", "prune_heads",
-                     "show_heads", "stage_one_min_heads"), "heads"),
+                     "show_heads"), "heads"),
     **dict.fromkeys(("adam_steps", "sgd_steps", "steps", "gd_steps", "prune_steps",
                      "checkpoint_every", "log_every", "loss_every", "records", "train_records",
                      "snapshots", "n_times", "n_prompts", "kernel_prompts", "landscape_prompts",

@@ -1,6 +1,6 @@
 """The Stage I/II claims (HE-S1, HE-S2) at smoke size: the runs that miss S_omega sit exactly at
-the same-sign single-head optimum, and the p_end rule is sharper than the registry's wrong
-prediction needs.
+the same-sign single-head optimum, HE-S1's band around 1/(1+kappa) is sharper than the
+registry's wrong prediction needs, and it is judged from the end of Stage I to t_end.
 
 Independent source for the trap: with every head at omega_h = w and sum_h mu_h = m,
 Ltilde = 1 + sigma2 - 2 m w + m^2 (w^2 + c e^{d w^2}); minimising over m and then over w gives
@@ -35,8 +35,25 @@ def test_stage_one_holds_and_rejects_a_slightly_wrong_optimality_condition(runti
     verdicts = CLAIM_STAGE_ONE.verdicts(params, prediction, measurement)
     assert DISAGREES not in verdicts.values()
     assert np.all(np.asarray(measurement.values["sign_matched"].value) == 1.0)
-    wrong = Prediction({**prediction.values, "p_end": np.full(1, 0.85)})  # 0.03 below 1/(1+kappa)
-    assert CLAIM_STAGE_ONE.verdicts(params, wrong, measurement)["p_end"] == DISAGREES
+    for shift, check in ((-0.03, "p_limit"), (0.03, "p_approach")):  # 1/(1+kappa) -+ 0.03
+        moved = np.asarray(prediction.values[check]) + shift
+        wrong = Prediction({**prediction.values, check: moved})
+        assert CLAIM_STAGE_ONE.verdicts(params, wrong, measurement)[check] == DISAGREES
+
+
+def test_stage_one_is_judged_from_the_end_of_stage_one_to_t_end(runtime):
+    """The window starts at the growth time plus the zero-sum relaxation time at the smallest
+    H, ln(2/((1+kappa) H scale^2))/4 + ln(1/tol)/(2cH) (written out here), and runs to t_end;
+    the band's floor narrows with t like the valley-floor deficit."""
+    params = CLAIM_STAGE_ONE.presets["smoke"]
+    kappa, c, H = (1 + params.sigma2) * params.d / params.L, (1 + params.sigma2) / params.L, 2
+    start = (math.log(2 / ((1 + kappa) * H * params.scale**2)) / 4
+             + math.log(1 / params.tolerance) / (2 * c * H))  # fmt: skip
+    prediction = CLAIM_STAGE_ONE.predict(params)
+    window_t = prediction.figure_data["window_t"]
+    assert window_t[0] >= start and window_t[-1] == pytest.approx(params.t_end)
+    floor = np.asarray(prediction.values["p_approach"])[0]
+    assert np.all(np.diff(floor) > 0) and floor[-1] < 1 / (1 + kappa)
 
 
 def test_stage_two_misses_are_the_same_sign_single_head_optimum(runtime):
