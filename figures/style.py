@@ -188,9 +188,7 @@ def side_by_side(figures, titles, suptitle: str = ""):
         images.append(matplotlib.image.imread(buffer))
     widths = [image.shape[1] / image.shape[0] for image in images]
     combined = Figure(figsize=(3.2 * sum(widths), 3.6), layout="constrained")
-    axes = combined.subplots(
-        1, len(images), squeeze=False, gridspec_kw={"width_ratios": widths}
-    )
+    axes = combined.subplots(1, len(images), squeeze=False, gridspec_kw={"width_ratios": widths})
     for axis, image, title in zip(axes[0], images, titles, strict=True):
         axis.imshow(image)
         axis.set_axis_off()
@@ -198,4 +196,3 @@ def side_by_side(figures, titles, suptitle: str = ""):
     if suptitle:
         combined.suptitle(suptitle, fontsize=9)
     return combined
-

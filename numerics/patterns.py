@@ -692,4 +692,3 @@ def kernel_reading(
         model_mse=(model - target).pow(2).mean(1).numpy(),
         kernel_mse=(kernel - target).pow(2).mean(1).numpy(),
     )  # fmt: skip
-

@@ -71,9 +71,8 @@ def test_the_tutorial_runs_as_a_notebook_at_smoke(tmp_path, monkeypatch):
     # The percent script becomes a notebook (jupytext) and runs in a Jupyter kernel
     # (nbclient), as a reader would run it; the kernel inherits this environment.
     import jupytext
-    from nbclient import NotebookClient
-
     import nbformat
+    from nbclient import NotebookClient
 
     monkeypatch.setenv("TUTORIAL_PRESET", "smoke")
     monkeypatch.setenv("TUTORIAL_OUT", str(tmp_path))
@@ -93,8 +92,12 @@ def test_the_tutorial_runs_as_a_notebook_at_smoke(tmp_path, monkeypatch):
 
     # what a reader sees: the checks as a table, and every figure cell's figure inline, once
     assert any(out.output_type == "execute_result" for out in outputs)
-    figure_cells = [cell for cell in code if "figure()" in cell.source
-                    or any(line.startswith("show(") for line in cell.source.splitlines())]
+    figure_cells = [
+        cell
+        for cell in code
+        if "figure()" in cell.source
+        or any(line.startswith("show(") for line in cell.source.splitlines())
+    ]
     assert figure_cells and all(images(cell) == 1 for cell in figure_cells), [
         (cell.source[:40], images(cell)) for cell in figure_cells
     ]

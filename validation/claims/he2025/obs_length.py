@@ -53,6 +53,7 @@ from icl_verify.validation.claims._trained import (
     training,
 )
 from icl_verify.validation.claims.he2025._observations import PAPER
+from icl_verify.validation.claims.he2025._reconstructed import BAYES_BOUND
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, param
 
@@ -392,7 +393,7 @@ def checks_obs3(params: Obs3Params) -> tuple[Check, ...]:
 
 CLAIM_OBS3 = Claim(
     id="HE-OBS3",
-    source=Source(PAPER, "3, Obs. 3; 4.3", "Figure 4, (4.11)"),
+    source=Source(PAPER, "3, Obs. 3; 4.3", "Figure 4, (4.11)", BAYES_BOUND),
     statement="Trained models with H >= 2 have nearly the test MSE of debiased one-step GD, "
     "and of vanilla GD at its optimal step, at every test length L', within a constant factor "
     "of the Bayes risk (Theorem 4.2(iii)); the one-head model is worse and its error falls "

@@ -23,7 +23,6 @@ from icl_verify.validation.claim import (
     Measurement,
     Prediction,
     Source,
-    Tolerance,
     scaled,
 )
 from icl_verify.validation.claims._trained import (
@@ -39,6 +38,7 @@ from icl_verify.validation.claims.he2025._observations import (
     exception_rule,
     opposite_head_checks,
 )
+from icl_verify.validation.claims.he2025._reconstructed import MANIFOLD
 from icl_verify.validation.params import ParameterError, param
 
 from icl_verify import numerics, theory
@@ -70,6 +70,7 @@ class Obs2Params(TypicalRunParams):
 
 
 PRESETS_OBS2 = trained_presets(Obs2Params, smoke={}, quick={}, paper={})
+
 
 def predict_obs2(params: Obs2Params) -> Prediction:
     setting = params.setting
@@ -153,7 +154,7 @@ def checks_obs2(params: Obs2Params) -> tuple[Check, ...]:
 
 CLAIM_OBS2 = Claim(
     id="HE-OBS2",
-    source=Source(PAPER, "3, Obs. 2; 4.2", "(4.4)-(4.8)"),
+    source=Source(PAPER, "3, Obs. 2; 4.2", "(4.4)-(4.8)", MANIFOLD),
     statement="Runs with H >= 2 reach opposite heads (two-head runs: (ω, μ), (−ω, −μ)); their "
     "non-dummy heads share |ω_h|, their OV weights sum to zero, and (HE-MAN (ii)) the group sums "
     "lie on the manifold: 2ωΣ₊μ = −2ωΣ₋μ = 2ωμ*(ω) ≈ 1/(1+κ).",

@@ -19,6 +19,7 @@ from icl_verify.validation.claim import (
     Estimate,
     Measurement,
     Prediction,
+    Reconstructed,
     Source,
     Tolerance,
     shifted,
@@ -61,7 +62,6 @@ PRESETS_OBS1 = trained_presets(
     quick=dict(pattern_atol=0.05),
     paper=dict(pattern_atol=0.01),  # the reference's ~1% after 500k steps
 )
-
 
 
 def predict_obs1(params: Obs1Params) -> Prediction:
@@ -139,7 +139,14 @@ def checks_obs1(params: Obs1Params) -> tuple[Check, ...]:
 
 CLAIM_OBS1 = Claim(
     id="HE-OBS1",
-    source=Source(PAPER, "3, Obs. 1", "(3.1)-(3.2)"),
+    source=Source(
+        PAPER,
+        "3, Obs. 1",
+        "(3.1)-(3.2)",
+        Reconstructed(
+            "(3.1), the pattern KQ11 = ω_h I_d, kq21 = 0, ov21 = 0, ov22 = μ_h", "HE-OBS1", "RECON"
+        ),
+    ),
     statement="After training, every non-dummy head of single-head and paired members has "
     "KQ11 = ω_h I_d, kq21 = 0, ov21 = 0, ov22 = μ_h and sign(ω_h) = sign(μ_h) (members trapped "
     "with same-sign heads are counted in HE-OBS2).",
