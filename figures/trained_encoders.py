@@ -104,8 +104,9 @@ def figure_heads(params, prediction, measurement):
 
 def figure_importance(params, prediction, measurement):
     """Figures 1c, 4, 9, 11: per setting (h, depth, design) App. B's sorted average of W (3.1),
-    each layer labelled with its mean effective heads 1/ΣW² ± SE against the threshold
-    (1 + h)/2 (`validation.claims.chen2024._importance`), up to four settings per row."""
+    each layer labelled with its mean effective heads 1/ΣW² ± SE (the claim judges the share
+    (1/ΣW² − 1)/(h − 1), `validation.claims.chen2024._importance`; the band's edge is (1 + h)/2),
+    up to four settings per row."""
     data, fig = measurement.figure_data, prediction.figure_data
     labels = setting_labels(fig)
     S = len(labels)
@@ -115,8 +116,9 @@ def figure_importance(params, prediction, measurement):
     offset = 0
     for i, (axis, label) in enumerate(zip(axes.flat, labels, strict=False)):
         h, L = int(fig["setting_heads"][i]), int(fig["setting_layers"][i])
-        mean = np.concatenate([[layer_1.value[i]], later.value[offset : offset + L - 1]])
-        se = np.concatenate([[layer_1.error[i]], later.error[offset : offset + L - 1]])
+        share = np.concatenate([[layer_1.value[i]], later.value[offset : offset + L - 1]])
+        share_se = np.concatenate([[layer_1.error[i]], later.error[offset : offset + L - 1]])
+        mean, se = 1 + share * (h - 1), share_se * (h - 1)  # back to effective heads 1/ΣW²
         offset += L - 1
         reached = bool(data[f"s{i}_regime_reached"])
         average = np.asarray(data[f"s{i}_sorted"])

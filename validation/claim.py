@@ -423,13 +423,20 @@ def _one_sided(excess, margin, uncertainty) -> Judgement:
     return _decide(np.maximum(excess, 0.0), margin, uncertainty, clearance)
 
 
-_SIDES = ("at_most", "at_least")
+_SIDES = ("at_most", "at_least", "within")
 
 
 def _side(side: str) -> float:
     if side not in _SIDES:
         raise ValueError(f"side must be one of {', '.join(_SIDES)}, got {side!r}")
     return 1.0 if side == "at_most" else -1.0
+
+
+def _excess(side: str, predicted, measured: Estimate) -> np.ndarray:
+    """How far the measured values lie beyond the threshold on the wrong side (negative: on
+    the right side); for ``within``, their distance from the predicted value."""
+    difference = np.asarray(measured.value, dtype=float) - np.asarray(predicted, dtype=float)
+    return np.abs(difference) if side == "within" else _side(side) * difference
 
 
 @dataclass(frozen=True)
@@ -443,10 +450,17 @@ class Inequality:
         agrees        if  predicted + margin - measured >= max_z SE     (the right side, clearly)
         inconclusive  otherwise                                         (too close to tell)
 
-    and mirrored for ``side="at_least"`` (measured >= predicted - margin).
+    and mirrored for ``side="at_least"`` (measured >= predicted - margin). With
+    ``side="within"`` the same decision holds |measured - predicted| <= margin: a band around a
+    point reading, whose margin halfway to a competing reading makes the rule reject that
+    reading exactly where it confirms its own (e.g. "layer 1 uses all its heads" against "every
+    layer uses one head").
 
     >>> rule = Inequality("at_least", justification="paired Monte Carlo", max_z=3)
     >>> [rule.judge(0.0, Estimate(g, 0.1)).verdict for g in (0.5, 0.1, -0.5)]
+    ['agrees', 'inconclusive', 'disagrees']
+    >>> band = Inequality("within", justification="halfway to one head", margin=0.5, max_z=3)
+    >>> [band.judge(1.0, Estimate(s, 0.05)).verdict for s in (0.9, 0.6, 0.2)]
     ['agrees', 'inconclusive', 'disagrees']
     """
 
@@ -462,6 +476,8 @@ class Inequality:
         _positive("max_z", self.max_z)
 
     def describe(self) -> str:
+        if self.side == "within":
+            return f"|meas − pred| <= {self.margin:g} at {self.max_z:g}·SE"
         relation = "<=" if self.side == "at_most" else ">="
         margin = f" {'+' if self.side == 'at_most' else '−'} {self.margin:g}" if self.margin else ""
         return f"meas {relation} pred{margin} at {self.max_z:g}·SE"
@@ -477,8 +493,9 @@ class Inequality:
         error = np.broadcast_to(np.asarray(measured.error, dtype=float), value.shape).ravel()
         threshold = np.broadcast_to(np.asarray(predicted, dtype=float), value.shape).ravel()
         value = value.ravel()  # an array of any shape: its elements
+        beyond = _excess(self.side, threshold, Estimate(value, error))
         with np.errstate(divide="ignore", invalid="ignore"):
-            excess = _side(self.side) * (value - threshold) / np.where(error > 0, error, 1.0)
+            excess = beyond / np.where(error > 0, error, 1.0)
         i = int(np.nanargmax(excess)) if np.any(~np.isnan(excess)) else 0
         closest = f"{value[i]:.4g} ± {error[i]:.2g} vs {threshold[i]:.4g}"
         if value.size == 1:
@@ -486,9 +503,7 @@ class Inequality:
         return f"closest: {closest} ({value.size} values in [{value.min():.4g}, {value.max():.4g}])"
 
     def judge(self, predicted, measured: Estimate) -> Judgement:
-        excess = _side(self.side) * (
-            np.asarray(measured.value, dtype=float) - np.asarray(predicted, dtype=float)
-        )
+        excess = _excess(self.side, predicted, measured)
         return _one_sided(excess, self.margin, self.max_z * np.asarray(measured.error))
 
     def changes_at(self, predicted, measured: Estimate) -> str:
@@ -498,9 +513,7 @@ class Inequality:
         >>> Inequality("at_most", "bound", margin=0.1).changes_at(1.0, Estimate(1.05, 0.01))
         'margin = 0.01 (rule: 0.1)'
         """
-        excess = _side(self.side) * (
-            np.asarray(measured.value, dtype=float) - np.asarray(predicted, dtype=float)
-        )
+        excess = _excess(self.side, predicted, measured)
         margin = _critical(excess, self.max_z * np.asarray(measured.error), 1.0)
         return _turn("margin", margin, self.margin)
 
@@ -534,7 +547,8 @@ class BoundTrend:
     max_z: float = 4.0
 
     def __post_init__(self) -> None:
-        _side(self.side)
+        if self.side not in ("at_most", "at_least"):  # a trend bounds one way
+            raise ValueError(f"side must be one of at_most, at_least, got {self.side!r}")
         _justified(self.justification)
         _positive("margin", self.margin, allow_zero=True)
         _positive("max_z", self.max_z)

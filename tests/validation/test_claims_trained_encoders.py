@@ -6,7 +6,16 @@ import json
 
 import numpy as np
 import pytest
-from icl_verify.validation.claim import DISAGREES, INCONCLUSIVE, Estimate, Inequality
+from icl_verify.validation.claim import (
+    AGREES,
+    DISAGREES,
+    INCONCLUSIVE,
+    Estimate,
+    Inequality,
+    Measurement,
+    evaluate,
+    worst_verdict,
+)
 from icl_verify.validation.claims.chen2024._encoders import Regime, gated, training
 from icl_verify.validation.claims.chen2024.trained_heads import CLAIM_HEADS
 from icl_verify.validation.claims.chen2024.trained_importance import CLAIM_IMPORTANCE
@@ -53,6 +62,35 @@ def test_outside_the_papers_regime_a_wrong_sign_is_inconclusive_inside_it_disagr
     measured = gated(Estimate([-1.0], [0.1]), regime, scale=4.0)  # -1 is inside the range
     rule = Inequality("at_least", justification="paired", max_z=3)
     assert rule.judge(0.0, measured).verdict == verdict
+
+
+@pytest.mark.parametrize(
+    ("layer_1", "later", "paper", "one_head"),
+    [
+        (0.9, 0.1, AGREES, DISAGREES),  # the paper's pattern: the competitor rejected
+        (0.1, 0.1, DISAGREES, AGREES),  # one head everywhere: the paper's reading rejected
+        (0.55, 0.1, INCONCLUSIVE, INCONCLUSIVE),  # halfway: neither can be told
+    ],
+)
+def test_in_the_regime_the_importance_rules_reject_one_head_everywhere(
+    layer_1, later, paper, one_head
+):
+    """CZZ-IMPORTANCE (and G-DECODER, G-CORRELATED, the same rules) on in-regime numbers
+    (share of heads used, SE 0.02 as from two models' bootstrap): the paper's reading and the
+    competitor "every layer uses one head" (the claim's wrong prediction) are told apart in
+    both directions, which no run can show before the paper's size opens the gate."""
+    params = CLAIM_IMPORTANCE.presets["smoke"]
+    prediction = CLAIM_IMPORTANCE.predict(params)
+    n_first, n_later = (len(prediction.values[k]) for k in ("layer_1", "later_layers"))
+    measurement = Measurement(values={
+        "layer_1": Estimate(np.full(n_first, layer_1), np.full(n_first, 0.02)),
+        "later_layers": Estimate(np.full(n_later, later), np.full(n_later, 0.02)),
+    })  # fmt: skip
+    checks = CLAIM_IMPORTANCE.checks(params)
+    wrong = CLAIM_IMPORTANCE.wrong(params, prediction)
+    for predicted, verdict in ((prediction, paper), (wrong, one_head)):
+        results = evaluate(checks, predicted, measurement)
+        assert worst_verdict(r.judgement.verdict for r in results) == verdict
 
 
 def test_smoke_importance_rows_sum_to_one_and_effective_heads_match_them(at_smoke):

@@ -4,7 +4,11 @@ For each claim (found by the registry, so a new claim is covered without editing
 this file): it runs; its record survives the round trip through results.json (the
 parameters come back as the claim's parameter class, equal to the smoke preset); the
 stored verdict is what its rules give on the stored numbers; its figure is redrawn
-from the stored record alone; and its declared wrong prediction comes out `disagrees`.
+from the stored record alone; and its declared wrong prediction comes out `disagrees` --
+except where the record is outside the paper's regime (a trained Chen et al. claim whose gate
+is shut, ``regime_reached`` 0: every value in range reads inconclusive by design), where a
+wrong prediction inside the range is inconclusive too; such a claim's rules show their power
+against it on in-regime numbers in its own tests (tests/validation/test_claims_trained_encoders.py).
 """
 
 import dataclasses
@@ -12,7 +16,7 @@ import json
 
 import matplotlib.pyplot as plt
 import pytest
-from icl_verify.validation.claim import DISAGREES, evaluate, worst_verdict
+from icl_verify.validation.claim import DISAGREES, INCONCLUSIVE, evaluate, worst_verdict
 from icl_verify.validation.records import ClaimRecord, load_run
 from icl_verify.validation.registry import all_claims
 from icl_verify.validation.runner import run_claims
@@ -52,7 +56,9 @@ def test_claim_runs_round_trips_redraws_and_rejects_its_wrong_prediction(claim, 
         assert path.stat().st_size > 10_000  # a drawn figure, not an empty canvas
 
     wrong = evaluate(claim.checks(params), claim.wrong(params, prediction), measurement)
-    assert worst_verdict(r.judgement.verdict for r in wrong) == DISAGREES
+    outside = measurement.figure_data.get("regime_reached") == 0.0
+    expected = {DISAGREES, INCONCLUSIVE} if outside else {DISAGREES}
+    assert worst_verdict(r.judgement.verdict for r in wrong) in expected
 
 
 def test_every_claim_has_three_presets_of_its_own_parameter_class():

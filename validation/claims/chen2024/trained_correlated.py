@@ -7,7 +7,7 @@ covariance I + zeta 11^T (`icl_verify.covariance.equicorrelated_covariance`; zet
 {0, 0.1, 0.2, 0.4}, (h, L) in {4, 8} x {3, 4} at the paper's size; zeta = 0 is the main claims'
 setting, read from the same cache). The measurement, rules and gate are CZZ-IMPORTANCE's
 (`_importance`), one setting per (zeta, h, L): W (3.1) by masking at n = 10 on prompts of the
-same design, effective heads per layer, layer 1 >= (1 + h)/2 and later layers <= (1 + h)/2;
+same design, effective heads per layer, share of heads used 1 ± 1/2 in layer 1 and 0 ± 1/2 later;
 the gate compares the h_max models with tuned ridge on the same correlated prompts (the
 excess risks in the Sigma-norm).
 
@@ -49,7 +49,7 @@ class CorrelatedParams(ImportanceParams):
 
 
 def predict_correlated(params: CorrelatedParams) -> Prediction:
-    """As CZZ-IMPORTANCE at every design: thresholds (1 + h)/2."""
+    """As CZZ-IMPORTANCE at every design: share of heads used 1 in layer 1, 0 later."""
     return _importance.predict_importance(params.trainings())
 
 
@@ -78,11 +78,11 @@ CLAIM_CORRELATED = Claim(
     checks=_importance.checks_importance,
     figure="trained_encoders:figure_importance",
     table=_importance.table_importance,
-    wrong=_importance.flat_everywhere,
+    wrong=_importance.one_head_everywhere,
     trains=CorrelatedParams.trainings,
     summary=(
         "encoders trained on x ~ N(0, I + ζ11ᵀ); W (3.1) by masking at n = 10 per (ζ, h, L): "
-        "layer 1 ≥ (1+h)/2 effective heads, later layers ≤ (1+h)/2, gated per design on "
+        "share of heads used 1 ± ½ in layer 1, 0 ± ½ later, gated per design on "
         "beating tuned ridge"
     ),
     catalogue=(2, 7),

@@ -6,7 +6,7 @@ prompts (x_1, y_1, ..., x_n, y_n), y zero-padded to d, trained through the encod
 (`numerics.EncoderTraining` with ``architecture="decoder"``) with the loss (G.1) on the
 predictions of examples k..n (n = 24, k = 8), fresh s-sparse prompts, one model per sigma.
 Head importance assessed with 10 examples, as for the encoder: `_importance`'s measurement,
-rules (layer 1 >= (1 + h)/2 effective heads, later layers <= (1 + h)/2) and regime gate (the
+rules (share of heads used 1 ± 1/2 in layer 1, 0 ± 1/2 later) and regime gate (the
 decoder beats tuned ridge at n = 10), one setting per depth L.
 
 The paper's footnote (smaller h or L failed to train despite tuning) is reported, not assumed:
@@ -89,7 +89,7 @@ class DecoderParams(TrainedParams):
 
 
 def predict_decoder(params: DecoderParams) -> Prediction:
-    """As the encoder: thresholds (1 + h)/2 per depth."""
+    """As the encoder: share of heads used 1 in layer 1, 0 later, per depth."""
     return _importance.predict_importance(params.judged())
 
 
@@ -159,12 +159,12 @@ CLAIM_DECODER = Claim(
     checks=_importance.checks_importance,
     figure="trained_encoders:figure_importance",
     table=table_decoder,
-    wrong=_importance.flat_everywhere,
+    wrong=_importance.one_head_everywhere,
     trains=DecoderParams.trainings,
     summary=(
         "causal decoder on (x_1, y_1, ..., x_n, y_n), loss (G.1) from k = 8 of n = 24; W (3.1) "
-        "by masking at n = 10 per depth: layer 1 ≥ (1+h)/2 effective heads, later layers ≤ "
-        "(1+h)/2; the footnote's smaller models reported against ridge"
+        "by masking at n = 10 per depth: share of heads used 1 ± ½ in layer 1, 0 ± ½ "
+        "later; the footnote's smaller models reported against ridge"
     ),
     catalogue=(2, 5),
     paper_figures=(
