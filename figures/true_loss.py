@@ -45,8 +45,10 @@ def figure_21(params, prediction, measurement):
 
     loss_axis = axes[1, 0]
     loss_axis.plot(t_flow, theory["gd_loss"], color=THEORY, label="L̃ along the L̃ flow")
-    loss_axis.plot(t_flow, theory["gd_loss"] + theory["gap_limit"], color=THEORY, ls=":",
-                   label="L̃ + 1/(L+D)")  # fmt: skip
+    records = np.asarray(data["loss_t"])
+    predicted = np.asarray(prediction.values["loss_path"])  # L̃ + p(2 − p/η*)/L per record
+    loss_axis.plot(records, predicted, color=THEORY, ls=":", marker="x", ms=4,
+                   label="L̃ + p(2 − p/η*)/L (checked, every record)")  # fmt: skip
     loss_axis.errorbar(data["loss_t"], data["loss"], 2 * data["loss_se"], ls="none", marker="o",
                        ms=3, color=MEASURED, label="true loss along SGD (MC, ± 2 SE)")  # fmt: skip
     loss_axis.set(xlabel="t", ylabel="loss", yscale="log", title="(c) losses on one time axis")
@@ -64,10 +66,10 @@ def figure_21(params, prediction, measurement):
     gap_axis.axvspan(t_flow[window[0]], t_flow[window[-1]], color=REFERENCE, alpha=0.15,
                      label="checked Phase I window")  # fmt: skip
     peak = np.abs(theory["gd_omega"]).max(1)
-    crossing = np.flatnonzero(peak > edge)
-    if crossing.size:
-        gap_axis.axvline(t_flow[crossing[0]], color=REFERENCE, ls=":",
-                         label="flow's max|ω_h| passes d^{-1/2}")  # fmt: skip
+    outside = np.flatnonzero(peak > edge)
+    if outside.size:
+        gap_axis.axvspan(t_flow[outside[0]], t_flow[outside[-1]], color=PALETTE[2], alpha=0.12,
+                         lw=0, label="flow outside d max ω_h² ≤ 1: the heads part")  # fmt: skip
     gap_axis.axhline(0, color=REFERENCE, lw=0.6)
     gap_axis.set(xlabel="t", ylabel="Δ ln‖(ω, μ)‖", xscale="symlog",
                  title="(d) where they part: gap in ln‖θ‖")  # fmt: skip

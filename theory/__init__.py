@@ -49,6 +49,7 @@ from icl_verify.theory.approximation_error import (
     dgd_gap_rms_large_d,
     manifold_gap_limit,
     manifold_gap_slope_bias,
+    product_gap_limit,
 )
 from icl_verify.theory.constructions import (
     absolute_evaluation,
@@ -191,6 +192,7 @@ __all__ = [
     "noise_term_independent",
     "limit_density",
     "manifold_gap_limit",
+    "product_gap_limit",
     "manifold_gap_slope_bias",
     "approximation_constant",
     "manifold_limit_bound",

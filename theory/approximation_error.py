@@ -40,6 +40,24 @@ def manifold_gap_limit(L, d: int, sigma2: float) -> np.ndarray:
     return 1.0 / (np.asarray(L, dtype=float) + d * (1.0 + sigma2))
 
 
+def product_gap_limit(p, L, d: int, sigma2: float) -> np.ndarray:
+    """The omega -> 0 limit of true loss - Ltilde at product p = mu^T omega with zero-sum OV:
+    p (2 - p / eta*) / L, eta* = L / (L + D); 1/(L + D) at p = eta* (`manifold_gap_limit`).
+
+    As omega -> 0 at fixed p the kernel-sum predictor becomes debiased GD with step p, whose
+    risk is 1 + sigma2 - 2p (L-1)/L + p^2 (L-1)(L+D)/L^2 (`debiased_gd_risk`), while Ltilde
+    tends to 1 + sigma2 - 2p + (1 + kappa) p^2 (the zero-sum term c (1^T mu)^2 is exact);
+    their difference is 2p/L - p^2 (L + D)/L^2. Shape of `p` broadcast against `L`.
+
+    >>> round(float(product_gap_limit(40 / 45.5, 40, 5, 0.1)), 12)  # 1/(L + D) = 1/45.5
+    0.021978021978
+    >>> float(product_gap_limit(0.0, 40, 5, 0.1))  # at the origin L̃ is exact
+    0.0
+    """
+    p, L = np.asarray(p, dtype=float), np.asarray(L, dtype=float)
+    return p * (2.0 - p * (L + d * (1.0 + sigma2)) / L) / L
+
+
 def approximation_constant(omega, d: int) -> np.ndarray:
     """C(omega, d) = 1 + 2 d omega^2 e^{d omega^2}: the constant of |true loss - Ltilde| <=
     C / (L + D) for the ± pair at step eta = 2 omega mu <= 1 (Prop. 4.1's O(1/L), stated).

@@ -17,7 +17,7 @@ def test_smoke_contradicts_nothing_and_l_tilde_taken_as_exact_is_rejected(at_smo
     verdicts = CLAIM_TRUELOSS.verdicts(params, prediction, measurement)
     assert DISAGREES not in verdicts.values()
     wrong = CLAIM_TRUELOSS.verdicts(params, approximation_exact(params, prediction), measurement)
-    assert wrong["end_loss"] == DISAGREES  # the 1/(L + D) gap is resolved at smoke size
+    assert wrong["loss_path"] == DISAGREES  # the gap p(2 - p/eta*)/L is resolved at smoke size
 
 
 def test_phase_one_is_slowed_by_one_over_l(at_smoke):
