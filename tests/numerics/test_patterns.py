@@ -6,10 +6,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from icl_verify.numerics.patterns import (
+    fractions_by_h,
     group_patterns,
     logged_steps,
     logging_noise,
-    fractions_by_h,
     pattern_dynamics,
     seed_spread,
     settled_value,

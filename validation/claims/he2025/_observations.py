@@ -130,4 +130,3 @@ def opposite_head_checks(setting, omega_max: float) -> tuple:
             "2 ω Σ₊μ and −2 ω Σ₋μ vs 1/(1+κ) (paired members)",
         ),
     )
-
