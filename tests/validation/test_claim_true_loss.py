@@ -17,7 +17,10 @@ def test_smoke_contradicts_nothing_and_l_tilde_taken_as_exact_is_rejected(at_smo
     verdicts = CLAIM_TRUELOSS.verdicts(params, prediction, measurement)
     assert DISAGREES not in verdicts.values()
     wrong = CLAIM_TRUELOSS.verdicts(params, approximation_exact(params, prediction), measurement)
-    assert wrong["loss_path"] == DISAGREES  # the gap p(2 - p/eta*)/L is resolved at smoke size
+    # the 1/L slowdown is resolved at smoke size; the loss gap is judged only where the flow is
+    # inside d max omega^2 <= 1, which at smoke (t_end = 5, the flow re-enters near t = 7) is
+    # before the fall, where the gap p(2 - p/eta*)/L is still small
+    assert wrong["phase_one_log_norm"] == DISAGREES
 
 
 def test_phase_one_is_slowed_by_one_over_l(at_smoke):
