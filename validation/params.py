@@ -351,7 +351,7 @@ SHAPE_ROLES: Mapping[str, str] = {
     **dict.fromkeys(("adam_steps", "sgd_steps", "steps", "gd_steps", "prune_steps",
                      "checkpoint_every", "log_every", "loss_every", "records", "train_records",
                      "snapshots", "n_times", "n_prompts", "kernel_prompts", "landscape_prompts",
-                     "gap_prompts",
+                     "gap_prompts", "bayes_prompts",
                      "n_seeds", "n_trials", "n_replicates", "n_configs", "n_boot", "bootstrap",
                      "n_eps", "n_mu", "n_omega", "n_asymmetric", "cases", "bins", "degree",
                      "design_seed", "points_seed", "train_seed", "layers", "supports",
