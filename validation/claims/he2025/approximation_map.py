@@ -46,6 +46,10 @@ from icl_verify.validation.claim import (
     fit_loglog_slope,
     shifted,
 )
+from icl_verify.validation.claims.he2025._reconstructed import (
+    APPROXIMATION_ORDER,
+    APPROXIMATION_REGIME,
+)
 from icl_verify.validation.params import ParameterError, Params, param
 
 from icl_verify import numerics, theory
@@ -317,8 +321,7 @@ def checks_map(params: ApproximationMapParams) -> tuple[Check, ...]:
                 f"constant the condition d ω² <= {params.inside_scale**2:g} admits, "
                 f"C at its edge = 1 + 2e^1 for the default.",
             ),
-            f"max_L (L + D)|true − L̃| per (d, ω√d ≥ {2 * params.inside_scale:g}) vs C at the "
-            f"edge",
+            f"max_L (L + D)|true − L̃| per (d, ω√d ≥ {2 * params.inside_scale:g}) vs C at the edge",
         ),
         Check(
             "proportional_growth",
@@ -337,7 +340,12 @@ def checks_map(params: ApproximationMapParams) -> tuple[Check, ...]:
 
 CLAIM_MAP = Claim(
     id="HE-P4.1-MAP",
-    source=Source("He et al. 2025", "4.1, Prop. 4.1 / C.1 (C1)/(C2)", "(4.1)"),
+    source=Source(
+        "He et al. 2025",
+        "4.1, Prop. 4.1 / C.1 (C1)/(C2)",
+        "(4.1)",
+        (APPROXIMATION_REGIME, APPROXIMATION_ORDER),
+    ),
     statement="The gap between the true loss and L̃ (4.1) decays like 1/L where d ω² = O(1) "
     "(its slope in L + D is −1, judged where the next order is below 1/2: ω√d ≤ 1/2), and the "
     "approximation fails outside: for ω well above d^{-1/2} (a constant beyond any d ω² ≤ 1 "

@@ -40,11 +40,13 @@ from icl_verify.validation.claim import (
     Inequality,
     Measurement,
     Prediction,
+    Reconstructed,
     Source,
     ZScore,
     scaled,
     shifted,
 )
+from icl_verify.validation.claims.he2025._reconstructed import MANIFOLD, STAGE_TWO_BOUND
 from icl_verify.validation.claims.he2025._stages import (
     RandomStartParams,
     StageTwoParams,
@@ -273,7 +275,12 @@ PRESETS_STAGE_TWO = random_start_presets(StageTwoParams)
 
 CLAIM_STAGE_ONE = Claim(
     id="HE-S1",
-    source=Source("He et al. 2025", "4.1", "(4.2)-(4.3), Fig. 7"),
+    source=Source(
+        "He et al. 2025",
+        "4.1",
+        "(4.2)-(4.3), Fig. 7",
+        Reconstructed("(4.3), the optimality condition μᵀω = 1/(1+κ)", "HE-S1", "RECON"),
+    ),
     statement="Stage I of gradient flow on L̃ from small random starts, for every H: every head "
     "becomes sign-matched and stays so, the OV weights become zero-sum, and μᵀω approaches the "
     "optimality condition (4.3) μᵀω = 1/(1+κ) from below, within the valley-floor deficit at "
@@ -302,7 +309,7 @@ CLAIM_STAGE_ONE = Claim(
             ("HE-S1",),
             "dynamics:figure_stage_one",
             "Stage I: mu^T omega against GD iterations on L̃ approaching 1/(1+κ) (the text's "
-            "\"Figure (8)\"; the figure itself is not referenced)",
+            '"Figure (8)"; the figure itself is not referenced)',
             "HE-S1's figure: μᵀω(t) of every start per H under gradient flow on L̃ (flow time t "
             "= learning rate × GD iterations) against (4.3)'s 1/(1+κ), and the fractions of "
             "sign-matched and zero-sum runs",
@@ -312,7 +319,7 @@ CLAIM_STAGE_ONE = Claim(
 
 CLAIM_STAGE_TWO = Claim(
     id="HE-S2",
-    source=Source("He et al. 2025", "4.2", "(4.4)-(4.7)"),
+    source=Source("He et al. 2025", "4.2", "(4.4)-(4.7)", (STAGE_TWO_BOUND, MANIFOLD)),
     statement="Stage II of gradient flow on L̃ from small random starts: |ω_h| becomes equal "
     "across non-dummy heads and the flow ends on the solution manifold S_ω, for every H. "
     "Finding: a fraction of H = 2 (and H = 3) starts ends at the same-sign single-head optimum "

@@ -55,6 +55,7 @@ from icl_verify.validation.claim import (
     Source,
     Tolerance,
 )
+from icl_verify.validation.claims.he2025._reconstructed import APPROXIMATION_ORDER
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, SettingParams, check_order, param
 
@@ -355,7 +356,7 @@ PRESETS = {
 
 CLAIM_TRUELOSS = Claim(
     id="HE-C-TRUELOSS",
-    source=Source(PAPER, "App. C", "Figure 21, Prop. 4.1"),
+    source=Source(PAPER, "App. C", "Figure 21, Prop. 4.1", APPROXIMATION_ORDER),
     statement="Four heads trained by SGD on the true loss follow gradient flow on L̃ from the "
     "same start up to Prop. 4.1's O(1/L): in Phase I exactly L̃'s flow slowed by 1 − 1/L, and "
     "at every time a loss above L̃'s by the ω → 0 gap p(2 − p/η*)/L at the flow's μᵀω "
