@@ -28,6 +28,7 @@ import importlib.util
 import io
 import json
 import os
+import shutil
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -182,6 +183,7 @@ class ArtefactCache:
             current = record.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):  # missing, unreadable or garbage: write it anew
             current = None
+            _remove_non_file(record)  # e.g. a folder in its place, which no rename replaces
         if current != text:  # concurrent writers write the same text, each atomically
             write_atomic(record, text)
         return folder
@@ -304,9 +306,20 @@ def _discard_damaged(
         f"({path.name}: {reason}); recomputing",
         file=sys.stderr,
     )
+    if identity is None:  # it could not be read: a folder or another non-file in its place
+        _remove_non_file(path)
     try:
         status = os.stat(path)
         if identity is None or (status.st_dev, status.st_ino) == identity:
             path.unlink()
-    except OSError:  # gone already, or not a plain file: the atomic write replaces or fails
+    except OSError:  # gone already
         pass
+
+
+def _remove_non_file(path: Path) -> None:
+    """Remove a folder (or another thing that is not a plain file) found where an entry keeps a
+    file, so that the atomic write can put the file there; a plain file or nothing: left."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    elif path.exists() and not path.is_file():
+        path.unlink(missing_ok=True)

@@ -80,6 +80,7 @@ def test_resuming_a_run_with_other_parameters_is_refused(changed_run, capsys):
         ([], '["HE-NOPE"]\nd = 3\n', "unknown claim id 'HE-NOPE'"),
         ([], "d = 3\n", "top-level key 'd' must be a table named by a claim id"),
         ([], '["HE-MAN"\nd = 3\n', "not valid TOML"),
+        ([], '["HE-MAN"]\nd = ' + "[" * 4000 + "]" * 4000 + "\n", "nested too deep to read"),
     ],
 )
 def test_a_bad_setting_is_one_line_and_exit_2(extra, toml, message, tmp_path, capsys):

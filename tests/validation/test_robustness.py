@@ -84,6 +84,34 @@ def test_a_damaged_entry_is_reported_in_one_line_deleted_and_recomputed(
     assert sorted(p.name for p in path.parent.iterdir()) == ["config.json", name]
 
 
+@pytest.mark.parametrize("name", ["result.npz", "result.json", "config.json"])
+def test_a_folder_in_place_of_an_entrys_file_is_removed_and_the_entry_recomputed(
+    tmp_path, capsys, name
+):
+    """A damaged entry of any shape: a folder (with something in it) where the entry keeps a
+    file is reported like a damaged file (the result's) and replaced, on the first rerun."""
+    cache = ArtefactCache(tmp_path)
+    arrays = name != "result.json"
+    good = {"x": np.arange(8.0)} if arrays else {"loss": 0.25}
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return good
+
+    entry = functools.partial(cache.cached, "isotropic-setting", {"n": 1})
+    entry(compute)
+    path = cache.directory("isotropic-setting", {"n": 1}) / name
+    path.unlink()
+    (path / "inside").mkdir(parents=True)
+    capsys.readouterr()
+    loaded = entry(compute)
+    assert path.is_file() and (loaded.keys() == {"x"} if arrays else loaded == good)
+    assert len(calls) == (2 if name != "config.json" else 1)  # config.json: only rewritten
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.count("\n") <= 1
+
+
 def test_a_damaged_or_foreign_config_json_is_rewritten(tmp_path):
     cache = ArtefactCache(tmp_path)
     record = cache.directory("isotropic-setting", {"n": 1}) / "config.json"

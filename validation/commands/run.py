@@ -244,6 +244,10 @@ def load_config(path: Path | None) -> dict[str, dict]:
         raise CommandLineError(f"--config {path}: cannot be read ({error.strerror})") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise CommandLineError(f"--config {path}: not valid TOML ({error})") from None
+    except RecursionError:  # arrays or tables nested thousands deep
+        raise CommandLineError(
+            f"--config {path}: nested too deep to read (a parameter is a number or a flat list)"
+        ) from None
     known = {claim.id for claim in all_claims()}
     for key, table in data.items():
         if not isinstance(table, dict):
