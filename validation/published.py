@@ -22,6 +22,7 @@ from pathlib import Path
 
 from icl_verify.validation.records import (
     RESULTS_FILE,
+    UNRECOVERABLE,
     ClaimRecord,
     RunRecord,
     load_run,
@@ -76,16 +77,29 @@ def check_name(name: str) -> None:
         raise ValueError(f"name must be a plain folder name (e.g. cpu-untrained), got {name!r}")
 
 
-def publish(run_dir: Path, name: str, docs: Path) -> Path:
+def publish(run_dir: Path, name: str, docs: Path, replace: bool = False) -> Path:
     """Copy the run in ``run_dir`` (results.json, report.md, figures/*.png; no checkpoints)
-    into ``docs/<name>/``, replacing an earlier publication of that name; returns the folder.
+    into ``docs/<name>/``; returns the folder. An earlier publication of that name is replaced
+    only with ``replace`` (its notes.md kept).
 
-    Raises ValueError (one line) when ``run_dir`` holds no readable run or ``name`` is not a
-    plain folder name (`check_name`).
+    Raises ValueError (one line) when ``run_dir`` holds no readable run, a figure its records
+    name is missing, ``name`` is not a plain folder name (`check_name`), or a publication of
+    that name exists and ``replace`` is not given.
     """
     check_name(name)
-    load_run(run_dir)  # a damaged or foreign record fails here, before anything is replaced
+    record = load_run(run_dir, advice=UNRECOVERABLE)  # damaged: fails before anything changes
+    missing = [path for claim in record.claims for path in claim.figures
+               if not (Path(run_dir) / path).is_file()]  # fmt: skip
+    if missing:
+        raise ValueError(
+            f"{len(missing)} figure(s) its records name are missing, e.g. {missing[0]}: redraw "
+            f"them with `icl-verify report {run_dir}`"
+        )
     target = Path(docs) / name
+    if target.exists() and not replace:
+        raise ValueError(
+            f"a publication {target} exists: give --replace to replace it (its notes.md is kept)"
+        )
     staging = Path(docs) / f".{name}.publishing"
     shutil.rmtree(staging, ignore_errors=True)
     (staging / "figures").mkdir(parents=True)
@@ -229,8 +243,9 @@ def paper_index(
         told = (f"[{NOTES_FILE}]({name}/{NOTES_FILE})"
                 if notes and pub.notes_path.is_file() else "")  # fmt: skip
         minutes = sum(c.seconds for c in run.claims) / 60
+        stopped = "" if run.finished else " (stopped before its end)"
         lines.append(f"| [{name}]({name}/{REPORT_FILE}) | {run.preset} | {run.device} | "
-                     f"{len(run.claims)} | {minutes:.1f} min | {len(run.unfinished)} | "
+                     f"{len(run.claims)} | {minutes:.1f} min | {len(run.unfinished)}{stopped} | "
                      f"{run.started[:16]} | {told} |")  # fmt: skip
     changed, disagree, both = [], [], []
     claims = all_claims()

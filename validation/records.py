@@ -295,25 +295,32 @@ class RunRecord:
         write_atomic(Path(run_dir) / RESULTS_FILE, self.to_json())
 
 
-def load_run(run_dir: Path | str) -> RunRecord:
+#: What to do with a damaged results.json where it is only read (report, publish): nothing of
+#: it can be recovered.
+UNRECOVERABLE = "its numbers cannot be read back: run the claims again into a new folder"
+
+
+def load_run(run_dir: Path | str, advice: str | None = None) -> RunRecord:
     """Read `<run_dir>/results.json`.
 
     Raises ValueError (one line) when there is none, and its subclass `DamagedRunError`
     (one line: the file, what is wrong, what to do) when it cannot be read as a run record
-    of this schema.
+    of this schema. ``advice`` is what to do, for the command that reads it (default: that of
+    a run resuming it, to delete the folder or choose another --run-id).
     """
     run_dir = Path(run_dir)
     path = run_dir / RESULTS_FILE
     if not path.exists():
         raise ValueError(f"results directory must contain {RESULTS_FILE}, none at {path}")
-    advice = f"delete the folder {run_dir} or choose another --run-id"
+    if advice is None:
+        advice = f"delete the folder {run_dir} or choose another --run-id"
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise DamagedRunError(f"{path}: not a text file (not UTF-8); {advice}") from None
     except OSError as error:
         reason = error.strerror or type(error).__name__
-        raise DamagedRunError(f"{path}: cannot be read ({reason})") from None
+        raise DamagedRunError(f"{path}: cannot be read ({reason}); {advice}") from None
     try:
         return RunRecord.from_json(text, where=str(path))
     except DamagedRunError as error:

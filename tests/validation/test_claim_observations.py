@@ -102,9 +102,10 @@ def test_a_share_of_runs_is_judged_with_its_binomial_error(successes, runs, verd
     """HE-OBS2's paired fraction and HE-OBS4's early formation: the share of runs breaking the
     reported pattern at most exception_rate = 0.1, one Agresti-Coull SE allowed (the seeds'
     variation), so a few runs can contradict it but only ten can confirm it."""
-    from icl_verify.statistics import proportion
     from icl_verify.validation.claim import Estimate
     from icl_verify.validation.claims.he2025._observations import exception_rule
+
+    from icl_verify.statistics import proportion
 
     fraction, se = proportion([True] * successes + [False] * (runs - successes))
     judged = exception_rule(0.1, "a pattern").judge(1.0, Estimate(fraction, se))

@@ -28,6 +28,16 @@ def run_dir(tmp_path_factory):
     return result.run_dir
 
 
+def _saved(record, folder: Path, run_dir: Path) -> Path:
+    """``record`` saved as a run in ``folder``, with a report and the figures of ``run_dir``."""
+    import shutil
+
+    record.save(folder)
+    (folder / "report.md").write_text("# report\n")
+    shutil.copytree(run_dir / "figures", folder / "figures", dirs_exist_ok=True)
+    return folder
+
+
 def _quick(verdict: str, run: Path) -> Verdicts:
     """A quick summary holding CLAIM with ``verdict`` and the run's own checks."""
     entry = Verdicts.from_run(run).claims[CLAIM]
@@ -45,9 +55,32 @@ def test_a_publication_is_the_report_figures_and_record_never_checkpoints(run_di
 def test_republishing_keeps_the_notes_and_leaves_no_staging(run_dir, tmp_path):
     published.publish(run_dir, "cpu-x", tmp_path)
     (tmp_path / "cpu-x" / published.NOTES_FILE).write_text("ran on 2 cores\n")
-    published.publish(run_dir, "cpu-x", tmp_path)
+    with pytest.raises(ValueError, match="exists: give --replace to replace it"):
+        published.publish(run_dir, "cpu-x", tmp_path)  # never without a word
+    published.publish(run_dir, "cpu-x", tmp_path, replace=True)
     assert (tmp_path / "cpu-x" / published.NOTES_FILE).read_text() == "ran on 2 cores\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cpu-x"]
+
+
+def test_a_run_with_a_figure_missing_is_refused_and_a_stopped_run_is_marked(run_dir, tmp_path):
+    """A run whose figures/ was deleted would publish links to nothing: refused, with the
+    command that redraws them; a run stopped before its end (killed, no budget left) says so
+    in the index's table of runs."""
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(run_dir, copy)
+    shutil.rmtree(copy / "figures")
+    with pytest.raises(ValueError, match=r"missing, e\.g\. figures/.*icl-verify report"):
+        published.publish(copy, "cpu-y", tmp_path / "docs")
+    assert not (tmp_path / "docs" / "cpu-y").exists()
+    stopped = dataclasses.replace(load_run(run_dir), finished=None)
+    docs = tmp_path / "docs2"
+    published.publish(run_dir, "cpu-z", docs)
+    stopped.save(docs / "cpu-z")
+    text = published.paper_index(_quick("agrees", run_dir), published.publications(docs))
+    row = next(line for line in text.splitlines() if line.startswith("| [cpu-z]"))
+    assert "0 (stopped before its end)" in row
 
 
 def test_the_index_has_every_claim_and_says_why_one_has_no_paper_verdict(run_dir, tmp_path):
@@ -87,10 +120,11 @@ def test_a_paper_size_disagreement_is_listed_with_its_numbers(run_dir, tmp_path)
     claim = record.claims[0]
     check = dataclasses.replace(claim.checks[0], verdict="disagrees")
     failing = dataclasses.replace(claim, verdict="disagrees", checks=(check, *claim.checks[1:]))
-    dataclasses.replace(record, claims=(failing,)).save(run_dir.parent / "failing")
-    (run_dir.parent / "failing" / "report.md").write_text("# report\n")
-    published.publish(run_dir.parent / "failing", "cpu-y", tmp_path)
-    text = published.paper_index(_quick("agrees", run_dir), published.publications(tmp_path))
+    failing_run = _saved(dataclasses.replace(record, claims=(failing,)), tmp_path / "failing",
+                         run_dir)  # fmt: skip
+    published.publish(failing_run, "cpu-y", tmp_path / "docs")
+    text = published.paper_index(_quick("agrees", run_dir),
+                                 published.publications(tmp_path / "docs"))  # fmt: skip
     section = text.split("## Disagreements at the papers' size")[1].split("## Where")[0]
     line = f"- **{CLAIM}** ([report](cpu-y/report.md)): {check.label}: {format_measured(check)}"
     assert line in section
@@ -114,15 +148,20 @@ def test_the_command_publishes_and_writes_the_index(run_dir, tmp_path, capsys):
         (["RUN", "--name", "x", "--quick", "nowhere.json"], "--quick: must be a quick verdict"),
         (["--docs", "nowhere"], "--docs: must be a folder of publications"),
         (["nowhere", "--name", "x"], "RESULTS_DIR: results directory must contain"),
+        (["DAMAGED", "--name", "x"], "RESULTS_DIR: "),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(run_dir, tmp_path, capsys, argv, message):
-    argv = [str(run_dir) if a == "RUN" else a for a in argv]
+    damaged = tmp_path.parent / f"{tmp_path.name}-damaged"  # outside the docs folder
+    damaged.mkdir()
+    (damaged / "results.json").write_text('{"run_id": ')
+    argv = [str(run_dir) if a == "RUN" else str(damaged) if a == "DAMAGED" else a for a in argv]
     defaults = {"--docs": str(tmp_path), "--quick": str(ROOT / "docs" / "verdicts-quick.json")}
     argv += [x for key, value in defaults.items() if key not in argv for x in (key, value)]
     assert main(["publish", *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"icl-verify: error: {message}") and "\n" not in err
+    assert "--run-id" not in err  # an option publish does not have
     assert list(tmp_path.iterdir()) == []  # nothing written
 
 
@@ -143,9 +182,9 @@ def test_a_claim_published_from_both_devices_shows_both_verdicts_and_the_checks_
     claim = record.claims[0]
     moved = dataclasses.replace(claim.checks[0], verdict="inconclusive")
     on_cuda = dataclasses.replace(claim, device="cuda", checks=(moved, *claim.checks[1:]))
-    dataclasses.replace(record, device="cuda", claims=(on_cuda,)).save(tmp_path / "run-cuda")
-    (tmp_path / "run-cuda" / "report.md").write_text("# report\n")
-    published.publish(tmp_path / "run-cuda", "gpu-x", tmp_path / "docs")
+    cuda = _saved(dataclasses.replace(record, device="cuda", claims=(on_cuda,)),
+                  tmp_path / "run-cuda", run_dir)  # fmt: skip
+    published.publish(cuda, "gpu-x", tmp_path / "docs")
     published.publish(run_dir, "cpu-x", tmp_path / "docs")
     pubs = published.publications(tmp_path / "docs")
     assert list(published.newest_by_device(CLAIM, pubs)) == ["cpu", "cuda"]
@@ -161,9 +200,9 @@ def test_a_claim_published_from_both_devices_shows_both_verdicts_and_the_checks_
 def test_a_reduced_run_is_not_a_second_full_size_verdict(run_dir, tmp_path):
     record = load_run(run_dir)
     reduced = dataclasses.replace(record.claims[0], device="cuda", overrides={"d": 3})
-    dataclasses.replace(record, device="cuda", claims=(reduced,)).save(tmp_path / "run-cuda")
-    (tmp_path / "run-cuda" / "report.md").write_text("# report\n")
-    published.publish(tmp_path / "run-cuda", "gpu-x", tmp_path / "docs")
+    cuda = _saved(dataclasses.replace(record, device="cuda", claims=(reduced,)),
+                  tmp_path / "run-cuda", run_dir)  # fmt: skip
+    published.publish(cuda, "gpu-x", tmp_path / "docs")
     published.publish(run_dir, "cpu-x", tmp_path / "docs")
     pubs = published.publications(tmp_path / "docs")
     assert list(published.newest_by_device(CLAIM, pubs)) == ["cpu"]

@@ -28,6 +28,10 @@ def register(subparsers) -> None:
         "--name", help="the folder under DOCS to publish it as, e.g. cpu-untrained"
     )
     parser.add_argument(
+        "--replace", action="store_true",
+        help="replace a publication of that name (its notes.md is kept)",
+    )  # fmt: skip
+    parser.add_argument(
         "--docs", type=Path, default=Path("docs/paper"),
         help="where publications live (default docs/paper)",
     )  # fmt: skip
@@ -52,7 +56,7 @@ def publish(args) -> int:
         raise CommandLineError(f"--quick: must be a quick verdict summary, none at {args.quick}")
     if args.results_dir is not None:
         try:
-            print(publish_run(args.results_dir, args.name, args.docs))
+            print(publish_run(args.results_dir, args.name, args.docs, replace=args.replace))
         except ValueError as error:
             raise CommandLineError(f"RESULTS_DIR: {error}") from None
     try:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from icl_verify.validation.errors import CommandLineError
 from icl_verify.validation.params import ParameterError
-from icl_verify.validation.records import load_run
+from icl_verify.validation.records import UNRECOVERABLE, load_run
 from icl_verify.validation.report import redraw_figures, retabulate, write_report
 
 
@@ -37,7 +37,7 @@ def register(subparsers) -> None:
 
 def report(args) -> int:
     try:
-        record = load_run(args.results_dir)
+        record = load_run(args.results_dir, advice=UNRECOVERABLE)
     except ValueError as error:
         raise CommandLineError(f"RESULTS_DIR: {error}") from None
     try:
