@@ -23,6 +23,8 @@ icl_verify.validation.params.ParameterError: HE-T4.2ii: d must be an integer in 
 from __future__ import annotations
 
 import json
+import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -182,9 +184,45 @@ def _values(params: Mapping[str, Any]) -> dict[str, Any]:
     return {key: tupled(value) for key, value in params.items()}
 
 
-def _target(preset: str, device: str, out, run_id: str | None, default: str):
-    if preset not in PRESET_NAMES:
+#: The largest run seed (a signed 64-bit integer, as the command line's --seed).
+MAX_SEED = 2**63 - 1
+
+
+def _checked_arguments(preset, out, run_id, seed, workers, budget=None) -> None:
+    """ParameterError (one line, naming the argument and what is allowed, as the command line
+    words its options) unless the run's arguments are of the kinds the functions take;
+    checked before anything is made, so bad input leaves no run folder behind.
+
+    >>> try:
+    ...     _checked_arguments("smoke", "results", None, 0, "2")
+    ... except ParameterError as error:
+    ...     print(error)
+    workers must be an integer >= 1 or None (one per core), got '2'
+    """
+
+    def integer(value) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    if not isinstance(preset, str) or preset not in PRESET_NAMES:
         raise ParameterError(f"preset must be one of {', '.join(PRESET_NAMES)}, got {preset!r}")
+    if not isinstance(out, str | os.PathLike):
+        raise ParameterError(f"out must be a folder path (a str or a Path), got {out!r}")
+    if run_id is not None and not isinstance(run_id, str):
+        raise ParameterError(f"run_id must be a folder name (a str) or None, got {run_id!r}")
+    if not (integer(seed) and 0 <= seed <= MAX_SEED):
+        raise ParameterError(f"seed must be an integer in [0, {MAX_SEED}], got {seed!r}")
+    if workers is not None and not (integer(workers) and workers >= 1):
+        raise ParameterError(
+            f"workers must be an integer >= 1 or None (one per core), got {workers!r}"
+        )
+    if budget is not None and not (
+        isinstance(budget, int | float) and not isinstance(budget, bool)
+        and math.isfinite(budget) and budget > 0
+    ):  # fmt: skip
+        raise ParameterError(f"budget must be a number of seconds > 0 or None, got {budget!r}")
+
+
+def _target(preset: str, device: str, out, run_id: str | None, default: str):
     device = devices.resolve_device(device)
     out = Path(out)
     run_id = run_id or reserve_run_folder(out, f"{default}-{datetime.now():%Y%m%d-%H%M%S}")
@@ -221,6 +259,7 @@ def _run_many(ids, preset, sets, tables, device, seed, out, run_id, workers, sch
               budget, show_progress, default: str) -> RunResult:  # fmt: skip
     """`run_many`, its run id defaulting to ``default``-<time> (checked input first, so that
     bad input leaves no folder behind)."""
+    _checked_arguments(preset, out, run_id, seed, workers, budget)
     claims = select_claims(list(ids))
     parameters = claim_parameters(
         claims, preset, _values(sets or {}),
@@ -281,6 +320,7 @@ def sweep(
     >>> [(p.params["d"], p.verdict) for p in result.points]
     [(3, 'agrees'), (5, 'agrees')]
     """
+    _checked_arguments(preset, out, run_id, seed, workers)
     (claim,) = select_claims([claim_id])
     if isinstance(grid, Mapping):
         texts = [f"{key}={json.dumps(list(_values({key: values})[key]))}"

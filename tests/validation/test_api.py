@@ -61,6 +61,32 @@ def test_bad_input_is_one_value_error_naming_the_parameter(call, message):
     assert message in str(error.value) and "\n" not in str(error.value)
 
 
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"preset": ["smoke"]}, "preset must be one of smoke, quick, paper, got ['smoke']"),
+        ({"out": 5}, "out must be a folder path (a str or a Path), got 5"),
+        ({"out": None}, "out must be a folder path (a str or a Path), got None"),
+        ({"workers": "2"}, "workers must be an integer >= 1 or None (one per core), got '2'"),
+        ({"workers": 0}, "workers must be an integer >= 1"),
+        ({"seed": 1.5}, "seed must be an integer in [0, 9223372036854775807], got 1.5"),
+        ({"run_id": 7}, "run_id must be a folder name (a str) or None, got 7"),
+    ],
+)
+def test_a_run_argument_of_the_wrong_kind_is_one_line_and_leaves_no_folder(
+    arguments, message, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)  # out=None/5 would otherwise name a folder here
+    for call in (icl_verify.run, icl_verify.sweep):
+        grid = ({"d": [3, 4]},) if call is icl_verify.sweep else ()
+        kwargs = {"preset": "smoke", "out": str(tmp_path / "out"), **arguments}
+        with pytest.raises(ValueError) as error:
+            call("HE-MAN", *grid, **kwargs)
+        assert str(error.value) == message or (message in str(error.value))
+        assert "\n" not in str(error.value)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_sweep_returns_every_point_in_grid_order(tmp_path):
     result = icl_verify.sweep("HE-MAN", {"d": [3, 5]}, preset="smoke", out=tmp_path, L=20)
     assert [p.params["d"] for p in result.points] == [3, 5]

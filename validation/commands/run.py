@@ -52,7 +52,7 @@ from icl_verify.validation.runner import (
 from icl_verify import devices
 
 UNFINISHED = 3  # exit status of a run its --budget stopped
-MAX_SEED = 2**63 - 1
+MAX_SEED = api.MAX_SEED
 SCHEDULER_PATTERN = re.compile(r"[a-z][a-z0-9+]*://\S+:\d+")
 
 
