@@ -17,10 +17,15 @@ Four checks:
   omega).
 - ``paired``: training reaches the positive/negative pattern for every activation (at least
   one seed; how often a two-head run is trapped with same-sign heads is HE-OBS2's finding).
-- ``eta_fit``: the step each paired trained model applies, fitted from its predictions (no
+- ``eta_fit``: the step the paired trained models apply, fitted from their predictions (no
   formula assumed), against the optimal debiased step 1/(1+kappa) = L/(L+D).
-- ``tracks_dgd``: its test error over L' against debiased GD at its own fitted step
-  (Figure 11), on the same prompts.
+- ``tracks_dgd``: their test error over L' against debiased GD at that optimal step, the
+  theory's (as HE-OBS3), on the same prompts (Figure 11 draws debiased GD at the models' own
+  fitted step beside it; it is never judged).
+
+Seeds: per activation, the paired members are the seeds of its configuration; every trained
+value is their mean with `numerics.replicate_mean`'s SE (their spread ⊕ the Monte Carlo SE,
+the small-sample t factor), infinite (inconclusive) for a single paired seed.
 
 Table 1 is reproduced in the report (`table_act`): omega, mu and 2 a_f omega mu per activation,
 beside the paper's numbers and the kernel-mean step at the learned omega, mu.
@@ -69,7 +74,11 @@ class ActivationParams(TrainingParams):
         help="activation specs (icl_verify.activations): softmax, tanh, elu:c, quadratic:c, or "
         "f:<sympy expression in x>",
     )
-    seeds: int = param(help="two-head members per activation (init seeds train_seed + e)", low=1)
+    seeds: int = param(
+        help="two-head members per activation (init seeds train_seed + e); the paired ones are "
+        "the activation's seeds, and one paired seed leaves its spread unknown (inconclusive)",
+        low=1,
+    )
     lengths: tuple[int, ...] = param(
         help="test prompt lengths L' of Figure 11", low=1, high=MAX_PROMPT_LENGTH
     )
@@ -129,10 +138,12 @@ PRESETS = trained_presets(
         kernel_length=100,
         kernel_prompts=4096,
     ),
-    # quick: 2 seeds x 8 activations, 6000 steps (about 14 ms a step: drawing the 16 members'
-    # fresh prompts dominates); the paired regime is reached by ~3000 steps at lr 3e-3
+    # quick: 3 seeds x 8 activations, 6000 steps; the paired regime is reached by ~3000 steps at
+    # lr 3e-3. Three seeds, not two: every value is a mean over an activation's paired seeds and
+    # one paired seed leaves the spread unknown (two seeds, at the ~6% trapped rate measured,
+    # left tanh with one in one of two seed sets)
     quick=dict(
-        seeds=2,
+        seeds=3,
         steps=6000,
         lengths=tuple(range(10, 101, 10)),
         n_prompts=16_384,
@@ -181,6 +192,24 @@ def _kernel_steps(params: ActivationParams, runtime) -> numerics.FittedSteps:
     )
 
 
+def _step_shift(params: ActivationParams) -> np.ndarray:
+    """Per L', the largest relative change of debiased GD's exact risk (`theory.debiased_gd_risk`)
+    when its step leaves the optimum eta* = 1/(1+kappa) by eta_fit's tolerance (eta*/L plus the
+    valley's curvature at omega_max): how far a model within that check's tolerance can sit from
+    debiased GD at eta*, beyond the O(omega^2) terms. Away from L' = L it is first order in the
+    step (eta* is optimal at L only): 3.0% at L' = 10 at the default setting, 0.3% at L' = L."""
+    setting = params.setting
+    eta = theory.optimal_gd(setting, debiased=True).eta
+    delta = eta / setting.L + theory.manifold_limit_bound(params.omega_max, setting)
+    steps = np.array([eta - delta, eta + delta])
+    shifts = []
+    for n in params.lengths:
+        test = theory.Setting(setting.d, int(n), setting.sigma2)
+        risks = theory.debiased_gd_risk(steps, test) / theory.debiased_gd_risk(eta, test)
+        shifts.append(float(np.max(np.abs(risks - 1.0))))
+    return np.array(shifts)
+
+
 def predict_act(params: ActivationParams) -> Prediction:
     """a_f, the kernel-mean step of each fixed pair model, and the optimal step 1/(1+kappa)."""
     specs = _specs(params)
@@ -200,6 +229,7 @@ def predict_act(params: ActivationParams) -> Prediction:
             "kernel_omegas": omega,
             "kernel_step": kernel,
             "eta_star": eta_star,
+            "step_shift": _step_shift(params),
         },
     )
 
@@ -215,11 +245,10 @@ def measure_act(params: ActivationParams, runtime) -> Measurement:
 
     Kernel check: `numerics.extrapolated_pattern_steps` at L = kernel_length // 2 and
     kernel_length (O(1/L^2) ~ (c/L)^2 is left, 1e-5 where c/L is 3e-3, measured at L = 400).
-    Trained members:
-    `numerics.read_activation_groups` (per activation the paired member with the lowest
-    validation loss, its fitted step with Monte Carlo SE ⊕ Adam noise, its test MSE over L'
-    beside debiased GD at that step). No paired member, or a learned omega above omega_max:
-    no step, an infinite error (inconclusive, not contradicted).
+    Trained members: `numerics.read_activation_groups` (per activation its paired seeds: their
+    mean fitted step and test MSE over L' beside debiased GD at the theory's optimal step, each
+    with the seeds' spread in its SE). No paired member, or a mean learned omega above
+    omega_max: no step, an infinite error (inconclusive, not contradicted).
     """
     specs, seeds = _specs(params), params.seeds
     kernel = _kernel_steps(params, runtime)
@@ -228,6 +257,7 @@ def measure_act(params: ActivationParams, runtime) -> Measurement:
         ensemble,
         seeds,
         params.lengths,
+        debiased_step=theory.optimal_gd(params.setting, debiased=True).eta,
         n_prompts=params.n_prompts,
         seed=runtime.seed_for("prompts"),
         device=runtime.device,
@@ -251,9 +281,10 @@ def measure_act(params: ActivationParams, runtime) -> Measurement:
         }
         if reached[a]:
             figure_data[f"mse_{a}"], figure_data[f"mse_se_{a}"] = groups.mse[a], groups.mse_se[a]
-            figure_data[f"dgd_{a}"] = groups.dgd[a]
+            figure_data[f"dgd_fit_{a}"] = groups.dgd_fit[a]  # at the seeds' fitted step: drawn
     figure_data |= {
         "lengths": np.array(params.lengths, dtype=float),
+        "dgd": groups.dgd,  # debiased GD at the theory's step, the judged baseline
         "kernel_measured": kernel.value.reshape(len(specs), -1),
         "kernel_measured_se": kernel.stderr.reshape(len(specs), -1),
         "table": np.stack([groups.omega, groups.mu, local], axis=1),
@@ -274,6 +305,8 @@ def measure_act(params: ActivationParams, runtime) -> Measurement:
 def checks_act(params: ActivationParams) -> tuple[Check, ...]:
     setting = params.setting
     curvature = theory.manifold_limit_bound(params.omega_max, setting)
+    shift = _step_shift(params)
+    widest = params.lengths[int(np.argmax(shift))]  # the L' where the step matters most
     return (
         Check(
             "kernel_step",
@@ -306,9 +339,11 @@ def checks_act(params: ActivationParams) -> tuple[Check, ...]:
                 f"(theory.manifold_limit_bound at ω_max = {params.omega_max:g}: {curvature:.2g}; "
                 f"derived for f = exp and taken as the scale for every f), and the O(1/L) "
                 f"error of L̃ (Prop. 4.1): rtol 1/L = {1 / setting.L:.3g} plus that atol. "
-                f"Error bar: Monte Carlo SE ⊕ the relative Adam noise of Σ |ω_h μ_h| (SD over "
-                f"the last quarter of the logs); infinite (inconclusive) for a model whose "
-                f"learned ω exceeds ω_max, where the allowance does not hold.",
+                f"Measured: the mean over the activation's paired seeds; error bar: their "
+                f"spread ⊕ the Monte Carlo SE, times the small-sample t factor "
+                f"(numerics.replicate_mean; the spread holds the final snapshots' Adam noise); "
+                f"infinite (inconclusive) for one paired seed, or where the seeds' mean learned "
+                f"ω exceeds ω_max, where the allowance does not hold.",
                 rtol=1.0 / setting.L,
                 atol=curvature,
             ),
@@ -317,12 +352,19 @@ def checks_act(params: ActivationParams) -> tuple[Check, ...]:
         Check(
             "tracks_dgd",
             Tolerance(
-                f"Figure 11: the trained model is debiased GD at its own step up to O(ω²) "
-                f"terms (Thm 4.2(i), 1.6% at ω = 0.13 for the softmax); rtol "
-                f"{params.dgd_rtol:g} as HE-OBS3. Paired SE of the ratio.",
+                f"Figure 11: the trained model is debiased GD up to O(ω²) terms (Thm 4.2(i), "
+                f"1.6% at ω = 0.13 for the softmax): rtol {params.dgd_rtol:g} as HE-OBS3's; "
+                f"the baseline at the theory's optimal step 1/(1+κ) as HE-OBS3's (debiased GD "
+                f"at the fitted step is drawn, not judged). A model whose step is within "
+                f"eta_fit's tolerance of it differs from debiased GD at it by up to "
+                f"{shift.max():.3g} more (the exact dGD risk's change over that step range, "
+                f"first order away from L' = L, largest at L' = {widest}): "
+                f"the atol. Error bar: each seed's paired SE of the ratio, over the paired "
+                f"seeds as eta_fit's.",
                 rtol=params.dgd_rtol,
+                atol=float(shift.max()),
             ),
-            "MSE / MSE(dGD at the fitted step) (activation × L')",
+            "MSE / MSE(dGD at 1/(1+κ)) (activation × L', mean over paired seeds)",
         ),
     )
 
@@ -351,7 +393,7 @@ CLAIM_ACT = Claim(
     statement="Two-head models with a normalised activation f (a_f = f'(0)/f(0)) learn opposite "
     "heads and implement debiased GD with step η_eff = 2 a_f ω μ to first order (the exact "
     "kernel mean where first order is not enough), at the optimal step 1/(1+κ), and their test "
-    "error tracks debiased GD at that step for every L'.",
+    "error tracks debiased GD at the optimal step for every L'.",
     params=ActivationParams,
     presets=PRESETS,
     predict=predict_act,
@@ -396,7 +438,8 @@ CLAIM_ACT = Claim(
             ("HE-5.2-ACT",),
             "activations:figure_11",
             "test error vs L' of those models with the dGD curve at each model's η_eff",
-            "HE-5.2-ACT's Figure 11: test MSE vs L' against debiased GD at each fitted step",
+            "HE-5.2-ACT's Figure 11: test MSE vs L' against debiased GD at 1/(1+κ) (judged) and "
+            "at each fitted step (drawn)",
         ),
     ),
 )
