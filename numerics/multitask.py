@@ -329,7 +329,9 @@ class ModeReading:
         mode: ``expected`` when some member of the group ends in it, else the shown member's
             final mode.
         reached: whether some member ends in ``expected``.
-        held: whether the shown member's final mode held over the last half of the logs.
+        held: whether the mode read held over the last half of the logs: on some member that
+            ends in ``expected`` when one does, else on the shown member (the same standard for
+            either outcome).
     """
 
     mode: int
@@ -345,11 +347,20 @@ def mode_reading(
     >>> modes = np.array([[1, 1, 1], [1, 4, 3], [1, 4, 3], [1, 4, 4]])  # (n, E)
     >>> mode_reading(modes, [1, 2], shown=1, expected=3)  # member 2 left mode III at the end
     ModeReading(mode=4, reached=False, held=True)
+    >>> mode_reading(modes, [1, 2], shown=1, expected=4)  # member 1 held IV over the last half
+    ModeReading(mode=4, reached=True, held=True)
+    >>> mode_reading(modes[:, [0, 2]], [1], shown=1, expected=4)
+    ModeReading(mode=4, reached=True, held=False)
     """
     members = np.asarray(members)
-    reached = bool((modes[-1, members] == expected).any())
-    held = bool(np.all(modes[modes.shape[0] // 2 :, shown] == modes[-1, shown]))
-    return ModeReading(int(expected if reached else modes[-1, shown]), reached, held)
+    late = modes[modes.shape[0] // 2 :]  # the last half of the logs
+    reaching = members[modes[-1, members] == expected]
+    if reaching.size:
+        held = bool(np.any(np.all(late[:, reaching] == expected, axis=0)))
+        return ModeReading(int(expected), True, held)
+    return ModeReading(
+        int(modes[-1, shown]), False, bool(np.all(late[:, shown] == modes[-1, shown]))
+    )
 
 
 @dataclass(frozen=True)
