@@ -104,3 +104,25 @@ def test_the_tutorial_runs_as_a_notebook_at_smoke(tmp_path, monkeypatch):
     assert images(code[-1]) == 1  # plt.plot(); plt.show() still shows
     assert (tmp_path / "two-head-portrait.png").is_file()
     assert list(tmp_path.glob("api-sweep-HE-T4.2i-*/figures/HE-T4.2i-validity-map.png"))
+
+
+def test_a_local_run_changes_no_page_of_the_site(tmp_path):
+    """The site shows what was published (the committed quick verdicts and docs/paper/), never
+    what lies in a local results/: a checkout holding a quick run of HE-P4.1 at d = 10 (as a
+    reader's `icl-verify run HE-P4.1 --preset quick --set d=10` leaves) builds the same files."""
+    import shutil
+
+    from icl_verify.validation import api
+    from icl_verify.validation.site_pages import record_pages
+
+    checkout = tmp_path / "checkout"
+    (checkout / "docs").mkdir(parents=True)
+    for name in ("verdicts-quick.json", "tutorial.py", "paper", "figures"):
+        (checkout / "docs" / name).symlink_to(ROOT / "docs" / name)
+    clean = record_pages(checkout)
+    run = api.run_many(["HE-P4.1"], "smoke", tables={"HE-P4.1": {"d": 10}},
+                       out=checkout / "results", run_id="quick-20990101-000000")  # fmt: skip
+    assert (run.run_dir / "results.json").is_file()
+    shutil.copytree(run.run_dir / "figures", checkout / "results" / "figures")
+    assert record_pages(checkout) == clean
+

@@ -9,9 +9,9 @@
 - `findings_page`: every claim that disagrees, with the checks that do;
 - `derivation_page`: a sympy derivation of `icl_verify.theory.symbolic` as mathematics.
 
-Verdicts come from `Verdicts`: a run's results.json (the newest quick run under ``results/``
-when one exists), else the summary committed with the docs (``docs/verdicts-quick.json``,
-written by `write_verdict_summary` from a `make verify` run).
+Verdicts come from `Verdicts`: the summary committed with the docs (``docs/verdicts-quick.json``,
+written by `write_verdict_summary` from the quick runs of `icl-verify stability`) and the
+paper-size publications; `validation.site_pages` assembles the site from them alone.
 """
 
 from __future__ import annotations
@@ -73,11 +73,6 @@ class Verdicts:
             for c in record.claims
         }
         return cls(record.preset, f"run {record.run_id}", claims)
-
-    def completed(self, other: Verdicts) -> Verdicts:
-        """These verdicts, with ``other``'s for the claims this run did not run."""
-        missing = {i: c for i, c in other.claims.items() if i not in self.claims}
-        return Verdicts(self.preset, self.source, {**self.claims, **missing})
 
     @classmethod
     def from_summary(cls, path: Path) -> Verdicts:
