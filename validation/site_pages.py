@@ -16,14 +16,74 @@ from pathlib import Path
 from icl_verify.validation import published, site
 from icl_verify.validation.registry import all_claims
 
-__all__ = ["derivation_pages", "record_pages", "site_pages"]
+__all__ = ["about_page", "derivation_pages", "record_pages", "site_pages"]
 
 
 def site_pages(root: Path) -> dict[str, bytes]:
     """The generated files of the site built from the checkout at ``root``: site path ->
     content (pages as UTF-8 markdown, figures as PNG bytes): `record_pages` and
-    `derivation_pages`."""
-    return record_pages(root) | derivation_pages()
+    `derivation_pages`, and the page saying what the site was built from (`about_page`)."""
+    return record_pages(root) | derivation_pages() | {"about.md": about_page().encode()}
+
+
+#: The papers checked, as their publishers cite them (BibTeX).
+PAPERS_BIBTEX = """\
+@inproceedings{he2025incontext,
+  title     = {In-Context Linear Regression Demystified: Training Dynamics and Mechanistic
+               Interpretability of Multi-Head Softmax Attention},
+  author    = {He, Jianliang and Pan, Xintian and Chen, Siyu and Yang, Zhuoran},
+  booktitle = {Proceedings of the 42nd International Conference on Machine Learning},
+  series    = {Proceedings of Machine Learning Research},
+  volume    = {267},
+  pages     = {22686--22742},
+  year      = {2025},
+  note      = {arXiv:2503.12734}
+}
+
+@inproceedings{chen2024transformers,
+  title     = {How Transformers Utilize Multi-Head Attention in In-Context Learning?
+               A Case Study on Sparse Linear Regression},
+  author    = {Chen, Xingwu and Zhao, Lei and Zou, Difan},
+  booktitle = {Advances in Neural Information Processing Systems 37 (NeurIPS 2024)},
+  year      = {2024},
+  doi       = {10.52202/079017-3799},
+  note      = {arXiv:2408.04532}
+}
+"""
+
+
+def about_page() -> str:
+    """What the site was built from (the package version and the git commit of the checkout)
+    and how to cite the papers and the toolkit.
+
+    >>> about_page().startswith("# About and citing")
+    True
+    """
+    from icl_verify.validation.records import environment
+
+    built = environment()
+    version = built["package_version"] or "unknown"
+    commit = built["git_commit"] or "not a git checkout"
+    return "\n".join([
+        "# About and citing", "",
+        f"This site was built from icl-verify {version}, commit `{commit}`; every verdict on it "
+        "is a published record of that checkout (the committed quick verdicts and the "
+        "paper-size runs under `docs/paper/`).", "",
+        "## The papers", "",
+        "- Jianliang He, Xintian Pan, Siyu Chen, Zhuoran Yang. *In-Context Linear Regression "
+        "Demystified: Training Dynamics and Mechanistic Interpretability of Multi-Head Softmax "
+        "Attention.* ICML 2025, PMLR 267:22686-22742 "
+        "([arXiv:2503.12734](https://arxiv.org/abs/2503.12734)); the authors' code: "
+        "[XintianPan/ICL_linear](https://github.com/XintianPan/ICL_linear).",
+        "- Xingwu Chen, Lei Zhao, Difan Zou. *How Transformers Utilize Multi-Head Attention in "
+        "In-Context Learning? A Case Study on Sparse Linear Regression.* NeurIPS 2024 "
+        "([arXiv:2408.04532](https://arxiv.org/abs/2408.04532)).", "",
+        "## Citing", "",
+        "A verdict of this toolkit is cited with the paper whose claim it checks, the claim's id "
+        "(e.g. HE-OBS2), the preset and the version and commit above (each report states its "
+        "own). The papers:", "",
+        "```bibtex", PAPERS_BIBTEX.rstrip(), "```", "",
+    ])  # fmt: skip
 
 
 def record_pages(root: Path) -> dict[str, bytes]:
