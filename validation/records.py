@@ -352,15 +352,27 @@ _CHECK_OPTIONAL = {"statistic", "changes_at"}
 
 
 def value_text(value: Any) -> str:
-    """A stored number, or the first three values of a stored list, for one line of text.
+    """A stored number, or the first three values of a stored list (nested lists read as one
+    flat list; one value, or every value equal, printed once), for one line of text.
 
     >>> value_text([0.123456, 2.0, 3.0, 4.0]), value_text(1e-7), value_text("agrees")
     ('[0.1235, 2, 3, …]', '1e-07', 'agrees')
+    >>> value_text([[[0.0]]]), value_text([[1.5, 1.5], [1.5, 1.5]])
+    ('0', '1.5 (each of 4)')
     """
     if isinstance(value, list):
-        shown = ", ".join(value_text(v) for v in value[:3])
-        return f"[{shown}{', …' if len(value) > 3 else ''}]"
+        flat = list(_flattened(value))
+        if flat and all(v == flat[0] for v in flat):
+            return value_text(flat[0]) + (f" (each of {len(flat)})" if len(flat) > 1 else "")
+        shown = ", ".join(value_text(v) for v in flat[:3])
+        return f"[{shown}{', …' if len(flat) > 3 else ''}]"
     return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def _flattened(value: Any):
+    """The leaves of nested lists, in order."""
+    for item in value:
+        yield from _flattened(item) if isinstance(item, list) else (item,)
 
 
 def _short(value: Any) -> str:

@@ -6,6 +6,7 @@ index, the paper-size index and the run report mark the verdict and name the for
 import dataclasses
 import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -155,6 +156,7 @@ def test_the_paper_index_marks_both_verdicts_and_a_disagreement_names_the_formul
     failing = dataclasses.replace(run.claims[0], verdict="disagrees", checks=(check,))
     dataclasses.replace(run, claims=(failing,)).save(tmp_path / "failing")
     (tmp_path / "failing" / "report.md").write_text("# report\n")
+    shutil.copytree(run_dir / "figures", tmp_path / "failing" / "figures")
     docs = tmp_path / "paper"
     published.publish(tmp_path / "failing", "cpu-y", docs)
     quick = site.Verdicts.from_run(run_dir)
