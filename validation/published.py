@@ -155,10 +155,15 @@ def _cell(text: str) -> str:
 
 
 def _size(record: ClaimRecord, run: RunRecord) -> str:
-    """The preset, what was changed from it (a reduced size, marked), device and wall time."""
+    """The preset, what was changed from it (a reduced size, marked), device and wall time;
+    a trained claim that took under a minute read trainings made before it (by another claim,
+    or as tasks of their own), which its cell says instead of a bare "0 s"."""
     changed = ", ".join(f"{k}={value_text(v)}" for k, v in sorted(record.overrides.items()))
     preset = f"{run.preset}, **reduced**: {changed}" if changed else run.preset
-    return f"{preset}; {record.device}, {record.seconds:.0f} s"
+    time = f"{record.seconds:.0f} s"
+    if record.seconds < 60 and record.id in {claim.id for claim in trained_claims()}:
+        time += " + a shared training"
+    return f"{preset}; {record.device}, {time}"
 
 
 def _check_line(check: dict) -> str:
