@@ -68,8 +68,6 @@
   and of the noise's correlations ||X^T eps / n||^2 (Lemma F.1);
 - `risks`: Monte Carlo risks of one-step GD and debiased GD at several steps, and of the Bayes
   predictor and tuned debiased GD extrapolated to d -> inf at fixed d/L (§4.3, Thm 4.2(iii));
-- `replicates`: a value measured on R training replicates (seeds) as one mean, the seeds'
-  spread and the Monte Carlo error in its SE, with a small-sample t factor;
 - `threads`: torch on one CPU thread (`single_thread`, the executor's policy; torch-free import).
 - `two_head`: two-head models trained from the symmetric start of Def. B.1 (SGD or Adam),
   head 1's (omega, mu) history at t = lr * step (Appendix B).
@@ -319,7 +317,6 @@ __getattr__, __dir__, __all__ = attach(
         ),
         "isotropic": ("IsotropicRisks", "isotropic_risks", "isotropic_setting"),
         "sparse_lemmas": ("CorrelationDraws", "noise_correlation_norms", "sample_correlations"),
-        "replicates": ("ReplicateMean", "replicate_mean"),
         "sparse_regression": (
             "TunedRisks",
             "excess_risk",

@@ -25,7 +25,8 @@ from icl_verify.numerics.effective_steps import FittedSteps, fitted_steps, relat
 from icl_verify.numerics.ensemble import TrainedEnsemble, mse_by_test_length
 from icl_verify.numerics.length_generalisation import length_curve
 from icl_verify.numerics.patterns import settled_mean
-from icl_verify.numerics.replicates import replicate_mean
+
+from icl_verify.statistics import replicate_mean
 
 __all__ = [
     "LinearMembers",
@@ -127,7 +128,7 @@ class LinearVsSoftmax:
     """Test MSE over the test lengths L' (n of them) of linear and softmax members (Figure 8).
 
     Every model is a configuration read on its seeds (the members that share it): a value is
-    the mean over them with `numerics.replicates.replicate_mean`'s SE (their spread ⊕ the Monte
+    the mean over them with `icl_verify.statistics.replicate_mean`'s SE (their spread ⊕ the Monte
     Carlo SE, with the small-sample t factor), all on the same prompts.
 
     Attributes:

@@ -8,7 +8,7 @@ opposite heads (the group's seeds in the pattern), the group's shown member, and
 seeds the learned (omega, mu), the step they apply (fitted from their predictions,
 `numerics.effective_steps.fitted_steps`) and their test MSE over L' beside debiased GD at a
 given step, each a mean over the seeds with their spread in its SE
-(`numerics.replicates.replicate_mean`). Nothing here imports `theory`: the step is fitted, not
+(`icl_verify.statistics.replicate_mean`). Nothing here imports `theory`: the step is fitted, not
 derived, and the baseline's step is the caller's.
 """
 
@@ -21,7 +21,8 @@ import numpy as np
 from icl_verify.numerics.effective_steps import fitted_steps, relative_mse
 from icl_verify.numerics.ensemble import TrainedEnsemble, member_kinds, mse_by_test_length
 from icl_verify.numerics.length_generalisation import length_curve
-from icl_verify.numerics.replicates import replicate_mean
+
+from icl_verify.statistics import replicate_mean
 
 __all__ = ["ActivationGroups", "read_activation_groups"]
 

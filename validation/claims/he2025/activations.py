@@ -24,7 +24,7 @@ Four checks:
   fitted step beside it; it is never judged).
 
 Seeds: per activation, the paired members are the seeds of its configuration; every trained
-value is their mean with `numerics.replicate_mean`'s SE (their spread ⊕ the Monte Carlo SE,
+value is their mean with `statistics.replicate_mean`'s SE (their spread ⊕ the Monte Carlo SE,
 the small-sample t factor), infinite (inconclusive) for a single paired seed.
 
 Table 1 is reproduced in the report (`table_act`): omega, mu and 2 a_f omega mu per activation,
@@ -341,7 +341,7 @@ def checks_act(params: ActivationParams) -> tuple[Check, ...]:
                 f"error of L̃ (Prop. 4.1): rtol 1/L = {1 / setting.L:.3g} plus that atol. "
                 f"Measured: the mean over the activation's paired seeds; error bar: their "
                 f"spread ⊕ the Monte Carlo SE, times the small-sample t factor "
-                f"(numerics.replicate_mean; the spread holds the final snapshots' Adam noise); "
+                f"(statistics.replicate_mean; the spread holds the final snapshots' Adam noise); "
                 f"infinite (inconclusive) for one paired seed, or where the seeds' mean learned "
                 f"ω exceeds ω_max, where the allowance does not hold.",
                 rtol=1.0 / setting.L,

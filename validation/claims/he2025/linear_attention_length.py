@@ -9,7 +9,7 @@ predictions, is drawn beside, never judged).
 
 Seeds: every model is a configuration read on all its members (the linear members; the one-head
 members and the paired two-head members of the shared ensemble), each value the mean over them
-with `numerics.replicate_mean`'s SE: their spread ⊕ the Monte Carlo SE, times the small-sample
+with `statistics.replicate_mean`'s SE: their spread ⊕ the Monte Carlo SE, times the small-sample
 t factor. Why: at quick, on common prompts, the three linear members of train_seed 0 read
 1.772, 1.515, 1.768 at L' = 100 and those of train_seed 10007 1.791, 1.838, 1.749, against the
 frozen 1.724 with Monte Carlo SEs of 0.027. Their settled steps all lie within 0.002 of eta*
@@ -212,7 +212,7 @@ def checks_length(params: LengthParams) -> tuple[Check, ...]:
                 f"it (HE-5.1-LIN), which moves the risk by up to {allowance.max():.3g} (at the "
                 f"longest L'; derived from the same formula's slope): that is the atol. Error "
                 f"bar: the members' mean over seeds, SE from their spread ⊕ the Monte Carlo SE "
-                f"times the small-sample t factor (numerics.replicate_mean): the seeds move "
+                f"times the small-sample t factor (statistics.replicate_mean): the seeds move "
                 f"the risk at long L' by more than the step does.",
                 atol=float(allowance.max()),
             ),

@@ -10,7 +10,7 @@ regressor (I), H = 2 one ± pair shared by both tasks (II), H = 3 superposition 
 pair per task (III); with H > K heads the tasks get support-restricted debiased GD.
 
 One ensemble (members with ``heads[e]`` heads); the members with H heads are the seeds of that
-configuration, and every trained value below is their mean with `numerics.replicate_mean`'s SE
+configuration, and every trained value below is their mean with `statistics.replicate_mean`'s SE
 (their spread ⊕ each member's own error, the small-sample t factor; one member: infinite,
 inconclusive), the figures and Table 2 showing the lowest-validation-loss member
 (`numerics.representative`). Checks, per H >= 2:
@@ -88,7 +88,7 @@ from icl_verify.validation.claims._trained import (
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, param
 
-from icl_verify import numerics
+from icl_verify import numerics, statistics
 from icl_verify.statistics import group_means
 
 PAPER = "He et al. 2025"
@@ -219,9 +219,9 @@ def _seeds(params: MultiTaskParams) -> dict[int, np.ndarray]:
 
 
 def _over_seeds(readings, z: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
-    """Per seed (value, error) -> their mean and its SE (`numerics.replicate_mean`; ``z`` the
+    """Per seed (value, error) -> their mean and its SE (`statistics.replicate_mean`; ``z`` the
     multiple of the SE the check's rule allows)."""
-    mean = numerics.replicate_mean([v for v, _ in readings], [e for _, e in readings], z=z)
+    mean = statistics.replicate_mean([v for v, _ in readings], [e for _, e in readings], z=z)
     return mean.value, mean.stderr
 
 
@@ -391,7 +391,7 @@ def checks_mt(params: MultiTaskParams) -> tuple[Check, ...]:
                 f"whole prediction), as HE-5.3-KMS reads its preconditioner; where "
                 f"that error exceeds η*/L the first-order reading cannot resolve Γ_k "
                 f"(inconclusive). Measured: the mean over the H's seeds, their spread ⊕ that "
-                f"error, times the small-sample t factor (numerics.replicate_mean).",
+                f"error, times the small-sample t factor (statistics.replicate_mean).",
                 atol=allowance * eta_star,
             ),
             f"Γ_k on the {groups} coordinate groups vs its optimum (H × task × group)",
@@ -413,7 +413,7 @@ def checks_mt(params: MultiTaskParams) -> tuple[Check, ...]:
                 f"The trained model is the optimal first-order predictor up to the truncation "
                 f"and Adam's noise: rtol {params.risk_rtol:g} as HE-OBS3's debiased-GD "
                 f"tolerance. Measured: the mean over the H's seeds; error: their spread ⊕ the "
-                f"Monte Carlo SE, times the small-sample t factor (numerics.replicate_mean).",
+                f"Monte Carlo SE, times the small-sample t factor (statistics.replicate_mean).",
                 rtol=params.risk_rtol,
             ),
             "per-task test MSE vs the optimal Γ's risk (H × task)",

@@ -1,4 +1,4 @@
-"""numerics.replicates: the error bar of a mean over training replicates covers what it says.
+"""statistics.replicate_mean: the error bar of a mean over training replicates covers what it says.
 
 Replicates are drawn as a trained measurement is: value_r = theta + a_r (the seed's offset,
 SD tau) + the Monte Carlo error of the test prompts (SD m), shared by the replicates (the same
@@ -9,8 +9,9 @@ Carlo error), at least that often where the bar errs on the wide side (the Monte
 
 import numpy as np
 import pytest
-from icl_verify.numerics.replicates import replicate_mean
 from scipy.stats import norm
+
+from icl_verify.statistics import replicate_mean
 
 EXPERIMENTS = 20_000
 
