@@ -87,11 +87,6 @@ def test_every_flag_names_an_entry_its_catalogue_tags_so():
                 assert label in section, f"{claim.id}: §{flag.entry} does not mention {label}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="until HE-OBS1, HE-S1, HE-5.2-ACT and HE-5.4-MT declare theirs (modules under edit): "
-    "then this passes and the marker goes",
-)
 def test_every_unconfirmed_formula_of_a_catalogue_is_declared_by_the_claims_resting_on_it():
     # a [RECON] / [OPEN] entry (one whose tag the authors' code does not back) is declared by
     # a claim or is in NOT_RESTED_ON with the reason

@@ -42,6 +42,7 @@ from icl_verify.validation.claim import (
     Estimate,
     Measurement,
     Prediction,
+    Reconstructed,
     Source,
     Tolerance,
     ZScore,
@@ -389,7 +390,17 @@ def table_act(params: ActivationParams, prediction: Prediction, measurement: Mea
 
 CLAIM_ACT = Claim(
     id="HE-5.2-ACT",
-    source=Source(PAPER, "5.2", "Table 1, Figures 9-11"),
+    source=Source(
+        PAPER,
+        "5.2",
+        "Table 1, Figures 9-11",
+        Reconstructed(
+            "Table 1's activations f, guessed from its arithmetic (a_f = 1, c, 2c): tanh, elu, "
+            "quadratic",
+            "HE-5.2-ACT",
+            "OPEN",
+        ),
+    ),
     statement="Two-head models with a normalised activation f (a_f = f'(0)/f(0)) learn opposite "
     "heads and implement debiased GD with step η_eff = 2 a_f ω μ to first order (the exact "
     "kernel mean where first order is not enough), at the optimal step 1/(1+κ), and their test "

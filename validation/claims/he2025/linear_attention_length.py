@@ -48,6 +48,7 @@ from icl_verify.validation.claims.he2025._linear_attention import (
     LinearMembers,
     linear_training,
 )
+from icl_verify.validation.claims.he2025._reconstructed import LINEAR_ATTENTION
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, param
 
@@ -260,7 +261,7 @@ def checks_length(params: LengthParams) -> tuple[Check, ...]:
 
 CLAIM_LENGTH = Claim(
     id="HE-5.1-LENGTH",
-    source=Source(PAPER, "5.1", "Figure 8"),
+    source=Source(PAPER, "5.1", "Figure 8", LINEAR_ATTENTION),
     statement="Trained at L, linear attention keeps its training 1/L: its test error is that of "
     "GD with a frozen step, lowest at L' = L + (D+1)/2 and rising after; softmax models "
     "renormalise, keep improving with L', and the two-head model tracks debiased GD at the "

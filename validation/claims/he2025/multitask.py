@@ -75,6 +75,7 @@ from icl_verify.validation.claim import (
     Inequality,
     Measurement,
     Prediction,
+    Reconstructed,
     Source,
     Tolerance,
     ZScore,
@@ -491,9 +492,18 @@ def table_mt(params: MultiTaskParams, prediction: Prediction, measurement: Measu
     return table_2(params, prediction, measurement, sources, head_conditions)
 
 
+#: The multi-task pattern the claims hold the trained heads to, as the reference reconstructs it.
+PATTERN = Reconstructed(
+    "(5.7)-(5.8) and (A.2)-(A.4), the pattern KQ11 = diag(ω^h), OV weights μ^h and its conditions",
+    "HE-5.4-MT",
+    "RECON",
+)
+
 CLAIM_MT = Claim(
     id="HE-5.4-MT",
-    source=Source(PAPER, "5.4, App. A.3", "(5.7)-(5.8), (A.1)-(A.4), Table 2, Figures 16-19"),
+    source=Source(
+        PAPER, "5.4, App. A.3", "(5.7)-(5.8), (A.1)-(A.4), Table 2, Figures 16-19", PATTERN
+    ),
     statement="Trained on K-task prompts with fixed supports, multi-head softmax attention learns "
     "KQ11 = diag(ω^h) and OV label weights μ^h; H = 1 is one kernel regressor (mode I), H = 2 one "
     "± pair shared by the tasks (II), K < H < 2K superposition (IV), H >= 2K a pair per task "
@@ -560,6 +570,17 @@ PRESETS_PROSE = trained_presets(
 CLAIM_MT_PROSE = dataclasses.replace(
     CLAIM_MT,
     id="HE-5.4-MT-PROSE",
+    source=dataclasses.replace(
+        CLAIM_MT.source,
+        reconstructed=(
+            PATTERN,
+            Reconstructed(
+                "Def. 5.1's data model as the prose reads it, one β shared by the tasks",
+                "HE-5.4-MT",
+                "RECON",
+            ),
+        ),
+    ),
     statement=CLAIM_MT.statement + " Read under the prose's data model: one coefficient vector "
     "shared by the tasks (restricted to each S_k), not the code's one per task.",
     presets=PRESETS_PROSE,
