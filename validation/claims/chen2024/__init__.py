@@ -6,6 +6,9 @@ One module per claim (what claims of a family share in a module whose name start
 Each claim gives its place in that catalogue (``Claim.catalogue``).
 """
 
+#: The paper as its claims cite it (`Source.paper`): one definition for the package.
+PAPER = "Chen et al. 2024"
+
 #: The paper's place in the registry (the catalogue's order of the papers).
 PAPER_ORDER = 2
 

@@ -33,7 +33,6 @@ from icl_verify.theory.constructions import normalised_error_bound
 from icl_verify.validation.claim import Tolerance
 from icl_verify.validation.params import ParameterError, Params, param
 
-PAPER = "Chen et al. 2024"
 PRECISIONS = ("float64", "float32")
 
 

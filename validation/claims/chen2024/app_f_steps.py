@@ -45,6 +45,7 @@ from icl_verify.validation.claim import (
     ZScore,
     shifted,
 )
+from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.params import ParameterError, SparseSettingParams, param
 
 from icl_verify import numerics, statistics
@@ -167,7 +168,7 @@ def noise_free_bias(params: AppFStepParams, prediction: Prediction) -> Predictio
 
 CLAIM_F_STEPS = Claim(
     id="CZZ-F-STEPS",
-    source=Source("Chen et al. 2024", "App. F.1 (the proof of Theorem 5.3's upper bound)"),
+    source=Source(PAPER, "App. F.1 (the proof of Theorem 5.3's upper bound)"),
     statement="At the step η = cs (ηβ² = c) and t ≳ log(ns/σ²)/(ηβ²) steps, pre-gd's bias is "
     "≤ s(1 − ηβ²/2)^{2t} ≤ σ²/n and its variance ≲ ηt log t (σ²log(d/δ)/n + "
     "σ²‖w*‖₁²d log²(d/δ)/n²).",
@@ -224,7 +225,7 @@ def checks_f_cross(params: AppFStepParams) -> tuple[Check, ...]:
 
 CLAIM_F_CROSS = Claim(
     id="CZZ-F-CROSS",
-    source=Source("Chen et al. 2024", "App. F.1 (the proof of Theorem 5.3's upper bound)",
+    source=Source(PAPER, "App. F.1 (the proof of Theorem 5.3's upper bound)",
                   "(D.2)-(D.3)"),  # fmt: skip
     statement="At F.1's step (η = cs, t ≳ log(ns/σ²)/(ηβ²)), the excess risk of pre-gd is "
     "bias + variance in expectation: the cross term, linear in the noise, has mean 0.",

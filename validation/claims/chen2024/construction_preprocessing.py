@@ -16,8 +16,8 @@ from icl_verify.theory.constructions import (
     preprocessed_prompt,
 )
 from icl_verify.validation.claim import Check, Claim, Estimate, Measurement, Prediction, Source
+from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.claims.chen2024._constructions import (
-    PAPER,
     PRECISIONS,
     Configuration,
     ConstructionParams,

@@ -9,6 +9,7 @@ Tr(Sigma) log(d/delta)/n)`` (`theory.sparse_gd.theorem_5_2_bound`). Figure:
 from __future__ import annotations
 
 from icl_verify.validation.claim import Check, Claim, Measurement, Prediction, Source
+from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.claims.chen2024._tuned_gd import (
     PRESETS,
     UpperBoundParams,
@@ -46,7 +47,7 @@ def checks_5_2(params: UpperBoundParams) -> tuple[Check, ...]:
 
 CLAIM_T52 = Claim(
     id="CZZ-T5.2",
-    source=Source("Chen et al. 2024", "5, Thm 5.2, App. E"),
+    source=Source(PAPER, "5, Thm 5.2, App. E"),
     statement="Plain GD with eta ≲ 1/||Σ|| and eta t ≍ (σ²Tr(Σ)log(d/δ)/n)^{-1/2} has excess "
     "risk ≲ log t √(σ²Tr(Σ)log(d/δ)/n).",
     params=UpperBoundParams,

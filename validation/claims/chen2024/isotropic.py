@@ -54,6 +54,7 @@ from icl_verify.validation.claim import (
     ZScore,
     propagated_loglog_slope,
 )
+from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.params import ParameterError, SparseSettingParams, param
 
 from icl_verify import numerics, statistics
@@ -573,7 +574,7 @@ def table_isotropic(params: IsotropicParams, prediction: Prediction, measurement
 
 CLAIM_ISOTROPIC = Claim(
     id="CZZ-T5.3",
-    source=Source("Chen et al. 2024", "5, Thm 5.3, App. F", ""),
+    source=Source(PAPER, "5, Thm 5.3, App. F", ""),
     statement="On Sigma = I with a ±1/sqrt(s) s-sparse w*, tuned pre-gd has excess risk "
     "<~ σ² log²(ns/σ²) log²(d/δ)(s/n + ds²/n²) while OLS, ridge and GD have >~ σ²d/n (n >~ d) "
     "and >~ 1 − n/d + σ²n/d (d >~ n), so they lose a factor ~d/s for n >~ ds; the Lasso attains "

@@ -35,6 +35,7 @@ from icl_verify.validation.claim import (
     Source,
     propagated_loglog_slope,
 )
+from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.params import ParameterError, Params, param
 
 from icl_verify import numerics, statistics
@@ -147,7 +148,7 @@ def lost_normalisation(params: NoiseLemmaParams, prediction: Prediction) -> Pred
 
 CLAIM_F1 = Claim(
     id="CZZ-F1",
-    source=Source("Chen et al. 2024", "App. F, Lemma F.1 (Theorem 5.3's lower bounds)"),
+    source=Source(PAPER, "App. F, Lemma F.1 (Theorem 5.3's lower bounds)"),
     statement="For X with N(0, I_d) rows and eps ~ N(0, σ²I_n), ‖Xᵀε/n‖² ≳ σ²d/n with "
     "probability ≥ 1 − δ.",
     params=NoiseLemmaParams,

@@ -41,6 +41,7 @@ from icl_verify.validation.claim import (
     Prediction,
     Source,
 )
+from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.params import ParameterError, SparseSettingParams, param
 
 from icl_verify import numerics, statistics
@@ -160,7 +161,7 @@ def d1_faster(params: CorrelationErrorParams, prediction: Prediction) -> Predict
 
 CLAIM_D1 = Claim(
     id="CZZ-D1",
-    source=Source("Chen et al. 2024", "App. D, Lemma D.1"),
+    source=Source(PAPER, "App. D, Lemma D.1"),
     statement="Algorithm 1's correlations satisfy ||R̂ − R||₂ ≲ K√(s log(d/δ)/n), K = max Σᵢᵢ + σ².",
     params=CorrelationErrorParams,
     presets=D1_PRESETS,
@@ -279,7 +280,7 @@ def d2_at_every_c(params: SupportRetentionParams, prediction: Prediction) -> Pre
 
 CLAIM_D2 = Claim(
     id="CZZ-D2",
-    source=Source("Chen et al. 2024", "App. D, Lemma D.2"),
+    source=Source(PAPER, "App. D, Lemma D.2"),
     statement="Once n ≳ s log(d/δ)/β², |r̂ᵢ| ≥ |rᵢ|/2 for every i in S with probability ≥ 1 − δ "
     "(tested with the derived constant n ≥ 8V log(s/δ)/β²).",
     params=SupportRetentionParams,

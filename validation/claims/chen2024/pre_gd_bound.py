@@ -13,6 +13,7 @@ Lemmas D.1, D.2 (CZZ-D1, CZZ-D2, `lemmas`). Figure: `figures.sparse_bounds`.
 from __future__ import annotations
 
 from icl_verify.validation.claim import Check, Claim, Measurement, Prediction, Source
+from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.claims.chen2024._tuned_gd import (
     PRESETS,
     UpperBoundParams,
@@ -46,7 +47,7 @@ def checks_5_1(params: UpperBoundParams) -> tuple[Check, ...]:
 
 CLAIM_T51 = Claim(
     id="CZZ-T5.1",
-    source=Source("Chen et al. 2024", "5, Thm 5.1, App. D"),
+    source=Source(PAPER, "5, Thm 5.1, App. D"),
     statement="GD on Algorithm 1's preprocessed covariates, with eta ≲ 1/||RΣR|| and "
     "eta t ≍ A^{-1/2}/β, has excess risk ≲ (log t/β)√A, A = σ²Tr(RΣR)log(d/δ)/n + "
     "σ²s Tr(Σ)log²(d/δ)/n².",

@@ -30,6 +30,7 @@ from icl_verify.validation.claim import (
     Tolerance,
     ZScore,
 )
+from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.claims.chen2024._tuned_gd import SIZES, TunedGDParams, tuned_draws
 from icl_verify.validation.params import param
 
@@ -199,7 +200,7 @@ def cross_at_half(params: CrossTermParams, prediction: Prediction) -> Prediction
 
 CLAIM_D_CROSS = Claim(
     id="CZZ-D-CROSS",
-    source=Source("Chen et al. 2024", "App. D, proof of Thm 5.1", "(D.1)-(D.3)"),
+    source=Source(PAPER, "App. D, proof of Thm 5.1", "(D.1)-(D.3)"),
     statement="In Theorem 5.1's proof, the t-step pre-gd iterate has the closed form (D.1) and "
     "its excess risk splits as bias + variance (D.2)-(D.3): for one noise draw up to a cross "
     "term, zero in expectation, tested with R_hat from the same labels, as Algorithm 1 states, "

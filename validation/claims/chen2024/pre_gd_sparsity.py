@@ -36,6 +36,7 @@ from icl_verify.validation.claim import (
     fit_loglog_slope,
     propagated_loglog_slope,
 )
+from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.claims.chen2024._tuned_gd import (
     PRESETS,
     TunedGDParams,
@@ -144,7 +145,7 @@ SPARSITY_PRESETS = {
 
 CLAIM_T51_S = Claim(
     id="CZZ-T5.1-S",
-    source=Source("Chen et al. 2024", "5, Thm 5.1 and the remark after it"),
+    source=Source(PAPER, "5, Thm 5.1 and the remark after it"),
     statement="At fixed n, Theorem 5.1's bound (log t/β)√A, β = 1/(κ√s), bounds the tuned "
     "excess risk of GD on Algorithm 1's preprocessed data with one constant over the "
     "sparsities s; the bound improves as s shrinks.",

@@ -25,6 +25,7 @@ from icl_verify.validation.claim import (
     Prediction,
     Source,
 )
+from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.claims.chen2024._tuned_gd import (
     SIZES,
     TunedGDParams,
@@ -127,7 +128,7 @@ def preprocessing_loses_margin(params: TunedGDParams, prediction: Prediction) ->
 
 CLAIM_43 = Claim(
     id="CZZ-4.3",
-    source=Source("Chen et al. 2024", "4.3, comparing Thms 5.1 and 5.2"),
+    source=Source(PAPER, "4.3, comparing Thms 5.1 and 5.2"),
     statement="Preprocessing wins: with Tr(RΣR)/β² ≲ Tr(Σ) and s/(n²β²) ≤ 1/n, bound 5.1 ≲ "
     "bound 5.2, so tuned pre-gd beats tuned GD (paired ratio > 1 at every n); for the ±1/√s "
     "prior with min_S Σ_ii ≥ 1/κ, s/(n²β²) ≤ κ²s²/n², attained (the text prints κ²s²/n, "

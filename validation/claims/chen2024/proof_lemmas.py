@@ -48,6 +48,7 @@ from icl_verify.validation.claim import (
     Source,
     shifted,
 )
+from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.claims.chen2024._tuned_gd import (
     PRESETS,
     UpperBoundParams,
@@ -154,7 +155,7 @@ def checks_proof(params: UpperBoundParams) -> tuple[Check, ...]:
 
 CLAIM_PROOF = Claim(
     id="CZZ-D4-7",
-    source=Source("Chen et al. 2024", "App. D, Lemmas D.4-D.7", "(D.1)-(D.3)"),
+    source=Source(PAPER, "App. D, Lemmas D.4-D.7", "(D.1)-(D.3)"),
     statement="The steps of Theorem 5.1's proof hold on its prompts: R̂Σ̂R̂ concentrates around "
     "RΣR at rate n^(-1/2) (D.4), the bias is O(1/(ηtβ²)) (D.5), the variance "
     "O(ηt log t ‖R̂Xᵀε/n‖²) (D.6) and ‖R̂Xᵀε/n‖² = O(A) (D.7, held to A without its logs), "

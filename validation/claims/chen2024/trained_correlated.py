@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from icl_verify.validation.claim import Claim, Measurement, Prediction, Source
-from icl_verify.validation.claims.chen2024 import _importance
-from icl_verify.validation.claims.chen2024._encoders import PAPER, encoder_presets, training
+from icl_verify.validation.claims.chen2024 import PAPER, _importance
+from icl_verify.validation.claims.chen2024._encoders import encoder_presets, training
 from icl_verify.validation.claims.chen2024.trained_importance import ImportanceParams
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import param

@@ -20,10 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from icl_verify.validation.claim import Claim, Measurement, Prediction, Source
-from icl_verify.validation.claims.chen2024 import _importance
+from icl_verify.validation.claims.chen2024 import PAPER, _importance
 from icl_verify.validation.claims.chen2024._encoders import (
     EVAL_N,
-    PAPER,
     PAPER_SIGMAS,
     TrainedParams,
     regime,

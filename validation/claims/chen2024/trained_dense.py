@@ -38,9 +38,9 @@ from icl_verify.validation.claim import (
     Prediction,
     Source,
 )
+from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.claims.chen2024._encoders import (
     MAX_Z,
-    PAPER,
     curve_data,
     encoder_presets,
     regime,

@@ -15,9 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from icl_verify.validation.claim import Claim, Prediction, Source
-from icl_verify.validation.claims.chen2024 import _importance
+from icl_verify.validation.claims.chen2024 import PAPER, _importance
 from icl_verify.validation.claims.chen2024._encoders import (
-    PAPER,
     EncoderParams,
     encoder_presets,
     training,

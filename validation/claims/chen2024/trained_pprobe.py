@@ -23,10 +23,10 @@ from icl_verify.validation.claim import (
     Prediction,
     Source,
 )
+from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.claims.chen2024._encoders import (
     DECIDING_SIZE,
     MAX_Z,
-    PAPER,
     REGIME_WHY,
     EncoderParams,
     encoder_presets,

@@ -27,10 +27,10 @@ from icl_verify.validation.claim import (
     Prediction,
     Source,
 )
+from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.claims.chen2024._encoders import (
     EVAL_N,
     MAX_Z,
-    PAPER,
     REGIME_WHY,
     EncoderParams,
     all_trainings,

@@ -7,6 +7,9 @@ gives its place in that catalogue (``Claim.catalogue``) and the paper's figures 
 
 from icl_verify.validation.paper_figures import OmittedFigure
 
+#: The paper as its claims cite it (`Source.paper`): one definition for the package.
+PAPER = "He et al. 2025"
+
 #: The paper's place in the registry (the catalogue's order of the papers).
 PAPER_ORDER = 1
 

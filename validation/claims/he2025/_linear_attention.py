@@ -23,8 +23,6 @@ from icl_verify.validation.params import Params, param
 
 from icl_verify import numerics
 
-PAPER = "He et al. 2025"
-
 
 def linear_training(params) -> numerics.EnsembleTraining:
     """The one-head linear-attention members (5.1), trained like the softmax ensemble."""

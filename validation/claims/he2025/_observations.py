@@ -42,8 +42,6 @@ from dataclasses import dataclass
 from icl_verify.validation.claims._trained import TrainedParams
 from icl_verify.validation.params import param
 
-PAPER = "He et al. 2025"
-
 
 @dataclass(frozen=True, kw_only=True)
 class TypicalRunParams(TrainedParams):

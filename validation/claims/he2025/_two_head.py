@@ -26,8 +26,6 @@ from icl_verify.validation.params import ODE_SAVED_STATES, Footprint, SettingPar
 
 from icl_verify import dynamics, theory
 
-SOURCE = "He et al. 2025"
-
 
 @dataclass(frozen=True, kw_only=True)
 class SymmetricStartParams(SettingParams):

@@ -53,13 +53,13 @@ from icl_verify.validation.claims._trained import (
     trained_presets,
     training,
 )
+from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, param
 
 from icl_verify import MAX_PROMPT_LENGTH, numerics, theory
 from icl_verify.activations import ActivationError, parse_activation
 
-PAPER = "He et al. 2025"
 ACTIVATIONS = (
     "softmax", "tanh", "elu:0.5", "elu:0.8", "elu:1", "quadratic:0.5", "quadratic:0.8",
     "quadratic:1",

@@ -46,6 +46,7 @@ from icl_verify.validation.claim import (
     fit_loglog_slope,
     shifted,
 )
+from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._reconstructed import APPROXIMATION_ORDER
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, SettingParams, param
@@ -220,7 +221,7 @@ def checks_p41(params: ApproximationParams) -> tuple[Check, ...]:
 
 CLAIM_P41 = Claim(
     id="HE-P4.1",
-    source=Source("He et al. 2025", "4.1, Prop. 4.1 / C.1", "(4.1)", APPROXIMATION_ORDER),
+    source=Source(PAPER, "4.1, Prop. 4.1 / C.1", "(4.1)", APPROXIMATION_ORDER),
     statement="The true loss of the kernel-sum predictor (3.2) is approximated by L̃ (4.1), with "
     "an error that decays like 1/L for d ω² = O(1) and bounded μ (on the manifold at small ω "
     "the gap is 1/(L + D)).",

@@ -46,6 +46,7 @@ from icl_verify.validation.claim import (
     fit_loglog_slope,
     shifted,
 )
+from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._reconstructed import (
     APPROXIMATION_ORDER,
     APPROXIMATION_REGIME,
@@ -341,7 +342,7 @@ def checks_map(params: ApproximationMapParams) -> tuple[Check, ...]:
 CLAIM_MAP = Claim(
     id="HE-P4.1-MAP",
     source=Source(
-        "He et al. 2025",
+        PAPER,
         "4.1, Prop. 4.1 / C.1 (C1)/(C2)",
         "(4.1)",
         (APPROXIMATION_REGIME, APPROXIMATION_ORDER),

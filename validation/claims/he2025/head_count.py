@@ -96,13 +96,13 @@ from icl_verify.validation.claims._trained import (
     trained_presets,
     training,
 )
+from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._reconstructed import MANIFOLD
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, param
 
 from icl_verify import numerics, theory
 
-PAPER = "He et al. 2025"
 SEED_Z = 2.0  # seed SEs added to a per-H mean's error
 
 

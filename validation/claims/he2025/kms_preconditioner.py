@@ -35,6 +35,7 @@ from icl_verify.validation.claim import (
     propagated_loglog_slope,
     shifted,
 )
+from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.params import ParameterError, Params, param
 
 from icl_verify import numerics, statistics, theory
@@ -180,7 +181,7 @@ def checks_kms(params: KmsPreconditionerParams) -> tuple[Check, ...]:
 
 CLAIM_KMS_PRECONDITIONER = Claim(
     id="HE-A2-KMS",
-    source=Source("He et al. 2025", "A.2", "(5.6), Lemma E.4"),
+    source=Source(PAPER, "A.2", "(5.6), Lemma E.4"),
     statement="On KMS covariates Σ⁻¹ is tridiagonal, the risk-minimising preconditioner of "
     "one-step GD is Γ* = [(1+1/L)Σ + ((tr Σ + dσ²)/L) I]⁻¹, and Γ* − Σ⁻¹ = O(d/L).",
     params=KmsPreconditionerParams,

@@ -43,8 +43,8 @@ from icl_verify.validation.claims._trained import (
     trained_presets,
     training,
 )
+from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._linear_attention import (
-    PAPER,
     LinearMembers,
     linear_training,
 )

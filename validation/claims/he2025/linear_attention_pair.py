@@ -23,9 +23,7 @@ from icl_verify.validation.claim import (
     Tolerance,
     shifted,
 )
-from icl_verify.validation.claims.he2025._linear_attention import (
-    PAPER,
-)
+from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._reconstructed import LINEAR_ATTENTION
 from icl_verify.validation.designs import linear_head_and_prompts
 from icl_verify.validation.params import Params, check_order, param

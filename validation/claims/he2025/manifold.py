@@ -27,6 +27,7 @@ from icl_verify.validation.claim import (
     Tolerance,
     scaled,
 )
+from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._reconstructed import MANIFOLD
 from icl_verify.validation.designs import random_head_signs
 from icl_verify.validation.params import (
@@ -158,7 +159,7 @@ def checks_manifold(params: ManifoldParams) -> tuple[Check, ...]:
 
 CLAIM_MANIFOLD = Claim(
     id="HE-MAN",
-    source=Source("He et al. 2025", "4.2", "(4.6)-(4.8)", MANIFOLD),
+    source=Source(PAPER, "4.2", "(4.6)-(4.8)", MANIFOLD),
     statement="For any H and any split of the heads into KQ scales +ω, −ω and 0, the OV weights "
     "minimising L̃ sum to +μ*(ω), −μ*(ω) and 0 over the three groups, with "
     "μ*(ω) = ω / (2[ω² + c sinh(dω²)]).",

@@ -86,13 +86,13 @@ from icl_verify.validation.claims._trained import (
     trained_presets,
     training,
 )
+from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, param
 
 from icl_verify import numerics, statistics
 from icl_verify.statistics import group_means
 
-PAPER = "He et al. 2025"
 PAPER_STEPS = 500_000  # the released multi-task runs (reference §HE-5.4-MT)
 FIRST_ORDER_PROMPTS = 4096  # fresh prompts of the measured first-order truncation
 FIGURE_HEADS = {16: 1, 17: 2, 18: 4, 19: 3}  # figure number -> H (modes I, II, III, IV)

@@ -52,8 +52,8 @@ from icl_verify.validation.claims._trained import (
     trained_presets,
     training,
 )
+from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._observations import (
-    PAPER,
     TypicalRunParams,
     exception_rule,
 )

@@ -52,7 +52,7 @@ from icl_verify.validation.claims._trained import (
     trained_presets,
     training,
 )
-from icl_verify.validation.claims.he2025._observations import PAPER
+from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._reconstructed import BAYES_BOUND
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, param

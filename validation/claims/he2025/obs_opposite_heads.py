@@ -31,8 +31,8 @@ from icl_verify.validation.claims._trained import (
     trained_presets,
     training,
 )
+from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._observations import (
-    PAPER,
     ZERO_LIMITS,
     TypicalRunParams,
     exception_rule,

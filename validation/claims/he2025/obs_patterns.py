@@ -31,7 +31,8 @@ from icl_verify.validation.claims._trained import (
     trained_presets,
     training,
 )
-from icl_verify.validation.claims.he2025._observations import CIRCUIT_PATTERN, PAPER
+from icl_verify.validation.claims.he2025 import PAPER
+from icl_verify.validation.claims.he2025._observations import CIRCUIT_PATTERN
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import param
 

@@ -28,6 +28,7 @@ from icl_verify.validation.claim import (
     Source,
     Tolerance,
 )
+from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.params import (
     ODE_SAVED_STATES,
     Footprint,
@@ -176,7 +177,7 @@ def single_head_profile(params: OptimalityParams, prediction: Prediction) -> Pre
 CLAIM_T42II = Claim(
     id="HE-T4.2ii",
     source=Source(
-        "He et al. 2025",
+        PAPER,
         "4.3, App. D.2",
         "(4.13)",
         Reconstructed(

@@ -28,9 +28,9 @@ from icl_verify.validation.claim import (
     Source,
     Tolerance,
 )
+from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._reconstructed import TIME_CONVENTION
 from icl_verify.validation.claims.he2025._two_head import (
-    SOURCE,
     PhasesParams,
     dense_flow,
     integrated_phases,
@@ -246,7 +246,7 @@ PRESETS_PHASE1 = {
 
 CLAIM_PHASE1 = Claim(
     id="HE-B-PHASE1",
-    source=Source(SOURCE, "App. B", "(B.5)-(B.10)", (Reconstructed(
+    source=Source(PAPER, "App. B", "(B.5)-(B.10)", (Reconstructed(
         "(B.10)'s end T1 of Phase I, read as the log deficit reaching 10%", "HE-B-PHASE1",
         "OPEN"), TIME_CONVENTION)),
     statement="Phase I: ω = μ = ε e^{2t} until T1 (the log deficit (1+κ)ω² + (κ/d)(sinh dω² − "

@@ -23,9 +23,9 @@ from icl_verify.validation.claim import (
     Tolerance,
     scaled,
 )
+from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._reconstructed import TIME_CONVENTION
 from icl_verify.validation.claims.he2025._two_head import (
-    SOURCE,
     PhasesParams,
     integrated_phases,
     solver_bound,
@@ -105,7 +105,7 @@ PRESETS_PHASE3 = {
 
 CLAIM_PHASE3 = Claim(
     id="HE-B-PHASE3",
-    source=Source(SOURCE, "App. B", "(B.17)-(B.18)", (Reconstructed(
+    source=Source(PAPER, "App. B", "(B.17)-(B.18)", (Reconstructed(
         "(B.18)'s late-time exponent, checked as the reference's derived ω ~ t^{-1/6}",
         "HE-B-PHASE3", "OPEN"), TIME_CONVENTION)),
     statement="Phase III (checked in the reference's corrected form): ω → 0 as (8κd²t)^{-1/6} and "

@@ -28,9 +28,9 @@ from icl_verify.validation.claim import (
     Tolerance,
     shifted,
 )
+from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._reconstructed import TIME_CONVENTION
 from icl_verify.validation.claims.he2025._two_head import (
-    SOURCE,
     PhasesParams,
     dense_flow,
     integrated_phases,
@@ -235,7 +235,7 @@ PRESETS_PHASE2 = {
 
 CLAIM_PHASE2 = Claim(
     id="HE-B-PHASE2",
-    source=Source(SOURCE, "App. B", "(B.11)-(B.16)", TIME_CONVENTION),
+    source=Source(PAPER, "App. B", "(B.11)-(B.16)", TIME_CONVENTION),
     statement="In Phase II d ln ω/dt = 2 − 4(1+κ)ω² − 4κω²(cosh dω² − 1) while μ/ω ≈ 1, and "
     "μ − ω grows; Phase II ends at the ω peak, where 2μω(1 + κ cosh dω²) = 1, at t_peak = "
     "½ ln(ω_max/ε) + O(1), with ω_max below the equal-ratio root and the Lambert-W bound "

@@ -60,6 +60,7 @@ from icl_verify.validation.claims._trained import (
     trained_presets,
     training,
 )
+from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._observations import CIRCUIT_PATTERN
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import param
@@ -67,7 +68,6 @@ from icl_verify.validation.params import param
 from icl_verify import numerics, theory
 from icl_verify.covariance import kms_covariance
 
-PAPER = "He et al. 2025"
 #: The quantities HE-5.3-KMS judges (each a key of its prediction and measurement).
 KMS_QUANTITIES = (
     "opposition", "distance_dgd", "closer", "risk", "ov_off_pattern", "ov_zero_sum",

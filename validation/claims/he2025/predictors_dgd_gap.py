@@ -31,6 +31,7 @@ from icl_verify.validation.claim import (
     Source,
     shifted,
 )
+from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.params import ParameterError, SettingParams, check_order, param
 
 from icl_verify import numerics, theory
@@ -154,7 +155,7 @@ def checks_t42i(params: DebiasedGDGapParams) -> tuple[Check, ...]:
 CLAIM_T42I = Claim(
     id="HE-T4.2i",
     source=Source(
-        "He et al. 2025",
+        PAPER,
         "4.3, Thm 4.2(i), App. D.1",
         "(4.10)-(4.11)",
         Reconstructed(

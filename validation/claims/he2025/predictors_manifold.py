@@ -24,6 +24,7 @@ from icl_verify.validation.claim import (
     Tolerance,
     shifted,
 )
+from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._reconstructed import MANIFOLD
 from icl_verify.validation.designs import random_head_signs
 from icl_verify.validation.params import SettingParams, check_order, param
@@ -161,7 +162,7 @@ def checks_49(params: ManifoldPredictionParams) -> tuple[Check, ...]:
 CLAIM_49 = Claim(
     id="HE-4.9",
     source=Source(
-        "He et al. 2025",
+        PAPER,
         "4.3",
         "(4.9)",
         (Reconstructed("(4.9), the predictor of a point of S_ω", "HE-4.9", "RECON"), MANIFOLD),

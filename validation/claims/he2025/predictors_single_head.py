@@ -32,6 +32,7 @@ from icl_verify.validation.claim import (
     ZScore,
     scaled,
 )
+from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.params import ParameterError, SettingParams, check_order, param
 
 from icl_verify import numerics, theory
@@ -132,7 +133,7 @@ def checks_412(params: SingleHeadParams) -> tuple[Check, ...]:
 
 CLAIM_412 = Claim(
     id="HE-4.12",
-    source=Source("He et al. 2025", "4.3", "(4.12)"),
+    source=Source(PAPER, "4.3", "(4.12)"),
     statement="A single softmax head is optimal at ω* = 1/√d, μ* = √d/(1 + eκ), with loss "
     "L̃* = 1 + σ² − 1/(1 + eκ). These are exact for the approximate loss L̃ of (4.1); what is "
     "checked is whether they are also the optimum of the true single-head loss (a finding "

@@ -33,6 +33,7 @@ from icl_verify.validation.claim import (
     Source,
     ZScore,
 )
+from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._reconstructed import BAYES_BOUND
 from icl_verify.validation.params import ParameterError, Params, param
 
@@ -159,7 +160,7 @@ def swapped_risks(params: OneStepRiskParams, prediction: Prediction) -> Predicti
 
 CLAIM_43 = Claim(
     id="HE-4.3-RISK",
-    source=Source("He et al. 2025", "4.3, App. D", "(4.11)"),
+    source=Source(PAPER, "4.3, App. D", "(4.11)"),
     statement="One-step GD and debiased GD have the exact finite-(d, L) risks "
     "1 + σ² − 2η + η²(L+D+1)/L and 1 + σ² − 2η(L−1)/L + η²(L−1)(L+D)/L², D = d(1+σ²).",
     params=OneStepRiskParams,
@@ -331,7 +332,7 @@ def gd_as_good_as_bayes(params: ProportionalParams, prediction: Prediction) -> P
 
 CLAIM_T42III = Claim(
     id="HE-T4.2iii",
-    source=Source("He et al. 2025", "4.3, Thm 4.2(iii), App. D.3", reconstructed=BAYES_BOUND),
+    source=Source(PAPER, "4.3, Thm 4.2(iii), App. D.3", reconstructed=BAYES_BOUND),
     statement="As d, L → ∞ with d/L → ξ, tuned debiased GD has risk σ² + ξ(1+σ²)/(1+ξ(1+σ²)) and "
     "the Bayes risk tends to R_Bayes(ξ, σ²); the ratio is at most 1 + κ/(σ²(1+κ)) and the excess "
     "ratio at most 1 + 1/σ².",

@@ -41,8 +41,8 @@ from icl_verify.validation.claim import (
     scaled,
 )
 from icl_verify.validation.claims._trained import MIN_LOGS
+from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._observations import (
-    PAPER,
     ZERO_LIMITS,
     opposite_head_checks,
 )

@@ -40,6 +40,7 @@ from icl_verify.validation.claim import (
     Source,
     worst_verdict,
 )
+from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, Params, param
 
@@ -322,7 +323,7 @@ def wrong_softmax_norm(params: SoftmaxNormParams, prediction: Prediction) -> Pre
 
 CLAIM_SOFTMAXNORM = Claim(
     id="HE-C-SOFTMAXNORM",
-    source=Source("He et al. 2025", "App. C, proof of Prop. 4.1 / C.1", "Figure 20"),
+    source=Source(PAPER, "App. C, proof of Prop. 4.1 / C.1", "Figure 20"),
     statement="L‖softmax(ω Xᵀx_q)‖² → e^{ω²‖x_q‖²} (mean (1 − 2ω²)^{−d/2} ≈ e^{ω²d}) with a "
     "derived 1/L correction, while L ≫ e^{4ω²d}: for fixed d as L grows and for ω ∝ d^{−1/2}, "
     "but not for d ∝ L at fixed ω.",

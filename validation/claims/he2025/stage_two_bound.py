@@ -33,6 +33,7 @@ from icl_verify.validation.claim import (
     Source,
     Tolerance,
 )
+from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._reconstructed import STAGE_TWO_BOUND
 from icl_verify.validation.claims.he2025._stages import (
     StageTwoParams,
@@ -237,7 +238,7 @@ def bound_without_its_x_term(params: BoundParams, prediction: Prediction) -> Pre
 
 CLAIM_STAGE_TWO_BOUND = Claim(
     id="HE-S2-BOUND",
-    source=Source("He et al. 2025", "4.2", "(4.5)", STAGE_TWO_BOUND),
+    source=Source(PAPER, "4.2", "(4.5)", STAGE_TWO_BOUND),
     statement="At every sign-matched point L̃ ≥ 1 + σ² − 2p + (1+κ)p² + c‖μ‖₁²(sinh x − x), "
     "x = dp²/‖μ‖₁², with equality exactly on zero-sum, homogeneous points (S_ω): along the "
     "random-start flows the gap to the bound closes for the runs that reach S_ω and stays "

@@ -46,6 +46,7 @@ from icl_verify.validation.claim import (
     scaled,
     shifted,
 )
+from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._reconstructed import MANIFOLD, STAGE_TWO_BOUND
 from icl_verify.validation.claims.he2025._stages import (
     RandomStartParams,
@@ -276,7 +277,7 @@ PRESETS_STAGE_TWO = random_start_presets(StageTwoParams)
 CLAIM_STAGE_ONE = Claim(
     id="HE-S1",
     source=Source(
-        "He et al. 2025",
+        PAPER,
         "4.1",
         "(4.2)-(4.3), Fig. 7",
         Reconstructed("(4.3), the optimality condition μᵀω = 1/(1+κ)", "HE-S1", "RECON"),
@@ -319,7 +320,7 @@ CLAIM_STAGE_ONE = Claim(
 
 CLAIM_STAGE_TWO = Claim(
     id="HE-S2",
-    source=Source("He et al. 2025", "4.2", "(4.4)-(4.7)", (STAGE_TWO_BOUND, MANIFOLD)),
+    source=Source(PAPER, "4.2", "(4.4)-(4.7)", (STAGE_TWO_BOUND, MANIFOLD)),
     statement="Stage II of gradient flow on L̃ from small random starts: |ω_h| becomes equal "
     "across non-dummy heads and the flow ends on the solution manifold S_ω, for every H. "
     "Finding: a fraction of H = 2 (and H = 3) starts ends at the same-sign single-head optimum "

@@ -28,6 +28,7 @@ from icl_verify.validation.claim import (
     ZScore,
     shifted,
 )
+from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.params import Params, check_order, param
 
 from icl_verify import numerics, statistics, theory
@@ -137,7 +138,7 @@ def checks_stein(params: SteinParams) -> tuple[Check, ...]:
 
 CLAIM_STEIN = Claim(
     id="HE-C-STEIN",
-    source=Source("He et al. 2025", "App. C", "Stein's lemma (derivation of (4.1))"),
+    source=Source(PAPER, "App. C", "Stein's lemma (derivation of (4.1))"),
     statement="Under its softmax weight e^{ωs} an example is N(ωx_q, I) tilted by e^{ω²‖x_q‖²/2}: "
     "E[e^{ωs}] = e^{ω²r/2}, E[y e^{ωs}] = ωβᵀx_q e^{ω²r/2}, E[y² e^{ωs}] = "
     "((ωβᵀx_q)² + ‖β‖² + σ²) e^{ω²r/2}.",

@@ -23,8 +23,8 @@ from icl_verify.validation.claim import (
     Tolerance,
     scaled,
 )
+from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._two_head import (
-    SOURCE,
     SymmetricStartParams,
 )
 from icl_verify.validation.params import param
@@ -108,7 +108,7 @@ PRESETS_INIT = {
 
 CLAIM_INIT = Claim(
     id="HE-B-INIT",
-    source=Source(SOURCE, "App. B, Def. B.1", "(B.1)-(B.4)", Reconstructed(
+    source=Source(PAPER, "App. B, Def. B.1", "(B.1)-(B.4)", Reconstructed(
         "Def. B.1's start ω₁ = −ω₂ = μ₁ = −μ₂ = ε", "HE-B-INIT", "RECON")),
     statement="From the symmetric start ω₁ = −ω₂ = μ₁ = −μ₂ = ε the gradient flow of L̃ keeps "
     "ω₂ = −ω₁, μ₂ = −μ₁ and equals the reduced 2-D system (B.4); starts perturbed by up to "

@@ -36,7 +36,7 @@ from icl_verify.validation.claims._trained import (
     trained_presets,
     training,
 )
-from icl_verify.validation.claims.he2025._observations import PAPER
+from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.params import param
 
 from icl_verify import numerics

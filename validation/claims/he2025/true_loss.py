@@ -55,13 +55,12 @@ from icl_verify.validation.claim import (
     Source,
     Tolerance,
 )
+from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._reconstructed import APPROXIMATION_ORDER
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, SettingParams, check_order, param
 
 from icl_verify import dynamics, numerics, theory
-
-PAPER = "He et al. 2025"
 
 
 @dataclass(frozen=True, kw_only=True)
