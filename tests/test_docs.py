@@ -31,6 +31,18 @@ def test_every_claim_has_a_page_with_its_rules_parameters_and_verdict():
     assert all(f"[{claim.id}]({claim.id}.md)" in index for claim in all_claims())
 
 
+def test_every_verdict_table_links_the_glossary_which_explains_each_column_and_rule_in_use():
+    page = site.glossary_page()
+    used = {type(check.rule).__name__ for claim in all_claims()
+            for check in claim.checks(claim.presets["quick"])}  # fmt: skip
+    assert used and all(f"({name}): " in page for name in used)
+    for column in ("check", "rule", "score", "verdict", "verdict turns at"):
+        assert f"- **{column}**" in page
+    latest = site.Verdicts.from_summary(SUMMARY)
+    claim = all_claims()[0]
+    assert f"]({site.GLOSSARY_LINK})" in site.claim_page(claim, latest, {claim.id: []})
+
+
 def test_a_paper_size_verdict_shows_under_the_quick_one_with_its_own_figure():
     latest = site.Verdicts.from_summary(SUMMARY)
     claim = all_claims()[0]

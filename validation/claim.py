@@ -476,11 +476,20 @@ class Inequality:
         _positive("max_z", self.max_z)
 
     def describe(self) -> str:
+        """The rule in one line, its direction in words.
+
+        >>> Inequality("at_least", "paired", max_z=3).describe()
+        'meas >= pred (agrees 3·SE above, disagrees 3·SE below)'
+        >>> Inequality("within", "band", margin=0.5).describe()
+        '|meas − pred| <= 0.5 (agrees 4·SE inside, disagrees 4·SE outside)'
+        """
+        z = f"{self.max_z:g}·SE"
         if self.side == "within":
-            return f"|meas − pred| <= {self.margin:g} at {self.max_z:g}·SE"
+            return f"|meas − pred| <= {self.margin:g} (agrees {z} inside, disagrees {z} outside)"
         relation = "<=" if self.side == "at_most" else ">="
         margin = f" {'+' if self.side == 'at_most' else '−'} {self.margin:g}" if self.margin else ""
-        return f"meas {relation} pred{margin} at {self.max_z:g}·SE"
+        right, wrong = ("below", "above") if self.side == "at_most" else ("above", "below")
+        return f"meas {relation} pred{margin} (agrees {z} {right}, disagrees {z} {wrong})"
 
     def statistic(self, predicted, measured: Estimate) -> str:
         """What the report shows: the element closest to (or beyond) the threshold, in SEs.
@@ -559,8 +568,10 @@ class BoundTrend:
 
     def describe(self) -> str:
         relation, sign = ("<=", "") if self.side == "at_most" else (">=", "−")
-        bound = f"{relation} {sign}{self.margin:g} at {self.max_z:g}·SE"
-        return f"slope of log(meas/pred) vs log x {bound}"
+        right, wrong = ("below", "above") if self.side == "at_most" else ("above", "below")
+        z = f"{self.max_z:g}·SE"
+        return (f"slope of log(meas/pred) vs log x {relation} {sign}{self.margin:g} (agrees {z} "
+                f"{right}, disagrees {z} {wrong})")  # fmt: skip
 
     def trend(self, predicted, measured: Estimate) -> Estimate:
         """Slope of log(measured / predicted) against log x, with its propagated SE."""

@@ -39,6 +39,7 @@ __all__ = [
     "claims_index",
     "derivation_page",
     "findings_page",
+    "glossary_page",
     "percent_script_page",
     "stability_entry",
     "stability_text",
@@ -139,8 +140,17 @@ def stability_text(entry: dict) -> str:
 
 
 def _md(text) -> str:
-    """Running text as markdown shows it: ``*`` and ``_`` escaped (``μ*(ω)``, ``a_1``)."""
-    return str(text).replace("\\", "\\\\").replace("*", "\\*").replace("_", "\\_")
+    """Running text as markdown shows it: ``*`` and ``_`` escaped (``μ*(ω)``, ``a_1``), except
+    inside code spans, which markdown shows as they are (reStructuredText's double backticks
+    read as single ones).
+
+    >>> print(_md("a_1 and `max_z` and ``side``"))
+    a\\_1 and `max_z` and `side`
+    """
+    parts = str(text).replace("``", "`").split("`")
+    for k in range(0, len(parts), 2):  # the parts outside code spans
+        parts[k] = parts[k].replace("\\", "\\\\").replace("*", "\\*").replace("_", "\\_")
+    return "`".join(parts)
 
 
 def _cell(text) -> str:
@@ -153,7 +163,8 @@ def _verdict_section(entry: dict, verdicts: Verdicts, reconstruction: str = "") 
     with a sentence saying which, when the claim rests on a reconstructed formula
     (``reconstruction``: `Source.reconstruction`)."""
     verdict = marked(f"**{entry['verdict']}**", reconstruction)
-    lines = [f"{verdict} at the {verdicts.preset} preset ({verdicts.source}).", "",
+    lines = [f"{verdict} at the {verdicts.preset} preset ({verdicts.source}). How to read the "
+             f"table: [verdicts, score and rules]({GLOSSARY_LINK}).", "",
              "| check | rule | predicted | measured | score | verdict | verdict turns at |",
              "|---|---|---|---|---|---|---|"]  # fmt: skip
     for c in entry["checks"]:
@@ -177,6 +188,58 @@ def _verdict_section(entry: dict, verdicts: Verdicts, reconstruction: str = "") 
     for table in entry["tables"]:
         lines += ["", table.rstrip("\n")]
     return [*lines, ""]
+
+
+#: The glossary page, linked from every verdict table (a path from a claim's page).
+GLOSSARY_LINK = "../glossary.md"
+
+
+def glossary_page() -> str:
+    """How to read a verdict table: the three verdicts, each column, the two kinds of error
+    bar, and every rule form the registered claims use (each rule's own docstring, so a new
+    rule is explained where it is defined).
+
+    >>> page = glossary_page()
+    >>> "## Rules" in page and "Inequality" in page and "score" in page
+    True
+    """
+    rules: dict[type, str] = {}  # rule class -> the form one of its checks prints
+    for claim in all_claims():
+        for check in claim.checks(claim.presets["quick"]):
+            rules.setdefault(type(check.rule), check.rule.describe())
+    lines = [
+        "# How to read a verdict", "",
+        "Every claim's checks are tables of one row per check, its columns:", "",
+        "- **check**: what is compared, per element where it says so (a row judges all of its "
+        "elements; the worst decides).",
+        "- **rule**: the form of the comparison (below); *pred* is the theory's value, *meas* "
+        "the simulation's, *SE* its error bar.",
+        "- **predicted** and **measured**: the values (a list's first three, or one value when "
+        "all are equal), the measured ones with their error bar: *se* a standard error (Monte "
+        "Carlo, a fit, the seeds' spread), *bound* a guaranteed bound on the error (a solver's "
+        "tolerance, a drift).",
+        "- **score**: the worst element's distance beyond the prediction over what the rule "
+        "allows it (its tolerance plus its error bar): at most 1 it is within, above 1 outside. "
+        "A score below 1 can still be inconclusive, when the error bar alone is too wide to "
+        "tell.",
+        "- **verdict**: *agrees* when every element is inside the rule's allowance by more than "
+        "its error bar; *disagrees* when one is outside it by more than its error bar (a "
+        "finding); *inconclusive* otherwise: the measurement is not precise enough to decide "
+        "(a larger preset may).",
+        "- **verdict turns at**: the tolerance (or margin, or number of SEs) at which the "
+        "verdict would change: how much the verdict rests on a tolerance the project chose.", "",
+        "A claim *rests on a reconstructed formula* (marked †) when the paper's text lost the "
+        "formula and the reference catalogue reconstructed it; a disagreement there may be the "
+        "reconstruction's. *Across seed sets* gives the verdicts of independent seed sets "
+        "(`icl-verify stability`).", "",
+        "## Rules", "",
+        "Each rule form the claims use, as a row prints it, and what it decides:", "",
+    ]  # fmt: skip
+    for rule, form in sorted(rules.items(), key=lambda item: item[0].__name__):
+        doc = inspect.getdoc(rule) or ""
+        summary = " ".join(doc.split("\n\n")[0].split())
+        lines += [f"- `{form}` ({rule.__name__}): {_md(summary)}"]
+    return "\n".join(lines) + "\n"
 
 
 def claim_page(

@@ -128,6 +128,7 @@ def record_pages(root: Path) -> dict[str, bytes]:
             files[f"paper/{path.relative_to(pub.folder.parent)}"] = path.read_bytes()
     files["claims/index.md"] = site.claims_index(latest).encode()
     files["findings.md"] = site.findings_page(latest).encode()
+    files["glossary.md"] = site.glossary_page().encode()
     # the tutorial (a jupytext percent script) as a page: markdown cells as text, code as code
     files["tutorial.md"] = site.percent_script_page((docs / "tutorial.py").read_text()).encode()
     for path in sorted((docs / "figures").glob("*.png")):  # the README's figures
