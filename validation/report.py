@@ -286,18 +286,19 @@ def redraw_figures(record: RunRecord, run_dir: Path) -> list[str]:
 
 def retabulate(record: RunRecord) -> RunRecord:
     """The record with each claim's tables re-rendered from its stored numbers by the claim's
-    `Claim.table` as it is now, and each check's ``changes_at`` (where its verdict would turn)
-    recomputed by the claim's rule of the same label, as figures are redrawn: a run recorded
-    by an older version reports what its claims give today. Each stored record (a sweep: each
-    point) from its own numbers; claims no longer registered, without a table, or checks whose
-    rule is gone, keep what was stored."""
+    `Claim.table` as it is now, and each check's rule text and ``changes_at`` (where its
+    verdict would turn) from the claim's rule of the same label, as figures are redrawn: a run
+    recorded by an older version reports what its claims give today. Each stored record (a
+    sweep: each point) from its own numbers; claims no longer registered, without a table, or
+    checks whose rule is gone, keep what was stored."""
     claims = list(record.claims)
     for position, claim, stored, params in _restored(record):
         prediction, measurement = stored.restored_prediction(), stored.restored_measurement()
         rules = {check.title: check.rule for check in claim.checks(params)}
         checks = tuple(
-            replace(check, changes_at=rules[check.label].changes_at(
-                prediction.values[check.quantity], measurement.values[check.quantity]))
+            replace(check, rule=rules[check.label].describe(),
+                    changes_at=rules[check.label].changes_at(
+                        prediction.values[check.quantity], measurement.values[check.quantity]))
             if hasattr(rules.get(check.label), "changes_at") else check
             for check in stored.checks
         )  # fmt: skip
