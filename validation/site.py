@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -153,6 +154,24 @@ def _md(text) -> str:
     return "`".join(parts)
 
 
+def _linked(markdown: str, own: str = "") -> str:
+    """Markdown with every registered claim id (e.g. HE-S2, §HE-OBS2) that is not ``own`` and
+    not inside a code span linked to its page (pages of claims are siblings).
+
+    >>> _linked("as HE-OBS3 does; see §HE-S2 and `HE-S2`", own="HE-OBS1")
+    'as [HE-OBS3](HE-OBS3.md) does; see §[HE-S2](HE-S2.md) and `HE-S2`'
+    """
+    ids = sorted((claim.id for claim in all_claims()), key=len, reverse=True)  # longest first
+    pattern = re.compile(r"(?<![\w\-\[/])(" + "|".join(map(re.escape, ids)) + r")(?![\w\-])")
+    parts = markdown.split("`")
+    for k in range(0, len(parts), 2):  # outside code spans
+        parts[k] = pattern.sub(
+            lambda m: m.group(1) if m.group(1) == own else f"[{m.group(1)}]({m.group(1)}.md)",
+            parts[k],
+        )
+    return "`".join(parts)
+
+
 def _cell(text) -> str:
     """Text for a table cell: escaped, on one line, ``|`` escaped."""
     return _md(text).replace("|", "\\|").replace("\n", " ")
@@ -253,14 +272,17 @@ def claim_page(
     paths relative to the page in the site; ``paper``: the paper-size reports under
     ``docs/paper/``, whose figures ``paper_figures`` maps the same way."""
     params = claim.presets["quick"]
+    def prose(text) -> str:
+        return _linked(_md(text), own=claim.id)
+
     lines = [
-        f"# {claim.id}", "", f"*{_md(claim.statement)}*", "",
-        f"**Source:** {_md(claim.source)}  ", f"**What is checked:** {_md(claim.summary)}", "",
+        f"# {claim.id}", "", f"*{prose(claim.statement)}*", "",
+        f"**Source:** {_md(claim.source)}  ", f"**What is checked:** {prose(claim.summary)}", "",
         "## Rules", "",
     ]  # fmt: skip
     for check in claim.checks(params):
         lines += [f"- **{_md(check.title)}** — `{check.rule.describe()}`  ",
-                  f"  *Why this rule:* {_md(check.rule.justification)}"]  # fmt: skip
+                  f"  *Why this rule:* {prose(check.rule.justification)}"]  # fmt: skip
     lines += ["", "## Parameters", "",
               "| parameter | type | smoke | quick | paper | allowed | meaning |",
               "|---|---|---|---|---|---|---|"]  # fmt: skip
@@ -271,7 +293,7 @@ def claim_page(
                      + f" | {_cell(info.allowed)} | {_cell(info.help)} |")  # fmt: skip
     wrong = inspect.getdoc(claim.wrong) or ""
     lines += ["", "## The wrong prediction its rules must reject", "",
-              _md(wrong) if wrong else f"`{claim.wrong.__name__}`", ""]  # fmt: skip
+              prose(wrong) if wrong else f"`{claim.wrong.__name__}`", ""]  # fmt: skip
     lines += ["## Latest verdicts", "", "### At the quick preset", ""]
     entry = latest.claims.get(claim.id) if latest else None
     if entry is None:
