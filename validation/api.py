@@ -31,6 +31,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from icl_verify.validation.claim import DEFAULT_PRESET, PRESET_NAMES
 from icl_verify.validation.params import ParameterError
 from icl_verify.validation.records import ClaimRecord, RunRecord
@@ -222,6 +223,15 @@ def _checked_arguments(preset, out, run_id, seed, workers, budget=None) -> None:
         raise ParameterError(f"budget must be a number of seconds > 0 or None, got {budget!r}")
 
 
+def _checked_values(claim, values: Mapping[str, Any]) -> None:
+    """ParameterError ("<id>: <key> must be ..., got ...") unless the Python values of a
+    claim's parameters are of their fields' types (`Params.check_python_values`)."""
+    try:
+        claim.params.check_python_values(_values(values))
+    except ParameterError as error:
+        raise ParameterError(f"{claim.id}: {error}") from None
+
+
 def _target(preset: str, device: str, out, run_id: str | None, default: str):
     device = devices.resolve_device(device)
     out = Path(out)
@@ -261,6 +271,8 @@ def _run_many(ids, preset, sets, tables, device, seed, out, run_id, workers, sch
     bad input leaves no folder behind)."""
     _checked_arguments(preset, out, run_id, seed, workers, budget)
     claims = select_claims(list(ids))
+    for claim in claims:
+        _checked_values(claim, {**(tables or {}).get(claim.id, {}), **(sets or {})})
     parameters = claim_parameters(
         claims, preset, _values(sets or {}),
         {claim_id: _values(values) for claim_id, values in (tables or {}).items()},
@@ -322,7 +334,16 @@ def sweep(
     """
     _checked_arguments(preset, out, run_id, seed, workers)
     (claim,) = select_claims([claim_id])
+    _checked_values(claim, params)
     if isinstance(grid, Mapping):
+        for key, values in grid.items():
+            if isinstance(values, str) or not isinstance(values, Sequence | np.ndarray) or (
+                len(values) == 0
+            ):
+                raise ParameterError(
+                    f"{claim_id}: grid[{key!r}] must be a non-empty list of the values to "
+                    f"sweep, got {values!r}"
+                )
         texts = [f"{key}={json.dumps(list(_values({key: values})[key]))}"
                  for key, values in grid.items()]  # fmt: skip
     else:

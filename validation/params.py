@@ -195,6 +195,26 @@ class Params:
         return dataclasses.replace(self, **parsed)
 
     @classmethod
+    def check_python_values(cls, values: Mapping[str, Any]) -> None:
+        """ParameterError (one line, worded as the command line words a bad value) unless each
+        of ``values`` given from Python is of its field's type: a str only for a str field, an
+        int (not a bool, a float or a str) for an int field, a list or tuple of them for a list
+        field. The command line's strings are parsed by `with_overrides`; a Python value is not
+        parsed, so ``d="5"`` or ``d=5.0`` is refused as ``--set d=five`` is. Unknown names are
+        left to `with_overrides`.
+
+        >>> try:
+        ...     SettingParams.check_python_values({"d": "5"})
+        ... except ParameterError as error:
+        ...     print(error)
+        d must be an integer in [1, 10000], got '5'
+        """
+        hints = _hints(cls)
+        for key, value in values.items():
+            if key in hints and not _typed(value, *_scalar_and_depth(hints[key])):
+                raise ParameterError(f"{key} must be {cls._allowed(key)}, got {_show_raw(value)}")
+
+    @classmethod
     def _allowed(cls, name: str) -> str:
         """What field `name` allows, in words (for error messages)."""
         field = cls.__dataclass_fields__[name]
@@ -411,6 +431,20 @@ def _scalar_and_depth(hint: Any) -> tuple[type, int]:
         hint = typing.get_args(hint)[0]
         depth += 1
     return hint, depth
+
+
+def _typed(value: Any, scalar: type, depth: int) -> bool:
+    """Whether a Python value is of the type (``scalar``, nested ``depth`` lists) as it is,
+    without parsing or rounding (an int is a number; a bool is neither)."""
+    if depth:
+        return isinstance(value, (list, tuple)) and all(_typed(v, scalar, depth - 1) for v in value)
+    if isinstance(value, bool):
+        return scalar is bool
+    if scalar is int:
+        return isinstance(value, int)
+    if scalar is float:
+        return isinstance(value, (int, float))
+    return isinstance(value, scalar)
 
 
 def _kind(hint: Any) -> str:

@@ -19,6 +19,7 @@ without a place follow, by id.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import math
 import pkgutil
@@ -107,12 +108,18 @@ def select_claims(ids: list[str] | tuple[str, ...] = ()) -> tuple[Claim, ...]:
     Traceback (most recent call last):
     ...
     ValueError: unknown claim id 'HE-NOPE' (see `icl-verify list`)
+    >>> select_claims(["HE-OBS9"])
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown claim id 'HE-OBS9'; did you mean HE-OBS4, HE-OBS3, HE-OBS2?
     """
     claims = all_claims()
     known = {claim.id for claim in claims}
     for claim_id in ids:
         if claim_id not in known:
-            raise ValueError(f"unknown claim id {claim_id!r} (see `icl-verify list`)")
+            close = difflib.get_close_matches(str(claim_id), sorted(known), n=3, cutoff=0.75)
+            hint = f"; did you mean {', '.join(close)}?" if close else " (see `icl-verify list`)"
+            raise ValueError(f"unknown claim id {claim_id!r}{hint}")
     wanted = set(ids)
     return tuple(claim for claim in claims if not wanted or claim.id in wanted)
 

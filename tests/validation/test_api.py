@@ -53,6 +53,17 @@ def test_table_and_figure_come_from_the_record(tmp_path):
          "HE-MAN: d is both swept and set"),
         (lambda: icl_verify.sweep("HE-MAN", {"d": [3, -1]}, preset="smoke"),
          "point 2 of 2 (d=-1): d must be an integer"),
+        # a Python value is not parsed: a str, a float or a bool where an integer is asked is
+        # refused in the command line's words (--set d=five: "got 'five'")
+        (lambda: icl_verify.run("HE-MAN", preset="smoke", d="5"),
+         "HE-MAN: d must be an integer in [1, 10000], got '5'"),
+        (lambda: icl_verify.run("HE-MAN", preset="smoke", d=5.0),
+         "HE-MAN: d must be an integer in [1, 10000], got 5.0"),
+        (lambda: icl_verify.run_many(["HE-MAN"], "smoke", sets={"d": True}),
+         "HE-MAN: d must be an integer in [1, 10000], got True"),
+        (lambda: icl_verify.sweep("HE-MAN", {"d": 5}, preset="smoke"),
+         "HE-MAN: grid['d'] must be a non-empty list of the values to sweep, got 5"),
+        (lambda: icl_verify.run("HE-OBS9"), "unknown claim id 'HE-OBS9'; did you mean HE-OBS4"),
     ],
 )  # fmt: skip
 def test_bad_input_is_one_value_error_naming_the_parameter(call, message):
