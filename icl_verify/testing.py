@@ -18,6 +18,7 @@ Runs go to a temporary folder unless ``out`` is given; pass one (e.g. pytest's
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -36,6 +37,10 @@ def assert_claim(
     the checks that disagree (and those that are inconclusive, unless ``allow_inconclusive``).
     Returns the `ClaimResult` when it passes. Bad parameters raise ValueError, as `run` does.
 
+    Without ``out`` the run goes into a temporary folder, removed when the claim passes (the
+    returned result holds its numbers; its figures are redrawn by ``figure()``) and kept when
+    it fails, for the report its message names.
+
     >>> result = assert_claim("HE-T4.2ii")
     >>> result.verdict
     'agrees'
@@ -48,7 +53,12 @@ def assert_claim(
     from icl_verify.validation.records import value_text
 
     folder = tempfile.mkdtemp(prefix="icl-verify-") if out is None else out
-    result = run(claim_id, preset, out=folder, **params)
+    try:
+        result = run(claim_id, preset, out=folder, **params)
+    except BaseException:
+        if out is None:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
     failing = {"disagrees"} | (set() if allow_inconclusive else {"inconclusive"})
     bad = [check for check in result.checks if check.verdict in failing]
     if bad:
@@ -60,5 +70,7 @@ def assert_claim(
         ]
         lines.append(f"  report: {result.run_dir / 'report.md'}")
         raise AssertionError("\n".join(lines))
+    if out is None:
+        shutil.rmtree(folder, ignore_errors=True)
     return result
 

@@ -96,6 +96,11 @@ class ClaimResult:
                              self.record.restored_measurement())  # fmt: skip
         return figures[index]
 
+    def __repr__(self) -> str:
+        """A short summary; the numbers are in ``record`` (and ``table()``)."""
+        verdicts = ", ".join(f"{n} {v}" for v, n in _counts(c.verdict for c in self.checks))
+        return f"<ClaimResult {self.id}: {self.verdict} ({verdicts}); {self.run_dir}>"
+
     def _repr_markdown_(self) -> str:  # a notebook shows the verdict and the checks
         rows = [f"**{self.id}: {self.verdict}** — {self.record.statement}", "",
                 "| quantity | rule | verdict |", "|---|---|---|"]  # fmt: skip
@@ -118,8 +123,16 @@ class _Stored:
     def _results(self) -> tuple[ClaimResult, ...]:
         return tuple(ClaimResult(claim, self.run_dir) for claim in self.record.claims)
 
+    def __repr__(self) -> str:
+        """A short summary: how many claims (points) and their verdicts; the rest in
+        ``record``."""
+        verdicts = ", ".join(f"{n} {v}" for v, n in _counts(c.verdict for c in self.record.claims))
+        unfinished = f", {len(self.record.unfinished)} unfinished" if self.record.unfinished else ""
+        return (f"<{type(self).__name__} {len(self.record.claims)} records ({verdicts}"
+                f"{unfinished}); {self.run_dir}>")  # fmt: skip
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, repr=False)  # `_Stored.__repr__`
 class RunResult(_Stored):
     """A run of several claims: its record (results.json) and a `ClaimResult` per claim."""
 
@@ -140,7 +153,7 @@ class RunResult(_Stored):
         return _frame(rows)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)  # `_Stored.__repr__`
 class SweepResult(_Stored):
     """A sweep's record: its points in grid order, each a `ClaimResult`."""
 
@@ -165,6 +178,13 @@ class SweepResult(_Stored):
         from icl_verify.validation.report import validity_map_path
 
         return self.run_dir / validity_map_path(self.record.sweep)
+
+
+def _counts(verdicts) -> list[tuple[str, int]]:
+    """How many of each verdict, in the order agrees, disagrees, inconclusive."""
+    verdicts = list(verdicts)
+    order = ("agrees", "disagrees", "inconclusive")
+    return [(v, verdicts.count(v)) for v in order if v in verdicts]
 
 
 def _frame(rows: list[dict]):

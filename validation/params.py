@@ -185,14 +185,23 @@ class Params:
             raise ParameterError(
                 f"unknown parameter {unknown[0]!r}; known: {', '.join(sorted(names))}"
             )
-        hints = _hints(type(self))
-        parsed = {
-            key: _parse(key, value, hints[key], self._allowed(key))
-            if isinstance(value, str)
+        return dataclasses.replace(self, **self.parse_text(values))
+
+    @classmethod
+    def parse_text(cls, values: Mapping[str, Any]) -> dict[str, Any]:
+        """``values`` with each string parsed by its field's type (the command line's text:
+        ``"10"``, ``"1e-3"``, ``"20,40,80"``, JSON, true/false); other values as they are.
+
+        >>> SettingParams.parse_text({"d": "10", "sigma2": 0.5})
+        {'d': 10, 'sigma2': 0.5}
+        """
+        hints = _hints(cls)
+        return {
+            key: _parse(key, value, hints[key], cls._allowed(key))
+            if isinstance(value, str) and key in hints
             else value
             for key, value in values.items()
         }
-        return dataclasses.replace(self, **parsed)
 
     @classmethod
     def check_python_values(cls, values: Mapping[str, Any]) -> None:

@@ -98,6 +98,21 @@ def test_a_run_argument_of_the_wrong_kind_is_one_line_and_leaves_no_folder(
     assert list(tmp_path.iterdir()) == []
 
 
+def test_results_print_a_short_summary_and_assert_claim_cleans_up(tmp_path, monkeypatch):
+    result = icl_verify.run("HE-S2-BOUND", preset="smoke", out=tmp_path)
+    text = repr(result)
+    assert text.startswith("<ClaimResult HE-S2-BOUND: ") and "\n" not in text and len(text) < 300
+    many = icl_verify.run_many(["HE-S2-BOUND", "HE-MAN"], "smoke", out=tmp_path)
+    assert repr(many).startswith("<RunResult 2 records (") and len(repr(many)) < 300
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
+    assert_claim("HE-S2-BOUND")
+    assert list((tmp_path / "tmp").iterdir()) == []  # passed: its run folder removed
+
+
 def test_sweep_returns_every_point_in_grid_order(tmp_path):
     result = icl_verify.sweep("HE-MAN", {"d": [3, 5]}, preset="smoke", out=tmp_path, L=20)
     assert [p.params["d"] for p in result.points] == [3, 5]

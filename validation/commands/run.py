@@ -300,10 +300,15 @@ def run(args) -> int:
     run_id, workers, scheduler, device = run_target(
         args, f"{args.preset}-{datetime.now():%Y%m%d-%H%M%S}"
     )
+    sets = parse_sets(args.set)  # text, parsed per claim by its fields' types: Python values
+    typed = {claim.id: claim.params.parse_text(
+        {**tables.get(claim.id, {}),
+         **{k: v for k, v in sets.items() if k in claim.params.__dataclass_fields__}})
+        for claim in claims}  # fmt: skip
     try:  # the Python API's run (`validation.api.run_many`) is the one way claims run
         record = api.run_many(
-            [claim.id for claim in claims], args.preset, sets=parse_sets(args.set),
-            tables=tables, device=device, seed=seed, out=args.out, run_id=run_id,
+            [claim.id for claim in claims], args.preset,
+            tables=typed, device=device, seed=seed, out=args.out, run_id=run_id,
             workers=workers, scheduler=scheduler, cache=args.cache, budget=budget,
             show_progress=not args.no_progress,
         ).record  # fmt: skip

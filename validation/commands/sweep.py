@@ -130,7 +130,8 @@ def sweep(args) -> int:
         record = api.sweep(
             claim.id, args.grid, args.preset, zipped=args.zip, device=device, seed=seed,
             out=args.out, run_id=run_id, workers=workers, scheduler=scheduler,
-            cache=args.cache, show_progress=not args.no_progress, **sets,
+            cache=args.cache, show_progress=not args.no_progress,
+            **claim.params.parse_text(sets),  # the command line's text as Python values
         ).record  # fmt: skip
     except (RunMismatchError, DamagedRunError, ExecutorError) as error:
         raise CommandLineError(str(error)) from None
