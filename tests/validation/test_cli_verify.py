@@ -61,7 +61,7 @@ def test_run_of_the_pilots_agrees_and_writes_every_file(smoke_run):
     data = json.loads((run_dir / "results.json").read_text())
     assert {"python", "numpy", "torch", "git_commit", "package_version"} <= set(data["environment"])
     report = (run_dir / "report.md").read_text()
-    assert "| HE-T4.2ii |" in report and "![HE-MAN](figures/HE-MAN.png)" in report
+    assert "| HE-T4.2ii" in report and "![HE-MAN](figures/HE-MAN.png)" in report  # († marks)
     assert not list(run_dir.glob("*.tmp")) and not list(run_dir.glob(".*"))  # atomic writes
 
 
