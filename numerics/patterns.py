@@ -635,7 +635,8 @@ def logged_steps(steps: np.ndarray, last: float, count: int) -> np.ndarray:
 @dataclass(frozen=True, eq=False)
 class KernelReading:
     """Per member (M,): its settled (omega, mu), the error of |omega| (`settled_value` and the
-    seeds' variation, the `replicate_spread` of |omega| over the members), the RMS of
+    seeds' variation, the `replicate_spread` of |omega| over the members when there are two or
+    more), the RMS of
     (model - Nadaraya-Watson at (omega, mu)) over the RMS of the model's predictions with the
     seeds' spread of it as its error, and the test MSE of both on the same prompts
     (``model_mse``, ``kernel_mse``)."""
@@ -685,10 +686,14 @@ def kernel_reading(
                           for w, m in zip(omega, mu, strict=True)])  # (M, n)  # fmt: skip
     target = prompts.y_query.double()
     gap = ((model - kernel).pow(2).mean(1).sqrt() / model.pow(2).mean(1).sqrt()).numpy()
-    seeds = np.ones(len(members))  # the members are replicates of one configuration, H = 1
+    # the members are replicates of one configuration (H = 1); with one member (the smoke
+    # preset) their spread cannot be read and the bars are the member's own
+    seeds = np.ones(len(members))
+    spread = {name: replicate_spread(x, seeds) if len(members) > 1 else np.zeros(len(members))
+              for name, x in (("omega", np.abs(omega)), ("gap", gap))}  # fmt: skip
     return KernelReading(
-        omega=omega, omega_error=np.hypot(omega_error, replicate_spread(np.abs(omega), seeds)),
-        mu=mu, relative_gap=gap, relative_gap_error=replicate_spread(gap, seeds),
+        omega=omega, omega_error=np.hypot(omega_error, spread["omega"]),
+        mu=mu, relative_gap=gap, relative_gap_error=spread["gap"],
         model_mse=(model - target).pow(2).mean(1).numpy(),
         kernel_mse=(kernel - target).pow(2).mean(1).numpy(),
     )  # fmt: skip

@@ -83,7 +83,7 @@ class TrainedParams(TrainingParams):
 # every 25 steps resolve the early rise of |omega| (it peaks within the first few hundred steps).
 TRAINING_PRESETS: dict[str, dict[str, Any]] = {
     "smoke": dict(
-        heads=(1, 1, 2, 2, 4),  # two one-head members: seeds whose spread HE-4.12-TRAINED reads
+        heads=(1, 2, 2, 4),
         lr=1e-2,
         steps=300,
         batch=128,
@@ -130,7 +130,7 @@ def trained_presets(params: type[TrainingParams], **own: dict[str, Any]) -> dict
 
     >>> presets = trained_presets(TrainedParams, smoke={}, quick={}, paper={"d": 10})
     >>> presets["quick"].steps, presets["smoke"].heads, presets["paper"].d
-    (10000, (1, 1, 2, 2, 4), 10)
+    (10000, (1, 2, 2, 4), 10)
     """
     names = {f.name for f in dataclasses.fields(params)}
     return {
@@ -172,6 +172,6 @@ def default_training(params: TrainedParams) -> tuple[numerics.EnsembleTraining]:
 
     >>> from icl_verify.validation.claims.he2025.obs_patterns import CLAIM_OBS1
     >>> default_training(CLAIM_OBS1.presets["smoke"])[0].heads
-    (1, 1, 2, 2, 4)
+    (1, 2, 2, 4)
     """
     return (training(params),)
