@@ -48,13 +48,10 @@ DAMAGE = {  # file name -> kind -> bytes
 CASES = [(name, kind) for name, kinds in DAMAGE.items() for kind in kinds]
 
 
-@pytest.mark.parametrize("name, kind", CASES, ids=[f"{n}-{k}" for n, k in CASES])
-def test_a_damaged_entry_is_reported_in_one_line_deleted_and_recomputed(
-    tmp_path, capsys, name, kind
-):
-    cache = ArtefactCache(tmp_path)
-    arrays = name == "result.npz"
-    good = {"x": np.arange(64.0)} if arrays else {"loss": 0.25, "steps": [1, 2]}
+def _stored_entry(root, good):
+    """A cache entry of `good` stored once under `root`: (entry, compute, calls, its folder),
+    ``entry(compute)`` loading it again and ``calls`` counting the computations."""
+    cache = ArtefactCache(root)
     calls = []
 
     def compute():
@@ -63,7 +60,17 @@ def test_a_damaged_entry_is_reported_in_one_line_deleted_and_recomputed(
 
     entry = functools.partial(cache.cached, "isotropic-setting", {"n": 1})
     entry(compute)
-    path = cache.directory("isotropic-setting", {"n": 1}) / name
+    return entry, compute, calls, cache.directory("isotropic-setting", {"n": 1})
+
+
+@pytest.mark.parametrize("name, kind", CASES, ids=[f"{n}-{k}" for n, k in CASES])
+def test_a_damaged_entry_is_reported_in_one_line_deleted_and_recomputed(
+    tmp_path, capsys, name, kind
+):
+    arrays = name == "result.npz"
+    good = {"x": np.arange(64.0)} if arrays else {"loss": 0.25, "steps": [1, 2]}
+    entry, compute, calls, folder = _stored_entry(tmp_path, good)
+    path = folder / name
     path.write_bytes(DAMAGE[name][kind])
     capsys.readouterr()
 
@@ -90,18 +97,10 @@ def test_a_folder_in_place_of_an_entrys_file_is_removed_and_the_entry_recomputed
 ):
     """A damaged entry of any shape: a folder (with something in it) where the entry keeps a
     file is reported like a damaged file (the result's) and replaced, on the first rerun."""
-    cache = ArtefactCache(tmp_path)
     arrays = name != "result.json"
     good = {"x": np.arange(8.0)} if arrays else {"loss": 0.25}
-    calls = []
-
-    def compute():
-        calls.append(1)
-        return good
-
-    entry = functools.partial(cache.cached, "isotropic-setting", {"n": 1})
-    entry(compute)
-    path = cache.directory("isotropic-setting", {"n": 1}) / name
+    entry, compute, calls, folder = _stored_entry(tmp_path, good)
+    path = folder / name
     path.unlink()
     (path / "inside").mkdir(parents=True)
     capsys.readouterr()
