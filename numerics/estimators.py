@@ -219,10 +219,19 @@ def gd_path(X: torch.Tensor, y: torch.Tensor, eta, steps) -> torch.Tensor:
     """GD iterates from ``b_0 = 0`` on ``(1/2L) ||X b - y||^2`` at several step counts.
 
     The recursion ``b <- b + (eta/L) X^T (y - X b)`` of Chen et al. (2024) eq. (4.3) (there on
-    preprocessed covariates), run once up to ``max(steps)`` in its Gram form
-    ``b <- b + eta (X^T y / L - (X^T X / L) b)`` (the same iterates, cheaper when L > d) and
-    recorded at each entry of ``steps`` (non-decreasing integers >= 0). A step too large
-    for a prompt makes its iterates overflow to inf/NaN, which are returned as they are.
+    preprocessed covariates), recorded at each entry of ``steps`` (non-decreasing integers
+    >= 0), summed in the eigenbasis of ``X^T X / L`` rather than stepped: with the thin SVD
+    ``X = U S V^T`` and ``lambda = S^2 / L``, the iterates stay in the row space of X and
+
+        b_t = V diag(phi_t(lambda)) S U^T y / L,   phi_t(lambda) = sum_{k<t} eta (1 - eta lambda)^k
+                                                                 = (1 - (1 - eta lambda)^t) / lambda
+
+    (``eta t`` at lambda = 0): the same iterates to rounding (tested against the step-by-step
+    loop), at the cost of one SVD however many steps (9000 steps of a d = 16 problem: one SVD
+    against 9000 matrix-vector products). ``1 - (1 - eta lambda)^t`` is taken as
+    ``-expm1(t log1p(-eta lambda))`` where ``|eta lambda| < 1/2``, so a small eigenvalue keeps
+    its relative accuracy. A step too large for a prompt (``eta lambda > 2``) makes its
+    iterates overflow to inf/NaN, which are returned as they are.
     Shapes: X (..., L, d), y (..., L), eta a number or a tensor broadcasting against (...);
     returns (..., len(steps), d).
 
@@ -235,22 +244,21 @@ def gd_path(X: torch.Tensor, y: torch.Tensor, eta, steps) -> torch.Tensor:
     steps = [_steps(t) for t in ([steps] if isinstance(steps, numbers.Integral) else list(steps))]
     if not steps or any(a > b for a, b in zip(steps[:-1], steps[1:], strict=True)):
         raise ValueError(f"steps must be a non-empty non-decreasing list of integers, got {steps}")
-    eta = _parameter("eta", eta, X)[..., None]  # (..., 1)
+    eta = _parameter("eta", eta, X)[..., None, None]  # (..., 1, 1)
     L = X.shape[-2]
-    gram = X.mT @ X / L  # (..., d, d)
-    correlation = _matvec(X.mT, y) / L  # (..., d)
-    b = torch.zeros(
-        torch.broadcast_shapes(X.shape[:-2], eta.shape[:-1]) + X.shape[-1:],
-        dtype=X.dtype,
-        device=X.device,
-    )  # (..., d)
-    path, done = [], 0
-    for target in steps:
-        for _ in range(target - done):
-            b = b + eta * (correlation - _matvec(gram, b))
-        done = target
-        path.append(b)
-    return torch.stack(path, dim=-2)  # (..., len(steps), d)
+    U, S, Vh = torch.linalg.svd(X, full_matrices=False)  # (..., L, r), (..., r), (..., r, d)
+    lam = (S**2 / L)[..., None, :]  # (..., 1, r): the nonzero spectrum of X^T X / L
+    rotated = (S * _matvec(U.mT, y) / L)[..., None, :]  # (..., 1, r): V^T X^T y / L
+    t = torch.tensor(steps, dtype=X.dtype, device=X.device)[:, None]  # (T, 1)
+    rate = eta * lam  # (..., 1, r)
+    small = rate.abs() < 0.5
+    decayed = torch.where(  # 1 - (1 - eta lambda)^t, (..., T, r)
+        small,
+        -torch.expm1(t * torch.log1p(-torch.where(small, rate, 0.0))),
+        1.0 - (1.0 - rate) ** t,
+    )
+    phi = torch.where(lam > 0, decayed / torch.where(lam > 0, lam, 1.0), eta * t)  # (..., T, r)
+    return (phi * rotated) @ Vh  # (..., T, d)
 
 
 def gd_coefficients(X: torch.Tensor, y: torch.Tensor, eta, steps: int) -> torch.Tensor:

@@ -55,6 +55,40 @@ def test_gd_path_records_the_per_step_numpy_loop():
         gd_path(p.X, p.y, eta, [3, 1])
 
 
+@pytest.mark.parametrize("n", [6, 16, 40])  # n < d (a flat row-space complement), n = d, n > d
+def test_gd_path_over_thousands_of_steps_is_the_stepped_recursion(n):
+    # gd_path sums the recursion in the eigenbasis; stepping it 3000 times in numpy must land
+    # on the same iterates. The loop's step rounds by at most ~(d + 2) u max|b| (a d-term dot
+    # product, Higham's gamma_d) and GD's error map is a contraction at a stable step
+    # (eta lambda_max < 2), so its error grows at most linearly in t; the SVD's backward error
+    # is ~(n + d) u. Hence |diff| <= ((n + d) + t (d + 2)) u max|b| (u = 2^-53; measured at
+    # most a quarter of it), which a wrong filter (one step off, a missed eigenvalue) misses by
+    # orders of magnitude.
+    p = _prompts(4, 16, n, 4, 0.3, seed=5)
+    eta = 1.9 / largest_gram_eigenvalue(p.X)  # near the edge: the slowest contraction
+    steps = [1, 7, 300, 3000]
+    path = gd_path(p.X, p.y, eta, steps).numpy()  # (4, 4, 16)
+    unit = np.finfo(np.float64).eps / 2
+    for b in range(4):
+        X, y, w = p.X[b].numpy(), p.y[b].numpy(), np.zeros(16)
+        gram, correlation, rate = X.T @ X / n, X.T @ y / n, float(eta[b])
+        for t in range(1, steps[-1] + 1):
+            w = w + rate * (correlation - gram @ w)
+            if t in steps:
+                k = steps.index(t)
+                gap = np.abs(path[b, k] - w).max()
+                assert gap <= ((n + 16) + t * 18) * unit * np.abs(w).max(), (t, gap)
+
+
+def test_gd_path_beyond_the_stable_step_grows_without_bound():
+    p = _prompts(2, 8, 20, 2, 0.1, seed=6)
+    edge = 2.0 / largest_gram_eigenvalue(p.X)
+    rates = torch.stack([0.99 * edge, 1.01 * edge])  # (2 rates, 2 prompts)
+    norms = gd_path(p.X, p.y, rates, [100, 5000]).norm(dim=-1)  # (rate, prompt, step)
+    assert bool(torch.isfinite(norms[0]).all()) and bool((norms[0] < 1e3).all())
+    assert not bool((norms[1, :, 1] < 1e30).any())  # overflowing (or inf/NaN), as the loop does
+
+
 def test_preprocessed_risk_uses_the_effective_weight_r_hat_times_w():
     # Algorithm 1 written out in numpy, then GD on R_hat x; risk of v = R_hat w_tilde.
     p = _prompts(4, 8, 20, 3, 0.1, seed=3)
