@@ -116,18 +116,24 @@ def loss_difference_to_debiased_gd(
     >>> bool(abs(gap.mean) < 1e-5 and gap.stderr < 1e-6)
     True
     """
+    attention, dgd = _pair_and_debiased_gd(omega, mu, eta)
+    joint = monte_carlo_losses(
+        {"attention": attention, "dgd": dgd}, setting, n_prompts, seed=seed, device=device,
+        dtype=torch.float64,
+    )  # fmt: skip
+    return joint.difference("attention", "dgd")
+
+
+def _pair_and_debiased_gd(omega: float, mu: float, eta: float) -> tuple[LinearInLabels, ...]:
+    """The ± pair (omega, -omega), (mu, -mu) and debiased GD (4.11) at step eta, as predictors."""
     heads = torch.tensor([omega, -omega], dtype=torch.float64)
     weights = torch.tensor([mu, -mu], dtype=torch.float64)
-    predictors = {
-        "attention": LinearInLabels(
+    return (
+        LinearInLabels(
             lambda p: kernel_sum_prediction(heads.to(p.X), weights.to(p.X), p.X, p.y, p.x_query)
         ),
-        "dgd": LinearInLabels(lambda p: gd_prediction(p.X, p.y, p.x_query, eta, debiased=True)),
-    }
-    joint = monte_carlo_losses(
-        predictors, setting, n_prompts, seed=seed, device=device, dtype=torch.float64
+        LinearInLabels(lambda p: gd_prediction(p.X, p.y, p.x_query, eta, debiased=True)),
     )
-    return joint.difference("attention", "dgd")
 
 
 class PairDifferences(NamedTuple):
@@ -142,8 +148,9 @@ def loss_differences_to_debiased_gd(
     device=None, progress: bool = False,
 ) -> PairDifferences:  # fmt: skip
     """`loss_difference_to_debiased_gd` at P points (omega[k], mu[k], eta[k], settings[k]),
-    each on ``n_prompts`` prompts drawn from ``seed`` (points of one (d, L) share their prompts,
-    so a map over omega is paired along omega).
+    each on ``n_prompts`` prompts drawn from ``seed``: points of one (d, L, sigma^2) share their
+    prompts, drawn once for all of them (so a map over omega is paired along omega, and costs
+    one draw per setting).
 
     >>> from types import SimpleNamespace
     >>> s = SimpleNamespace(d=5, L=40, sigma2=0.1)
@@ -158,14 +165,24 @@ def loss_differences_to_debiased_gd(
             f"omega, mu, eta and settings must have one entry per point, got {omega.size}, "
             f"{mu.size}, {eta.size}, {len(settings)}"
         )
-    estimates = [
-        loss_difference_to_debiased_gd(w, m, e, s, n_prompts, seed=seed, device=device)
-        for w, m, e, s in tqdm(zip(omega, mu, eta, settings, strict=True), total=omega.size,
-                               desc="points", leave=False, disable=not progress)
-    ]  # fmt: skip
-    return PairDifferences(
-        np.array([e.mean for e in estimates]), np.array([e.stderr for e in estimates])
-    )
+    groups: dict[tuple, list[int]] = {}  # (d, L, sigma2) -> its points: one draw of prompts
+    for k, s in enumerate(settings):
+        groups.setdefault((int(s.d), int(s.L), float(s.sigma2)), []).append(k)
+    mean, stderr = np.empty(omega.size), np.empty(omega.size)
+    for points in tqdm(groups.values(), desc="(d, L)", leave=False, disable=not progress):
+        predictors = {}
+        for k in points:
+            predictors[f"attention-{k}"], predictors[f"dgd-{k}"] = _pair_and_debiased_gd(
+                omega[k], mu[k], eta[k]
+            )
+        joint = monte_carlo_losses(
+            predictors, settings[points[0]], n_prompts, seed=seed, device=device,
+            dtype=torch.float64,
+        )  # fmt: skip
+        for k in points:
+            gap = joint.difference(f"attention-{k}", f"dgd-{k}")
+            mean[k], stderr[k] = gap.mean, gap.stderr
+    return PairDifferences(mean, stderr)
 
 
 # ---------------------------------------------------------------------------------------------
