@@ -71,7 +71,7 @@ PRODUCERS: Mapping[str, Producer] = MappingProxyType({
     "two-head-train": Producer(1, "icl_verify.numerics.two_head"),
     "true-loss-train": Producer(1, "icl_verify.numerics.true_loss"),
     "random-init-stages": Producer(1, "icl_verify.dynamics.random_init"),
-    "isotropic-setting": Producer(3, "icl_verify.numerics.isotropic"),
+    "isotropic-setting": Producer(4, "icl_verify.numerics.isotropic"),
 })  # fmt: skip
 
 

@@ -61,7 +61,7 @@ def measure_correlated(params: CorrelatedParams, runtime) -> Measurement:
 CORRELATED_PRESETS = encoder_presets(
     CorrelatedParams,
     smoke=dict(zetas=(0.0, 0.4), heads=(2,), n_prompts=128, bootstrap=100),
-    quick=dict(zetas=(0.0, 0.4), heads=(4,), n_prompts=2048),  # zeta = 0: CZZ-IMPORTANCE's
+    quick=dict(zetas=(0.0, 0.4), heads=(4,), n_prompts=1024),  # zeta = 0: CZZ-IMPORTANCE's
     paper=dict(zetas=(0.0, 0.1, 0.2, 0.4), heads=(4, 8), layers=(3, 4), n_prompts=8192),
 )
 

@@ -169,8 +169,7 @@ def curve_table(params: HeadsParams, data) -> str:
 HEADS_PRESETS = encoder_presets(
     HeadsParams,
     smoke=dict(n_eval=(4, 10), n_tune=32, n_prompts=64),
-    quick=dict(n_eval=(4, 6, 8, 10, 12, 16, 20, 24), n_tune=128,
-               n_prompts=512),
+    quick=dict(n_eval=(4, 10, 16, 24), n_tune=64, n_prompts=256),
     paper=dict(n_eval=tuple(range(1, 26)), n_tune=1024, n_prompts=2048),
 )  # fmt: skip
 

@@ -56,7 +56,7 @@ def measure_importance(params: ImportanceParams, runtime):
 IMPORTANCE_PRESETS = encoder_presets(
     ImportanceParams,
     smoke=dict(n_prompts=128, bootstrap=100),
-    quick=dict(n_prompts=2048),
+    quick=dict(n_prompts=1024),
     paper=dict(n_prompts=8192),  # reference §2.3
 )
 

@@ -147,7 +147,7 @@ def table_pprobe(params: PProbeParams, prediction: Prediction, measurement: Meas
 PPROBE_PRESETS = encoder_presets(
     PProbeParams,
     smoke=dict(gd_steps=100, records=5, n_tune=32, n_prompts=64, probe_depth=2),
-    quick=dict(gd_steps=3000, n_tune=256, n_prompts=512, probe_depth=3),
+    quick=dict(gd_steps=3000, n_tune=128, n_prompts=256, probe_depth=3),
     paper=dict(gd_steps=9000, n_tune=1024, n_prompts=1024, probe_depth=4),  # reference §2.5
 )
 

@@ -168,7 +168,7 @@ PRUNING_FIGURES = {5: 3, 6: 4, 7: 5, 8: 6}
 PRUNE_PRESETS = encoder_presets(
     PruneParams,
     smoke=dict(n_importance=64, prune_steps=20, n_fit=64, n_prompts=64, prune_heads=(2,)),
-    quick=dict(n_importance=1024, prune_steps=350, n_fit=1024, n_prompts=1024,
+    quick=dict(n_importance=512, prune_steps=150, n_fit=512, n_prompts=512,
                prune_heads=(4,)),
     paper=dict(n_importance=8192, prune_steps=60_000, n_fit=8192,
                n_prompts=8192, prune_heads=(4, 8)),
