@@ -220,15 +220,18 @@ def gd_path(X: torch.Tensor, y: torch.Tensor, eta, steps) -> torch.Tensor:
 
     The recursion ``b <- b + (eta/L) X^T (y - X b)`` of Chen et al. (2024) eq. (4.3) (there on
     preprocessed covariates), recorded at each entry of ``steps`` (non-decreasing integers
-    >= 0), summed in the eigenbasis of ``X^T X / L`` rather than stepped: with the thin SVD
-    ``X = U S V^T`` and ``lambda = S^2 / L``, the iterates stay in the row space of X and
+    >= 0), summed in an eigenbasis rather than stepped. With ``X^T X / L = V diag(lambda) V^T``
+    and ``c = X^T y / L``,
 
-        b_t = V diag(phi_t(lambda)) S U^T y / L,   phi_t(lambda) = sum_{k<t} eta (1 - eta lambda)^k
-                                                                 = (1 - (1 - eta lambda)^t) / lambda
+        b_t = V diag(phi_t(lambda)) V^T c,   phi_t(lambda) = sum_{k<t} eta (1 - eta lambda)^k
+                                                           = (1 - (1 - eta lambda)^t) / lambda
 
-    (``eta t`` at lambda = 0): the same iterates to rounding (tested against the step-by-step
-    loop), at the cost of one SVD however many steps (9000 steps of a d = 16 problem: one SVD
-    against 9000 matrix-vector products). ``1 - (1 - eta lambda)^t`` is taken as
+    (``eta t`` at lambda = 0); when L < d the same sum runs over the L x L kernel
+    ``X X^T / L = U diag(lambda) U^T`` (the iterates stay in X's row space):
+    ``b_t = X^T U diag(phi_t(lambda)) U^T y / L``. These are the stepped iterates to rounding
+    (tested against the step-by-step loop), at the cost of one symmetric eigendecomposition
+    however many steps (9000 steps of a d = 16 problem: one 16 x 16 eigh against 9000
+    matrix-vector products). ``1 - (1 - eta lambda)^t`` is taken as
     ``-expm1(t log1p(-eta lambda))`` where ``|eta lambda| < 1/2``, so a small eigenvalue keeps
     its relative accuracy. A step too large for a prompt (``eta lambda > 2``) makes its
     iterates overflow to inf/NaN, which are returned as they are.
@@ -245,10 +248,14 @@ def gd_path(X: torch.Tensor, y: torch.Tensor, eta, steps) -> torch.Tensor:
     if not steps or any(a > b for a, b in zip(steps[:-1], steps[1:], strict=True)):
         raise ValueError(f"steps must be a non-empty non-decreasing list of integers, got {steps}")
     eta = _parameter("eta", eta, X)[..., None, None]  # (..., 1, 1)
-    L = X.shape[-2]
-    U, S, Vh = torch.linalg.svd(X, full_matrices=False)  # (..., L, r), (..., r), (..., r, d)
-    lam = (S**2 / L)[..., None, :]  # (..., 1, r): the nonzero spectrum of X^T X / L
-    rotated = (S * _matvec(U.mT, y) / L)[..., None, :]  # (..., 1, r): V^T X^T y / L
+    L, d = X.shape[-2:]
+    if L >= d:  # the d x d Gram matrix
+        lam, basis = torch.linalg.eigh(X.mT @ X / L)  # (..., d), (..., d, d)
+        rotated = _matvec(basis.mT, _matvec(X.mT, y) / L)  # (..., d): V^T c
+    else:  # the L x L kernel matrix
+        lam, basis = torch.linalg.eigh(X @ X.mT / L)  # (..., L), (..., L, L)
+        rotated = _matvec(basis.mT, y) / L  # (..., L): U^T y / L
+    lam = lam[..., None, :]  # (..., 1, r)
     t = torch.tensor(steps, dtype=X.dtype, device=X.device)[:, None]  # (T, 1)
     rate = eta * lam  # (..., 1, r)
     small = rate.abs() < 0.5
@@ -257,8 +264,9 @@ def gd_path(X: torch.Tensor, y: torch.Tensor, eta, steps) -> torch.Tensor:
         -torch.expm1(t * torch.log1p(-torch.where(small, rate, 0.0))),
         1.0 - (1.0 - rate) ** t,
     )
-    phi = torch.where(lam > 0, decayed / torch.where(lam > 0, lam, 1.0), eta * t)  # (..., T, r)
-    return (phi * rotated) @ Vh  # (..., T, d)
+    phi = torch.where(lam != 0, decayed / torch.where(lam != 0, lam, 1.0), eta * t)  # (..., T, r)
+    path = (phi * rotated[..., None, :]) @ basis.mT  # (..., T, r) -> (..., T, d) or (..., T, L)
+    return path if L >= d else path @ X  # (..., T, d): b_t = X^T a_t
 
 
 def gd_coefficients(X: torch.Tensor, y: torch.Tensor, eta, steps: int) -> torch.Tensor:

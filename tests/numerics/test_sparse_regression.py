@@ -57,13 +57,13 @@ def test_gd_path_records_the_per_step_numpy_loop():
 
 @pytest.mark.parametrize("n", [6, 16, 40])  # n < d (a flat row-space complement), n = d, n > d
 def test_gd_path_over_thousands_of_steps_is_the_stepped_recursion(n):
-    # gd_path sums the recursion in the eigenbasis; stepping it 3000 times in numpy must land
+    # gd_path sums the recursion in an eigenbasis; stepping it 3000 times in numpy must land
     # on the same iterates. The loop's step rounds by at most ~(d + 2) u max|b| (a d-term dot
     # product, Higham's gamma_d) and GD's error map is a contraction at a stable step
-    # (eta lambda_max < 2), so its error grows at most linearly in t; the SVD's backward error
-    # is ~(n + d) u. Hence |diff| <= ((n + d) + t (d + 2)) u max|b| (u = 2^-53; measured at
-    # most a quarter of it), which a wrong filter (one step off, a missed eigenvalue) misses by
-    # orders of magnitude.
+    # (eta lambda_max < 2), so its error grows at most linearly in t; the symmetric
+    # eigendecomposition's backward error is ~(n + d) u. Hence
+    # |diff| <= ((n + d) + t (d + 2)) u max|b| (u = 2^-53; measured at most a quarter of it),
+    # which a wrong filter (one step off, a missed eigenvalue) misses by orders of magnitude.
     p = _prompts(4, 16, n, 4, 0.3, seed=5)
     eta = 1.9 / largest_gram_eigenvalue(p.X)  # near the edge: the slowest contraction
     steps = [1, 7, 300, 3000]
