@@ -107,15 +107,29 @@ def param(
     low_open: bool = False,
     high_open: bool = False,
     choices: tuple[Any, ...] = (),
+    role: str | None = None,
 ) -> Any:
-    """A field of a `Params` class: its meaning (`help`) and its allowed values.
+    """A field of a `Params` class: its meaning (`help`), its allowed values and, for a size,
+    its role in the shapes a measurement allocates (`role`, read by `Params.footprint`).
 
     `low`/`high` bound a number, or every number of a tuple (open with `low_open`,
     `high_open`); `choices` lists the allowed values. Without `default` the field
-    must be given (every preset states it).
+    must be given (every preset states it). `role` is one of `ROLES`: prompts or batches held
+    at once ("held"), models trained side by side ("ensemble"), prompt lengths ("length"),
+    token or hidden widths ("width"), heads ("heads"), or a "count" (steps, seeds, prompts
+    streamed in blocks, grid points: time, not memory). Every integer field of every claim
+    states one (tests/validation/test_params.py), so a new size is never left out.
     """
+    if role is not None and role not in ROLES:
+        raise ValueError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
     allowed = Allowed(low, high, low_open, high_open, tuple(choices))
-    return dataclasses.field(default=default, metadata={"help": help, "allowed": allowed})
+    return dataclasses.field(
+        default=default, metadata={"help": help, "allowed": allowed, "role": role}
+    )
+
+
+#: The roles a size field can play in `Params.footprint` (`param`'s ``role``).
+ROLES = ("held", "ensemble", "length", "width", "heads", "count")
 
 
 @dataclass(frozen=True)
@@ -231,14 +245,14 @@ class Params:
 
     #: Prompts a measurement of this class holds at the least (a Monte Carlo block, say).
     HELD_AT_LEAST = 1
-    #: Fields that `SHAPE_ROLES` calls counts (streamed in blocks) but this class's measurement
+    #: Fields whose role is "count" (streamed in blocks) but which this class's measurement
     #: draws at once: held (e.g. ``("n_prompts",)``; found by setting each count to 1e8).
     HELD = ()
 
     def footprint(self) -> Footprint:
         """What these parameters hold in memory at once, estimated from the shapes they imply:
         the prompts (or models x batch) held together, times the longest prompt, the widest
-        token and the most heads a field names (each field's role: `SHAPE_ROLES`), times a
+        token and the most heads a field names (each field's `param` role), times a
         few temporaries, in float64. An estimate, not a measurement: it catches the settings
         that cannot fit (`check_fits`); a class whose measurement holds other shapes (an ODE,
         an encoder, several settings in turn) states its own.
@@ -248,7 +262,7 @@ class Params:
         """
         values = {role: [1] for role in ("held", "ensemble", "length", "width", "heads")}
         for field in dataclasses.fields(self):
-            role = "held" if field.name in self.HELD else SHAPE_ROLES.get(field.name)
+            role = "held" if field.name in self.HELD else field.metadata.get("role")
             if role in values:
                 value = getattr(self, field.name)
                 values[role] += [v for v in _leaves(value) if isinstance(v, int)]
@@ -294,9 +308,10 @@ class Params:
 class SettingParams(Params):
     """Parameters of the He et al. (2025) data model (Section 2): d, L, sigma2."""
 
-    d: int = param(5, help="covariate dimension d", low=1, high=MAX_DIMENSION)
+    d: int = param(5, help="covariate dimension d", low=1, high=MAX_DIMENSION, role="width")
     L: int = param(
-        40, help="prompt length L: in-context examples per prompt", low=1, high=MAX_PROMPT_LENGTH
+        40, help="prompt length L: in-context examples per prompt", low=1, high=MAX_PROMPT_LENGTH,
+        role="length"
     )
 
     HELD_AT_LEAST = MONTE_CARLO_BLOCK  # a Monte Carlo holds a block of prompts at once
@@ -318,8 +333,8 @@ class SparseSettingParams(Params):
     icl_verify.validation.params.ParameterError: s must be an integer in [1, d=8], got 9
     """
 
-    d: int = param(16, help="covariate dimension d", low=1, high=MAX_DIMENSION)
-    s: int = param(4, help="sparsity s: non-zero coordinates of w*", low=1)
+    d: int = param(16, help="covariate dimension d", low=1, high=MAX_DIMENSION, role="width")
+    s: int = param(4, help="sparsity s: non-zero coordinates of w*", low=1, role="width")
     sigma: float = param(
         0.1, help="label-noise standard deviation sigma (the paper's grids are in std)", low=0
     )
@@ -355,38 +370,6 @@ class Footprint:
 
 #: States an ODE of the claims saves (dense output of a long flow): its footprint.
 ODE_SAVED_STATES = 100_000
-
-
-#: The role of each field in the shapes a measurement allocates (`Params.footprint`): prompts
-#: or batches held at once ("held"), models trained side by side ("ensemble"), prompt lengths
-#: ("length"), token or hidden widths ("width"), heads ("heads"); a "count" (steps, seeds,
-#: prompts streamed in blocks, grid points) costs time, not memory. Every integer field of every
-#: claim has a role (tests/validation/test_params.py), so a new size is never left out.
-SHAPE_ROLES: Mapping[str, str] = {
-    **dict.fromkeys(("batch", "batches", "validation_batch", "prompts", "prompts_wide", "n_fit",
-                     "chunk",
-                     "n_points", "n_importance", "n_regime", "n_tune", "samples"), "held"),
-    **dict.fromkeys(("members", "linear_members", "replicates", "seeds", "reps",
-                     "split_reps"), "ensemble"),
-    **dict.fromkeys(("L", "L_fixed", "L_proportional", "L_values", "gap_L", "kernel_length",
-                     "lengths", "n", "n_eval", "n_grid", "n_max", "n_min", "n_probe", "n_step",
-                     "n_train", "n_wide", "q_max", "q_probe", "q_train", "few_shot", "k",
-                     "t_max"), "length"),
-    **dict.fromkeys(("d", "D", "d_hid", "d_max", "d_min", "d_values", "d_wide", "high_d",
-                     "ratio_d", "s", "s_reading", "s_grid", "s_sparse"), "width"),
-    **dict.fromkeys(("H", "H_max", "heads", "compare_heads", "dummy_heads_of", "figure_heads",
-                     "footnote_heads", "prune_heads",
-                     "show_heads"), "heads"),
-    **dict.fromkeys(("adam_steps", "sgd_steps", "steps", "gd_steps", "prune_steps",
-                     "checkpoint_every", "log_every", "loss_every", "records", "train_records",
-                     "snapshots", "n_times", "n_prompts", "kernel_prompts", "landscape_prompts",
-                     "gap_prompts", "bayes_prompts",
-                     "n_seeds", "n_trials", "n_replicates", "n_configs", "n_boot", "bootstrap",
-                     "n_eps", "n_mu", "n_omega", "n_asymmetric", "cases", "bins", "degree",
-                     "design_seed", "points_seed", "train_seed", "layers", "supports",
-                     "footnote_layers", "probe_depth", "tasks",
-                     "n_examples"), "count"),
-}  # fmt: skip
 
 
 def check_fits(params: Params, memory: int | None = None) -> None:

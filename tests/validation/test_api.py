@@ -145,7 +145,7 @@ from icl_verify.validation.params import Params, param
 @dataclass(frozen=True, kw_only=True)
 class MeanParams(Params):
     mu: float = param(0.5, help="the mean", low=-10, high=10)
-    n_samples: int = param(help="samples", low=2)
+    n_samples: int = param(help="samples", low=2, role="count")
 
 
 def measure(params, runtime):

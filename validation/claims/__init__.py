@@ -24,7 +24,8 @@ How to add a claim, the whole checklist:
    ``PAPER_ORDER`` and ``OMITTED_FIGURES`` in its ``__init__``), in the family's module:
    - the parameters: a frozen ``@dataclass(frozen=True, kw_only=True)`` subclass of
      `validation.params.SettingParams` (d, L, sigma2) or `Params`, every field made with
-     ``param(default?, help=..., low=/high=/choices=)``, and ``validate()`` for conditions
+     ``param(default?, help=..., low=/high=/choices=, role=)`` (role: a size's part in the
+     memory estimate, `params.ROLES`), and ``validate()`` for conditions
      joining fields (`check_order`);
    - ``PRESETS``: "smoke" (seconds; the tests), "quick" (the whole registry in minutes on a
      2-core CPU) and "paper" (the paper's sizes) instances of that class;

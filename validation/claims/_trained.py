@@ -44,20 +44,21 @@ class TrainingParams(SettingParams):
     """How the trained-model claims train: the data model (d, L, sigma2), Adam and the logs."""
 
     lr: float = param(help="Adam learning rate", low=0, low_open=True)
-    steps: int = param(help="Adam steps (online: fresh prompts every step)", low=1)
-    batch: int = param(help="prompts per member per Adam step", low=1)
+    steps: int = param(help="Adam steps (online: fresh prompts every step)", low=1, role="count")
+    batch: int = param(help="prompts per member per Adam step", low=1, role="held")
     train_seed: int = param(
         0,
         help="init seed of member 0 and of the training data (the models read, not --seed)",
-        low=0,
+        low=0, role="count",
     )
     log_every: int = param(
-        help="omega_h, mu_h, circuits and loss logged every this many steps", low=1
+        help="omega_h, mu_h, circuits and loss logged every this many steps", low=1, role="count"
     )
     checkpoint_every: int = param(
-        help="checkpoint (resumable) every this many steps; 0 = only at the end", low=0
+        help="checkpoint (resumable) every this many steps; 0 = only at the end", low=0,
+        role="count"
     )
-    validation_batch: int = param(help="fixed validation prompts per member", low=1)
+    validation_batch: int = param(help="fixed validation prompts per member", low=1, role="held")
 
     def validate(self) -> None:
         if self.steps < MIN_LOGS * self.log_every:
@@ -74,7 +75,7 @@ class TrainedParams(TrainingParams):
     heads: tuple[int, ...] = param(
         help="heads of each ensemble member: member e has heads[e] heads and init seed "
         "train_seed + e",
-        low=1,
+        low=1, role="heads",
     )
 
 

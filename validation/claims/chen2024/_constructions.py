@@ -40,17 +40,21 @@ PRECISIONS = ("float64", "float32")
 class ConstructionParams(Params):
     """CZZ-P4.1: random (d, n, q) configurations, a few sparse-regression prompts each."""
 
-    n_configs: int = param(help="random configurations (d, n, q[, t, eta])", low=1)
-    n_prompts: int = param(4, help="prompts per configuration", low=1)
-    d_min: int = param(1, help="smallest covariate dimension d (uniform in [d_min, d_max])", low=1)
-    d_max: int = param(help="largest covariate dimension d", low=1)
-    n_min: int = param(
-        1, help="fewest in-context examples n (log-uniform in [n_min, n_max])", low=1
+    n_configs: int = param(help="random configurations (d, n, q[, t, eta])", low=1, role="count")
+    n_prompts: int = param(4, help="prompts per configuration", low=1, role="count")
+    d_min: int = param(
+        1, help="smallest covariate dimension d (uniform in [d_min, d_max])", low=1, role="width"
     )
-    n_max: int = param(help="most in-context examples n", low=1)
-    q_max: int = param(help="most queries q (uniform in [1, q_max])", low=1)
+    d_max: int = param(help="largest covariate dimension d", low=1, role="width")
+    n_min: int = param(
+        1, help="fewest in-context examples n (log-uniform in [n_min, n_max])", low=1, role="length"
+    )
+    n_max: int = param(help="most in-context examples n", low=1, role="length")
+    q_max: int = param(help="most queries q (uniform in [1, q_max])", low=1, role="length")
     sigma: float = param(0.1, help="label-noise standard deviation sigma", low=0)
-    design_seed: int = param(2024, help="seed of the configurations and prompts", low=0)
+    design_seed: int = param(
+        2024, help="seed of the configurations and prompts", low=0, role="count"
+    )
 
     def validate(self) -> None:
         for low, high in (("d_min", "d_max"), ("n_min", "n_max")):

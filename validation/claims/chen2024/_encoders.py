@@ -72,21 +72,31 @@ class TrainedParams(Params):
     members and Adam (reference §2.1), and the regime gate's prompts. A subclass says which
     trainings it reads (`trainings`)."""
 
-    d: int = param(16, help="covariate dimension d", low=1)
-    s: int = param(4, help="sparsity s: non-zero coordinates of w* (N(0, 1) each)", low=1)
-    d_hid: int = param(help="hidden width (each head has d_hid / h dimensions)", low=1)
+    d: int = param(16, help="covariate dimension d", low=1, role="width")
+    s: int = param(
+        4, help="sparsity s: non-zero coordinates of w* (N(0, 1) each)", low=1, role="width"
+    )
+    d_hid: int = param(
+        help="hidden width (each head has d_hid / h dimensions)", low=1, role="width"
+    )
     sigmas: tuple[float, ...] = param(
         help="label-noise standard deviations, one model each per replicate", low=0
     )
-    replicates: int = param(help="independent models (init seeds, data) per sigma", low=1)
+    replicates: int = param(
+        help="independent models (init seeds, data) per sigma", low=1, role="ensemble"
+    )
     lr: float = param(help="Adam learning rate (constant)", low=0, low_open=True)
-    steps: int = param(help="Adam steps on fresh prompts", low=1)
-    batch: int = param(64, help="prompts per member per step", low=1)
-    train_seed: int = param(0, help="init seed of member 0 (the models read, not --seed)", low=0)
-    checkpoint_every: int = param(help="checkpoint every this many steps; 0 = at the end", low=0)
+    steps: int = param(help="Adam steps on fresh prompts", low=1, role="count")
+    batch: int = param(64, help="prompts per member per step", low=1, role="held")
+    train_seed: int = param(
+        0, help="init seed of member 0 (the models read, not --seed)", low=0, role="count"
+    )
+    checkpoint_every: int = param(
+        help="checkpoint every this many steps; 0 = at the end", low=0, role="count"
+    )
     n_regime: int = param(
         help="prompts per member tuning ridge, and as many judging the regime gate of the claims",
-        low=2,
+        low=2, role="held",
     )
     precision: str = param(
         "float32",
@@ -134,13 +144,17 @@ class TrainedParams(Params):
 class EncoderParams(TrainedParams):
     """The trained encoders: data model, architecture, members and Adam (reference §2.1)."""
 
-    n_train: int = param(12, help="labelled examples per training prompt", low=1)
-    q_train: int = param(4, help="queries per training prompt (the loss is on them)", low=1)
+    n_train: int = param(12, help="labelled examples per training prompt", low=1, role="length")
+    q_train: int = param(
+        4, help="queries per training prompt (the loss is on them)", low=1, role="length"
+    )
     layers: tuple[int, ...] = param(
-        help="depths L (encoder blocks) trained, one ensemble per (h, L); increasing", low=1
+        help="depths L (encoder blocks) trained, one ensemble per (h, L); increasing", low=1,
+        role="count"
     )
     heads: tuple[int, ...] = param(
-        help="numbers of heads h trained, one ensemble per (h, L) (1 must be among them)", low=1
+        help="numbers of heads h trained, one ensemble per (h, L) (1 must be among them)", low=1,
+        role="heads"
     )
 
     #: Whether the claim compares with the 1-head models (then heads must list 1).

@@ -47,9 +47,11 @@ class TunedGDParams(SparseSettingParams):
 
     kappa: float = param(2.0, help="spectrum spread: Sigma_jj evenly in [1/kappa, 1]", low=1)
     n_grid: tuple[int, ...] = param(
-        help="sample sizes n (>= 3 distinct; fresh prompts per n)", low=1
+        help="sample sizes n (>= 3 distinct; fresh prompts per n)", low=1, role="length"
     )
-    reps: int = param(help="prompts per n, for tuning and again for evaluation", low=2)
+    reps: int = param(
+        help="prompts per n, for tuning and again for evaluation", low=2, role="ensemble"
+    )
     etas: tuple[float, ...] = param(
         (0.1, 0.3, 1.0, 1.9),
         help="step sizes in units of 1/lambda_max of each prompt's Gram (GD converges below 2)",
@@ -58,7 +60,9 @@ class TunedGDParams(SparseSettingParams):
         low_open=True,
         high_open=True,
     )
-    t_max: int = param(1024, help="largest step count of the grid 1, 2, 4, ..., t_max", low=1)
+    t_max: int = param(
+        1024, help="largest step count of the grid 1, 2, 4, ..., t_max", low=1, role="length"
+    )
     delta: float = param(
         0.05,
         help="failure probability delta in log(d/delta)",

@@ -55,9 +55,9 @@ from icl_verify import numerics, statistics
 class AppFStepParams(SparseSettingParams):
     """CZZ-F-STEPS and CZZ-F-CROSS: Theorem 5.3's setting, F.1's step, the n grid."""
 
-    n_grid: tuple[int, ...] = param(help="sample sizes n (>= 3 distinct)", low=2)
-    tasks: int = param(help="fresh prompts per n", low=2)
-    chunk: int = param(64, help="prompts drawn at once (memory)", low=1)
+    n_grid: tuple[int, ...] = param(help="sample sizes n (>= 3 distinct)", low=2, role="length")
+    tasks: int = param(help="fresh prompts per n", low=2, role="count")
+    chunk: int = param(64, help="prompts drawn at once (memory)", low=1, role="held")
     step_beta2: float = param(
         0.5, help="eta beta^2: the absolute step in units of 1/beta^2 = s", low=0, high=2,
         low_open=True, high_open=True,

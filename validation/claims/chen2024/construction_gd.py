@@ -38,7 +38,7 @@ from icl_verify import numerics
 class GDConstructionParams(ConstructionParams):
     """CZZ-P4.2: as CZZ-P4.1, with t GD layers (uniform in [1, t_max]) and a step size eta."""
 
-    t_max: int = param(help="most GD layers t", low=1)
+    t_max: int = param(help="most GD layers t", low=1, role="length")
     eta_scale_min: float = param(
         0.1, help="smallest rho = eta t lambda_abs (eta's scale, see module)", low=0, low_open=True
     )

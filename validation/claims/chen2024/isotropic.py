@@ -64,21 +64,28 @@ from icl_verify import numerics, statistics
 class IsotropicParams(SparseSettingParams):
     """CZZ-T5.3: d, s, sigma are the n >~ d regime; d_wide, sigma_wide the d >~ n regime."""
 
-    n_grid: tuple[int, ...] = param(help="sample sizes n of the n >~ d regime (each >= 2d)", low=1)
-    d_wide: int = param(help="dimension of the d >~ n regime", low=1)
+    n_grid: tuple[int, ...] = param(
+        help="sample sizes n of the n >~ d regime (each >= 2d)", low=1, role="length"
+    )
+    d_wide: int = param(help="dimension of the d >~ n regime", low=1, role="width")
     sigma_wide: float = param(help="noise standard deviation of the d >~ n regime", low=0)
     n_wide: tuple[int, ...] = param(
-        help="sample sizes of the d >~ n regime (each <= d_wide/2)", low=1
+        help="sample sizes of the d >~ n regime (each <= d_wide/2)", low=1, role="length"
     )
     s_reading: tuple[int, ...] = param(
         help="sparsities s of the §7 reading, at d_wide and n = max(n_wide)", low=1
-    )
+, role="width"    )
     n_step: int = param(
-        help="n of the eta*t-vs-s grid (s in s_reading, at d and sigma; >= 2d)", low=1
+        help="n of the eta*t-vs-s grid (s in s_reading, at d and sigma; >= 2d)", low=1,
+        role="length"
     )
-    ratio_d: tuple[int, ...] = param(help="dimensions d of the ratio check, at n = 4 d s", low=1)
-    prompts: int = param(help="prompts per set (tuning, evaluation) in the n >~ d regime", low=2)
-    prompts_wide: int = param(help="prompts per set in the d >~ n regime", low=2)
+    ratio_d: tuple[int, ...] = param(
+        help="dimensions d of the ratio check, at n = 4 d s", low=1, role="width"
+    )
+    prompts: int = param(
+        help="prompts per set (tuning, evaluation) in the n >~ d regime", low=2, role="held"
+    )
+    prompts_wide: int = param(help="prompts per set in the d >~ n regime", low=2, role="held")
     etas: tuple[float, ...] = param(
         (0.25, 1.0, 1.9),
         help="GD/pre-gd steps in units of 1/lambda_max",
@@ -88,7 +95,7 @@ class IsotropicParams(SparseSettingParams):
         high_open=True,
     )
     steps: tuple[int, ...] = param(
-        (1, 2, 4, 8, 16, 32, 64), help="GD/pre-gd step counts t (tuned)", low=1
+        (1, 2, 4, 8, 16, 32, 64), help="GD/pre-gd step counts t (tuned)", low=1, role="count"
     )
     lambdas: tuple[float, ...] = param(
         (0.0, *(float(f"{v:.3g}") for v in 10.0 ** np.arange(-4, 2.01, 0.5))),

@@ -45,14 +45,16 @@ from icl_verify import numerics, statistics
 class NoiseLemmaParams(Params):
     """CZZ-F1: the (n, d) grid, sigma, the probability level, the draws per point."""
 
-    n_grid: tuple[int, ...] = param(help="sample sizes n (>= 3 distinct)", low=2)
-    d_values: tuple[int, ...] = param(help="dimensions d (>= 3 distinct)", low=1, high=4096)
+    n_grid: tuple[int, ...] = param(help="sample sizes n (>= 3 distinct)", low=2, role="length")
+    d_values: tuple[int, ...] = param(
+        help="dimensions d (>= 3 distinct)", low=1, high=4096, role="width"
+    )
     sigma: float = param(1.0, help="label-noise standard deviation sigma", low=0, low_open=True)
     delta: float = param(
         0.05, help="the lemma's failure probability: the delta-quantile is read", low=0, high=0.5,
         low_open=True, high_open=True,
     )  # fmt: skip
-    tasks: int = param(help="independent draws of (X, eps) per (n, d)", low=20)
+    tasks: int = param(help="independent draws of (X, eps) per (n, d)", low=20, role="count")
     margin: float = param(
         0.1, help="largest allowed fall of log(quantile/bound) per unit log d or log n", low=0
     )

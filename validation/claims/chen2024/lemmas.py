@@ -55,7 +55,7 @@ class LemmaParams(SparseSettingParams):
     delta: float = param(
         0.05, help="failure probability delta", low=0, high=1, low_open=True, high_open=True
     )
-    reps: int = param(help="independent prompts per grid point", low=2)
+    reps: int = param(help="independent prompts per grid point", low=2, role="ensemble")
 
     @property
     def spectrum(self) -> np.ndarray:
@@ -90,7 +90,7 @@ def _correlations(params: LemmaParams, n: int, seed: int):
 class CorrelationErrorParams(LemmaParams):
     """CZZ-D1: the sample sizes and the allowed trend of the ratio."""
 
-    n_grid: tuple[int, ...] = param(help="sample sizes n (>= 3 distinct)", low=1)
+    n_grid: tuple[int, ...] = param(help="sample sizes n (>= 3 distinct)", low=1, role="length")
     margin: float = param(0.1, help="largest allowed slope of log(error/bound) vs log n", low=0)
 
     def validate(self) -> None:

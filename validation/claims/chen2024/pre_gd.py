@@ -69,15 +69,22 @@ class PreGdParams(SparseSettingParams):
         PAPER_SIGMAS, help="label-noise standard deviations sigma, one panel each", low=0
     )
     n: int = param(
-        10, help="in-context examples per prompt (not stated by the paper; 10 is a guess)", low=1
+        10, help="in-context examples per prompt (not stated by the paper; 10 is a guess)", low=1,
+        role="length"
     )
-    steps: int = param(9000, help="GD steps (the figure's axis ends near 9e3)", low=1)
-    records: int = param(90, help="equally spaced recorded steps (plus early ones)", low=1)
+    steps: int = param(9000, help="GD steps (the figure's axis ends near 9e3)", low=1, role="count")
+    records: int = param(
+        90, help="equally spaced recorded steps (plus early ones)", low=1, role="count"
+    )
     rates: tuple[float, ...] = param(
         PAPER_RATES, help="learning-rate grid, the same for gd and pre-gd", low=0, low_open=True
     )
-    n_tune: int = param(help="prompts per sigma choosing each curve's learning rate", low=2)
-    n_prompts: int = param(help="held-out prompts per sigma where every risk is read", low=2)
+    n_tune: int = param(
+        help="prompts per sigma choosing each curve's learning rate", low=2, role="held"
+    )
+    n_prompts: int = param(
+        help="held-out prompts per sigma where every risk is read", low=2, role="count"
+    )
 
 
 PRESETS = {

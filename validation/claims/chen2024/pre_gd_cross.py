@@ -43,7 +43,7 @@ class CrossTermParams(TunedGDParams):
 
     split_reps: int = param(
         help="prompts per n for the cross term's share with R_hat from an independent sample",
-        low=2,
+        low=2, role="ensemble",
     )
 
 

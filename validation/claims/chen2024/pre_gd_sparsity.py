@@ -54,7 +54,7 @@ class SparsityParams(TunedGDParams):
     among them), the trend rule's margin."""
 
     s_grid: tuple[int, ...] = param(help="sparsities s (>= 3 distinct, each <= d; s among them)",
-                                    low=1)  # fmt: skip
+                                    low=1, role="width")  # fmt: skip
     margin: float = param(
         0.1, help="largest allowed slope of log(risk/bound) vs log(1/s) (reference §4.5)", low=0
     )

@@ -36,7 +36,9 @@ class CorrelatedParams(ImportanceParams):
     zetas: tuple[float, ...] = param(
         help="zeta of Sigma = I + zeta 11^T, one design each (the paper: 0, 0.1, 0.2, 0.4)", low=0
     )
-    heads: tuple[int, ...] = param(help="numbers of heads h > 1 read, at every depth", low=1)
+    heads: tuple[int, ...] = param(
+        help="numbers of heads h > 1 read, at every depth", low=1, role="heads"
+    )
 
     READS_ONE_HEAD: ClassVar[bool] = False
 

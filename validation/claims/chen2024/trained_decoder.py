@@ -37,18 +37,24 @@ class DecoderParams(TrainedParams):
     """CZZ-G-DECODER: the decoder's prompts and architecture, the masking prompts, the
     footnote's smaller models."""
 
-    n_train: int = param(24, help="examples per training prompt (n of (G.1))", low=2)
-    k: int = param(8, help="(G.1) sums the errors of examples k..n_train", low=1)
-    heads: int = param(help="heads h per layer", low=1)
-    layers: tuple[int, ...] = param(help="depths L trained and judged, one ensemble each", low=1)
+    n_train: int = param(24, help="examples per training prompt (n of (G.1))", low=2, role="length")
+    k: int = param(8, help="(G.1) sums the errors of examples k..n_train", low=1, role="length")
+    heads: int = param(help="heads h per layer", low=1, role="heads")
+    layers: tuple[int, ...] = param(
+        help="depths L trained and judged, one ensemble each", low=1, role="count"
+    )
     footnote_layers: int = param(
-        0, help="a smaller depth trained with h heads, reported, not judged (0: none)", low=0
+        0, help="a smaller depth trained with h heads, reported, not judged (0: none)", low=0,
+        role="count"
     )
     footnote_heads: int = param(
-        0, help="a smaller h trained at the smallest depth, reported, not judged (0: none)", low=0
+        0, help="a smaller h trained at the smallest depth, reported, not judged (0: none)", low=0,
+        role="heads"
     )
-    n_prompts: int = param(help="prompts per member (n = 10, q = 1; the paper: 8192)", low=2)
-    bootstrap: int = param(2000, help="bootstrap resamples of the models", low=10)
+    n_prompts: int = param(
+        help="prompts per member (n = 10, q = 1; the paper: 8192)", low=2, role="count"
+    )
+    bootstrap: int = param(2000, help="bootstrap resamples of the models", low=10, role="count")
 
     def validate(self) -> None:
         super().validate()

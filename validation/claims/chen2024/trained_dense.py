@@ -67,8 +67,12 @@ GAIN_RANGE = 2.0  # G lies in [-1, 1] for models no worse than predicting 0; twi
 class DenseParams(HeadsParams):
     """CZZ-G-DENSE: CZZ-HEADS's curves at s = d, beside the sparse setting's gain."""
 
-    s: int = param(16, help="support size of the dense setting (the paper: s = d = 16)", low=1)
-    s_sparse: int = param(4, help="support size of the sparse reference (the main claims)", low=1)
+    s: int = param(
+        16, help="support size of the dense setting (the paper: s = d = 16)", low=1, role="width"
+    )
+    s_sparse: int = param(
+        4, help="support size of the sparse reference (the main claims)", low=1, role="width"
+    )
 
     def validate(self) -> None:
         super().validate()

@@ -63,10 +63,16 @@ LASSO_TOL = 1e-6
 class HeadsParams(EncoderParams):
     """CZZ-HEADS: the evaluation n grid, few shots, prompts."""
 
-    n_eval: tuple[int, ...] = param(help="in-context examples n of the curves", low=1)
-    few_shot: int = param(EVAL_N, help="largest n of 'few shots' (beats OLS and ridge)", low=1)
-    n_tune: int = param(help="prompts per member and n tuning ridge and Lasso", low=2)
-    n_prompts: int = param(help="prompts per member and n where risks are read", low=2)
+    n_eval: tuple[int, ...] = param(
+        help="in-context examples n of the curves", low=1, role="length"
+    )
+    few_shot: int = param(
+        EVAL_N, help="largest n of 'few shots' (beats OLS and ridge)", low=1, role="length"
+    )
+    n_tune: int = param(help="prompts per member and n tuning ridge and Lasso", low=2, role="held")
+    n_prompts: int = param(
+        help="prompts per member and n where risks are read", low=2, role="count"
+    )
 
     def validate(self) -> None:
         super().validate()

@@ -39,8 +39,10 @@ def _multi_head_trainings(params: EncoderParams) -> tuple:
 class ImportanceParams(EncoderParams):
     """CZZ-IMPORTANCE: the masking prompts and the bootstrap."""
 
-    n_prompts: int = param(help="prompts per member (n = 10, q = 1; the paper: 8192)", low=2)
-    bootstrap: int = param(2000, help="bootstrap resamples of the models", low=10)
+    n_prompts: int = param(
+        help="prompts per member (n = 10, q = 1; the paper: 8192)", low=2, role="count"
+    )
+    bootstrap: int = param(2000, help="bootstrap resamples of the models", low=10, role="count")
 
 
 def predict_importance(params: ImportanceParams) -> Prediction:

@@ -51,15 +51,20 @@ PAPER_RATES = (1.0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)  # P-probing (reference 
 class PProbeParams(EncoderParams):
     """CZZ-PPROBE: the long prompts, GD steps, rates."""
 
-    n_probe: int = param(117, help="labelled examples of the P-probing prompts", low=1)
-    q_probe: int = param(11, help="queries of the P-probing prompts (GD on q - 1)", low=2)
-    gd_steps: int = param(help="GD steps on the query representations", low=1)
-    records: int = param(30, help="equally spaced recorded steps", low=1)
+    n_probe: int = param(
+        117, help="labelled examples of the P-probing prompts", low=1, role="length"
+    )
+    q_probe: int = param(
+        11, help="queries of the P-probing prompts (GD on q - 1)", low=2, role="length"
+    )
+    gd_steps: int = param(help="GD steps on the query representations", low=1, role="count")
+    records: int = param(30, help="equally spaced recorded steps", low=1, role="count")
     rates: tuple[float, ...] = param(PAPER_RATES, help="learning-rate grid", low=0, low_open=True)
-    n_tune: int = param(help="prompts per member choosing the rate", low=2)
-    n_prompts: int = param(help="prompts per member where the paths are read", low=2)
+    n_tune: int = param(help="prompts per member choosing the rate", low=2, role="held")
+    n_prompts: int = param(help="prompts per member where the paths are read", low=2, role="count")
     probe_depth: int = param(
-        help="depth L of the models probed (one of layers; the paper does not say)", low=1
+        help="depth L of the models probed (one of layers; the paper does not say)", low=1,
+        role="count"
     )
 
     def validate(self) -> None:

@@ -53,12 +53,16 @@ from icl_verify.statistics import mean_se, paired_difference
 class PruneParams(EncoderParams):
     """CZZ-PRUNE: importance prompts, fine-tuning, probes."""
 
-    n_importance: int = param(help="prompts per member choosing the kept heads", low=2)
-    prune_steps: int = param(help="fine-tuning steps of the pruned model (paper: 60k)", low=1)
-    n_fit: int = param(help="prompts per member fitting each probe", low=2)
-    n_prompts: int = param(help="prompts per member reading each probe", low=2)
+    n_importance: int = param(help="prompts per member choosing the kept heads", low=2, role="held")
+    prune_steps: int = param(
+        help="fine-tuning steps of the pruned model (paper: 60k)", low=1, role="count"
+    )
+    n_fit: int = param(help="prompts per member fitting each probe", low=2, role="held")
+    n_prompts: int = param(help="prompts per member reading each probe", low=2, role="count")
     probe_lam: float = param(1e-3, help="ridge penalty of the probes (on the weights)", low=0)
-    prune_heads: tuple[int, ...] = param(help="the h > 1 pruned (the paper: 4 and 8)", low=2)
+    prune_heads: tuple[int, ...] = param(
+        help="the h > 1 pruned (the paper: 4 and 8)", low=2, role="heads"
+    )
 
     def validate(self) -> None:
         super().validate()

@@ -34,7 +34,7 @@ class LinearMembers(Params):
     """The linear-attention members HE-5.1-LIN and HE-5.1-LENGTH read, and their step's accuracy."""
 
     linear_members: int = param(
-        help="linear-attention members (init seeds train_seed + e)", low=1, high=64
+        help="linear-attention members (init seeds train_seed + e)", low=1, high=64, role="ensemble"
     )
     step_atol: float = param(
         0.01,

@@ -24,13 +24,13 @@ from icl_verify import dynamics
 class RandomStartParams(SettingParams):
     """Gradient flows on Ltilde from N(0, scale^2) starts for several H (the HE-S1/S2 flows)."""
 
-    heads: tuple[int, ...] = param(help="the numbers of heads H run", low=2)
-    n_seeds: int = param(help="random starts per H", low=2)
+    heads: tuple[int, ...] = param(help="the numbers of heads H run", low=2, role="heads")
+    n_seeds: int = param(help="random starts per H", low=2, role="count")
     scale: float = param(
         0.01, help="standard deviation of the initial omega_h and mu_h", low=0, low_open=True
     )
     t_end: float = param(help="flow time at which the end state is read", low=0, low_open=True)
-    n_times: int = param(help="saved times, log-spaced from 0 to t_end", low=2)
+    n_times: int = param(help="saved times, log-spaced from 0 to t_end", low=2, role="count")
     tolerance: float = param(
         0.01,
         help="zero-sum ratio |Σμ|/Σ|μ| and KQ dispersion std/mean |ω_h| counted as 0 below it",
@@ -38,7 +38,9 @@ class RandomStartParams(SettingParams):
         low_open=True,
         high=1,
     )
-    design_seed: int = param(8, help="seed of the starts (the setting, not --seed)", low=0)
+    design_seed: int = param(
+        8, help="seed of the starts (the setting, not --seed)", low=0, role="count"
+    )
 
     def validate(self) -> None:
         if any(b <= a for a, b in zip(self.heads, self.heads[1:], strict=False)):

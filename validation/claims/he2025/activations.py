@@ -78,12 +78,14 @@ class ActivationParams(TrainingParams):
     seeds: int = param(
         help="two-head members per activation (init seeds train_seed + e); the paired ones are "
         "the activation's seeds, and one paired seed leaves its spread unknown (inconclusive)",
-        low=1,
+        low=1, role="ensemble",
     )
     lengths: tuple[int, ...] = param(
-        help="test prompt lengths L' of Figure 11", low=1, high=MAX_PROMPT_LENGTH
+        help="test prompt lengths L' of Figure 11", low=1, high=MAX_PROMPT_LENGTH, role="length"
     )
-    n_prompts: int = param(help="Monte Carlo prompts of the fitted steps and test errors", low=2)
+    n_prompts: int = param(
+        help="Monte Carlo prompts of the fitted steps and test errors", low=2, role="count"
+    )
     kernel_omegas: tuple[float, ...] = param(
         (0.1, 0.2, 0.3),
         help="KQ scales omega of the fixed-parameter pair models (mu = 1/(2 omega))",
@@ -94,10 +96,10 @@ class ActivationParams(TrainingParams):
         help="longest prompt of the fixed-parameter check: its fitted steps at this L and at L/2 "
         "are extrapolated to L -> infinity, where the kernel mean holds",
         low=4,
-        high=MAX_PROMPT_LENGTH,
+        high=MAX_PROMPT_LENGTH, role="length",
     )
     kernel_prompts: int = param(
-        help="Monte Carlo prompts of the fixed-parameter check, per length", low=2
+        help="Monte Carlo prompts of the fixed-parameter check, per length", low=2, role="count"
     )
     omega_max: float = param(
         0.3,

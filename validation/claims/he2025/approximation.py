@@ -62,17 +62,25 @@ class ApproximationParams(SettingParams):
         0.6, help="largest KQ scale omega of the landscape", low=0, low_open=True
     )
     mu_max: float = param(6.0, help="largest OV weight mu of the landscape", low=0, low_open=True)
-    n_omega: int = param(help="landscape points in omega (evenly spaced up to omega_max)", low=2)
-    n_mu: int = param(help="landscape points in mu (evenly spaced up to mu_max)", low=2)
-    landscape_prompts: int = param(help="Monte Carlo prompts of the landscape", low=2)
+    n_omega: int = param(
+        help="landscape points in omega (evenly spaced up to omega_max)", low=2, role="count"
+    )
+    n_mu: int = param(
+        help="landscape points in mu (evenly spaced up to mu_max)", low=2, role="count"
+    )
+    landscape_prompts: int = param(help="Monte Carlo prompts of the landscape", low=2, role="count")
     gap_omega: float = param(
         0.1,
         help="KQ scale of the manifold point (omega, mu*(omega)) of the gap",
         low=0,
         low_open=True,
     )
-    gap_L: tuple[int, ...] = param(help="prompt lengths of the gap's log-log fit", low=1)
-    gap_prompts: int = param(help="Monte Carlo prompts per prompt length of the gap", low=2)
+    gap_L: tuple[int, ...] = param(
+        help="prompt lengths of the gap's log-log fit", low=1, role="length"
+    )
+    gap_prompts: int = param(
+        help="Monte Carlo prompts per prompt length of the gap", low=2, role="count"
+    )
 
     def validate(self) -> None:
         if len(set(self.gap_L)) < 3:

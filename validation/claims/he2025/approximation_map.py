@@ -63,7 +63,7 @@ class ApproximationMapParams(Params):
 
     sigma2: float = param(0.1, help="label-noise variance sigma^2", low=0)
     d_values: tuple[int, ...] = param(
-        (2, 5, 10, 20), help="dimensions d of the map", low=1, high=MAX_DIMENSION
+        (2, 5, 10, 20), help="dimensions d of the map", low=1, high=MAX_DIMENSION, role="width"
     )
     scales: tuple[float, ...] = param(
         (0.25, 0.5, 1.0, 2.0, 3.0),
@@ -72,7 +72,8 @@ class ApproximationMapParams(Params):
         low_open=True,
     )
     L_values: tuple[int, ...] = param(
-        help="prompt lengths L (increasing, at least 3)", low=2, high=MAX_PROMPT_LENGTH
+        help="prompt lengths L (increasing, at least 3)", low=2, high=MAX_PROMPT_LENGTH,
+        role="length"
     )
     inside_scale: float = param(
         1.0,
@@ -91,7 +92,7 @@ class ApproximationMapParams(Params):
     proportional_ratio: float = param(
         8.0, help="L / d along the proportional line (8: the paper's d = 5, L = 40)", low=1
     )
-    n_prompts: int = param(help="Monte Carlo prompts per point", low=2)
+    n_prompts: int = param(help="Monte Carlo prompts per point", low=2, role="count")
 
     HELD_AT_LEAST = MONTE_CARLO_BLOCK  # each point is a streamed Monte Carlo
 

@@ -113,15 +113,19 @@ class HeadsParams(TrainedParams):
     compare_heads: tuple[int, ...] = param(
         help="H compared (each trained, at least two); the smallest with a paired member is "
         "the reference",
-        low=2,
+        low=2, role="heads",
     )
     dummy_heads_of: tuple[int, ...] = param(
-        help="H whose paired members' dummy heads are read (the paper's four-head run)", low=2
+        help="H whose paired members' dummy heads are read (the paper's four-head run)", low=2,
+        role="heads"
     )
     figure_heads: int = param(
-        4, help="H of the member drawn in Figure 14 (its best paired member with a dummy head)"
+        4, help="H of the member drawn in Figure 14 (its best paired member with a dummy head)",
+        role="heads"
     )
-    snapshots: int = param(5, help="logged steps whose KQ maps Figure 14 shows", low=2)
+    snapshots: int = param(
+        5, help="logged steps whose KQ maps Figure 14 shows", low=2, role="count"
+    )
     equal_rtol: float = param(
         0.05,
         help="relative difference between H allowed (the reference's 5% rule for equal |omega|)",

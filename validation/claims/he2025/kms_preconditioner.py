@@ -61,12 +61,14 @@ def max_z(params: KmsPreconditionerParams) -> float:
 class KmsPreconditionerParams(Params):
     """HE-A2-KMS: the KMS setting and the prompt lengths at which Gamma* is measured."""
 
-    d: int = param(5, help="covariate dimension d", low=2)
+    d: int = param(5, help="covariate dimension d", low=2, role="width")
     rho: float = param(0.5, help="KMS correlation rho of Sigma_ij = rho^|i-j|", low=-1, high=1,
                        low_open=True, high_open=True)  # fmt: skip
     sigma2: float = param(0.1, help="label-noise variance sigma^2", low=0)
-    L_values: tuple[int, ...] = param(help="prompt lengths L (increasing)", low=1)
-    n_prompts: int = param(help="simulated prompts per L (blocks of 4096)", low=2 * 4096)
+    L_values: tuple[int, ...] = param(help="prompt lengths L (increasing)", low=1, role="length")
+    n_prompts: int = param(
+        help="simulated prompts per L (blocks of 4096)", low=2 * 4096, role="count"
+    )
 
     HELD_AT_LEAST = 4096  # one block of prompts at a time
 

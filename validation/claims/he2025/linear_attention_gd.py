@@ -44,7 +44,7 @@ from icl_verify import numerics, theory
 class LinearParams(LinearMembers, TrainingParams):
     """HE-5.1-LIN: one-head linear-attention members trained online, read at the end."""
 
-    n_prompts: int = param(help="Monte Carlo prompts of the test risk at L", low=2)
+    n_prompts: int = param(help="Monte Carlo prompts of the test risk at L", low=2, role="count")
 
 
 LINEAR_OWN = dict(

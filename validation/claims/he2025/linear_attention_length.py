@@ -64,9 +64,11 @@ class LengthParams(LinearMembers, TrainedParams):
     lengths: tuple[int, ...] = param(
         help="test prompt lengths L' (must include the training L and longer ones)",
         low=1,
-        high=MAX_PROMPT_LENGTH,
+        high=MAX_PROMPT_LENGTH, role="length",
     )
-    n_prompts: int = param(help="Monte Carlo prompts, shared by every model and L'", low=2)
+    n_prompts: int = param(
+        help="Monte Carlo prompts, shared by every model and L'", low=2, role="count"
+    )
     dgd_rtol: float = param(
         0.05,
         help="relative tolerance of the two-head MSE against debiased GD at the optimal step",

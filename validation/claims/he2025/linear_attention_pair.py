@@ -37,13 +37,19 @@ class PairParams(Params):
 
     HELD = ("n_prompts",)  # drawn at once, not in blocks
 
-    D: int = param(6, help="token dimension (d + 1)", low=2)
-    L: int = param(40, help="context tokens per prompt", low=2, high=MAX_PROMPT_LENGTH)
-    n_prompts: int = param(help="random prompts per set (centred and uncentred)", low=1)
+    D: int = param(6, help="token dimension (d + 1)", low=2, role="width")
+    L: int = param(
+        40, help="context tokens per prompt", low=2, high=MAX_PROMPT_LENGTH, role="length"
+    )
+    n_prompts: int = param(
+        help="random prompts per set (centred and uncentred)", low=1, role="count"
+    )
     eps_min: float = param(3e-4, help="smallest eps", low=0, low_open=True)
     eps_max: float = param(1e-2, help="largest eps", low=0, low_open=True)
-    n_eps: int = param(help="eps values, log-spaced", low=3)
-    design_seed: int = param(51, help="seed of the head and the prompts (not --seed)", low=0)
+    n_eps: int = param(help="eps values, log-spaced", low=3, role="count")
+    design_seed: int = param(
+        51, help="seed of the head and the prompts (not --seed)", low=0, role="count"
+    )
 
     def validate(self) -> None:
         check_order(self, "eps_min", "eps_max")

@@ -45,11 +45,15 @@ from icl_verify import dynamics, theory
 class ManifoldParams(SettingParams):
     """HE-MAN: random head partitions at log-uniform KQ scales, minimised over mu."""
 
-    n_trials: int = param(help="random (H, omega, partition) trials", low=1)
-    H_max: int = param(help="largest number of heads; H is uniform in [2, H_max]", low=2)
+    n_trials: int = param(help="random (H, omega, partition) trials", low=1, role="count")
+    H_max: int = param(
+        help="largest number of heads; H is uniform in [2, H_max]", low=2, role="heads"
+    )
     omega_min: float = param(help="smallest KQ scale omega (log-uniform)", low=0, low_open=True)
     omega_max: float = param(help="largest KQ scale omega", low=0, low_open=True)
-    design_seed: int = param(2025, help="seed of the trials (the setting, not --seed)", low=0)
+    design_seed: int = param(
+        2025, help="seed of the trials (the setting, not --seed)", low=0, role="count"
+    )
     gtol: float = param(1e-13, help="the optimiser's gradient-norm tolerance", low=0, low_open=True)
     rtol: float = param(
         1e-6, help="relative tolerance above the optimiser's error bounds", low=0, low_open=True

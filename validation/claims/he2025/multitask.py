@@ -114,19 +114,21 @@ class MultiTaskParams(TrainingParams):
         ((1, 2, 3, 4), (3, 4, 5, 6)),
         help="the K task supports S_k, 1-based coordinates in 1..d, written as JSON, e.g. "
         "--set 'supports=[[1,2,3,4],[3,4,5,6]]' (the released setting)",
-        low=1,
+        low=1, role="count",
     )
     heads: tuple[int, ...] = param(
         help="heads of each ensemble member (init seed train_seed + e); at least one H >= 2; the "
         "members of one H are its seeds (one member: its spread unknown, inconclusive)",
-        low=1,
+        low=1, role="heads",
     )
     shared_beta: bool = param(
         False,
         help="the data model: false, an independent beta^(k) per task (the authors' code, "
         "MultiTaskLinearReg); true, one beta restricted to each S_k (the prose of Def. 5.1)",
     )
-    n_prompts: int = param(help="Monte Carlo prompts of the per-task test errors", low=2)
+    n_prompts: int = param(
+        help="Monte Carlo prompts of the per-task test errors", low=2, role="count"
+    )
     risk_rtol: float = param(
         0.05,
         help="relative tolerance of a member's per-task test MSE against the optimal Gamma's risk "

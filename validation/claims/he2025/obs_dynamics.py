@@ -68,7 +68,8 @@ class Obs4Params(TypicalRunParams):
     """HE-OBS4: the trajectories omega_h(t), mu_h(t) of the paired members."""
 
     show_heads: tuple[int, ...] = param(
-        (1, 2, 4), help="H of the members drawn (per H the lowest validation loss)", low=1
+        (1, 2, 4), help="H of the members drawn (per H the lowest validation loss)", low=1,
+        role="heads"
     )
     noise_margin: float = param(
         4.0,
@@ -77,7 +78,8 @@ class Obs4Params(TypicalRunParams):
         low_open=True,
     )
     snapshots: int = param(
-        6, help="logged steps whose KQ circuits are stored for Figure 5 (drawn only)", low=2
+        6, help="logged steps whose KQ circuits are stored for Figure 5 (drawn only)", low=2,
+        role="count"
     )
 
     def validate(self) -> None:

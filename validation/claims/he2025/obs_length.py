@@ -67,21 +67,22 @@ class Obs3Params(TrainedParams):
     """HE-OBS3: test MSE of trained members and baselines against the test length L'."""
 
     lengths: tuple[int, ...] = param(
-        help="test prompt lengths L' (including the training L and some beyond it)", low=1
+        help="test prompt lengths L' (including the training L and some beyond it)", low=1,
+        role="length"
     )
     n_prompts: int = param(
-        help="Monte Carlo prompts, shared by every model, baseline and L'", low=2
+        help="Monte Carlo prompts, shared by every model, baseline and L'", low=2, role="count"
     )
     bayes_prompts: int = param(
         help="Monte Carlo prompts at L' = L for the ratio to the Bayes risk against Theorem "
         "4.2(iii)'s sharp factor (a draw of its own; the margin there is about 2%)",
-        low=2,
+        low=2, role="count",
     )
     compare_heads: tuple[int, ...] = param(
         (1, 2, 4),
         help="H of the trained members compared (per H the lowest validation loss); "
         "must include 1 and an H >= 2",
-        low=1,
+        low=1, role="heads",
     )
     dgd_rtol: float = param(
         0.05,

@@ -49,7 +49,8 @@ class Obs1Params(TrainedParams):
         low_open=True,
     )
     show_heads: tuple[int, ...] = param(
-        (1, 2, 4), help="H of the members drawn (per H the lowest validation loss)", low=1
+        (1, 2, 4), help="H of the members drawn (per H the lowest validation loss)", low=1,
+        role="heads"
     )
 
     def validate(self) -> None:

@@ -44,10 +44,12 @@ from icl_verify import dynamics, theory
 class OptimalityParams(SettingParams):
     """HE-T4.2ii: H heads, a geometric grid of KQ scales, the optimiser's tolerances."""
 
-    H: int = param(help="heads H (3 already holds one head of each kind: +, -, dummy)", low=3)
+    H: int = param(
+        help="heads H (3 already holds one head of each kind: +, -, dummy)", low=3, role="heads"
+    )
     omega_min: float = param(help="smallest KQ scale omega of the grid", low=0, low_open=True)
     omega_max: float = param(help="largest KQ scale omega of the grid", low=0, low_open=True)
-    n_omega: int = param(help="points of the geometric omega grid", low=3)
+    n_omega: int = param(help="points of the geometric omega grid", low=3, role="count")
     gtol: float = param(1e-13, help="the optimiser's gradient-norm tolerance", low=0, low_open=True)
     rtol: float = param(
         1e-6, help="relative tolerance above the optimiser's error bounds", low=0, low_open=True

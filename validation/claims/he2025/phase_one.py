@@ -55,14 +55,16 @@ class PhaseOneParams(PhasesParams):
     sgd_lr: float = param(
         help="plain SGD learning rate: step k sits at flow time t = lr k", low=0, low_open=True
     )
-    sgd_steps: int = param(help="SGD steps", low=1)
+    sgd_steps: int = param(help="SGD steps", low=1, role="count")
     adam_lr: float = param(
         1e-3, help="Adam learning rate (drawn, not checked)", low=0, low_open=True
     )
-    adam_steps: int = param(help="Adam steps", low=1)
-    members: int = param(help="independently trained models per optimiser (ensemble)", low=2)
-    batch: int = param(help="fresh prompts per model per step", low=1)
-    train_records: int = param(help="(omega, mu) records per training", low=1)
+    adam_steps: int = param(help="Adam steps", low=1, role="count")
+    members: int = param(
+        help="independently trained models per optimiser (ensemble)", low=2, role="ensemble"
+    )
+    batch: int = param(help="fresh prompts per model per step", low=1, role="held")
+    train_records: int = param(help="(omega, mu) records per training", low=1, role="count")
     compare_t: tuple[float, ...] = param(
         help="flow times t = lr k where SGD is compared with the flow", low=0, low_open=True
     )

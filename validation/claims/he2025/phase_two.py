@@ -47,7 +47,7 @@ class PhaseTwoParams(PhasesParams):
 
     high_d: tuple[tuple[int, int], ...] = param(
         help="further (d, L) rows, e.g. [[100, 800]] (the Lambert bound is tight at large d)",
-        low=1,
+        low=1, role="width",
     )
     eps_grid: tuple[float, ...] = param(
         (1e-3, 1e-4, 1e-5, 1e-6),

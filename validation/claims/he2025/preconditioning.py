@@ -96,11 +96,16 @@ class PreconditioningParams(TrainingParams):
         low_open=True,
         high_open=True,
     )
-    members: int = param(help="two-head members (init seeds train_seed + e)", low=2)
-    n_prompts: int = param(
-        help="Monte Carlo prompts of the fitted preconditioners and of the risks", low=64
+    members: int = param(
+        help="two-head members (init seeds train_seed + e)", low=2, role="ensemble"
     )
-    n_boot: int = param(2000, help="bootstrap resamples of the paired members", low=100)
+    n_prompts: int = param(
+        help="Monte Carlo prompts of the fitted preconditioners and of the risks", low=64,
+        role="count"
+    )
+    n_boot: int = param(
+        2000, help="bootstrap resamples of the paired members", low=100, role="count"
+    )
     omega_max: float = param(
         0.3,
         help="largest learned |omega_h| the distance allowance covers (the valley's O(ω⁴) "

@@ -44,12 +44,16 @@ class DebiasedGDGapParams(SettingParams):
     eta: float = param(0.879, help="the step eta = 2 omega mu held fixed", low=0, low_open=True)
     omega_min: float = param(0.005, help="smallest KQ scale omega (log grid)", low=0, low_open=True)
     omega_max: float = param(0.05, help="largest KQ scale omega", low=0, low_open=True)
-    n_omega: int = param(help="points of the omega grid", low=3)
-    n_prompts: int = param(help="Monte Carlo prompts (shared by all grid points)", low=2)
+    n_omega: int = param(help="points of the omega grid", low=3, role="count")
+    n_prompts: int = param(
+        help="Monte Carlo prompts (shared by all grid points)", low=2, role="count"
+    )
     fixed_omega: float = param(
         0.05, help="KQ scale of the sweep over prompt lengths", low=0, low_open=True
     )
-    L_values: tuple[int, ...] = param(help="prompt lengths of the sweep at fixed_omega", low=1)
+    L_values: tuple[int, ...] = param(
+        help="prompt lengths of the sweep at fixed_omega", low=1, role="length"
+    )
 
     def validate(self) -> None:
         check_order(self, "omega_min", "omega_max")

@@ -40,14 +40,20 @@ class ManifoldPredictionParams(SettingParams):
 
     HELD = ("n_prompts",)  # drawn at once, not in blocks
 
-    n_trials: int = param(help="random (omega, H, split) points of S_omega", low=1)
-    H_max: int = param(help="largest number of heads; H is uniform in [2, H_max]", low=2)
+    n_trials: int = param(help="random (omega, H, split) points of S_omega", low=1, role="count")
+    H_max: int = param(
+        help="largest number of heads; H is uniform in [2, H_max]", low=2, role="heads"
+    )
     omega_min: float = param(
         0.02, help="smallest KQ scale omega (log-uniform)", low=0, low_open=True
     )
     omega_max: float = param(0.6, help="largest KQ scale omega", low=0, low_open=True)
-    design_seed: int = param(2025, help="seed of the trials (the setting, not --seed)", low=0)
-    n_prompts: int = param(help="prompts on which every trial's predictions are compared", low=1)
+    design_seed: int = param(
+        2025, help="seed of the trials (the setting, not --seed)", low=0, role="count"
+    )
+    n_prompts: int = param(
+        help="prompts on which every trial's predictions are compared", low=1, role="count"
+    )
 
     def validate(self) -> None:
         check_order(self, "omega_min", "omega_max")

@@ -44,10 +44,14 @@ class SingleHeadParams(SettingParams):
 
     omega_min: float = param(0.3, help="smallest KQ scale omega of the grid", low=0, low_open=True)
     omega_max: float = param(0.75, help="largest KQ scale omega of the grid", low=0, low_open=True)
-    n_omega: int = param(help="grid points in omega (evenly spaced)", low=2)
-    n_prompts: int = param(help="Monte Carlo prompts per replicate", low=2)
-    n_replicates: int = param(help="independent replicates; their spread gives the SE", low=2)
-    degree: int = param(4, help="degree of the polynomial fitted to the profile", low=2)
+    n_omega: int = param(help="grid points in omega (evenly spaced)", low=2, role="count")
+    n_prompts: int = param(help="Monte Carlo prompts per replicate", low=2, role="count")
+    n_replicates: int = param(
+        help="independent replicates; their spread gives the SE", low=2, role="count"
+    )
+    degree: int = param(
+        4, help="degree of the polynomial fitted to the profile", low=2, role="count"
+    )
 
     def validate(self) -> None:
         check_order(self, "omega_min", "omega_max")

@@ -49,13 +49,14 @@ class OneStepRiskParams(Params):
 
     sigma2: float = param(0.1, help="label-noise variance sigma^2", low=0)
     cases: tuple[tuple[int, int], ...] = param(
-        help="(d, L) pairs, each checked at every step", low=1
+        help="(d, L) pairs, each checked at every step", low=1, role="count"
     )
     etas: tuple[float, ...] = param(
         help="steps eta checked in every case, besides eta*_GD and eta*_dGD", low=0
     )
     n_prompts: tuple[int, ...] = param(
-        help="Monte Carlo prompts per case (tiny L has heavy-tailed losses: more prompts)", low=2
+        help="Monte Carlo prompts per case (tiny L has heavy-tailed losses: more prompts)", low=2,
+        role="count"
     )
 
     def validate(self) -> None:
@@ -186,12 +187,13 @@ class ProportionalParams(Params):
     cases: tuple[tuple[float, float], ...] = param(
         help="(xi, sigma2) pairs: the limit d/L -> xi and the noise variance (> 0)",
         low=0,
-        low_open=True,
+        low_open=True, role="count",
     )
     d_values: tuple[int, ...] = param(
-        help="dimensions d (L = d/xi) extrapolated to d -> inf; two or more, distinct", low=1
+        help="dimensions d (L = d/xi) extrapolated to d -> inf; two or more, distinct", low=1,
+        role="width"
     )
-    n_prompts: int = param(help="Monte Carlo prompts per (case, d)", low=2)
+    n_prompts: int = param(help="Monte Carlo prompts per (case, d)", low=2, role="count")
 
     def validate(self) -> None:
         if any(len(case) != 2 for case in self.cases):

@@ -63,7 +63,7 @@ class RobustnessParams(SettingParams):
         "(heavy-ball momentum)",
     )  # fmt: skip
     batches: tuple[int, ...] = param(
-        help="prompts per member per step, one grid axis", low=1
+        help="prompts per member per step, one grid axis", low=1, role="held"
     )
     lr_factors: tuple[float, ...] = param(
         (1.0, 3.0),
@@ -78,15 +78,22 @@ class RobustnessParams(SettingParams):
     )
     adamw_decay: float = param(0.01, help="AdamW's decoupled weight decay", low=0)
     members: int = param(
-        help="two-head members per grid point (init seeds train_seed + e)", low=1
+        help="two-head members per grid point (init seeds train_seed + e)", low=1, role="ensemble"
     )
-    steps: int = param(help="optimizer steps (online: fresh prompts every step)", low=1)
-    train_seed: int = param(0, help="init seed of member 0 and of the training data", low=0)
-    log_every: int = param(help="omega_h, mu_h and circuits logged every this many steps", low=1)
+    steps: int = param(
+        help="optimizer steps (online: fresh prompts every step)", low=1, role="count"
+    )
+    train_seed: int = param(
+        0, help="init seed of member 0 and of the training data", low=0, role="count"
+    )
+    log_every: int = param(
+        help="omega_h, mu_h and circuits logged every this many steps", low=1, role="count"
+    )
     checkpoint_every: int = param(
-        help="checkpoint (resumable) every this many steps; 0 = only at the end", low=0
+        help="checkpoint (resumable) every this many steps; 0 = only at the end", low=0,
+        role="count"
     )
-    validation_batch: int = param(help="fixed validation prompts per member", low=1)
+    validation_batch: int = param(help="fixed validation prompts per member", low=1, role="held")
     omega_max: float = param(
         0.3,
         help="largest common KQ scale of a paired member: the manifold check allows the "

@@ -60,7 +60,9 @@ MAX_Z = 4.0  # SEs of a Monte Carlo mean allowed on top of the derived terms
 class SoftmaxNormParams(Params):
     """The three sweeps of Figure 20, the Monte Carlo size and the regime thresholds."""
 
-    d: int = param(5, help="covariate dimension of sweep (i) (the paper's d = 5)", low=1)
+    d: int = param(
+        5, help="covariate dimension of sweep (i) (the paper's d = 5)", low=1, role="width"
+    )
     omega: float = param(
         0.2,
         help="score scale of sweep (i): above the learned 0.13-0.17 so the 1/L term is "
@@ -68,7 +70,7 @@ class SoftmaxNormParams(Params):
         low=0,
         low_open=True,
     )
-    L_fixed: tuple[int, ...] = param(help="prompt lengths of sweep (i)", low=2)
+    L_fixed: tuple[int, ...] = param(help="prompt lengths of sweep (i)", low=2, role="length")
     omega_proportional: float = param(
         0.25,
         help="score scale of sweep (ii) (d = L/8): rho passes rho_fails by L = 320",
@@ -82,9 +84,10 @@ class SoftmaxNormParams(Params):
         low_open=True,
     )
     L_proportional: tuple[int, ...] = param(
-        help="prompt lengths of sweeps (ii) and (iii), multiples of 8 (d = L/8)", low=8
+        help="prompt lengths of sweeps (ii) and (iii), multiples of 8 (d = L/8)", low=8,
+        role="length"
     )
-    samples: int = param(help="Monte Carlo samples of L||p||^2 per point", low=2)
+    samples: int = param(help="Monte Carlo samples of L||p||^2 per point", low=2, role="held")
     rho_holds: float = param(
         0.2, help="rho at or below which the expansion is judged to hold", low=0, low_open=True
     )
@@ -98,7 +101,7 @@ class SoftmaxNormParams(Params):
         low=0,
         low_open=True,
     )
-    bins: int = param(40, help="histogram bins per sweep (log-spaced)", low=5)
+    bins: int = param(40, help="histogram bins per sweep (log-spaced)", low=5, role="count")
 
     def validate(self) -> None:
         if any(L % 8 for L in self.L_proportional):

@@ -54,14 +54,18 @@ ROUNDING = 4 * np.finfo(float).eps
 class BoundParams(StageTwoParams):
     """HE-S2-BOUND: designed sign-matched and S_omega points, and the HE-S2 flows' end states."""
 
-    n_points: int = param(help="random sign-matched points, and as many points on S_omega", low=1)
-    H_max: int = param(8, help="largest number of heads of a designed point (H uniform)", low=2)
+    n_points: int = param(
+        help="random sign-matched points, and as many points on S_omega", low=1, role="held"
+    )
+    H_max: int = param(
+        8, help="largest number of heads of a designed point (H uniform)", low=2, role="heads"
+    )
     omega_min: float = param(0.02, help="smallest |omega_h| (log-uniform)", low=0, low_open=True)
     omega_max: float = param(0.6, help="largest |omega_h|", low=0, low_open=True)
     mu_max: float = param(10.0, help="largest |mu_h| (log-uniform from mu_max/100)", low=0,
                           low_open=True)  # fmt: skip
     points_seed: int = param(45, help="seed of the designed points (the setting, not --seed)",
-                             low=0)  # fmt: skip
+                             low=0, role="count")  # fmt: skip
     def validate(self) -> None:
         super().validate()
         check_order(self, "omega_min", "omega_max")

@@ -41,14 +41,14 @@ FAMILY_RATE = 0.01
 class SteinParams(Params):
     """HE-C-STEIN: random (omega, x_q, beta) configurations and the examples per configuration."""
 
-    d: int = param(5, help="covariate dimension d", low=1)
+    d: int = param(5, help="covariate dimension d", low=1, role="width")
     sigma2: float = param(0.1, help="label-noise variance sigma^2", low=0)
-    n_configs: int = param(help="random (omega, x_q, beta) configurations", low=1)
+    n_configs: int = param(help="random (omega, x_q, beta) configurations", low=1, role="count")
     omega_min: float = param(0.02, help="smallest omega (log-uniform)", low=0, low_open=True)
     omega_max: float = param(0.6, help="largest omega", low=0, low_open=True)
-    n_examples: int = param(help="Monte Carlo examples per configuration", low=2)
+    n_examples: int = param(help="Monte Carlo examples per configuration", low=2, role="count")
     design_seed: int = param(3, help="seed of the configurations (the setting, not --seed)",
-                             low=0)  # fmt: skip
+                             low=0, role="count")  # fmt: skip
 
     HELD_AT_LEAST = 1
 

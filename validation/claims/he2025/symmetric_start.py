@@ -39,7 +39,7 @@ class InitParams(SymmetricStartParams):
     init_t_end: float = param(
         50.0, help="horizon of the symmetric full-vs-reduced comparison", low=0, low_open=True
     )
-    n_asymmetric: int = param(help="perturbed starts", low=1)
+    n_asymmetric: int = param(help="perturbed starts", low=1, role="count")
     asymmetry: float = param(
         0.1,
         help="each coordinate of Def. B.1 scaled by 1 + U(-a, a): the perturbation a",
@@ -48,7 +48,9 @@ class InitParams(SymmetricStartParams):
         high_open=True,
     )
     asym_t_end: float = param(help="flow time of the perturbed starts", low=0, low_open=True)
-    design_seed: int = param(22, help="seed of the perturbations (the setting, not --seed)", low=0)
+    design_seed: int = param(
+        22, help="seed of the perturbations (the setting, not --seed)", low=0, role="count"
+    )
 
 
 def predict_init(params: InitParams) -> Prediction:

@@ -52,7 +52,7 @@ class TrainedSingleHeadParams(TrainedParams):
     """HE-4.12-TRAINED: the one-head members of the trained ensemble and the prompts read."""
 
     kernel_prompts: int = param(help="prompts on which each member meets its kernel regressor",
-                                low=2)  # fmt: skip
+                                low=2, role="count")  # fmt: skip
     kernel_atol: float = param(
         help="allowed RMS(model - kernel regressor) / RMS(model): HE-OBS1's pattern allowance "
         "on each off-pattern block, twice (KQ and OV each move the prediction)",

@@ -67,20 +67,26 @@ from icl_verify import dynamics, numerics, theory
 class TrueLossParams(SettingParams):
     """HE-C-TRUELOSS: the start, the SGD on the true loss, the Monte Carlo of the loss."""
 
-    heads: int = param(4, help="heads H of the kernel-sum model", low=1)
+    heads: int = param(4, help="heads H of the kernel-sum model", low=1, role="heads")
     init_low: float = param(
         0.01, help="smallest |omega_h|, |mu_h| of the random start", low=0, low_open=True
     )
     init_high: float = param(0.05, help="largest |omega_h|, |mu_h| of the random start", high=0.1)
-    design_seed: int = param(0, help="seed of the random start (the setting, not --seed)", low=0)
+    design_seed: int = param(
+        0, help="seed of the random start (the setting, not --seed)", low=0, role="count"
+    )
     lr: float = param(help="SGD step: step k sits at flow time t = lr k", low=0, low_open=True,
                       high=0.05)  # fmt: skip
-    steps: int = param(help="SGD steps", low=1)
-    members: int = param(help="SGD runs from the start, each on its own prompts", low=2)
-    batch: int = param(help="fresh prompts per member per step", low=1)
-    log_every: int = param(help="(omega, mu) recorded every this many steps", low=1)
-    loss_every: int = param(help="true loss evaluated at every this many records", low=1)
-    n_prompts: int = param(help="Monte Carlo prompts of each true-loss value", low=2)
+    steps: int = param(help="SGD steps", low=1, role="count")
+    members: int = param(
+        help="SGD runs from the start, each on its own prompts", low=2, role="ensemble"
+    )
+    batch: int = param(help="fresh prompts per member per step", low=1, role="held")
+    log_every: int = param(help="(omega, mu) recorded every this many steps", low=1, role="count")
+    loss_every: int = param(
+        help="true loss evaluated at every this many records", low=1, role="count"
+    )
+    n_prompts: int = param(help="Monte Carlo prompts of each true-loss value", low=2, role="count")
     phase_one_fraction: float = param(
         0.5,
         help="Phase I window: records while the flow's max |omega_h| <= this x d^{-1/2}",
