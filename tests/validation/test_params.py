@@ -142,7 +142,8 @@ def test_sizes_that_cannot_fit_are_refused_with_the_estimate():
 
 
 def test_a_class_holds_only_counts_it_has():
-    """`Params.HELD` names count fields of its class (a misspelt name would hold nothing)."""
+    """`Params.HELD` names count fields of its class, and a trained Chen claim's `EVALUATED`
+    names fields of its class (a misspelt name would hold nothing, or fail)."""
     from icl_verify.validation.registry import all_claims
 
     for claim in all_claims():
@@ -150,6 +151,8 @@ def test_a_class_holds_only_counts_it_has():
         roles = {field.name: field.metadata.get("role") for field in fields}
         for name in claim.params.HELD:
             assert roles.get(name) == "count", (claim.id, name)
+        for name in getattr(claim.params, "EVALUATED", ()):  # Chen et al.'s trained claims
+            assert name in roles, (claim.id, name)
 
 
 # The counts measured as held at once (each count of every claim set to 1e8 under a 12 GiB

@@ -40,6 +40,7 @@ Presets (times on one core of this 2-core CPU, `benchmarks/encoder_size_study.py
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -117,20 +118,30 @@ class TrainedParams(Params):
         """Every training the claim reads."""
         raise NotImplementedError
 
+    #: The prompt counts of one evaluation, drawn together per member (tuning and reading
+    #: prompts): `footprint` holds their sum. A subclass names its own fields.
+    EVALUATED: ClassVar[tuple[str, ...]] = ()
+
+    def probe_tokens(self) -> int:
+        """Tokens of the longest prompt an evaluation feeds beyond the trainings' (0: none)."""
+        return 0
+
     def footprint(self) -> Footprint:
-        """The largest batch of prompts an ensemble holds: the training batch or an
-        evaluation's prompts (the tuning and the reading prompts are drawn together), per
-        member, each with every layer's states, the FFN's and the attention scores, kept for
-        the backward pass (float32)."""
+        """The largest batch of prompts an ensemble holds: the training batch, another held
+        count (a field of role "held") or an evaluation's prompts (`EVALUATED`, drawn
+        together), per member, each with every layer's states, the FFN's and the attention
+        scores, kept for the backward pass (float32)."""
         trainings = self.trainings()
         members = len(self.sigmas) * self.replicates
-        evaluated = getattr(self, "n_tune", 0) + getattr(self, "n_prompts", 0)
-        held = max(evaluated, *(getattr(self, name, 1) for name in
-                                ("batch", "n_regime", "n_fit", "n_importance")))  # fmt: skip
+        held = max(
+            sum(getattr(self, name) for name in self.EVALUATED),
+            *(getattr(self, f.name) for f in dataclasses.fields(self)
+              if f.metadata.get("role") == "held"),
+        )  # fmt: skip
         tokens = max(
             *(t.model_config().positions if t.architecture == "decoder" else t.n + t.q
               for t in trainings),
-            getattr(self, "n_probe", 0) + getattr(self, "q_probe", 0),
+            self.probe_tokens(),
         )  # fmt: skip
         layers = max(t.layers for t in trainings)
         per_token = (layers + 5) * self.d_hid + max(t.heads for t in trainings) * tokens

@@ -56,6 +56,8 @@ class DecoderParams(TrainedParams):
     )
     bootstrap: int = param(2000, help="bootstrap resamples of the models", low=10, role="count")
 
+    EVALUATED = ("n_prompts",)
+
     def validate(self) -> None:
         super().validate()
         if self.k > self.n_train:

@@ -74,6 +74,8 @@ class HeadsParams(EncoderParams):
         help="prompts per member and n where risks are read", low=2, role="count"
     )
 
+    EVALUATED = ("n_tune", "n_prompts")
+
     def validate(self) -> None:
         super().validate()
         if min(self.n_eval) > self.few_shot:

@@ -44,6 +44,8 @@ class ImportanceParams(EncoderParams):
     )
     bootstrap: int = param(2000, help="bootstrap resamples of the models", low=10, role="count")
 
+    EVALUATED = ("n_prompts",)
+
 
 def predict_importance(params: ImportanceParams) -> Prediction:
     """Layer 1 uses every head (share 1), each later layer one (share 0), per h > 1."""

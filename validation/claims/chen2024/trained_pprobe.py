@@ -67,6 +67,11 @@ class PProbeParams(EncoderParams):
         role="count"
     )
 
+    EVALUATED = ("n_tune", "n_prompts")
+
+    def probe_tokens(self) -> int:
+        return self.n_probe + self.q_probe
+
     def validate(self) -> None:
         super().validate()
         if self.probe_depth not in self.layers:

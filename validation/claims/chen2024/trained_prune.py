@@ -64,6 +64,8 @@ class PruneParams(EncoderParams):
         help="the h > 1 pruned (the paper: 4 and 8)", low=2, role="heads"
     )
 
+    EVALUATED = ("n_prompts",)
+
     def validate(self) -> None:
         super().validate()
         if not set(self.prune_heads) <= set(self.heads):
