@@ -135,7 +135,7 @@ def table_decoder(params: DecoderParams, prediction: Prediction, measurement: Me
     return "\n".join(rows)
 
 
-# The quick decoder (d_hid 32, h = 4, 3 layers, 48 tokens, 150 steps) exercises the path only,
+# The quick decoder (d_hid 32, h = 4, 3 layers, 48 tokens, 60 steps) exercises the path only,
 # as the encoders' quick size does; the paper's size is a GPU's (the GPU issue's command).
 DECODER_PRESETS = {
     "smoke": DecoderParams(
@@ -143,8 +143,8 @@ DECODER_PRESETS = {
         steps=40, batch=16, checkpoint_every=20, n_regime=32, n_prompts=128, bootstrap=100,
     ),
     "quick": DecoderParams(
-        d_hid=32, heads=4, layers=(3,), sigmas=(0.1,), replicates=2, lr=1e-3, steps=150,
-        checkpoint_every=150, n_regime=128, n_prompts=512,
+        d_hid=32, heads=4, layers=(3,), sigmas=(0.1,), replicates=2, lr=1e-3, steps=60,
+        checkpoint_every=60, n_regime=128, n_prompts=512,
     ),
     "paper": DecoderParams(
         d_hid=256, heads=8, layers=(4, 5, 6), footnote_layers=3, footnote_heads=4,
