@@ -138,3 +138,21 @@ def test_a_local_run_changes_no_page_of_the_site(tmp_path):
     shutil.copytree(run.run_dir / "figures", checkout / "results" / "figures")
     assert record_pages(checkout) == clean
 
+
+
+def test_every_public_name_of_every_layer_has_a_reference_entry_where_users_import_it():
+    """The API reference (`site_pages.api_pages`) renders each exported name under the path
+    users type; a name exported and left out of it fails here, as does a page missing from
+    the site's navigation (mkdocs.yml)."""
+    import icl_verify
+    from icl_verify import dynamics, numerics, theory
+    from icl_verify.validation.site_pages import API_MODULES, api_pages
+
+    text = b"".join(api_pages().values()).decode()
+    exported = {f"icl_verify.{n}" for n in icl_verify._API} | {
+        f"{layer.__name__}.{n}" for layer in (theory, dynamics, numerics) for n in layer.__all__
+    }
+    missing = sorted(path for path in exported if f'heading: "{path}"' not in text)
+    assert missing == []
+    nav = (ROOT / "mkdocs.yml").read_text()
+    assert all(f"- api/{page}.md" in nav for _, page, _ in API_MODULES)
