@@ -139,6 +139,11 @@ def stage_one_end(setting: Setting, num_heads: int, scale: float, tolerance: flo
     return growth + math.log(1.0 / tolerance) / (2.0 * c * num_heads)
 
 
+#: The cache name of `random_init_stages`'s arrays and the version of the code making them (bump
+#: it when a change can alter them; `validation.cache.producers`).
+ARTEFACT, ARTEFACT_VERSION = "random-init-stages", 1
+
+
 def random_init_stages(
     setting: Setting,
     num_heads: int,

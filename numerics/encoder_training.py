@@ -90,7 +90,10 @@ class EncoderTraining:
     checkpoint_every: int = 0  # checkpoint every this many steps (0: only at the end)
     validation_batch: int = 256  # fixed validation prompts per member
 
-    ARTEFACT: ClassVar[str] = "trained-encoders"  # its cache name (`validation.cache.PRODUCERS`)
+    # its cache name, and the version of the code making it: bump it when a change can alter
+    # what `make` returns (`validation.cache.producers`; tests/validation/test_cache_versions.py)
+    ARTEFACT: ClassVar[str] = "trained-encoders"
+    ARTEFACT_VERSION: ClassVar[int] = 1
     precision: ClassVar[str] = "float32"  # no field: `MixedPrecisionTraining`'s (tf32, bf16)
 
     def with_precision(self, precision: str) -> EncoderTraining:
@@ -271,7 +274,10 @@ class PrunedTraining:
     kept: tuple
     steps: int
 
-    ARTEFACT: ClassVar[str] = "pruned-encoders"  # its cache name (`validation.cache.PRODUCERS`)
+    # its cache name, and the version of the code making it: bump it when a change can alter
+    # what `make` returns (`validation.cache.producers`; tests/validation/test_cache_versions.py)
+    ARTEFACT: ClassVar[str] = "pruned-encoders"
+    ARTEFACT_VERSION: ClassVar[int] = 1
 
     def inputs(self) -> tuple[EncoderTraining]:
         return (self.training,)

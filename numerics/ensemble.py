@@ -98,7 +98,10 @@ class EnsembleTraining:
     weight_decay: float = 0.0
     momentum: float = 0.0
 
-    ARTEFACT: ClassVar[str] = "trained-ensemble"  # its cache name (`validation.cache.PRODUCERS`)
+    # its cache name, and the version of the code making it: bump it when a change can alter
+    # what `make` returns (`validation.cache.producers`; tests/validation/test_cache_versions.py)
+    ARTEFACT: ClassVar[str] = "trained-ensemble"
+    ARTEFACT_VERSION: ClassVar[int] = 1
 
     def __post_init__(self) -> None:
         rho = check_rho(self.rho)

@@ -129,6 +129,11 @@ def isotropic_risks(
     )
 
 
+#: The cache name of `isotropic_setting`'s arrays and the version of the code making them (bump
+#: it when a change can alter them; `validation.cache.producers`).
+ARTEFACT, ARTEFACT_VERSION = "isotropic-setting", 4
+
+
 def isotropic_setting(
     d: int,
     n: int,

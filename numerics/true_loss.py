@@ -88,7 +88,10 @@ class TrueLossTraining:
     log_every: int  # (omega, mu) recorded every this many steps (and at step 0)
     seed: int  # seed of the prompt stream
 
-    ARTEFACT: ClassVar[str] = "true-loss-train"  # its cache name (`validation.cache.PRODUCERS`)
+    # its cache name, and the version of the code making it: bump it when a change can alter
+    # what `make` returns (`validation.cache.producers`; tests/validation/test_cache_versions.py)
+    ARTEFACT: ClassVar[str] = "true-loss-train"
+    ARTEFACT_VERSION: ClassVar[int] = 1
 
     def make(self, device="cpu", checkpoint_dir=None, progress=False, deadline=None, inputs=()):
         """`train_true_loss` of this training (short: no checkpoints, no deadline)."""

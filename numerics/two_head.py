@@ -41,7 +41,10 @@ class TwoHeadTraining:
     seed: int  # seed of member 0
     validation_batch: int = 1024  # fixed validation prompts per member
 
-    ARTEFACT: ClassVar[str] = "two-head-train"  # its cache name (`validation.cache.PRODUCERS`)
+    # its cache name, and the version of the code making it: bump it when a change can alter
+    # what `make` returns (`validation.cache.producers`; tests/validation/test_cache_versions.py)
+    ARTEFACT: ClassVar[str] = "two-head-train"
+    ARTEFACT_VERSION: ClassVar[int] = 1
 
     def make(self, device="cpu", checkpoint_dir=None, progress=False, deadline=None, inputs=()):
         """`train_two_head` of this training (the artefact protocol of `validation.Runtime`)."""

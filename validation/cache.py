@@ -2,8 +2,8 @@
 
 An artefact lives under `<root>/<key>/`, where key is the SHA-256 of the canonical
 JSON of its name, its full configuration (keys sorted, no whitespace) and the version of
-the code that makes it: the producer's version in `PRODUCERS` (bumped whenever a change
-can alter what it returns; `tests/validation/test_cache_versions.py` fails when the code a
+the code that makes it: the producer's version, declared beside it (`producers`; bumped
+whenever a change can alter what it returns; `tests/validation/test_cache_versions.py` fails when the code a
 producer runs changes and its version does not) and the package's version. Any change of
 configuration or of that code gives a new directory, so a cached result is never stale; the
 same configuration finds the finished result (rerun) or the trainer's checkpoint (a killed
@@ -23,11 +23,14 @@ from __future__ import annotations
 
 import ast
 import fcntl
+import functools
 import hashlib
 import importlib.util
+import inspect
 import io
 import json
 import os
+import pkgutil
 import shutil
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -63,16 +66,38 @@ class Producer:
     module: str  # e.g. "icl_verify.numerics.ensemble"
 
 
-#: Every kind of cached artefact, by its cache name. A name not here cannot be cached.
-PRODUCERS: Mapping[str, Producer] = MappingProxyType({
-    "trained-ensemble": Producer(1, "icl_verify.numerics.ensemble"),
-    "trained-encoders": Producer(1, "icl_verify.numerics.encoder_training"),
-    "pruned-encoders": Producer(1, "icl_verify.numerics.encoder_training"),
-    "two-head-train": Producer(1, "icl_verify.numerics.two_head"),
-    "true-loss-train": Producer(1, "icl_verify.numerics.true_loss"),
-    "random-init-stages": Producer(1, "icl_verify.dynamics.random_init"),
-    "isotropic-setting": Producer(4, "icl_verify.numerics.isotropic"),
-})  # fmt: skip
+#: The packages whose modules declare the kinds of cached artefact (`producers`).
+PRODUCING_PACKAGES = ("icl_verify.numerics", "icl_verify.dynamics")
+
+
+@functools.cache
+def producers() -> Mapping[str, Producer]:
+    """Every kind of cached artefact, by its cache name, as the code declares it: beside what
+    makes it, as ``ARTEFACT`` (the name) and ``ARTEFACT_VERSION`` (the version), on a class a
+    module of `PRODUCING_PACKAGES` defines (a training spec, e.g. `numerics.EnsembleTraining`)
+    or at a module's top level (a function's arrays, e.g. `numerics.isotropic`). A name not
+    here cannot be cached; one declared twice is an error. Imports those packages' modules
+    (torch among them) on first use.
+
+    >>> producers()["trained-ensemble"]
+    Producer(version=1, module='icl_verify.numerics.ensemble')
+    """
+    found: dict[str, Producer] = {}
+    for package in PRODUCING_PACKAGES:
+        for info in pkgutil.iter_modules(importlib.import_module(package).__path__):
+            module = importlib.import_module(f"{package}.{info.name}")
+            owners = [module, *(value for value in vars(module).values()
+                                if inspect.isclass(value) and value.__module__ == module.__name__
+                                and "ARTEFACT" in vars(value))]  # fmt: skip
+            for owner in owners:
+                name = vars(owner).get("ARTEFACT")
+                if name is None:
+                    continue
+                if name in found:
+                    raise RuntimeError(f"cache name {name!r} declared twice: in "
+                                       f"{found[name].module} and {module.__name__}")  # fmt: skip
+                found[name] = Producer(vars(owner)["ARTEFACT_VERSION"], module.__name__)
+    return MappingProxyType(dict(sorted(found.items())))
 
 
 def config_key(name: str, config: Mapping[str, Any]) -> str:
@@ -86,7 +111,7 @@ def config_key(name: str, config: Mapping[str, Any]) -> str:
     >>> config_key("model", {"d": 5})
     Traceback (most recent call last):
     ...
-    ValueError: name must be a producer of validation.cache.PRODUCERS, got 'model'
+    ValueError: name must be a producer of validation.cache.producers(), got 'model'
     """
     text = canonical_json(_described(name, config))
     return hashlib.sha256(text.encode()).hexdigest()
@@ -94,9 +119,10 @@ def config_key(name: str, config: Mapping[str, Any]) -> str:
 
 def _described(name: str, config: Mapping[str, Any]) -> dict:
     """What a key is made of: the name, the configuration and the code's versions."""
-    if name not in PRODUCERS:
-        raise ValueError(f"name must be a producer of validation.cache.PRODUCERS, got {name!r}")
-    code = {"producer": PRODUCERS[name].version, "package": icl_verify.__version__}
+    known = producers()
+    if name not in known:
+        raise ValueError(f"name must be a producer of validation.cache.producers(), got {name!r}")
+    code = {"producer": known[name].version, "package": icl_verify.__version__}
     return {"name": name, "config": config, "code": code}
 
 

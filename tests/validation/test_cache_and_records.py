@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 from icl_verify.validation.cache import (
-    PRODUCERS,
+    producers,
     ArtefactCache,
     canonical_json,
     config_key,
@@ -50,7 +50,7 @@ def test_cached_arrays_and_json_are_computed_once(tmp_path):
     assert folder.name == config_key("isotropic-setting", {"n": 5})
     stored = json.loads((folder / "config.json").read_text())
     assert (stored["name"], stored["config"]) == ("isotropic-setting", {"n": 5})
-    assert stored["code"]["producer"] == PRODUCERS["isotropic-setting"].version
+    assert stored["code"]["producer"] == producers()["isotropic-setting"].version
 
 
 def test_a_failed_computation_leaves_nothing_cached(tmp_path):
@@ -105,10 +105,10 @@ def test_the_key_holds_the_version_of_the_code_that_makes_the_artefact(monkeypat
     import icl_verify
 
     before = config_key("trained-ensemble", {"d": 5})
-    bumped = dict(cache.PRODUCERS)
+    bumped = dict(cache.producers())
     bumped["trained-ensemble"] = cache.Producer(2, "icl_verify.numerics.ensemble")
     with monkeypatch.context() as patched:
-        patched.setattr(cache, "PRODUCERS", bumped)
+        patched.setattr(cache, "producers", lambda: bumped)
         assert config_key("trained-ensemble", {"d": 5}) != before
     with monkeypatch.context() as patched:
         patched.setattr(icl_verify, "__version__", "99.0")

@@ -1,10 +1,10 @@
 """The cache knows the code: a producer whose code changed has a new version.
 
-`producer_digests.json` records, per producer of `validation.cache.PRODUCERS`, the version
+`producer_digests.json` records, per producer of `validation.cache.producers()`, the version
 and the digest of its code (`validation.cache.code_digest`: its module and every icl_verify
 module it imports, docstrings and comments left out). The test fails when the code changed
 and the version did not, and when a version was bumped without recording its code. After a
-change that can alter what a producer returns: bump its version in `validation/cache.py`,
+change that can alter what a producer returns: bump its ARTEFACT_VERSION (beside it),
 then record it:
 
     python tests/validation/test_cache_versions.py --record
@@ -19,7 +19,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from icl_verify.validation.cache import PRODUCERS, code_digest
+from icl_verify.validation.cache import code_digest, producers
+
+PRODUCERS = producers()
 
 RECORD = Path(__file__).with_name("producer_digests.json")
 
@@ -35,8 +37,8 @@ def test_a_producer_whose_code_changed_has_a_new_version(name):
     version, digest = PRODUCERS[name].version, code_digest(PRODUCERS[name].module)
     if digest != recorded["digest"]:
         assert version != recorded["version"], (
-            f"{name}: its code changed but its version is still {version}: bump it in "
-            f"validation/cache.py PRODUCERS (cached artefacts of the old code would be read), "
+            f"{name}: its code changed but its version is still {version}: bump "
+            f"its ARTEFACT_VERSION (cached artefacts of the old code would be read), "
             f"then run {Path(__file__).name} --record"
         )
     assert (version, digest) == (recorded["version"], recorded["digest"]), (
