@@ -24,7 +24,7 @@ from pathlib import Path
 
 # page -> the screenshot's height in pixels: a claim page whole, down to its verdicts and figures
 PAGES = {"claims/HE-P4.1/": 7200, "derivations/manifold/": 1800, "findings-explained/": 1800,
-         "paper/": 2400, "paper/cpu-1/report/": 1800}
+         "paper/": 2400, "paper/cpu-1/report/": 1800, "api/": 1800, "api/theory/": 1800}
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--hide-scrollbars")  # fmt: skip

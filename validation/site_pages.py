@@ -11,27 +11,20 @@ own is read with `icl-verify report`, not by rebuilding the site.
 
 from __future__ import annotations
 
-import ast
-import importlib
-import inspect
-import pkgutil
 from pathlib import Path
-from types import ModuleType
 
 from icl_verify.validation import published, site
 from icl_verify.validation.registry import all_claims
 
-__all__ = ["API_MODULES", "about_page", "api_pages", "derivation_pages", "public_names",
-           "record_pages", "site_pages"]
+__all__ = ["about_page", "derivation_pages", "record_pages", "site_pages"]
 
 
 def site_pages(root: Path) -> dict[str, bytes]:
     """The generated files of the site built from the checkout at ``root``: site path ->
     content (pages as UTF-8 markdown, figures as PNG bytes): `record_pages` and
-    `derivation_pages`, the API reference (`api_pages`) and the page saying what the site was
-    built from (`about_page`)."""
-    return (record_pages(root) | derivation_pages() | api_pages()
-            | {"about.md": about_page().encode()})  # fmt: skip
+    `derivation_pages`, and the page saying what the site was built from (`about_page`); the
+    API reference is docs/site/api_reference.py's."""
+    return record_pages(root) | derivation_pages() | {"about.md": about_page().encode()}
 
 
 #: The papers checked, as their publishers cite them (BibTeX).
@@ -160,107 +153,3 @@ def derivation_pages() -> dict[str, bytes]:
         files[f"derivations/{name}.md"] = site.derivation_page(name).encode()
     return files
 
-
-#: The modules whose public names the API reference documents, as users import them, with
-#: their page and title: the package's functions (run, sweep, ...), each layer's flat exports,
-#: and what adding a claim of one's own uses.
-API_MODULES = (
-    ("icl_verify", "index", "Running claims: icl_verify"),
-    ("icl_verify.testing", "testing", "Claims in a test suite: icl_verify.testing"),
-    ("icl_verify.theory", "theory", "Closed forms: icl_verify.theory"),
-    ("icl_verify.dynamics", "dynamics", "Gradient flows: icl_verify.dynamics"),
-    ("icl_verify.numerics", "numerics", "Simulation: icl_verify.numerics"),
-    ("icl_verify.statistics", "statistics", "Statistics: icl_verify.statistics"),
-    ("icl_verify.validation.claim", "claim", "A claim of one's own: icl_verify.validation.claim"),
-    ("icl_verify.validation.params", "params", "Claim parameters: icl_verify.validation.params"),
-    ("icl_verify.figures.style", "figures", "Figures: icl_verify.figures.style"),
-)
-
-
-def public_names(module: str) -> list[str]:
-    """The public names of ``module`` as users import them: its ``__all__`` where it has one;
-    else every name not starting with ``_`` that it defines (not a module, not an import).
-
-    >>> "run" in public_names("icl_verify") and "gd_path" in public_names("icl_verify.numerics")
-    True
-    """
-    mod = importlib.import_module(module)
-    if module == "icl_verify":  # the package: its functions and constants, not its modules
-        names = [n for n in dir(mod) if not n.startswith("_")]
-        return sorted(n for n in names if not isinstance(getattr(mod, n), ModuleType))
-    if hasattr(mod, "__all__"):
-        return sorted(mod.__all__)
-    return sorted(n for n in vars(mod) if not n.startswith("_") and _defined_in(mod, n))
-
-
-def _defined_in(mod: ModuleType, name: str) -> bool:
-    value = getattr(mod, name)
-    if isinstance(value, ModuleType):
-        return False
-    if inspect.isclass(value) or inspect.isfunction(value):
-        return value.__module__ == mod.__name__
-    return name in _assigned(mod)
-
-
-def _assigned(mod: ModuleType) -> set[str]:
-    """The names a module assigns at its top level (its constants), from its source."""
-    tree = ast.parse(inspect.getsource(mod))
-    names = set()
-    for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else (
-            [node.target] if isinstance(node, ast.AnnAssign) else [])
-        names |= {t.id for t in targets if isinstance(t, ast.Name)}
-    return names
-
-
-def _defining_path(module: str, name: str) -> str:
-    """Where ``module.name`` is defined (the path the reference's renderer reads it from):
-    a function's or class's own module, or the submodule assigning a constant."""
-    mod = importlib.import_module(module)
-    value = getattr(mod, name)
-    if inspect.isclass(value) or inspect.isfunction(value):
-        return f"{value.__module__}.{value.__qualname__}"
-    if name in _assigned(mod) or not hasattr(mod, "__path__"):
-        return f"{module}.{name}"
-    for info in pkgutil.iter_modules(mod.__path__):  # a constant a package exports
-        sub = importlib.import_module(f"{module}.{info.name}")
-        if name in _assigned(sub):
-            return f"{sub.__name__}.{name}"
-    return f"{module}.{name}"
-
-
-def api_pages() -> dict[str, bytes]:
-    """The API reference: a page per module of `API_MODULES`, each public name (`public_names`)
-    rendered from its docstring under the path users type (``icl_verify.numerics.gd_path``,
-    not where it is defined), with its signature and defaults; private bases hidden.
-
-    >>> pages = api_pages()
-    >>> sorted(pages)[:3]
-    ['api/claim.md', 'api/dynamics.md', 'api/figures.md']
-    """
-    pages = {}
-    for module, page, title in API_MODULES:
-        mod = importlib.import_module(module)
-        summary = " ".join((inspect.getdoc(mod) or "").split("\n\n")[0].split())
-        lines = [f"# {title}", "", summary, ""]
-        if page == "index":
-            lines += ["The other pages: " + ", ".join(
-                f"[{m}]({p}.md)" for m, p, _ in API_MODULES if p != "index") + ".", ""]
-        for name in public_names(module):
-            lines += [
-                f"::: {_defining_path(module, name)}",
-                "    options:",
-                f'      heading: "{module}.{name}"',
-                "      show_root_heading: true",
-                "      show_root_toc_entry: true",
-                "      heading_level: 2",
-                "      show_bases: false",
-                "      show_signature: true",
-                "      separate_signature: true",
-                "      show_signature_annotations: false",
-                "      members_order: source",
-                "      filters: [\"!^_\"]",
-                "",
-            ]
-        pages[f"api/{page}.md"] = "\n".join(lines).encode()
-    return pages
