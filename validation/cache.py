@@ -3,11 +3,11 @@
 An artefact lives under `<root>/<key>/`, where key is the SHA-256 of the canonical
 JSON of its name, its full configuration (keys sorted, no whitespace) and the version of
 the code that makes it: the producer's version, declared beside it (`producers`; bumped
-whenever a change can alter what it returns; `tests/validation/test_cache_versions.py` fails when the code a
-producer runs changes and its version does not) and the package's version. Any change of
-configuration or of that code gives a new directory, so a cached result is never stale; the
-same configuration finds the finished result (rerun) or the trainer's checkpoint (a killed
-training resumes). Files are written atomically (temporary file, then
+whenever a change can alter what it returns; `tests/validation/test_cache_versions.py` fails
+when the code a producer runs changes and its version does not) and the package's version.
+Any change of configuration or of that code gives a new directory, so a cached result is
+never stale; the same configuration finds the finished result (rerun) or the trainer's
+checkpoint (a killed training resumes). Files are written atomically (temporary file, then
 `os.replace`), so a killed process leaves either the old file or the new one, and a
 reader (which reads a file whole through one open handle) sees one or the other.
 

@@ -6,10 +6,10 @@ import json
 import numpy as np
 import pytest
 from icl_verify.validation.cache import (
-    producers,
     ArtefactCache,
     canonical_json,
     config_key,
+    producers,
     write_atomic,
 )
 from icl_verify.validation.records import SCHEMA_VERSION, RunRecord, load_run
