@@ -38,7 +38,8 @@ How to add a claim, the whole checklist:
      changes only the measurement. A trained model: ``runtime.trained(spec)`` (a training
      of `numerics` that knows how to make and load itself); another expensive artefact:
      ``runtime.cached(name, config, fn)`` with every input in ``config`` and ``name`` a
-     producer of `validation.cache.producers()` (its version is part of the key). No
+     producer of `validation.cache.producers()` (a new one declares ``ARTEFACT`` and
+     ``ARTEFACT_VERSION`` beside its function in `numerics`; its version is part of the key). No
      ``import torch`` and no thread settings here: the executor runs every claim on one
      torch thread (`tests/test_layers.py` checks the first);
    - ``checks(params)``: one ``Check(quantity, rule, label)`` per compared quantity, with a
