@@ -198,10 +198,12 @@ def tuning_data(params: TunedGDParams, tuned: list, bound, over: str = "n") -> d
     }
 
 
-def trend_rule(params: UpperBoundParams, theorem: str) -> BoundTrend:
+def trend_rule(
+    params: UpperBoundParams, theorem: str, quantity: str = "tuned risk"
+) -> BoundTrend:
     why = (
-        f"{theorem} bounds the risk up to one constant and logs (reference §4.5): the slope of "
-        "log(tuned risk / full bound, logs included) vs log n must be <= "
+        f"{theorem} bounds the {quantity} up to one constant and logs (reference §4.5): the "
+        f"slope of log({quantity} / full bound, logs included) vs log n must be <= "
         f"{params.margin:g}, since a log^k factor moves a local slope by ~k/ln n, and the "
         "bound is not tight, so decaying faster than it is consistent. SE: independent "
         f"evaluation prompts per n ({params.reps}), tuned on separate prompts (no selection bias)."

@@ -462,12 +462,16 @@ def checks_isotropic(params: IsotropicParams) -> tuple[Check, ...]:
     return (
         Check(
             "pregd_upper",
-            BoundTrend("at_most", x=n, justification=upper_why),
+            BoundTrend("at_most", x=n, justification=f"{upper_why}, over n ≳ d (d = {params.d})"),
             "pre-gd ≤ C·bound, n ≳ d",
         ),
         Check(
             "pregd_upper_wide",
-            BoundTrend("at_most", x=wide, justification=upper_why),
+            BoundTrend(
+                "at_most", x=wide,
+                justification=f"{upper_why}, over d ≳ n (d = {params.d_wide}), the "
+                "sample-poor regime of Theorem 5.3",
+            ),
             "pre-gd ≤ C·bound, d ≳ n",
         ),
         Check("ols_exact", ZScore(ols_why, rel_resolution=0.2), "OLS vs σ²d/(n−d−1)"),
@@ -478,12 +482,19 @@ def checks_isotropic(params: IsotropicParams) -> tuple[Check, ...]:
         ),
         Check(
             "baseline_lower",
-            BoundTrend("at_least", x=n, justification=lower_why),
+            BoundTrend(
+                "at_least", x=n,
+                justification=f"{lower_why}; over n ≳ d the bound is the variance σ²d/n",
+            ),
             "best of ridge/GD ≥ c·σ²d/n",
         ),
         Check(
             "baseline_lower_wide",
-            BoundTrend("at_least", x=wide, justification=lower_why),
+            BoundTrend(
+                "at_least", x=wide,
+                justification=f"{lower_why}; over d ≳ n the bound is the unlearnt part "
+                "1 − n/d of the signal plus its noise σ²n/d",
+            ),
             "best of ridge/GD ≥ c·(1 − n/d + σ²n/d)",
         ),
         Check(

@@ -132,9 +132,15 @@ def checks_proof(params: UpperBoundParams) -> tuple[Check, ...]:
         "d6": "D.6: variance / (ηt log t ‖R̂Xᵀε/n‖²) bounded",
         "d7": "D.7: ‖R̂Xᵀε/n‖² vs its independent-R̂ expectation",
     }
+    quantities = {"d4": "concentration gap", "d5": "scaled bias", "d6": "scaled variance",
+                  "d7": "noise correlation"}  # fmt: skip
+    whence = {"same": "with R̂ from the labels GD fits (the proof's setting)",
+              "independent": "with R̂ from an independent sample (the cross term's mean "
+                             "then vanishes)"}  # fmt: skip
     for source in SOURCES:
         for lemma, label in lemmas.items():
-            checks.append(Check(f"{lemma}_{source}", trend_rule(params, f"Lemma {lemma[1]}."),
+            rule = trend_rule(params, f"Lemma D.{lemma[1]}, {whence[source]},", quantities[lemma])
+            checks.append(Check(f"{lemma}_{source}", rule,
                                 f"{label}, R̂ from the {source} labels"))  # fmt: skip
     checks.append(
         Check(
