@@ -7,6 +7,7 @@ facade (`icl_verify.run`, `icl_verify.testing`) included.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import inspect
 import pkgutil
@@ -53,7 +54,8 @@ def _defined_in(mod: ModuleType, name: str) -> bool:
     return name in _assigned(mod)
 
 
-def _assigned(mod: ModuleType) -> set[str]:
+@functools.cache  # each module's source parsed once, however many names ask
+def _assigned(mod: ModuleType) -> frozenset[str]:
     """The names a module assigns at its top level (its constants), from its source."""
     tree = ast.parse(inspect.getsource(mod))
     names = set()
@@ -65,7 +67,7 @@ def _assigned(mod: ModuleType) -> set[str]:
         )
         for target in targets:
             names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
-    return names
+    return frozenset(names)
 
 
 def _defining_module(module: str, name: str) -> str:
