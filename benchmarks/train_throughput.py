@@ -110,13 +110,13 @@ def profile(E: int, steps: int) -> dict:
     """Milliseconds per step of one process on one thread, by phase: drawing the E members' data,
     forward + backward, the Adam update (the trainer's loop without its bookkeeping)."""
     import torch.nn.functional as F  # noqa: N812
+    from icl_verify.numerics._training.loop import stream_seed
     from icl_verify.numerics.models import MultiHeadAttention
-    from icl_verify.numerics.trainer import _stream_seed
 
     task = LinearRegressionTask(5, 40, 0.1)
     model = MultiHeadAttention(AttentionConfig(d=5, heads=4, ensemble=E), list(range(E)))
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
-    gens = [torch.Generator().manual_seed(_stream_seed(e, 1)) for e in range(E)]
+    gens = [torch.Generator().manual_seed(stream_seed(e, 1)) for e in range(E)]
     draw = task.sampler(torch.device("cpu"), torch.float32)
     totals = {"data": 0.0, "forward_backward": 0.0, "adam": 0.0}
     for step in range(steps + 2):  # two warm-up steps

@@ -15,6 +15,7 @@ import hashlib
 import numpy as np
 import pytest
 import torch
+from icl_verify.numerics._training.checkpoints import fingerprint
 from icl_verify.numerics.data import sample_sparse_regression
 from icl_verify.numerics.decoder import DecoderConfig, decoder_tokens
 from icl_verify.numerics.encoder import (
@@ -29,7 +30,6 @@ from icl_verify.numerics.encoder_training import (
     MixedPrecisionTraining,
     train_encoders,
 )
-from icl_verify.numerics.trainer import _fingerprint
 from icl_verify.validation.cache import canonical_json
 
 U32 = 2.0**-24  # unit roundoff of float32
@@ -50,7 +50,7 @@ def _key_text(training) -> str:
 
 
 def _fingerprint_of(training) -> str:
-    return _fingerprint(training.model_config(), training.tasks(), training.train_config("cpu"))
+    return fingerprint(training.model_config(), training.tasks(), training.train_config("cpu"))
 
 
 def test_a_float32_training_keeps_its_cache_key_and_fingerprint():

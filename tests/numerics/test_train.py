@@ -163,16 +163,16 @@ def test_two_workers_with_per_member_heads_are_bit_for_bit_the_same_run():
 
 
 def test_two_workers_resume_after_a_kill_bit_for_bit(tmp_path):
-    from icl_verify.numerics.trainer import _slices, _sub_run
+    from icl_verify.numerics._training.workers import slices, sub_run
 
     uninterrupted = train(WORKERS_MODEL, TASK, CONFIG, progress=False)
     path = tmp_path / "run.pt"
     # a killed two-worker run: worker 0 died at step 13 (part at step 10), worker 1 at 7 (step 5)
     tasks = (TASK,) * WORKERS_MODEL.ensemble
-    for i, ((lo, hi), die) in enumerate(zip(_slices(3, 2), (13, 7), strict=True)):
+    for i, ((lo, hi), die) in enumerate(zip(slices(3, 2), (13, 7), strict=True)):
         part = tmp_path / f"run.pt.part{i}of2"
         with pytest.raises(Killed):
-            run = _sub_run(WORKERS_MODEL, tasks, CONFIG, lo, hi)
+            run = sub_run(WORKERS_MODEL, tasks, CONFIG, lo, hi)
             train(*run, checkpoint_path=part, callback=_kill_at(die), progress=False)
     resumed = train(WORKERS_MODEL, TASK, TWO_WORKERS, checkpoint_path=path, resume=True,
                     progress=False)  # fmt: skip
@@ -192,7 +192,7 @@ def test_two_workers_resume_a_one_worker_checkpoint(tmp_path):
 
 
 def test_two_workers_progress_bar_counts_the_workers_steps(monkeypatch):
-    from icl_verify.numerics import trainer
+    from icl_verify.numerics._training import workers
 
     updates = []
 
@@ -207,7 +207,7 @@ def test_two_workers_progress_bar_counts_the_workers_steps(monkeypatch):
         def close(self):
             pass
 
-    monkeypatch.setattr(trainer, "tqdm", Bar)
+    monkeypatch.setattr(workers, "tqdm", Bar)
     train(WORKERS_MODEL, TASK, TWO_WORKERS, progress=True)
     # the slices' shared step counters took the bar to the end; the closing update found
     # nothing left (it completes the bar only for parts that resumed at their last step)

@@ -261,7 +261,7 @@ def test_a_run_stopped_at_its_budget_exits_3_and_the_same_run_id_finishes_it(
     import time
     from types import SimpleNamespace
 
-    import icl_verify.numerics.trainer as trainer
+    import icl_verify.numerics._training.deadline as trainer_deadline
     import icl_verify.validation.runner as runner
 
     ids = ["HE-OBS1", "HE-OBS2", "HE-MAN"]
@@ -270,8 +270,7 @@ def test_a_run_stopped_at_its_budget_exits_3_and_the_same_run_id_finishes_it(
     with monkeypatch.context() as clocks:
         clocks.setattr(runner, "time", SimpleNamespace(time=lambda: 0.0,
                                                        perf_counter=time.perf_counter))
-        clocks.setattr(trainer, "time", SimpleNamespace(time=lambda: 61.0,
-                                                        perf_counter=time.perf_counter))
+        clocks.setattr(trainer_deadline, "time", SimpleNamespace(time=lambda: 61.0))
         assert main(stopped) == 3
     err = capsys.readouterr().err
     assert "unfinished: HE-OBS1: training stopped at its deadline after step 1 of 300" in err

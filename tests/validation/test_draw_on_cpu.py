@@ -18,7 +18,7 @@ from icl_verify.numerics import (
     seeded_generator,
     train,
 )
-from icl_verify.numerics.trainer import _fingerprint
+from icl_verify.numerics._training.checkpoints import fingerprint
 from icl_verify.validation.cache import ArtefactCache, canonical_json
 from icl_verify.validation.comparison import compare_runs
 from icl_verify.validation.registry import select_claims
@@ -92,9 +92,9 @@ def test_the_default_keys_are_those_before_draw_on_cpu_existed_and_drawing_on_cp
         "device='auto', dtype='float32', log_every=10, checkpoint_every=0, "
         "data_streams='member', compile=False))"
     )
-    assert _fingerprint(model, (task,) * 3, config) == pinned_fingerprint
+    assert fingerprint(model, (task,) * 3, config) == pinned_fingerprint
     with draw_on_cpu():
-        assert _fingerprint(model, (task,) * 3, config) == pinned_fingerprint + " drawn on the CPU"
+        assert fingerprint(model, (task,) * 3, config) == pinned_fingerprint + " drawn on the CPU"
 
 
 def test_a_cpu_generator_serves_another_device_and_draw_on_cpu_puts_the_generators_there():
