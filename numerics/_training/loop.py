@@ -122,14 +122,14 @@ class _Run:
         self.fingerprint = checkpoints.fingerprint(model_config, tasks, config, initial)
         self.records: dict[str, list] = {k: [] for k in RECORD_KEYS}
         self.start, self.last_good, self.seconds_before = 0, None, 0.0
-        self.train_loss_sum = torch.zeros(E, dtype=torch.float64, device=device)  # (E,)
+        self.train_loss_sum = torch.zeros(E, dtype=torch.float64, device=device)  # (E,) since log
         state = checkpoints.load_run(checkpoint_path, device, self.fingerprint) if resume else None
         if state is not None:
             checkpoints.restore(state, self.model, self.optimizer, self.generators, config, device)
             self.records, self.seconds_before = state["records"], state["seconds"]
             self.start = self.last_good = state["step"]
             self.train_loss_sum.copy_(state["train_loss_sum"])
-        self.steps_taken = torch.full((), self.start, dtype=torch.int64, device=device)  # ()
+        self.steps_taken = torch.full((), self.start, dtype=torch.int64, device=device)  # () steps
         self.first_bad = torch.full((), -1, dtype=torch.int64, device=device)  # () -1: none yet
         self.clock = time.perf_counter()
 
@@ -164,6 +164,7 @@ class _Run:
             raise TrainingDivergedError(f"training loss became NaN or inf at step {bad}; {kept}")
 
     def checkpoint(self, step: int) -> None:
+        """Write the checkpoint of step ``step`` (`checkpoints.Checkpoint`), atomically."""
         checkpoints.save(
             checkpoints.Checkpoint(
                 format=checkpoints.FORMAT,
