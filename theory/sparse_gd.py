@@ -12,7 +12,9 @@ Lemmas D.1, D.2, D.5-D.7) and §6 (the excess risk the proofs bound, with no fac
   Theorem 5.2 ``log t sqrt(sigma^2 Tr(Sigma) log(d/delta) / n)`` (`theorem_5_2_bound`),
   Lemma D.1 ``K sqrt(s log(d/delta) / n)`` (`lemma_d1_bound`), Lemma D.2's sample size
   ``s log(d/delta) / beta^2`` (`lemma_d2_sample_size`) and an explicit-constant version of it
-  from the Gaussian tail of ``r_hat_i`` (`support_retention_sample_size`, **derived here**);
+  from the Gaussian tail of ``r_hat_i`` (`support_retention_sample_size`, **derived here**),
+  and the exact (Cramér) exponents with which its proof's per-coordinate tails fall with n
+  (`product_mean_rate`, `support_loss_rates`, **re-derived**: the lemma's constant is unstated);
 - for the ``±1/sqrt(s)`` prior of §4.3: Theorem 5.1's constants (`sign_prior_constants`),
   §4.3's bounds on ``s / (n^2 beta^2)`` in both readings (`margin_term_bounds`).
 
@@ -38,9 +40,12 @@ __all__ = [
     "margin_term_bounds",
     "population_correlations",
     "preprocessed_gd_closed_form",
+    "product_mean_rate",
     "sign_prior_constants",
+    "support_loss_rates",
     "support_margin",
     "support_retention_sample_size",
+    "SupportLossRates",
     "theorem_5_1_bound",
     "theorem_5_2_bound",
 ]
@@ -293,9 +298,13 @@ def noise_term_independent(n, spectrum, *, sigma: float) -> np.ndarray:
     n = np.asarray(n, dtype=float)
     spectrum = np.asarray(spectrum, dtype=float)
     trace_rsr = float(np.mean(spectrum**3))
-    return sigma**2 / n * (
-        trace_rsr * (1 + 1 / n)
-        + float(np.sum(spectrum**2)) * (float(np.mean(spectrum)) + sigma**2) / n
+    return (
+        sigma**2
+        / n
+        * (
+            trace_rsr * (1 + 1 / n)
+            + float(np.sum(spectrum**2)) * (float(np.mean(spectrum)) + sigma**2) / n
+        )
     )
 
 
@@ -368,3 +377,90 @@ def support_retention_sample_size(*, s: int, delta: float, beta: float, variance
     True
     """
     return 8.0 * variance * math.log(s / delta) / beta**2
+
+
+def product_mean_rate(var_x, var_y, cov, level):
+    """**[re-derived]** Cramér's exponent of the mean of n iid products ``X Y`` of a centred
+    jointly Gaussian pair (variances var_x, var_y, covariance cov > 0) falling to ``level`` < cov:
+    ``P(mean <= level) = exp(-n I + o(n))`` with ``I = sup_{theta < 0} theta level - log M(theta)``
+    and the product's moment generating function
+    ``M(theta) = ((1 - cov theta)^2 - var_x var_y theta^2)^{-1/2}``.
+
+    Setting ``d log M / d theta = level`` gives the quadratic
+    ``level D theta^2 + (D - 2 level cov) theta + level - cov = 0``, ``D = cov^2 - var_x var_y``
+    (< 0), whose root in ``(1 / (cov - sqrt(var_x var_y)), 0)`` is the maximiser. This is the
+    exact exponent of the tail that Lemma D.2's proof (Chen et al. 2024, App. D; reference
+    `chen2024.md` §4.1) bounds by a sub-exponential one with an unstated constant, for
+    ``r_hat_i = mean_k x_ki y_k`` dropping to ``|r_i| / 2`` (``X = x_i``, ``Y = sign(r_i) y``).
+    Near ``level = cov`` it is the Gaussian reading ``(cov - level)^2 / (2 Var(XY))``,
+    ``Var(XY) = var_x var_y + cov^2``. Broadcasts; float64.
+
+    >>> round(float(product_mean_rate(1.0, 1.0, 0.5, 0.25)), 6)
+    0.030024
+    >>> gauss = 0.01**2 / (2 * (1.0 + 0.25))  # the Gaussian reading, level near cov
+    >>> bool(abs(float(product_mean_rate(1.0, 1.0, 0.5, 0.49)) / gauss - 1) < 0.01)
+    True
+    """
+    var_x, var_y, cov, level = np.broadcast_arrays(
+        *(np.asarray(a, dtype=float) for a in (var_x, var_y, cov, level))
+    )
+    if np.any(cov <= 0) or np.any(level >= cov) or np.any(cov**2 >= var_x * var_y):
+        raise ValueError("product_mean_rate needs 0 < cov < sqrt(var_x var_y) and level < cov")
+    D = cov**2 - var_x * var_y  # < 0
+    a, b, c = level * D, D - 2 * level * cov, level - cov
+    low = 1.0 / (cov - np.sqrt(var_x * var_y))  # the MGF's pole on theta < 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        roots = np.stack(
+            [(-b + sign * np.sqrt(b**2 - 4 * a * c)) / (2 * a) for sign in (-1.0, 1.0)]
+        )
+        linear = -c / b  # level = 0: the quadratic is linear
+    inside = (roots < 0) & (roots > low)
+    theta = np.where(level == 0, linear, np.where(inside[0], roots[0], roots[1]))
+    return theta * level + 0.5 * np.log((1 - cov * theta) ** 2 - var_x * var_y * theta**2)
+
+
+@dataclass(frozen=True)
+class SupportLossRates:
+    """The range of Cramér exponents (`product_mean_rate`) with which a support coordinate's
+    ``P(|r_hat_i| < |r_i| / 2)`` falls with n, over the coordinates and the supports holding
+    them: ``slowest`` (the smallest Sigma_ii, the supports with the largest w*^T Sigma w*) and
+    ``fastest`` (the largest Sigma_ii, the smallest w*^T Sigma w*)."""
+
+    slowest: float
+    fastest: float
+
+
+def support_loss_rates(spectrum, *, s: int, sigma: float) -> SupportLossRates:
+    """**[re-derived]** Lemma D.2's tail, per support coordinate, for the ``±1/sqrt(s)`` prior on
+    a uniform random support of size s and ``Sigma = diag(spectrum)`` (reference `chen2024.md`
+    §4.1, §4.3): ``r_hat_i = mean_k x_ki y_k`` with ``(x_i, sign(w*_i) y)`` centred Gaussian,
+    variances ``Sigma_ii`` and ``w*^T Sigma w* + sigma^2 = q + sigma^2``
+    (``q = mean_{j in S} Sigma_jj``), covariance ``|r_i| = Sigma_ii / sqrt(s)``; its exponent of
+    dropping to ``|r_i| / 2`` (`product_mean_rate`) falls as q grows, and q over the supports
+    holding i runs from ``(Sigma_ii + the s - 1 smallest others) / s`` to ``(Sigma_ii + the
+    s - 1 largest others) / s``. spectrum (d,), d > s.
+
+    The expected number of support coordinates lost, ``E sum_{i in S} P(|r_hat_i| <
+    |r_i|/2)`` (the proof's union bound, exact as an expectation), is a positive mixture of
+    these tails, each ``~ exp(-n I) / sqrt(n)`` (Bahadur-Rao), so its log falls with n at a local
+    rate between ``slowest`` and ``fastest + 1/(2n)``.
+
+    >>> rates = support_loss_rates(np.linspace(0.5, 1.0, 64), s=4, sigma=0.5)
+    >>> round(rates.slowest, 4), round(rates.fastest, 4)
+    (0.0137, 0.0338)
+    """
+    spectrum = np.sort(np.asarray(spectrum, dtype=float))
+    d = spectrum.size
+    if d <= s or s < 1:
+        raise ValueError(f"spectrum must hold more than s >= 1 values, got d={d}, s={s}")
+    q_low, q_high = [], []
+    for i in range(d):
+        others = np.delete(spectrum, i)  # sorted
+        q_low.append((spectrum[i] + others[: s - 1].sum()) / s)
+        q_high.append((spectrum[i] + others[d - s :].sum()) / s)
+    cov = spectrum / math.sqrt(s)
+
+    def rate(q):
+        return product_mean_rate(spectrum, np.asarray(q) + sigma**2, cov, cov / 2)
+
+    return SupportLossRates(slowest=float(rate(q_high).min()), fastest=float(rate(q_low).max()))
