@@ -330,10 +330,11 @@ def figure_lemma_d2(params, prediction, measurement):
         theory = prediction.figure_data
         for value, label, style in (
             (rate.value, f"fitted: {rate.value:.4f} ± {rate.error:.4f}", dict(color=MEASURED)),
-            (theory["rate_slowest"], "slowest Cramér exponent", dict(color=THEORY, ls="--")),
-            (prediction.values["loss_rate_sharp"], "fastest + 1/(2n₀)", dict(color=THEORY, ls=":")),
+            (prediction.values["loss_rate"], "slowest secant", dict(color=THEORY, ls="--")),
+            (prediction.values["loss_rate_sharp"], "fastest secant", dict(color=THEORY, ls=":")),
+            (theory["rate_exponent"], "Cramér exponent (n → ∞)", dict(color=THEORY, ls="-.")),
             (theory["rate_bound"], "β²/(8V) (wrong: the bound as the law)",
-             dict(color=REFERENCE, ls="-.")),
+             dict(color=REFERENCE, ls="--")),
         ):  # fmt: skip
             axis.plot(span, level * np.exp(-value * (span - start)), lw=1, label=label, **style)
     axis.set(yscale="log", xlabel="n", ylabel="coordinates of S lost per prompt")

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 from icl_verify.theory.sparse_gd import (
+    coordinate_loss_probability,
     lemma_d1_bound,
     lemma_d2_sample_size,
     preprocessed_gd_closed_form,
@@ -123,13 +124,34 @@ def test_the_exponent_falls_with_the_labels_variance_and_is_gaussian_near_the_me
         product_mean_rate(0.5, 1.0, 0.25, 0.3)
 
 
+def test_the_loss_probability_is_sampled_and_its_secants_tend_to_cramers_exponent():
+    """Exact P(|mean x y| < cov/2) against 2e5 sampled means at n = 29 (an independent draw of
+    the event), and its log-secants between n and 2n approaching the Cramér exponent by the
+    Bahadur-Rao prefactor's ln(2)/(2n)."""
+    vx, vy, c, n, draws = 0.5, 1.0, 0.25, 29, 200_000
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((draws, n)) * math.sqrt(vx)
+    y = c / vx * x + rng.standard_normal((draws, n)) * math.sqrt(vy - c**2 / vx)
+    sampled = np.mean(np.abs((x * y).mean(axis=1)) < c / 2)
+    exact = coordinate_loss_probability(n, vx, vy, c)
+    assert abs(sampled - exact) < 4 * math.sqrt(exact * (1 - exact) / draws)
+    exponent = float(product_mean_rate(vx, vy, c, c / 2))
+    for m in (1000, 4000):
+        secant = math.log(coordinate_loss_probability(m, vx, vy, c)
+                          / coordinate_loss_probability(2 * m, vx, vy, c)) / m  # fmt: skip
+        assert secant - exponent == pytest.approx(math.log(2) / (2 * m), rel=0.1)
+
+
 def test_support_loss_rates_are_the_extremes_over_every_support():
-    spectrum, s, sigma = np.array([0.3, 0.45, 0.5, 0.7, 0.8, 1.0, 1.2]), 3, 0.6
-    exponents = []
+    spectrum, s, sigma, n = np.array([0.3, 0.45, 0.5, 0.7, 0.8, 1.0, 1.2]), 3, 0.6, [10, 40, 90]
+    secants, exponents = [], []
     for support in itertools.combinations(range(spectrum.size), s):
         q = spectrum[list(support)].mean()  # w*^T Sigma w* under the ±1/sqrt(s) prior
         for i in support:
-            cov = spectrum[i] / math.sqrt(s)
-            exponents.append(float(product_mean_rate(spectrum[i], q + sigma**2, cov, cov / 2)))
-    rates = support_loss_rates(spectrum[::-1], s=s, sigma=sigma)  # any order
-    assert (rates.slowest, rates.fastest) == pytest.approx((min(exponents), max(exponents)))
+            cov, var_y = spectrum[i] / math.sqrt(s), q + sigma**2
+            log_p = np.log([coordinate_loss_probability(m, spectrum[i], var_y, cov) for m in n])
+            secants.extend(-np.diff(log_p) / np.diff(n))
+            exponents.append(float(product_mean_rate(spectrum[i], var_y, cov, cov / 2)))
+    rates = support_loss_rates(spectrum[::-1], s=s, sigma=sigma, n=n)  # any order
+    assert (rates.slowest, rates.fastest) == pytest.approx((min(secants), max(secants)))
+    assert rates.exponent == pytest.approx(min(exponents))
