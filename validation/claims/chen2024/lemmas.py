@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from icl_verify.theory.sparse_gd import (
@@ -249,8 +250,10 @@ def retention_threshold(params: SupportRetentionParams) -> float:
 MIN_EVENTS = 5  # lost coordinates a grid point needs to enter the rate's fit
 
 
+@lru_cache(maxsize=4)
 def _loss_rates(params: SupportRetentionParams):
-    """`theory.sparse_gd.support_loss_rates` on the claim's spectrum and grid."""
+    """`theory.sparse_gd.support_loss_rates` on the claim's spectrum and grid (one quadrature
+    per coordinate, support extreme and n: cached for the prediction and the checks)."""
     return support_loss_rates(params.spectrum, s=params.s, sigma=params.sigma, n=params.n_values)
 
 
