@@ -25,8 +25,6 @@ computed:
   from the means of consecutive batches;
 - `loglog_slope`: the least-squares slope of log|y| on log x, with its SE from the residuals,
   and `propagated_loglog_slope`, with its SE propagated from each point's own SE;
-- `weighted_log_slope`: the inverse-variance weighted slope of log|y| on x (an exponential
-  rate), from each point's own SE;
 - `richardson`: the eps -> 0 limit of ``v0 + v2 eps^2 + O(eps^4)`` and a bound on its error;
 - `family_z_bound`: the |z| (or |t|) bound that ``count`` independent estimates together
   exceed with a given probability (Bonferroni).
@@ -57,7 +55,6 @@ __all__ = [
     "replicate_mean",
     "replicate_spread",
     "richardson",
-    "weighted_log_slope",
 ]
 
 
@@ -382,31 +379,6 @@ def propagated_loglog_slope(x, y, se) -> tuple[float, float]:
     return slope, error
 
 
-def weighted_log_slope(x, y, se) -> tuple[float, float]:
-    """The slope of log|y| on x by least squares weighted with each point's inverse variance,
-    ``(se_i / y_i)^-2`` (the delta method's), and its SE ``(sum_i w_i (x_i - xbar_w)^2)^-1/2``.
-
-    For an exponential law ``y ~ exp(slope x)`` measured at a few points with very different
-    relative errors (counts of rare events): the weights keep a point of few events from
-    weighing as much as one of many. x, y, se (n,), n >= 2 distinct x, y nonzero, se > 0.
-
-    >>> y = np.exp([0.0, -0.5, -1.0])
-    >>> slope, error = weighted_log_slope([0, 1, 2], y, 0.1 * y)  # 10% SE: 0.1 in each log
-    >>> round(slope, 12), round(error, 4)  # 0.1 / sqrt(sum (x - 1)^2) = 0.1 / sqrt(2)
-    (-0.5, 0.0707)
-    """
-    x, value, se = (np.asarray(a, dtype=float) for a in (x, y, se))
-    if x.ndim != 1 or not x.shape == value.shape == se.shape or np.unique(x).size < 2:
-        raise ValueError(f"x, y, se must be 1-D of one length with >= 2 distinct x, got {x}")
-    if not (np.all(np.isfinite(value)) and np.all(value != 0) and np.all(se > 0)):
-        raise ValueError(f"y must be finite and nonzero and se > 0, got y={value}, se={se}")
-    weights = (value / se) ** 2  # 1 / Var(log|y|)
-    centred = x - np.sum(weights * x) / np.sum(weights)
-    spread = np.sum(weights * centred**2)
-    slope = np.sum(weights * centred * np.log(np.abs(value))) / spread
-    return float(slope), float(1.0 / math.sqrt(spread))
-
-
 def richardson(values, eps) -> tuple[np.ndarray, np.ndarray]:
     """The eps -> 0 limit of ``values(eps) = v0 + v2 eps^2 + O(eps^4)`` and a bound on its error.
 
@@ -442,3 +414,4 @@ def family_z_bound(rate: float, count: int, dof: int | None = None) -> float:
 
     tail = rate / (2 * count)
     return float(norm.isf(tail) if dof is None else t.isf(tail, dof))
+

@@ -21,7 +21,7 @@ used below).
   |r_i|/2)`` (the union bound, exact as an expectation), falls exponentially in n. Its rate
   is checked over the grid points with at least `MIN_EVENTS` lost coordinates (the binomial's
   normal approximation, under which the delta method's SE of the log holds): the slope of its
-  log on n (`statistics.weighted_log_slope`) lies between the smallest and the largest secant
+  log on n (`validation.claim.weighted_log_slope`) lies between the smallest and the largest secant
   slope of a coordinate's exact loss probability between neighbouring grid points
   (`theory.sparse_gd.support_loss_rates`, re-derived: a mixture's log-secants, and any
   least-squares slope over grid points, lie between its components'). As n grows the secants
@@ -54,6 +54,7 @@ from icl_verify.validation.claim import (
     Measurement,
     Prediction,
     Source,
+    weighted_log_slope,
 )
 from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.params import ParameterError, SparseSettingParams, param
@@ -276,8 +277,8 @@ def _loss_rate(n, lost, lost_se, events) -> tuple[Estimate, np.ndarray]:
     fitted = events >= MIN_EVENTS
     if fitted.sum() < 2:
         return Estimate(0.0, math.inf), fitted
-    slope, se = statistics.weighted_log_slope(n[fitted], lost[fitted], lost_se[fitted])
-    return Estimate(-slope, se), fitted
+    slope = weighted_log_slope(n[fitted], Estimate(lost[fitted], lost_se[fitted]))
+    return Estimate(-slope.value, slope.error), fitted
 
 
 def measure_d2(params: SupportRetentionParams, runtime) -> Measurement:
