@@ -413,8 +413,9 @@ CLAIM_TRUELOSS = Claim(
     source=Source(PAPER, "App. C", "Figure 21, Prop. 4.1", APPROXIMATION_ORDER),
     statement="Four heads trained by SGD on the true loss follow gradient flow on L̃ from the "
     "same start up to Prop. 4.1's O(1/L): in Phase I exactly L̃'s flow slowed by 1 − 1/L, and "
-    "at every time a loss above L̃'s by the ω → 0 gap p(2 − p/η*)/L at the flow's μᵀω "
-    "(1/(L + D) on the manifold). The heads part where the flow leaves d max ω_h² ≤ 1 (the ω "
+    "at every time a loss above L̃'s along that slowed flow (a lag t/L, a level on a steep "
+    "fall) by the ω → 0 gap p(2 − p/η*)/L at its μᵀω (1/(L + D) on the manifold). The heads "
+    "part where the flow leaves d max ω_h² ≤ 1 (the ω "
     "peak lies beyond the regime of (4.1)), along L̃'s flat valley, where the loss does not "
     "part; the table says when and by how much.",
     params=TrueLossParams,
