@@ -232,8 +232,11 @@ def figure_lemma_f1(params, prediction, measurement):
         slope, se = data[f"exponent_{name}"], data[f"exponent_{name}_se"]
         axis.set(xscale="log", yscale="log", xlabel=name,
                  ylabel=f"{params.delta:g}-quantile / (σ²d/n) (±2 SE)")  # fmt: skip
-        axis.set_title(f"quantile's exponent in {name}: {slope:.3f} ± {se:.3f} "
-                       f"(lemma: {'+1' if name == 'd' else '−1'}, up to c)", fontsize=7.5)
+        axis.set_title(
+            f"quantile's exponent in {name}: {slope:.3f} ± {se:.3f} "
+            f"(lemma: {'+1' if name == 'd' else '−1'}, up to c)",
+            fontsize=7.5,
+        )
         axis.legend(fontsize=6)
         set_log_ticks(axis, np.unique(x))
     figure.suptitle(f"Lemma F.1: ‖Xᵀε/n‖² ≳ σ²d/n w.p. ≥ 1 − δ (σ={params.sigma:g}, "
@@ -275,8 +278,9 @@ def figure_lemma_d1(params, prediction, measurement):
 
 
 def figure_lemma_d2(params, prediction, measurement):
-    """Fraction of prompts losing a support coordinate vs c = n beta^2 / (s log(d/delta))."""
-    figure, axes = new_figure(1, width=5.0, height=3.4)
+    """(a) Fraction of prompts losing a support coordinate vs c = n beta^2 / (s log(d/delta));
+    (b) the mean number of coordinates lost vs n, with the fitted rate and the predicted range."""
+    figure, axes = new_figure(2, width=4.6, height=3.4)
     axis = axes[0, 0]
     data = measurement.figure_data
     c = np.asarray(data["c"])
@@ -308,11 +312,34 @@ def figure_lemma_d2(params, prediction, measurement):
         ylim=(-0.02, 1.02),
     )
     axis.set_title(
-        f"Lemma D.2 ({_caption(params)}); c* = {c_star:.2f}, data reach δ at c = {reached:g}",
+        f"(a) Lemma D.2 ({_caption(params)}); c* = {c_star:.2f}, data reach δ at c = {reached:g}",
         fontsize=7.5,
     )
     axis.legend(fontsize=7)
     set_log_ticks(axis, c)
+
+    axis = axes[0, 1]  # (b) E[#lost] vs n on a log scale: an exponential law is a line
+    n, lost, lost_se = (np.asarray(data[key]) for key in ("n", "lost", "lost_se"))
+    fitted = np.asarray(data["fitted"]).astype(bool)
+    shown = lost > 0
+    measured(axis, n[shown], lost[shown], lost_se[shown], "E[#lost] (±2 SE)", fmt="o", ms=4)
+    rate = measurement.values["loss_rate"]
+    if fitted.sum() >= 2:  # each line through the first fitted point, at its rate
+        start, level = n[fitted][0], lost[fitted][0]
+        span = np.linspace(start, n[shown][-1], 50)
+        theory = prediction.figure_data
+        for value, label, style in (
+            (rate.value, f"fitted: {rate.value:.4f} ± {rate.error:.4f}", dict(color=MEASURED)),
+            (prediction.values["loss_rate"], "slowest secant", dict(color=THEORY, ls="--")),
+            (prediction.values["loss_rate_sharp"], "fastest secant", dict(color=THEORY, ls=":")),
+            (theory["rate_exponent"], "Cramér exponent (n → ∞)", dict(color=THEORY, ls="-.")),
+            (theory["rate_bound"], "β²/(8V) (wrong: the bound as the law)",
+             dict(color=REFERENCE, ls="--")),
+        ):  # fmt: skip
+            axis.plot(span, level * np.exp(-value * (span - start)), lw=1, label=label, **style)
+    axis.set(yscale="log", xlabel="n", ylabel="coordinates of S lost per prompt")
+    axis.set_title("(b) E[#lost] (the union bound's sum) vs n", fontsize=7.5)
+    axis.legend(fontsize=6.5)
     return figure
 
 
@@ -404,4 +431,3 @@ def figure_proof_lemmas(params, prediction, measurement):
                     "dashed: D.4's bound scaled to the first point, D.7's exact value",
                     fontsize=8)  # fmt: skip
     return figure
-

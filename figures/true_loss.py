@@ -46,13 +46,13 @@ def figure_21(params, prediction, measurement):
     loss_axis = axes[1, 0]
     loss_axis.plot(t_flow, theory["gd_loss"], color=THEORY, label="L̃ along the L̃ flow")
     records = np.asarray(data["loss_t"])
-    predicted = np.asarray(theory["path_loss"])  # L̃ + p(2 − p/η*)/L per loss record
+    predicted = np.asarray(theory["path_loss"])  # L̃ at lr(1 − 1/L) + p(2 − p/η*)/L per record
     inside = np.asarray(theory["path_inside"]).astype(bool)
     loss_axis.plot(records, predicted, color=THEORY, ls=":", lw=0.8)
     loss_axis.plot(records[inside], predicted[inside], "x", color=THEORY, ms=5,
-                   label="L̃ + p(2 − p/η*)/L (checked: flow inside d max ω_h² ≤ 1)")  # fmt: skip
+                   label="L̃ (lr(1 − 1/L)) + p(2 − p/η*)/L (checked: d max ω_h² ≤ 1)")  # fmt: skip
     loss_axis.plot(records[~inside], predicted[~inside], "+", color=REFERENCE, ms=6,
-                   label="same, flow outside (not judged)")  # fmt: skip
+                   label="same, outside (not judged)")  # fmt: skip
     loss_axis.errorbar(data["loss_t"], data["loss"], 2 * data["loss_se"], ls="none", marker="o",
                        ms=3, color=MEASURED, label="true loss along SGD (MC, ± 2 SE)")  # fmt: skip
     loss_axis.set(xlabel="t", ylabel="loss", yscale="log", title="(c) losses on one time axis")

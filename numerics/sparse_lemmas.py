@@ -7,7 +7,8 @@ memory) and keeps, per prompt, the estimate ``r_hat = X^T y / n`` (Algorithm 1) 
 population value ``r = Sigma w*`` (numpy). Its two read-outs are the lemmas' events:
 
 - `CorrelationDraws.sup_error`: ``||R_hat - R||_2 = max_j |r_hat_j - r_j|`` (R diagonal, D.1);
-- `CorrelationDraws.support_kept`: ``|r_hat_i| >= |r_i| / 2`` on all of S (D.2).
+- `CorrelationDraws.support_lost`: how many i in S have ``|r_hat_i| < |r_i| / 2``, and
+  `CorrelationDraws.support_kept`: none (D.2).
 
 Nothing here imports `theory`.
 """
@@ -39,10 +40,15 @@ class CorrelationDraws:
         return np.abs(self.r_hat - self.r).max(axis=-1)
 
     @property
+    def support_lost(self) -> np.ndarray:
+        """How many i in the support of w* have ``|r_hat_i| < |r_i| / 2``; (N,) int."""
+        lost = np.abs(self.r_hat) < np.abs(self.r) / 2
+        return (lost & (self.w_star != 0)).sum(axis=-1)
+
+    @property
     def support_kept(self) -> np.ndarray:
         """Whether ``|r_hat_i| >= |r_i| / 2`` for every i in the support of w*; (N,) bool."""
-        kept = np.abs(self.r_hat) >= np.abs(self.r) / 2
-        return (kept | (self.w_star == 0)).all(axis=-1)
+        return self.support_lost == 0
 
 
 def sample_correlations(

@@ -12,7 +12,9 @@ Lemmas D.1, D.2, D.5-D.7) and §6 (the excess risk the proofs bound, with no fac
   Theorem 5.2 ``log t sqrt(sigma^2 Tr(Sigma) log(d/delta) / n)`` (`theorem_5_2_bound`),
   Lemma D.1 ``K sqrt(s log(d/delta) / n)`` (`lemma_d1_bound`), Lemma D.2's sample size
   ``s log(d/delta) / beta^2`` (`lemma_d2_sample_size`) and an explicit-constant version of it
-  from the Gaussian tail of ``r_hat_i`` (`support_retention_sample_size`, **derived here**);
+  from the Gaussian tail of ``r_hat_i`` (`support_retention_sample_size`, **derived here**),
+  and the exact (Cramér) exponents with which its proof's per-coordinate tails fall with n
+  (`product_mean_rate`, `support_loss_rates`, **re-derived**: the lemma's constant is unstated);
 - for the ``±1/sqrt(s)`` prior of §4.3: Theorem 5.1's constants (`sign_prior_constants`),
   §4.3's bounds on ``s / (n^2 beta^2)`` in both readings (`margin_term_bounds`).
 
@@ -33,14 +35,18 @@ import numpy as np
 __all__ = [
     "PreprocessedGD",
     "RateBound",
+    "coordinate_loss_probability",
     "lemma_d1_bound",
     "lemma_d2_sample_size",
     "margin_term_bounds",
     "population_correlations",
     "preprocessed_gd_closed_form",
+    "product_mean_rate",
     "sign_prior_constants",
+    "support_loss_rates",
     "support_margin",
     "support_retention_sample_size",
+    "SupportLossRates",
     "theorem_5_1_bound",
     "theorem_5_2_bound",
 ]
@@ -293,9 +299,13 @@ def noise_term_independent(n, spectrum, *, sigma: float) -> np.ndarray:
     n = np.asarray(n, dtype=float)
     spectrum = np.asarray(spectrum, dtype=float)
     trace_rsr = float(np.mean(spectrum**3))
-    return sigma**2 / n * (
-        trace_rsr * (1 + 1 / n)
-        + float(np.sum(spectrum**2)) * (float(np.mean(spectrum)) + sigma**2) / n
+    return (
+        sigma**2
+        / n
+        * (
+            trace_rsr * (1 + 1 / n)
+            + float(np.sum(spectrum**2)) * (float(np.mean(spectrum)) + sigma**2) / n
+        )
     )
 
 
@@ -368,3 +378,136 @@ def support_retention_sample_size(*, s: int, delta: float, beta: float, variance
     True
     """
     return 8.0 * variance * math.log(s / delta) / beta**2
+
+
+def product_mean_rate(var_x, var_y, cov, level):
+    """**[re-derived]** Cramér's exponent of the mean of n iid products ``X Y`` of a centred
+    jointly Gaussian pair (variances var_x, var_y, covariance cov > 0) falling to ``level`` < cov:
+    ``P(mean <= level) = exp(-n I + o(n))`` with ``I = sup_{theta < 0} theta level - log M(theta)``
+    and the product's moment generating function
+    ``M(theta) = ((1 - cov theta)^2 - var_x var_y theta^2)^{-1/2}``.
+
+    Setting ``d log M / d theta = level`` gives the quadratic
+    ``level D theta^2 + (D - 2 level cov) theta + level - cov = 0``, ``D = cov^2 - var_x var_y``
+    (< 0), whose root in ``(1 / (cov - sqrt(var_x var_y)), 0)`` is the maximiser. This is the
+    exact exponent of the tail that Lemma D.2's proof (Chen et al. 2024, App. D; reference
+    `chen2024.md` §4.1) bounds by a sub-exponential one with an unstated constant, for
+    ``r_hat_i = mean_k x_ki y_k`` dropping to ``|r_i| / 2`` (``X = x_i``, ``Y = sign(r_i) y``).
+    Near ``level = cov`` it is the Gaussian reading ``(cov - level)^2 / (2 Var(XY))``,
+    ``Var(XY) = var_x var_y + cov^2``. Broadcasts; float64.
+
+    >>> round(float(product_mean_rate(1.0, 1.0, 0.5, 0.25)), 6)
+    0.030024
+    >>> gauss = 0.01**2 / (2 * (1.0 + 0.25))  # the Gaussian reading, level near cov
+    >>> bool(abs(float(product_mean_rate(1.0, 1.0, 0.5, 0.49)) / gauss - 1) < 0.01)
+    True
+    """
+    var_x, var_y, cov, level = np.broadcast_arrays(
+        *(np.asarray(a, dtype=float) for a in (var_x, var_y, cov, level))
+    )
+    if np.any(cov <= 0) or np.any(level >= cov) or np.any(cov**2 >= var_x * var_y):
+        raise ValueError("product_mean_rate needs 0 < cov < sqrt(var_x var_y) and level < cov")
+    D = cov**2 - var_x * var_y  # < 0
+    a, b, c = level * D, D - 2 * level * cov, level - cov
+    low = 1.0 / (cov - np.sqrt(var_x * var_y))  # the MGF's pole on theta < 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        roots = np.stack(
+            [(-b + sign * np.sqrt(b**2 - 4 * a * c)) / (2 * a) for sign in (-1.0, 1.0)]
+        )
+        linear = -c / b  # level = 0: the quadratic is linear
+    inside = (roots < 0) & (roots > low)
+    theta = np.where(level == 0, linear, np.where(inside[0], roots[0], roots[1]))
+    return theta * level + 0.5 * np.log((1 - cov * theta) ** 2 - var_x * var_y * theta**2)
+
+
+def coordinate_loss_probability(n: int, var_x: float, var_y: float, cov: float) -> float:
+    """**[re-derived]** Exactly ``P(|mean_k X_k Y_k| < cov / 2)`` over n iid centred jointly
+    Gaussian pairs (variances var_x, var_y, covariance cov > 0): the probability that Algorithm
+    1's ``r_hat_i`` loses support coordinate i (Lemma D.2's event, Chen et al. 2024 App. D;
+    reference `chen2024.md` §4.1), ``X = x_i``, ``Y = sign(r_i) y``.
+
+    Writing ``Y = (cov / var_x) X + E`` with E independent, ``N(0, var_y - cov^2 / var_x)``, the
+    mean given ``A = sum_k X_k^2`` (var_x times a chi-square with n degrees of freedom) is
+    Gaussian, centre ``cov A / (var_x n)``, SD ``sqrt(Var E A) / n``; one quadrature over A
+    (`scipy.integrate.quad`, relative accuracy 1e-10). Its log falls with n at Cramér's
+    exponent (`product_mean_rate`) as n grows.
+
+    >>> round(coordinate_loss_probability(100, 0.5, 1.0, 0.25), 6)
+    0.041838
+    """
+    from scipy.integrate import quad
+
+    if not 0 < cov < math.sqrt(var_x * var_y) or n < 1:
+        raise ValueError(
+            f"coordinate_loss_probability needs n >= 1 and 0 < cov < sqrt(var_x var_y), got "
+            f"n={n}, var_x={var_x}, var_y={var_y}, cov={cov}"
+        )
+    noise = math.sqrt(var_y - cov**2 / var_x)  # SD of E
+    log_norm = -0.5 * n * math.log(2.0) - math.lgamma(0.5 * n)  # of the chi-square(n) density
+
+    def integrand(a):  # a = A / var_x ~ chi-square(n)
+        if a <= 0.0:
+            return 0.0
+        centre, spread = cov * a / n, noise * math.sqrt(var_x * a) * math.sqrt(2.0) / n
+        inside = 0.5 * (math.erfc((centre - cov / 2) / spread)
+                        - math.erfc((centre + cov / 2) / spread))  # fmt: skip
+        return inside * math.exp(log_norm + (0.5 * n - 1) * math.log(a) - 0.5 * a)
+
+    edges = [0.0, *(n * f for f in (0.1, 0.25, 0.5, 0.75, 1.0, 1.5)), n + 40 * math.sqrt(2 * n)]
+    return float(sum(quad(integrand, lo, hi, epsabs=0.0, epsrel=1e-10, limit=200)[0]
+                     for lo, hi in zip(edges[:-1], edges[1:], strict=True)))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SupportLossRates:
+    """How fast the expected number of support coordinates lost falls with n on a grid
+    (`support_loss_rates`): the smallest and largest secant slope ``-Δ log P_i / Δn`` of a
+    coordinate's exact loss probability between neighbouring grid points, over the coordinates
+    and the supports holding them; and ``exponent``, the smallest Cramér exponent, the rate as
+    n -> infinity."""
+
+    slowest: float
+    fastest: float
+    exponent: float
+
+
+def support_loss_rates(spectrum, *, s: int, sigma: float, n) -> SupportLossRates:
+    """**[re-derived]** Lemma D.2's proof, a tail per support coordinate and a union bound over
+    S, for the ``±1/sqrt(s)`` prior on a uniform random support of size s and ``Sigma =
+    diag(spectrum)`` (Chen et al. 2024, App. D; reference `chen2024.md` §4.1, §4.3), on the
+    sample sizes n (increasing, >= 2).
+
+    ``r_hat_i = mean_k x_ki y_k`` with ``(x_i, sign(w*_i) y)`` centred Gaussian, variances
+    ``Sigma_ii`` and ``q + sigma^2`` (``q = w*^T Sigma w* = mean_{j in S} Sigma_jj``), covariance
+    ``|r_i| = Sigma_ii / sqrt(s)``, so coordinate i's loss probability
+    (`coordinate_loss_probability`) depends on (Sigma_ii, q) alone, and grows with q; q over
+    the supports holding i runs from ``(Sigma_ii + the s - 1 smallest others) / s`` to
+    ``(Sigma_ii + the s - 1 largest others) / s``. The expected number of coordinates lost,
+    ``E sum_{i in S} P_i`` (the union bound, exact as an expectation), is a positive mixture of
+    the P_i, so its secant slope of log between two grid points lies between the smallest and
+    largest of theirs, and so does any least-squares slope of its log over grid points (a
+    positively weighted mean of secants). The secants are taken at the q extremes (the
+    loss probability's rate falls with q). spectrum (d,), d > s.
+
+    >>> rates = support_loss_rates(np.linspace(0.5, 1.0, 64), s=4, sigma=0.5, n=[29, 58, 115])
+    >>> round(rates.slowest, 4), round(rates.fastest, 4), round(rates.exponent, 4)
+    (0.0178, 0.0425, 0.0137)
+    """
+    spectrum = np.sort(np.asarray(spectrum, dtype=float))
+    n = np.asarray(n)
+    d = spectrum.size
+    if d <= s or s < 1:
+        raise ValueError(f"spectrum must hold more than s >= 1 values, got d={d}, s={s}")
+    if n.ndim != 1 or n.size < 2 or np.any(np.diff(n) <= 0) or n[0] < 1:
+        raise ValueError(f"n must be >= 2 increasing sample sizes >= 1, got {n.tolist()}")
+    secants, exponents = [], []
+    for i, variance in enumerate(spectrum):
+        others = np.delete(spectrum, i)  # sorted
+        cov = variance / math.sqrt(s)
+        for q in ((variance + others[: s - 1].sum()) / s, (variance + others[d - s :].sum()) / s):
+            log_p = np.log([coordinate_loss_probability(int(m), variance, q + sigma**2, cov)
+                            for m in n])  # fmt: skip
+            secants.append(-np.diff(log_p) / np.diff(n))
+            exponents.append(float(product_mean_rate(variance, q + sigma**2, cov, cov / 2)))
+    secants = np.concatenate(secants)
+    return SupportLossRates(float(secants.min()), float(secants.max()), min(exponents))

@@ -649,6 +649,30 @@ def propagated_loglog_slope(x, measured: Estimate) -> Estimate:
     return Estimate(*statistics.propagated_loglog_slope(x, measured.value, measured.error))
 
 
+def weighted_log_slope(x, measured: Estimate) -> Estimate:
+    """The slope of log|y| on x (an exponential rate) by least squares weighted with each
+    point's inverse variance ``(SE_i / y_i)^-2`` (the delta method's), and its SE
+    ``(sum_i w_i (x_i - xbar_w)^2)^-1/2``: for counts of rare events measured at a few x, where
+    a point of few events must not weigh as much as one of many. (Here, not in
+    `icl_verify.statistics`, whose code the cached trainings' versions are pinned to.)
+
+    >>> y = np.exp([0.0, -0.5, -1.0])
+    >>> fit = weighted_log_slope([0, 1, 2], Estimate(y, 0.1 * y))  # 10% SE: 0.1 in each log
+    >>> round(fit.value, 12), round(fit.error, 4)  # 0.1 / sqrt(sum (x - 1)^2) = 0.1 / sqrt(2)
+    (-0.5, 0.0707)
+    """
+    x, value, se = (np.asarray(a, dtype=float) for a in (x, measured.value, measured.error))
+    if x.ndim != 1 or not x.shape == value.shape == se.shape or np.unique(x).size < 2:
+        raise ValueError(f"x and the estimate must be 1-D of one length, >= 2 distinct x: {x}")
+    if not (np.all(np.isfinite(value)) and np.all(value != 0) and np.all(se > 0)):
+        raise ValueError(f"values must be finite and nonzero, SEs > 0: {value}, {se}")
+    weights = (value / se) ** 2  # 1 / Var(log|y|)
+    centred = x - np.sum(weights * x) / np.sum(weights)
+    spread = np.sum(weights * centred**2)
+    slope = np.sum(weights * centred * np.log(np.abs(value))) / spread
+    return Estimate(float(slope), float(1.0 / math.sqrt(spread)))
+
+
 @dataclass(frozen=True)
 class Check:
     """One comparison of a claim: quantity name (in Prediction/Measurement values) and its rule."""

@@ -46,6 +46,7 @@ def test_the_lemmas_events_by_hand():
     np.testing.assert_allclose(draws.sup_error, [0.1, 0.3])
     # prompt 0 keeps its support (0.5 >= 0.3); prompt 1 loses coordinate 0 (0.2 < 0.25)
     np.testing.assert_array_equal(draws.support_kept, [True, False])
+    np.testing.assert_array_equal(draws.support_lost, [0, 1])  # coordinate 2 kept: 0.4 >= 0.15
 
 
 @pytest.mark.parametrize("reps", [1, 4])

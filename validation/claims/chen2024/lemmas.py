@@ -16,6 +16,18 @@ used below).
   (`theory.sparse_gd.support_retention_sample_size`, ``n* = 8 V log(s/delta)/beta^2``): the
   failure fraction must be <= delta at every c with ``c s log(d/delta)/beta^2 >= n*``. The
   figure and record give the smallest c of the grid where the data already reach delta.
+  Below n* the lemma's content is its proof: a tail per coordinate and a union bound over S,
+  i.e. the expected number of support coordinates lost, ``E sum_{i in S} P(|r_hat_i| <
+  |r_i|/2)`` (the union bound, exact as an expectation), falls exponentially in n. Its rate
+  is checked over the grid points with at least `MIN_EVENTS` lost coordinates (the binomial's
+  normal approximation, under which the delta method's SE of the log holds): the slope of its
+  log on n (`validation.claim.weighted_log_slope`) lies between the smallest and the largest secant
+  slope of a coordinate's exact loss probability between neighbouring grid points
+  (`theory.sparse_gd.support_loss_rates`, re-derived: a mixture's log-secants, and any
+  least-squares slope over grid points, lie between its components'). As n grows the secants
+  tend to Cramér's exponent of the tail (figure). The wrong prediction reads the derived
+  Gaussian-tail bound ``s exp(-n beta^2/(8V))`` as the law (rate ``beta^2/(8V)``, 2.7 and 2.2 x
+  below the slowest secant at quick and paper size) and takes delta at every c.
 
 Measurements: `numerics.sparse_lemmas.sample_correlations`. Figures: `figures.sparse_bounds`.
 """
@@ -24,11 +36,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from icl_verify.theory.sparse_gd import (
     lemma_d1_bound,
     lemma_d2_sample_size,
+    support_loss_rates,
     support_retention_sample_size,
 )
 from icl_verify.validation.claim import (
@@ -40,6 +54,7 @@ from icl_verify.validation.claim import (
     Measurement,
     Prediction,
     Source,
+    weighted_log_slope,
 )
 from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.params import ParameterError, SparseSettingParams, param
@@ -233,32 +248,59 @@ def retention_threshold(params: SupportRetentionParams) -> float:
     )
 
 
+MIN_EVENTS = 5  # lost coordinates a grid point needs to enter the rate's fit
+
+
+@lru_cache(maxsize=4)
+def _loss_rates(params: SupportRetentionParams):
+    """`theory.sparse_gd.support_loss_rates` on the claim's spectrum and grid (one quadrature
+    per coordinate, support extreme and n: cached for the prediction and the checks)."""
+    return support_loss_rates(params.spectrum, s=params.s, sigma=params.sigma, n=params.n_values)
+
+
 def predict_d2(params: SupportRetentionParams) -> Prediction:
-    """The largest failure fraction allowed per c: delta from c* on, 1 (no claim) below."""
+    """The largest failure fraction allowed per c: delta from c* on, 1 (no claim) below; and the
+    range of the exponential rate at which the expected number of lost coordinates falls."""
     c_star = retention_threshold(params)
     level = np.where(params.c_values >= c_star, params.delta, 1.0)
-    return Prediction(values={"failure": level}, figure_data={"c_star": c_star})
+    rates = _loss_rates(params)
+    return Prediction(
+        values={"failure": level, "loss_rate": rates.slowest, "loss_rate_sharp": rates.fastest},
+        figure_data={"c_star": c_star, "rate_exponent": rates.exponent,
+                     "rate_bound": params.beta**2 / (8 * params.variance)},
+    )  # fmt: skip
+
+
+def _loss_rate(n, lost, lost_se, events) -> tuple[Estimate, np.ndarray]:
+    """-d log(E lost)/dn fitted over the points with >= MIN_EVENTS lost coordinates (their
+    mask returned beside it); with fewer than two such points no rate (SE inf: inconclusive)."""
+    fitted = events >= MIN_EVENTS
+    if fitted.sum() < 2:
+        return Estimate(0.0, math.inf), fitted
+    slope = weighted_log_slope(n[fitted], Estimate(lost[fitted], lost_se[fitted]))
+    return Estimate(-slope.value, slope.error), fitted
 
 
 def measure_d2(params: SupportRetentionParams, runtime) -> Measurement:
-    """Fraction of prompts losing a support coordinate per c, with its Agresti-Coull SE."""
-    fractions, ses = np.array(
-        [
-            statistics.proportion(
-                ~_correlations(params, int(n), runtime.seed_for(f"d2-{k}")).support_kept
-            )
-            for k, n in enumerate(runtime.progress(params.n_values.astype(int), "multiples c"))
-        ]
-    ).T
+    """Per c: the fraction of prompts losing a support coordinate (Agresti-Coull SE) and the
+    mean number of coordinates lost (SE over prompts); the rate at which the latter falls."""
+    rows = []
+    for k, n in enumerate(runtime.progress(params.n_values.astype(int), "multiples c")):
+        lost = _correlations(params, int(n), runtime.seed_for(f"d2-{k}")).support_lost  # (reps,)
+        rows.append((*statistics.proportion(lost > 0), *statistics.mean_se(lost.astype(float)),
+                     lost.sum()))  # fmt: skip
+    fractions, ses, lost, lost_se, events = np.array(rows).T
+    rate, fitted = _loss_rate(params.n_values, lost, lost_se, events)
     reached = params.c_values[fractions <= params.delta]
     return Measurement(
-        values={"failure": Estimate(fractions, ses)},
+        values={"failure": Estimate(fractions, ses), "loss_rate": rate, "loss_rate_sharp": rate},
         figure_data={
             "c": params.c_values,
             "n": params.n_values,
             "c_reached": float(reached.min()) if reached.size else math.nan,
+            "lost": lost, "lost_se": lost_se, "fitted": fitted.astype(float),
         },
-    )
+    )  # fmt: skip
 
 
 def checks_d2(params: SupportRetentionParams) -> tuple[Check, ...]:
@@ -268,21 +310,48 @@ def checks_d2(params: SupportRetentionParams) -> tuple[Check, ...]:
         "Gaussian-tail one (8 V log(s/delta)/beta^2). Below it the lemma says nothing (level 1). "
         f"Binomial SE (Agresti-Coull, {params.reps} prompts per c), 4 SE."
     )
-    return (Check("failure", Inequality("at_most", why), "P(some |r̂ᵢ| < |rᵢ|/2 on S) per c"),)
+    rates = _loss_rates(params)
+    proof = (
+        "Lemma D.2's proof, a tail per coordinate and a union bound over S: the expected number "
+        "of support coordinates lost, E Σ_S P(|r̂ᵢ| < |rᵢ|/2) (the union bound, exact as an "
+        "expectation), is a positive mixture of the coordinates' loss probabilities, so the "
+        "least-squares slope of its log on n over grid points (a positively weighted mean of "
+        "secants) lies between the smallest and largest secant slope of log Pᵢ between "
+        "neighbouring grid points over the coordinates and supports, "
+        f"{rates.slowest:.4g} and {rates.fastest:.4g} (Pᵢ exact: r̂ᵢ is a mean of Gaussian "
+        "products xᵢy, one quadrature over Σₖxₖᵢ², `theory.sparse_gd.support_loss_rates`, "
+        "re-derived; as n → ∞ the rate tends to Cramér's exponent, at slowest "
+        f"{rates.exponent:.4g}). Fitted by inverse-variance weighted least squares over the grid "
+        f"points with >= {MIN_EVENTS} lost coordinates (the binomial's normal approximation), "
+        "SE propagated from the points' (over prompts), 4 SE."
+    )
+    return (
+        Check("failure", Inequality("at_most", why), "P(some |r̂ᵢ| < |rᵢ|/2 on S) per c"),
+        Check("loss_rate", Inequality("at_least", proof),
+              "−d ln E[#lost]/dn ≥ the slowest coordinate's secant"),
+        Check("loss_rate_sharp", Inequality("at_most", proof),
+              "−d ln E[#lost]/dn ≤ the fastest coordinate's secant"),
+    )  # fmt: skip
 
 
 def d2_at_every_c(params: SupportRetentionParams, prediction: Prediction) -> Prediction:
-    """The support kept w.p. 1 - delta at every c of the grid (the lemma's constant taken as
-    the grid's smallest c): wrong where the small-n failure fraction is far above delta."""
+    """The derived Gaussian-tail bound read as the law: failure ~ s exp(-n beta^2/(8V)), i.e.
+    the support kept w.p. 1 - delta at every c of the grid (the lemma's constant taken as the
+    grid's smallest c) and the lost coordinates falling at rate beta^2/(8V): wrong where the
+    small-n failure fraction is far above delta, and where they fall faster."""
     failure = np.asarray(prediction.values["failure"])
-    return prediction.with_values(failure=np.full_like(failure, params.delta))
+    bound = prediction.figure_data["rate_bound"]
+    return prediction.with_values(failure=np.full_like(failure, params.delta), loss_rate=bound,
+                                  loss_rate_sharp=bound)  # fmt: skip
 
 
 CLAIM_D2 = Claim(
     id="CZZ-D2",
     source=Source(PAPER, "App. D, Lemma D.2"),
     statement="Once n ≳ s log(d/δ)/β², |r̂ᵢ| ≥ |rᵢ|/2 for every i in S with probability ≥ 1 − δ "
-    "(tested with the derived constant n ≥ 8V log(s/δ)/β²).",
+    "(tested with the derived constant n ≥ 8V log(s/δ)/β²); below it, as its proof's tail "
+    "and union bound say, the expected number of coordinates lost falls with n at the rates of "
+    "the coordinates' tails.",
     params=SupportRetentionParams,
     presets=D2_PRESETS,
     predict=predict_d2,
