@@ -143,8 +143,8 @@ PRESETS = trained_presets(
     ),
     # quick: 3 seeds x 8 activations, 6000 steps; the paired regime is reached by ~3000 steps at
     # lr 3e-3. Three seeds, not two: every value is a mean over an activation's paired seeds and
-    # one paired seed leaves the spread unknown (two seeds, at the ~6% trapped rate measured,
-    # left tanh with one in one of two seed sets)
+    # one paired seed leaves the spread unknown (with two seeds, the trapped members of one
+    # seed set left tanh with one)
     quick=dict(
         seeds=3,
         steps=6000,

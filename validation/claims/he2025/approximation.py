@@ -20,15 +20,12 @@ Two measurements, both of the true loss by Monte Carlo (`numerics`), never of (4
   mean, the exact finite-L risk R_dGD(eta) of §HE-4.3-RISK (checked by Monte Carlo in claim
   HE-4.3-RISK), is added back. So gap = [MC(TF) - MC(dGD)]_paired + R_dGD(eta) - Ltilde.
 
-Finding (d=5, L=40, sigma2=0.1, omega <= 0.6, mu <= 6; 2e4 prompts): on the manifold at small
-omega the gap is 1/(L + D) to within 1% (0.0220 +- 0.0001 at L=40, omega=0.1), and its slope
-against L + D is -0.996 +- 0.002. Away from small omega Ltilde is poor in both directions:
-near the valley mu ~ mu*(omega) it UNDERestimates the true loss, by 0.02-0.03 (10-13% of the
-loss; e.g. 0.2675 vs 0.2377 at omega=0.4, mu=1.0; 0.401 vs 0.350 at omega=0.575, mu=0.5),
-and at large omega with large |mu| it OVERestimates it, because c e^{d omega^2} grows without
-bound while the variance of a softmax average saturates (the weights concentrate on one
-example): at omega = 0.6, mu = 1.5 the true loss is 0.95 against Ltilde = 1.47 (relative gap
--0.55). Panel (c) of the figure (`figures.landscape`) maps the relative gap.
+Finding: on the manifold at small omega the gap is 1/(L + D), and its slope against L + D is
+-1, as derived. Away from small omega Ltilde is poor in both directions: near the valley
+mu ~ mu*(omega) it UNDERestimates the true loss, and at large omega with large |mu| it
+OVERestimates it, because c e^{d omega^2} grows without bound while the variance of a softmax
+average saturates (the weights concentrate on one example). Panel (c) of the figure
+(`figures.landscape`) maps the relative gap; the numbers are on the findings page.
 """
 
 from __future__ import annotations

@@ -17,16 +17,12 @@ to L̃, and the fitted constant max_L (L + D)|gap| per (d, ω√d).
 The decay itself is judged as a slope: per (d, ω√d) series inside, the least-squares slope
 of log|gap| on log(L + D) against −1, allowed the worst-case tilt of the next order
 (`theory.manifold_gap_slope_bias`: the finite-ω part of the gap in a band of width C − 1),
-judged where that allowance is below 1/2. Measured at quick (8192 prompts per point):
-slopes −0.992 to −0.994 (± 0.001-0.003) at ω√d = 1/4 (allowance 0.06-0.08) and −0.90 to
-−0.94 (± 0.008-0.012) at 1/2 (allowance 0.29-0.37). At the edge ω√d = 1 the allowance is
-2.4-3.2 (the next order, C − 1 = 2e, exceeds the order): (L + D)|gap| rises from 0.25 to 2.3
-at d = 10 and the gap changes sign at d = 20 near L = 40, so L <= 320 does not test the decay
-there (reported, not judged). Outside (ω√d >= 2) the fitted constants max_L (L + D)|gap| are
-8-87 at ω√d = 2 and 930-9200 at 3, above 1 + 2e = 6.44, where L̃ overestimates the loss by up
-to 160 times. Along d = L/8 at ω = 0.35 (ω√d from 0.49 to 2.2) the gap falls with 1/(L + D)
-while d ω² is small, then grows to 1.12 at L = 320 (relative −2.5): the error does not
-vanish as L grows when d grows with it. Figure: `figures.landscape`.
+judged where that allowance is below 1/2. At the edge ω√d = 1 the allowance exceeds the order
+itself (the next order, C − 1 = 2e, is larger than 1), so L <= 320 does not test the decay there
+(reported, not judged). Outside (ω√d >= 2) the fitted constants max_L (L + D)|gap| are judged
+against 1 + 2e; along d = L/proportional_ratio the gap falls with 1/(L + D) while d ω² is small,
+then grows: the error does not vanish as L grows when d grows with it. The measured slopes and
+constants are in the claim's table. Figure: `figures.landscape`.
 """
 
 from __future__ import annotations

@@ -38,17 +38,15 @@ their arithmetic (sum mu, Gamma) beside the toolkit's own H = 3 member in the sa
 The data model (reference §8 item 6): HE-5.4-MT trains on the authors' code's, an independent
 beta^(k) per task; HE-5.4-MT-PROSE reads the same statement under the prose's, one beta
 restricted to each S_k, where task k' labels carry information on task k's shared coefficients.
-They differ in what the statement assumes, so both run. Measured at quick (two seeds per H;
-seed sets train_seed 0 and 10007): under the code's model both H = 4 seeds and, in set 0, both
-H = 3 seeds reach Gamma_k ~ eta*_k 1_{S_k} (off-support <= 0.04) with per-task risks 0.415-0.432
-against 0.412, and Mode I's shared coordinates weigh 1.19 times the others; in set 1 one H = 3
-seed is still in mode II at 8000 steps (risks 0.55, 0.49; Gamma 0.5-0.8 off its support), so
-that H's mean carries a wide bar (inconclusive). Under the prose's model the H = 4 seeds find a
-better predictor than restricted debiased GD: both of set 0 and one of set 1 weigh each task's
-shared coordinates by 0.46-0.51 from its own labels and take the rest from the other task's
-(cross-task label weights), with risks 0.358-0.370 against 0.412, 12% below; there the per-task
-risk and the block pattern disagree (set 0) or are inconclusive (set 1, whose seeds split): what
-the prose's model makes optimal is not support-restricted debiased GD.
+They differ in what the statement assumes, so both run.
+
+Under the code's model the multi-head seeds reach Gamma_k ~ eta*_k 1_{S_k}, except a seed
+still in mode II at the quick preset's length (whose H then carries a wide bar,
+inconclusive). Under the prose's model the H = 4 seeds can find a better predictor than
+restricted debiased GD, taking part of each task's shared coordinates from the other task's
+labels (cross-task label weights): there the per-task risk and the block pattern can
+disagree, because what the prose's model makes optimal is not support-restricted debiased
+GD. The numbers per seed set are on the findings page.
 """
 
 from __future__ import annotations

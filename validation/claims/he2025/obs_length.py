@@ -12,18 +12,12 @@ Read on the shared trained ensemble (terms and findings: `_observations`). Predi
 prompts), paired ratios `JointMonteCarloEstimate.ratio`, slopes `propagated_loglog_slope`.
 Figure: `figures.observations`.
 
-Measured at quick (16k prompts; H = 2 and 4): MSE/GD at most 0.022 from R_dGD/R_GD (exact
-gap -0.8% at L' = 10 to +1.7% at L' = 20; allowance 0.05). Fitted slopes of log(MSE − σ²) on
-log L': H = 1 −0.648, H = 2 −0.861, H = 4 −0.846 (theory: single head on L̃ −0.738, dGD
-−0.872), so the single head's slope is 0.21 shallower (theory 0.13).
-
 The Bayes factor is judged where Theorem 4.2(iii) speaks of the trained models: GD tuned at
 ξ = d/L has risk at most 1 + κ/(σ²(1 + κ)) (κ = ξ(1+σ²)) times the Bayes risk, and the models are
-tuned at the training L. At L' = L, on 262k prompts of its own, MSE/Bayes is 2.160-2.163 ± 0.007
-against 2.209 (both seed sets: agrees, 6 SEs clear; one head, at about 3.5, would not). At other
-L' the sharp factor of L' is drawn, not judged: the models are not tuned there, and beyond
-L' ≈ 55 they exceed it (1.60 vs 1.52 at L' = 100), as R_dGD(η*(L), L') must. The uniform factor
-1 + 1/σ² = 11 (σ² = 0.1), which every model meets (1.60-3.08), is drawn only.
+tuned at the training L. At L' = L it is judged on prompts of its own (``bayes_prompts``);
+one head would exceed the factor. At other L' the sharp factor of L' is drawn, not judged: the
+models are not tuned there, and beyond some L' they exceed it, as R_dGD(η*(L), L') must. The
+uniform factor 1 + 1/σ², which every model meets, is drawn only.
 """
 
 from __future__ import annotations

@@ -29,10 +29,6 @@ heads' opposition, and the Monte Carlo risk on KMS prompts. Checks:
 - ``first_order``: the step (5.4)-(5.5): what the model applies (the least-squares
   preconditioner of its predictions on the debiased-GD features) equals its first-order
   ``Gamma_eff``, up to the next odd order of (4.10).
-
-Measured at quick (5 of 6 members paired): OV off-pattern 0.003-0.015 per head, zero-sum ratios
-0.004-0.016, first-order gaps 0.0046-0.0057 of ||Gamma*_d||, 0.016-0.019 of the allowance
-d max ω_h² = 0.30 (|ω_h| 0.235-0.244).
 """
 
 from __future__ import annotations

@@ -8,11 +8,11 @@ allowed biases are `theory.dgd_gap_omega_slope_bias` and `theory.dgd_gap_length_
 
 Figure: `figures.predictors`.
 
-Finding (quick preset, d=5, L=40, sigma2=0.1): The constant RMS / (eta omega^2 d^{3/2} L^{-1/2}) is
-reported in the figure, not checked: 0.78 at d=5, L=40 (the reference measured 0.79), against the
-large-d limit sqrt((1+sigma2)/6) = 0.428; the formula eta omega^2 d^{3/2} sqrt((1+sigma2)/(6L))
-(`theory.dgd_gap_rms_large_d`) thus underestimates the RMS by a factor 1.8 at d=5, as expected of a
-large-d formula.
+Finding: the constant RMS / (eta omega^2 d^{3/2} L^{-1/2}) is reported in the figure, not
+checked: at d = 5 it lies well above the large-d limit sqrt((1+sigma2)/6), so the formula
+eta omega^2 d^{3/2} sqrt((1+sigma2)/(6L)) (`theory.dgd_gap_rms_large_d`) underestimates the RMS
+there, as expected of a large-d formula (the figure shows the measured constant; the reference
+catalogue's §HE-T4.2i has its own measurement).
 """
 
 from __future__ import annotations

@@ -7,14 +7,12 @@ Measured: the minimum of the TRUE single-head loss over (omega, mu) by Monte Car
 
 Figure: `figures.predictors`.
 
-Finding (quick preset, d=5, L=40, sigma2=0.1): HE-4.12 disagrees. The true single-head loss is
-minimised near omega = 0.51 (not 1/sqrt(5) = 0.447), with mu = 1.51 (not 1.63) and loss 0.403 (not
-Ltilde* = 0.372). At d omega^2 = 1 the approximation (4.1) is at the edge of its regime (§HE-P4.1):
-it underestimates the true loss by ~0.035 there, and the bias depends on omega, which moves the
-minimiser. The paper's omega* is the minimiser of Ltilde, not of the true loss. The true argmin
-also depends on L, unlike 1/sqrt(d): with 6 replicates of 1e4 prompts it is 0.522 +- 0.004, 0.406
-+- 0.002, 0.375 +- 0.002 at L = 40, 160, 640 (min loss minus Ltilde*: 0.026, 0.021, 0.008), so it
-crosses 1/sqrt(d) and keeps decreasing as L grows.
+Finding: HE-4.12 disagrees. The true single-head loss is minimised above 1/sqrt(d), with a
+smaller mu and a higher loss than Ltilde*: at d omega^2 = 1 the approximation (4.1) is at the
+edge of its regime (§HE-P4.1), it underestimates the true loss there, and the bias depends on
+omega, which moves the minimiser. The paper's omega* is the minimiser of Ltilde, not of the
+true loss. The true argmin also depends on L, unlike 1/sqrt(d): it crosses 1/sqrt(d) and keeps
+decreasing as L grows. The numbers are in the claim's record and on the findings page.
 """
 
 from __future__ import annotations

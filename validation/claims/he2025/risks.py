@@ -12,8 +12,8 @@
   (`theory.compare_with_bayes`; §HE-T4.2iii). Measured: Monte Carlo at several d with L = d/xi,
   extrapolated to d -> inf by a weighted fit of risk(d) = R_inf + a/d
   (`numerics.proportional_limit`; the finite-size correction is exactly a/d for tuned debiased
-  GD, where R_dGD* - limit = 1/(L + D), and measured to be O(1/d) for Bayes:
-  d (MC - limit) ~ 0.002 in the reference).
+  GD, where R_dGD* - limit = 1/(L + D), and O(1/d) for Bayes, as the reference's Monte Carlo
+  finds).
 
 Both predictors are linear in the labels, so the Monte Carlo averages the exact conditional
 risk given the covariates. Figures: `figures.risks`.

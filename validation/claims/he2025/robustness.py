@@ -131,7 +131,8 @@ PRESETS = {
         log_every=10, checkpoint_every=0, validation_batch=256,
     ),
     # quick: 4000 steps reach the paired regime at Adam 3e-3 (HE-OBS1..4 find it by ~3k) and
-    # at SGD 0.03 with momentum 0.9 (measured: every two-head member paired at 0.03 and 0.1)
+    # at SGD 0.03 with momentum 0.9 (every two-head member of the quick run pairs at both rates;
+    # HE-OBS2's table counts them)
     "quick": RobustnessParams(
         batches=(64, 256), lr=3e-3, sgd_lr=0.03, members=2, steps=4000, log_every=25,
         checkpoint_every=1000, validation_batch=1024,

@@ -11,16 +11,15 @@ computed once), integrated by `dynamics.random_init_stages`:
   the paper's Figure 7, which its text cites as "Figure (8)" (reference §HE-S1, §7). The
   median over runs is compared (one trapped run cannot move it); the fractions count the
   runs. Finding: the same-sign trap (below) keeps a fraction of the runs from ever becoming
-  zero-sum; they end at mu^T omega = 1/(1+e kappa) = 0.728 (quick: 21 of 40 at H = 2, 3-5 of
-  40 at H = 3, 0-1 of 40 at H = 4, none at H = 8, over two seed sets), so the claim as
-  stated for every H disagrees at H = 2.
+  zero-sum; they end at mu^T omega = 1/(1+e kappa), about half the runs at H = 2, fewer at
+  H = 3, rarely or never at H = 4 and 8 (the counts per H are in the claim's table), so the
+  claim as stated for every H disagrees at H = 2.
 - HE-S2 (Stage II): |omega_h| equal across non-dummy heads (homogeneous KQ scaling) and the
   end state on S_omega (4.7). Finding: from iid N(0, 1e-4) starts a fraction of H = 2 and
   H = 3 runs ends instead at the all-same-sign single-head optimum (omega_h = 1/sqrt(d) for
-  every head, Ltilde = 1 + sigma2 - 1/(1 + e kappa) = 0.3721 at d=5, L=40 vs 0.2209 on the
-  valley), a critical point with a PSD Hessian; the claim as stated ("the flow reaches
-  S_omega") is checked for every H and disagrees at H = 2 (quick preset: 21 of 40 runs
-  end there at H = 2, 5 of 40 at H = 3, none at H = 4, 8).
+  every head, Ltilde = 1 + sigma2 - 1/(1 + e kappa), above the valley's), a critical point with a
+  PSD Hessian; the claim as stated ("the flow reaches S_omega") is checked for every H and
+  disagrees at H = 2, where the trapped runs are most frequent.
 
 Dummy heads are those of `icl_verify.heads.head_types`. Rates of runs are fractions k/n with
 the Agresti-Coull standard error (`icl_verify.statistics.proportion`), which stays honest at k = n.
