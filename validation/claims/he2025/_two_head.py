@@ -33,7 +33,7 @@ class SymmetricStartParams(SettingParams):
 
     eps: float = param(
         1e-3,
-        help="scale ε of the symmetric start of Def. B.1 (small: Phase I needs ε e² ≪ d^{-1/2})",
+        help="scale ε of the symmetric start of Def. B.1 (small: Phase I needs ε e² ≪ d^{−1/2})",
         low=0,
         low_open=True,
         high=0.01,

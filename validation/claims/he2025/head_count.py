@@ -111,7 +111,7 @@ class HeadsParams(TrainedParams):
     )
     equal_rtol: float = param(
         0.05,
-        help="relative difference between H allowed (the reference's 5% rule for equal |omega|)",
+        help="relative difference between H allowed (the reference's 5% rule for equal |ω|)",
         low=0,
         low_open=True,
     )
@@ -147,7 +147,7 @@ PRESETS_HEADS = trained_presets(
 
 
 def predict_heads(params: HeadsParams) -> Prediction:
-    """Equal scales and group sums across H, 2 omega mu* = 1/(1+kappa), dummy weights at 0."""
+    """Equal scales and group sums across H, 2 ω μ* = 1/(1+κ), dummy weights at 0."""
     setting = params.setting
     fine = np.geomspace(0.03, 1.0, 300)
     return Prediction(
@@ -223,8 +223,8 @@ def measure_heads(params: HeadsParams, runtime) -> Measurement:
 
 def _figure_14_data(example) -> dict[str, np.ndarray | float]:
     """Figure 14: the lowest-loss paired member of ``figure_heads`` heads with a dummy head
-    (`numerics.dummy_example`): its KQ and OV at the snapshots and its omega_h, mu_h,
-    ||KQ_h||_F along training."""
+    (`numerics.dummy_example`): its KQ and OV at the snapshots and its ω_h, μ_h,
+    ‖KQ_h‖_F along training."""
     return {
         "figure_member": float(example.member),
         "figure_has_dummy": float(example.has_dummy),
@@ -281,7 +281,7 @@ def checks_heads(params: HeadsParams) -> tuple[Check, ...]:
             "manifold_eta",
             Tolerance(
                 f"(4.8) for every H: 2ωμ*(ω) = 1/(1+κ) − O(κ d² ω⁴), at most {curvature:.2g} "
-                f"for ω <= {params.omega_max:g} (theory.manifold_limit_bound: atol); the "
+                f"for ω ≤ {params.omega_max:g} (theory.manifold_limit_bound: atol); the "
                 f"trained models minimise the true loss, not L̃, an O(1/L) difference "
                 f"(Prop. 4.1): rtol 1/L = {1 / setting.L:.3g}. Error: settled_mean (last-quarter "
                 f"mean: drift plus batch-means SE).",
@@ -325,7 +325,7 @@ CLAIM_HEADS = Claim(
     ),
     trains=default_training,
     summary=(
-        "H = 2, 3, 4, 8 reach one omega and one set of group sums; dummy heads decay (Figs. 13, 14)"
+        "H = 2, 3, 4, 8 reach one ω and one set of group sums; dummy heads decay (Figs. 13, 14)"
     ),
     catalogue=(6, 7),
     paper_figures=(

@@ -59,7 +59,7 @@ from icl_verify import numerics, theory
 
 @dataclass(frozen=True, kw_only=True)
 class Obs4Params(TypicalRunParams):
-    """HE-OBS4: the trajectories omega_h(t), mu_h(t) of the paired members."""
+    """HE-OBS4: the trajectories ω_h(t), μ_h(t) of the paired members."""
 
     show_heads: tuple[int, ...] = param(
         (1, 2, 4), help="H of the members drawn (per H the lowest validation loss)", low=1,
@@ -108,9 +108,9 @@ def predict_obs4(params: Obs4Params) -> Prediction:
 
 def measure_obs4(params: Obs4Params, runtime) -> Measurement:
     """`numerics.pattern_dynamics` of the paired members: per non-dummy head the rise and fall of
-    |omega| and the largest drop of |mu|, per group the largest drop of its OV sum, per member the
+    |ω| and the largest drop of |μ|, per group the largest drop of its OV sum, per member the
     share of logs after the pattern first forms on which it holds and whether it formed by the
-    peak of its mean |omega|; `numerics.seed_spread`: per H, the final spread across seeds over
+    peak of its mean |ω|; `numerics.seed_spread`: per H, the final spread across seeds over
     the valley's drift."""
     ensemble = runtime.trained(training(params))
     kinds = numerics.member_kinds(ensemble)
@@ -256,7 +256,7 @@ CLAIM_OBS4 = Claim(
         "absolute tolerance 0.05.",
     ),
     trains=default_training,
-    summary="|omega_h| rises then falls, |mu_h| grows, patterns appear early, persist and "
+    summary="|ω_h| rises then falls, |μ_h| grows, patterns appear early, persist and "
     "agree across seeds",
     catalogue=(2, 4),
     paper_figures=(

@@ -75,12 +75,12 @@ class Obs3Params(TrainedParams):
     compare_heads: tuple[int, ...] = param(
         (1, 2, 4),
         help="H of the trained members compared (per H the lowest validation loss); "
-        "must include 1 and an H >= 2",
+        "must include 1 and an H ≥ 2",
         low=1, role="heads",
     )
     dgd_rtol: float = param(
         0.05,
-        help="relative tolerance of the H >= 2 test MSE against the debiased-GD risk",
+        help="relative tolerance of the H ≥ 2 test MSE against the debiased-GD risk",
         low=0,
         low_open=True,
     )
@@ -171,7 +171,7 @@ def predict_obs3(params: Obs3Params) -> Prediction:
 
 
 def _bayes_bound(xi: float, sigma2: float) -> theory.BayesComparison:
-    """`theory.compare_with_bayes`, with infinite bounds when sigma2 = 0 (no finite factor)."""
+    """`theory.compare_with_bayes`, with infinite bounds when σ² = 0 (no finite factor)."""
     if sigma2 > 0:
         return theory.compare_with_bayes(xi, sigma2)
     return theory.BayesComparison(xi, 0.0, np.nan, np.nan, np.nan, np.nan, np.inf, np.inf)
@@ -184,7 +184,7 @@ def measure_obs3(params: Obs3Params, runtime) -> Measurement:
     and between lengths are paired. The dGD and GD baselines run at the steps that are optimal
     at the training L (the reference's Figure 4), a setting of the comparison taken from
     `theory.optimal_gd`; "dGD at η_eff" uses each trained model's own
-    eta_eff = sum_h omega_h mu_h (the first-order step of (4.10)).
+    η_eff = sum_h ω_h μ_h (the first-order step of (4.10)).
     """
     ensemble = runtime.trained(training(params))
     setting, lengths, seed = params.setting, list(params.lengths), runtime.seed_for("prompts")
@@ -273,7 +273,7 @@ def _paired_ratios(losses, members: list[int], baseline: str, lengths) -> np.nda
 
 def _fixed_kernels(params: Obs3Params, seed: int, device: str) -> dict[str, np.ndarray]:
     """Figure 4 (right), drawn only: Monte Carlo test MSE at every L' of the paper's fixed ± pair
-    (pair_omega, pair_mu) and of the single head at (1/sqrt(d), mu*(L')) of (4.12) with the test
+    (pair_omega, pair_mu) and of the single head at (1/√d, μ*(L')) of (4.12) with the test
     L' (as the authors' plot), on the prompts of `measure_obs3` (same sampler and seed)."""
     single = [
         theory.single_head_optimum(theory.Setting(params.d, n, params.sigma2))
@@ -399,7 +399,7 @@ def checks_obs3(params: Obs3Params) -> tuple[Check, ...]:
 CLAIM_OBS3 = Claim(
     id="HE-OBS3",
     source=Source(PAPER, "3, Obs. 3; 4.3", "Figure 4, (4.11)", BAYES_BOUND),
-    statement="Trained models with H >= 2 have nearly the test MSE of debiased one-step GD, "
+    statement="Trained models with H ≥ 2 have nearly the test MSE of debiased one-step GD, "
     "and of vanilla GD at its optimal step, at every test length L', within a constant factor "
     "of the Bayes risk (Theorem 4.2(iii)); the one-head model is worse and its error falls "
     "more slowly with L' (nonparametric against parametric rate); every softmax model "

@@ -109,7 +109,7 @@ def _figure_data(params: RandomStartParams, stages) -> dict:
 
 
 RATE = ZScore(
-    "a fraction of independent runs: Agresti-Coull SE (module doc), |z| <= 4; inconclusive "
+    "a fraction of independent runs: Agresti-Coull SE (module doc), |z| ≤ 4; inconclusive "
     "when 4 SE exceed 25 percentage points",
     max_z=4.0,
     abs_resolution=0.25,
@@ -121,8 +121,8 @@ RATE = ZScore(
 
 
 def predict_stage_one(params: StageOneParams) -> Prediction:
-    """Every run sign-matched and zero-sum (fractions 1); from the end of Stage I on, mu^T omega
-    at most 1/(1+kappa) (4.3) and at least 1/(1+kappa) - 2 `dynamics.late_product_deficit`(t)."""
+    """Every run sign-matched and zero-sum (fractions 1); from the end of Stage I on, μᵀ ω
+    at most 1/(1+κ) (4.3) and at least 1/(1+κ) - 2 `dynamics.late_product_deficit`(t)."""
     limit = 1.0 / (1.0 + params.setting.kappa)
     t = dynamics.SaveAt.log_spaced((0.0, params.t_end), n=params.n_times).ts
     window = stage_one_window(params)
@@ -142,7 +142,7 @@ def predict_stage_one(params: StageOneParams) -> Prediction:
 
 def measure_stage_one(params: StageOneParams, runtime) -> Measurement:
     """Per H: fractions of runs sign-matched at every saved time from the end of Stage I on and
-    zero-sum at t_end; the median mu^T omega over runs at each saved time of that window."""
+    zero-sum at t_end; the median μᵀ ω over runs at each saved time of that window."""
     stages = random_start_stages(params, runtime)
     start, window = stage_one_start(params), stage_one_window(params)
     medians = np.array([
@@ -187,7 +187,7 @@ def checks_stage_one(params: StageOneParams) -> tuple[Check, ...]:
             "at_least",
             "How far below 1/(1+κ) μᵀω may be at t: on the valley floor 2ωμ* lies below by "
             "κd²ω⁴/(6(1+κ)²) (4.8) and μ lags μ*(ω) by a relative 1/(24tω²(1+κ)), both at "
-            "the two-head valley law ω = (8κd²t)^{-1/6} (`dynamics.late_product_deficit`, "
+            "the two-head valley law ω = (8κd²t)^{−1/6} (`dynamics.late_product_deficit`, "
             "derived for the two-head flow; the H-head runs have |ω_h| within ~20% of it), "
             f"times 2 for that H-dependence. {median}",
         ), f"median μᵀω(t) ≥ 1/(1+κ) − 2·deficit(t) at every saved t ≥ {start:.3g}, per H"),
@@ -235,7 +235,7 @@ def _spread(times: np.ndarray) -> str:
 
 
 def predict_stage_two(params: StageTwoParams) -> Prediction:
-    """Every run homogeneous (|omega_h| equal over active heads) and on S_omega (fractions 1)."""
+    """Every run homogeneous (|ω_h| equal over active heads) and on S_omega (fractions 1)."""
     count, kappa = len(params.heads), params.setting.kappa
     return Prediction(
         values={"homogeneous": np.ones(count), "on_manifold": np.ones(count)},
@@ -247,7 +247,7 @@ def predict_stage_two(params: StageTwoParams) -> Prediction:
 
 
 def measure_stage_two(params: StageTwoParams, runtime) -> Measurement:
-    """Fractions of runs with KQ dispersion <= tol, and with Ltilde within tol of S_omega."""
+    """Fractions of runs with KQ dispersion ≤ tol, and with L̃ within tol of S_omega."""
     stages = random_start_stages(params, runtime)
     runs = [stages[h] for h in params.heads]
     return Measurement(
@@ -301,14 +301,14 @@ CLAIM_STAGE_ONE = Claim(
         "about 190 times the valley-floor deficit at the quick size (t_end = 1e4) and about "
         "18 times at the smoke size (t_end = 300).",
     ),
-    summary="Stage I: sign matching, zero-sum OV, mu^T omega -> 1/(1+kappa)",
+    summary="Stage I: sign matching, zero-sum OV, μᵀ ω → 1/(1+κ)",
     catalogue=(3, 2),
     paper_figures=(
         PaperFigure(
             7,
             ("HE-S1",),
             "dynamics:figure_stage_one",
-            "Stage I: mu^T omega against GD iterations on L̃ approaching 1/(1+κ) (the text's "
+            "Stage I: μᵀ ω against GD iterations on L̃ approaching 1/(1+κ) (the text's "
             '"Figure (8)"; the figure itself is not referenced)',
             "HE-S1's figure: μᵀω(t) of every start per H under gradient flow on L̃ (flow time t "
             "= learning rate × GD iterations) against (4.3)'s 1/(1+κ), and the fractions of "
