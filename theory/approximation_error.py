@@ -82,8 +82,7 @@ def manifold_gap_slope_bias(omega: float, lengths, d: int, sigma2: float) -> flo
     within a band of width Delta := 2 d omega^2 e^{d omega^2} as L varies (relative size
     O(d omega^2) of the omega-dependent dropped terms; Delta is the kernel factor
     2p(e^{d omega^2} - 1) of the heuristic L gap ~ 2p e^{d omega^2} - p^2, p = 2 omega mu* < 1,
-    which itself overstates the omega dependence: measured (L + D) gap is 0.989-1.006 at
-    omega = 0.1 over L = 20..320, and 1.04 (L=40) to 1.09 (L=160) at omega = 0.2). The
+    which itself overstates the omega dependence, by the Monte Carlo of HE-P4.1-MAP). The
     least-squares slope of log(1 + delta) on x = log(L + D) is then at most
     Delta * sum|x - xbar| / (2 sum (x - xbar)^2) in absolute value (worst case: delta at the
     top of the band on one side of xbar, at the bottom on the other).
@@ -104,8 +103,9 @@ def manifold_gap_slope_bias(omega: float, lengths, d: int, sigma2: float) -> flo
 def dgd_gap_rms_large_d(eta: float, omega, L, d: int, sigma2: float) -> np.ndarray:
     """RMS |y_TF - y_dGD(eta)| of the ± pair for large d: eta omega^2 d^{3/2} sqrt((1+sigma2)/(6L)).
 
-    The reference's leading-order RMS of the cubic term of (4.10) (§HE-T4.2i); at d = 5 the
-    measured RMS is about 1.8 times larger (a large-d formula). Broadcasts omega against L.
+    The reference's leading-order RMS of the cubic term of (4.10) (§HE-T4.2i); a large-d
+    formula, which underestimates the RMS at d = 5 (HE-T4.2i's figure shows by how much).
+    Broadcasts omega against L.
 
     >>> round(float(dgd_gap_rms_large_d(0.879, 0.05, 40, d=5, sigma2=0.1)), 7)
     0.0016633

@@ -28,16 +28,13 @@ and the comparison reports max |delta| / tol per check. Where it comes from:
 - FLOOR = 1e-6: a value that is itself the difference of two O(1) float32 numbers that cancel
   (CZZ-HEADS's ``more_heads``, 7.5e-8 +- 1.2e-7) carries their rounding, 16 u of O(1).
 
-Measured on the CPU, where only the summation order changed (each batch's prompts reversed: the
-same prompts; every trained claim at the smoke preset, 88 checks): most values moved by 1e-7 to
-1e-5 of themselves, 1e-5 to 1e-4 tolerances; the most, 0.2 tolerances, HE-ROBUST's member
-trained by SGD (lr 0.1, momentum 0.9), whose |omega| spread moved by 10 % of itself (0.2 sigma),
-then CZZ-IMPORTANCE, 0.014. What fails the comparison: other prompts (run seed 1 against 0
-exceeds it in 25 checks of 15 claims; the other 7 train with their setting's ``train_seed``,
-the same in both; where the error bar dwarfs the value, as for the Chen et al. claims at smoke,
-another draw can stay within it), another initialisation, a kernel that computes something
-else, or a device that silently rounds coarser (TF32's u = 2^-11 moves the values the
-first-order bound covers 8000 times more than float32).
+How far below this tolerance a run of the same prompts in another summation order falls is
+measured beside the test that uses it (`tests/validation/test_cuda_claims.py`). What fails the
+comparison: other prompts (another run seed exceeds it in many checks; the claims that train
+with their setting's ``train_seed`` keep it; where the error bar dwarfs the value, as for the
+Chen et al. claims at smoke, another draw can stay within it), another initialisation, a kernel
+that computes something else, or a device that silently rounds coarser (TF32's u = 2^-11 moves
+the values the first-order bound covers 8000 times more than float32).
 """
 
 from __future__ import annotations

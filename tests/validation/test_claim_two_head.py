@@ -35,3 +35,20 @@ def test_phase1_compare_times_must_lie_in_the_trained_time():
         smoke.with_overrides({"compare_t": "1,2,4"})
     with pytest.raises(ParameterError, match="compare_t must be increasing"):
         smoke.with_overrides({"compare_t": "2,1"})
+
+
+def test_phase_two_rates_grid_bounds_cover_a_four_times_finer_grid():
+    """The rates' error bounds are four times the change a four times finer grid makes (at the
+    quick preset, where they were set); the change must stay under a quarter of them."""
+    from icl_verify.validation.claims.he2025.phase_two import (
+        GAP_RATE_GRID_BOUND,
+        PRESETS_PHASE2,
+        RATE_GRID_BOUND,
+        _phase_two_reading,
+    )
+
+    params = PRESETS_PHASE2["quick"]
+    rate, _, gap_rate = _phase_two_reading(params)
+    fine_rate, _, fine_gap_rate = _phase_two_reading(params, points=4 * 4000 + 1)
+    assert abs(rate - fine_rate).max() <= RATE_GRID_BOUND / 4
+    assert abs(gap_rate - fine_gap_rate) <= GAP_RATE_GRID_BOUND / 4

@@ -41,7 +41,7 @@ MIN_LOGS = 12  # the noise and drift estimates (numerics.patterns) read quarters
 
 @dataclass(frozen=True, kw_only=True)
 class TrainingParams(SettingParams):
-    """How the trained-model claims train: the data model (d, L, sigma2), Adam and the logs."""
+    """How the trained-model claims train: the data model (d, L, σ²), Adam and the logs."""
 
     lr: float = param(help="Adam learning rate", low=0, low_open=True)
     steps: int = param(help="Adam steps (online: fresh prompts every step)", low=1, role="count")
@@ -52,7 +52,7 @@ class TrainingParams(SettingParams):
         low=0, role="count",
     )
     log_every: int = param(
-        help="omega_h, mu_h, circuits and loss logged every this many steps", low=1, role="count"
+        help="ω_h, μ_h, circuits and loss logged every this many steps", low=1, role="count"
     )
     checkpoint_every: int = param(
         help="checkpoint (resumable) every this many steps; 0 = only at the end", low=0,

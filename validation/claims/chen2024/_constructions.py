@@ -40,7 +40,7 @@ PRECISIONS = ("float64", "float32")
 class ConstructionParams(Params):
     """CZZ-P4.1: random (d, n, q) configurations, a few sparse-regression prompts each."""
 
-    n_configs: int = param(help="random configurations (d, n, q[, t, eta])", low=1, role="count")
+    n_configs: int = param(help="random configurations (d, n, q[, t, η])", low=1, role="count")
     n_prompts: int = param(4, help="prompts per configuration", low=1, role="count")
     d_min: int = param(
         1, help="smallest covariate dimension d (uniform in [d_min, d_max])", low=1, role="width"
@@ -51,7 +51,7 @@ class ConstructionParams(Params):
     )
     n_max: int = param(help="most in-context examples n", low=1, role="length")
     q_max: int = param(help="most queries q (uniform in [1, q_max])", low=1, role="length")
-    sigma: float = param(0.1, help="label-noise standard deviation sigma", low=0)
+    sigma: float = param(0.1, help="label-noise standard deviation σ", low=0)
     design_seed: int = param(
         2024, help="seed of the configurations and prompts", low=0, role="count"
     )
@@ -80,7 +80,7 @@ class Configuration:
 
 
 def _absolute_top_eigenvalue(X: np.ndarray, y: np.ndarray) -> float:
-    """Largest over prompts of lambda_max(|X_tilde|^T |X_tilde| / n), |X_tilde| = |X| r_abs."""
+    """Largest over prompts of λ_max(|X_tilde|^T |X_tilde| / n), |X_tilde| = |X| r_abs."""
     n = X.shape[-2]
     r_abs = np.einsum("bnd,bn->bd", np.abs(X), np.abs(y)) / n  # (B, d)
     X_abs = np.abs(X) * r_abs[:, None, :]  # (B, n, d)
@@ -146,7 +146,7 @@ def configuration_sizes(configs) -> dict[str, np.ndarray]:
 def rounding_tolerance(bound: float, precision: str, what: str) -> Tolerance:
     return Tolerance(
         f"Rounding only: network and algorithm compute the same polynomial of the prompts, so "
-        f"|network − algorithm| <= (γ_net + γ_alg) f_abs with γ_K = Ku/(1−Ku) (Higham §3), K "
+        f"|network − algorithm| ≤ (γ_net + γ_alg) f_abs with γ_K = Ku/(1−Ku) (Higham §3), K "
         f"the longest chain of roundings counted in theory.constructions.network_roundings / "
         f"algorithm_roundings (exact products by 0, 1 and sums with zeros add none); divided by "
         f"the float64 f_abs of the prompts, the bound normalised_error_bound depends only on "

@@ -45,16 +45,16 @@ class TunedGDParams(SparseSettingParams):
     """CZZ-4.3 (and the base of CZZ-T5.1 / T5.2): flat diagonal spectrum, sample sizes, tuning
     grids, repetitions."""
 
-    kappa: float = param(2.0, help="spectrum spread: Sigma_jj evenly in [1/kappa, 1]", low=1)
+    kappa: float = param(2.0, help="spectrum spread: Σ_jj evenly in [1/κ, 1]", low=1)
     n_grid: tuple[int, ...] = param(
-        help="sample sizes n (>= 3 distinct; fresh prompts per n)", low=1, role="length"
+        help="sample sizes n (≥ 3 distinct; fresh prompts per n)", low=1, role="length"
     )
     reps: int = param(
         help="prompts per n, for tuning and again for evaluation", low=2, role="ensemble"
     )
     etas: tuple[float, ...] = param(
         (0.1, 0.3, 1.0, 1.9),
-        help="step sizes in units of 1/lambda_max of each prompt's Gram (GD converges below 2)",
+        help="step sizes in units of 1/λ_max of each prompt's Gram (GD converges below 2)",
         low=0,
         high=2,
         low_open=True,
@@ -65,7 +65,7 @@ class TunedGDParams(SparseSettingParams):
     )
     delta: float = param(
         0.05,
-        help="failure probability delta in log(d/delta)",
+        help="failure probability δ in log(d/δ)",
         low=0,
         high=1,
         low_open=True,
@@ -83,7 +83,7 @@ class TunedGDParams(SparseSettingParams):
 
     @property
     def spectrum(self) -> np.ndarray:
-        """Sigma's diagonal, evenly spaced in [1/kappa, 1]; (d,)."""
+        """Σ's diagonal, evenly spaced in [1/κ, 1]; (d,)."""
         return np.linspace(1.0 / self.kappa, 1.0, self.d)
 
     @property
@@ -179,7 +179,7 @@ def risk_estimate(tuned: list) -> Estimate:
 
 
 def tuning_data(params: TunedGDParams, tuned: list, bound, over: str = "n") -> dict:
-    """What the figure and the reply quote: chosen eta and t, C = max(risk/bound), slopes;
+    """What the figure and the reply quote: chosen η and t, C = max(risk/bound), slopes;
     over the n grid, or (``over="s"``) over `s_values` of a sparsity sweep."""
     risk = risk_estimate(tuned)
     ratio = risk.value / np.asarray(getattr(bound, "value", bound))
@@ -203,7 +203,7 @@ def trend_rule(
 ) -> BoundTrend:
     why = (
         f"{theorem} bounds the {quantity} up to one constant and logs (reference §4.5): the "
-        f"slope of log({quantity} / full bound, logs included) vs log n must be <= "
+        f"slope of log({quantity} / full bound, logs included) vs log n must be ≤ "
         f"{params.margin:g}, since a log^k factor moves a local slope by ~k/ln n, and the "
         "bound is not tight, so decaying faster than it is consistent. SE: independent "
         f"evaluation prompts per n ({params.reps}), tuned on separate prompts (no selection bias)."
@@ -212,6 +212,6 @@ def trend_rule(
 
 
 def faster_bound(params: UpperBoundParams, prediction: Prediction) -> Prediction:
-    """The bound with the wrong exponent: times (n_0/n)^{3/2}, i.e. ~n^{-2} instead of n^{-1/2}."""
+    """The bound with the wrong exponent: times (n_0/n)^{3/2}, i.e. ~n^{−2} instead of n^{−1/2}."""
     n = params.n_values
     return prediction.with_values(risk=np.asarray(prediction.values["risk"]) * (n[0] / n) ** 1.5)

@@ -55,18 +55,18 @@ from icl_verify import numerics, statistics
 class AppFStepParams(SparseSettingParams):
     """CZZ-F-STEPS and CZZ-F-CROSS: Theorem 5.3's setting, F.1's step, the n grid."""
 
-    n_grid: tuple[int, ...] = param(help="sample sizes n (>= 3 distinct)", low=2, role="length")
+    n_grid: tuple[int, ...] = param(help="sample sizes n (≥ 3 distinct)", low=2, role="length")
     tasks: int = param(help="fresh prompts per n", low=2, role="count")
     chunk: int = param(64, help="prompts drawn at once (memory)", low=1, role="held")
     step_beta2: float = param(
-        0.5, help="eta beta^2: the absolute step in units of 1/beta^2 = s", low=0, high=2,
+        0.5, help="η β²: the absolute step in units of 1/β² = s", low=0, high=2,
         low_open=True, high_open=True,
     )  # fmt: skip
     step_reading: str = param(
         "beta", help="reading of F.1's condition on t (reference §7 item 11)",
         choices=STEP_READINGS,
     )  # fmt: skip
-    delta: float = param(0.1, help="delta in log(d/delta)", low=0, high=1, low_open=True,
+    delta: float = param(0.1, help="δ in log(d/δ)", low=0, high=1, low_open=True,
                          high_open=True)  # fmt: skip
     margin: float = param(
         0.1, help="largest allowed slope of log(variance/bound) vs log n (reference §4.5)", low=0
@@ -85,7 +85,7 @@ class AppFStepParams(SparseSettingParams):
 
     @property
     def eta(self) -> float:
-        """The absolute step: eta beta^2 / beta^2, beta^2 = 1/s."""
+        """The absolute step: η β² / β², β² = 1/s."""
         return self.step_beta2 * self.s
 
     @property
@@ -155,14 +155,14 @@ def checks_steps(params: AppFStepParams) -> tuple[Check, ...]:
         Check("variance", BoundTrend("at_most", x=tuple(params.n_values), margin=params.margin,
                                      justification="F.1's variance bound up to one constant "
                                      "(reference §4.5): slope of log(variance/bound) vs log n "
-                                     f"<= {params.margin:g}; SE from the fresh prompts per n"),
+                                     f"≤ {params.margin:g}; SE from the fresh prompts per n"),
               "variance ≤ C·ηt log t (σ²log(d/δ)/n + σ²s d log²(d/δ)/n²)"),
     )  # fmt: skip
 
 
 def noise_free_bias(params: AppFStepParams, prediction: Prediction) -> Prediction:
-    """Wrong: a bias bound 1e-6 times F.1's sigma^2/n (the bias cannot be that small at n's
-    step count: it falls like (1 - eta beta^2)^{2t} with t ~ 2 log(n s / sigma^2))."""
+    """Wrong: a bias bound 1e-6 times F.1's σ²/n (the bias cannot be that small at n's
+    step count: it falls like (1 - η β²)^{2t} with t ~ 2 log(n s / σ²))."""
     return prediction.with_values(bias_vs_noise=1e-6 * prediction.values["bias_vs_noise"])
 
 

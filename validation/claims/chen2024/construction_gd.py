@@ -36,13 +36,13 @@ from icl_verify import numerics
 
 @dataclass(frozen=True, kw_only=True)
 class GDConstructionParams(ConstructionParams):
-    """CZZ-P4.2: as CZZ-P4.1, with t GD layers (uniform in [1, t_max]) and a step size eta."""
+    """CZZ-P4.2: as CZZ-P4.1, with t GD layers (uniform in [1, t_max]) and a step size η."""
 
     t_max: int = param(help="most GD layers t", low=1, role="length")
     eta_scale_min: float = param(
-        0.1, help="smallest rho = eta t lambda_abs (eta's scale, see module)", low=0, low_open=True
+        0.1, help="smallest ρ = η t λ_abs (η's scale, see module)", low=0, low_open=True
     )
-    eta_scale_max: float = param(2.0, help="largest rho = eta t lambda_abs", low=0, low_open=True)
+    eta_scale_max: float = param(2.0, help="largest ρ = η t λ_abs", low=0, low_open=True)
 
     def validate(self) -> None:
         super().validate()

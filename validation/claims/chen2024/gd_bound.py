@@ -48,7 +48,7 @@ def checks_5_2(params: UpperBoundParams) -> tuple[Check, ...]:
 CLAIM_T52 = Claim(
     id="CZZ-T5.2",
     source=Source(PAPER, "5, Thm 5.2, App. E"),
-    statement="Plain GD with eta ≲ 1/||Σ|| and eta t ≍ (σ²Tr(Σ)log(d/δ)/n)^{-1/2} has excess "
+    statement="Plain GD with η ≲ 1/‖Σ‖ and η t ≍ (σ²Tr(Σ)log(d/δ)/n)^{−1/2} has excess "
     "risk ≲ log t √(σ²Tr(Σ)log(d/δ)/n).",
     params=UpperBoundParams,
     presets=PRESETS,

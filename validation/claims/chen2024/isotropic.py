@@ -62,33 +62,33 @@ from icl_verify import numerics, statistics
 
 @dataclass(frozen=True, kw_only=True)
 class IsotropicParams(SparseSettingParams):
-    """CZZ-T5.3: d, s, sigma are the n >~ d regime; d_wide, sigma_wide the d >~ n regime."""
+    """CZZ-T5.3: d, s, σ are the n ≳ d regime; d_wide, σ_wide the d ≳ n regime."""
 
     n_grid: tuple[int, ...] = param(
-        help="sample sizes n of the n >~ d regime (each >= 2d)", low=1, role="length"
+        help="sample sizes n of the n ≳ d regime (each ≥ 2d)", low=1, role="length"
     )
-    d_wide: int = param(help="dimension of the d >~ n regime", low=1, role="width")
-    sigma_wide: float = param(help="noise standard deviation of the d >~ n regime", low=0)
+    d_wide: int = param(help="dimension of the d ≳ n regime", low=1, role="width")
+    sigma_wide: float = param(help="noise standard deviation of the d ≳ n regime", low=0)
     n_wide: tuple[int, ...] = param(
-        help="sample sizes of the d >~ n regime (each <= d_wide/2)", low=1, role="length"
+        help="sample sizes of the d ≳ n regime (each ≤ d_wide/2)", low=1, role="length"
     )
     s_reading: tuple[int, ...] = param(
         help="sparsities s of the §7 reading, at d_wide and n = max(n_wide)", low=1
 , role="width"    )
     n_step: int = param(
-        help="n of the eta*t-vs-s grid (s in s_reading, at d and sigma; >= 2d)", low=1,
+        help="n of the η*t-vs-s grid (s in s_reading, at d and σ; ≥ 2d)", low=1,
         role="length"
     )
     ratio_d: tuple[int, ...] = param(
         help="dimensions d of the ratio check, at n = 4 d s", low=1, role="width"
     )
     prompts: int = param(
-        help="prompts per set (tuning, evaluation) in the n >~ d regime", low=2, role="held"
+        help="prompts per set (tuning, evaluation) in the n ≳ d regime", low=2, role="held"
     )
-    prompts_wide: int = param(help="prompts per set in the d >~ n regime", low=2, role="held")
+    prompts_wide: int = param(help="prompts per set in the d ≳ n regime", low=2, role="held")
     etas: tuple[float, ...] = param(
         (0.25, 1.0, 1.9),
-        help="GD/pre-gd steps in units of 1/lambda_max",
+        help="GD/pre-gd steps in units of 1/λ_max",
         low=0,
         high=2,
         low_open=True,
@@ -110,18 +110,18 @@ class IsotropicParams(SparseSettingParams):
     )
     delta: float = param(
         0.1,
-        help="failure probability delta in the bound's log(d/delta)",
+        help="failure probability δ in the bound's log(d/δ)",
         low=0,
         high=1,
         low_open=True,
         high_open=True,
     )
     reading: str = param(
-        "theorem", help="§7.11: d s^2/n^2 (theorem) or d s/n^2 (discussion)", choices=READINGS
+        "theorem", help="§7.11: d s²/n² (theorem) or d s/n² (discussion)", choices=READINGS
     )
     step_reading: str = param(
         "beta",
-        help="§7.11 condition on t: eta t ~ s log(ns/σ²) (beta: beta^2 = 1/s substituted) or "
+        help="§7.11 condition on t: η t ~ s log(ns/σ²) (β: β² = 1/s substituted) or "
         "log(ns/σ²)/s (appendix: F.1 as printed)",
         choices=STEP_READINGS,
     )
@@ -200,8 +200,8 @@ def _ratio_n(params: IsotropicParams, d: int) -> int:
 
 def predict_isotropic(params: IsotropicParams) -> Prediction:
     """The bounds on both grids, exact OLS, slope 1 of the ratio in d/s, Lasso slope -1, and
-    the s-exponent of F.1's eta t in the `step_reading`; over s_reading, the bound of each
-    reading at d_wide, n = max(n_wide), and F.1's eta t of each at d, n_step."""
+    the s-exponent of F.1's η t in the `step_reading`; over s_reading, the bound of each
+    reading at d_wide, n = max(n_wide), and F.1's η t of each at d, n_step."""
     n, wide = (np.array(g, dtype=float) for g in (params.n_grid, params.n_wide))
     s = np.array(params.s_reading, dtype=float)
     over_s = (params.n_wide[-1], params.d_wide, s, params.sigma_wide)  # the §7 reading's setting
@@ -283,7 +283,7 @@ def _mean_se(rows, name) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _best_baseline(rows):
-    """Per setting, the lower of tuned ridge and tuned GD (OLS is ridge at lambda = 0)."""
+    """Per setting, the lower of tuned ridge and tuned GD (OLS is ridge at λ = 0)."""
     means = {k: _mean_se(rows, k) for k in ("ridge", "gd")}
     pick = means["ridge"][0] <= means["gd"][0]
     return tuple(np.where(pick, means["ridge"][i], means["gd"][i]) for i in (0, 1)), [
@@ -306,30 +306,30 @@ def _slope(x, values, errors) -> Estimate:
 
 
 def _censored(params: IsotropicParams, rows) -> bool:
-    """Whether pre-gd's tuned t sits at an end of the steps grid in some row: the best eta t
+    """Whether pre-gd's tuned t sits at an end of the steps grid in some row: the best η t
     may lie beyond it, so the grid does not locate it."""
     ends = (0, len(params.steps) - 1)
     return any(int(r["pregd_index"][1]) in ends for r in rows)
 
 
 def _step_exponent(params: IsotropicParams, rows) -> Estimate:
-    """The s-exponent of pre-gd's tuned eta t; SE infinite (inconclusive) when censored."""
+    """The s-exponent of pre-gd's tuned η t; SE infinite (inconclusive) when censored."""
     fit = _slope(params.s_reading, *_mean_se(rows, "pregd_eta_t"))
     return Estimate(fit.value, np.inf) if _censored(params, rows) else fit
 
 
 def _panels(params: IsotropicParams, runtime) -> dict[str, list[dict[str, np.ndarray]]]:
     """The settings' rows of every panel: both n grids, pre-gd over s (the §7 reading, at
-    d_wide; the eta t exponent, at d and n_step) and the ratio over d (rows shared where the
+    d_wide; the η t exponent, at d and n_step) and the ratio over d (rows shared where the
     setting is the same)."""
     p, r = params, runtime
     narrow = [
         _setting(p, r, f"narrow{n}", p.d, n, p.s, p.sigma, p.prompts, lasso=True)
-        for n in runtime.progress(p.n_grid, "n >~ d")
+        for n in runtime.progress(p.n_grid, "n ≳ d")
     ]
     wide = [
         _setting(p, r, f"wide{n}", p.d_wide, n, p.s, p.sigma_wide, p.prompts_wide, lasso=True)
-        for n in runtime.progress(p.n_wide, "d >~ n")
+        for n in runtime.progress(p.n_wide, "d ≳ n")
     ]
     reading = [
         wide[-1]
@@ -341,7 +341,7 @@ def _panels(params: IsotropicParams, runtime) -> dict[str, list[dict[str, np.nda
         narrow[p.n_grid.index(p.n_step)]
         if s == p.s and p.n_step in p.n_grid
         else _setting(p, r, f"step{s}", p.d, p.n_step, s, p.sigma, p.prompts)
-        for s in runtime.progress(p.s_reading, "eta t vs s")
+        for s in runtime.progress(p.s_reading, "η t vs s")
     ]
     ratio = [
         _setting(p, r, f"ratio{d}", d, _ratio_n(p, d), p.s, p.sigma, p.prompts)
@@ -393,7 +393,7 @@ def measure_isotropic(params: IsotropicParams, runtime) -> Measurement:
 
 def _figure_data(params: IsotropicParams, panels, reading, step_slope: Estimate) -> dict:
     """Every estimator's mean ± SE and tuned grid point on both n grids; pre-gd over s with
-    its slope; pre-gd's tuned point, eta t and s lambda_max per panel, and eta t's s-exponents."""
+    its slope; pre-gd's tuned point, η t and s λ_max per panel, and η t's s-exponents."""
     figure = {}
     for regime in ("narrow", "wide"):
         rows = panels[regime]
@@ -430,11 +430,11 @@ def _figure_data(params: IsotropicParams, panels, reading, step_slope: Estimate)
 
 
 def _grid_allowance(params: IsotropicParams) -> float:
-    """How far rounding moves the s-exponent of the tuned eta t: at each eta the steps grid has
+    """How far rounding moves the s-exponent of the tuned η t: at each η the steps grid has
     at most a factor g = max steps[k+1]/steps[k] between neighbours (2: powers of 2), so the
-    tuned eta t is the best one rounded to within sqrt(g), i.e. |error of log eta t| <= log(g)/2
+    tuned η t is the best one rounded to within √g, i.e. |error of log η t| ≤ log(g)/2
     per point; a least-squares slope over log s moves by at most log(g)/2 sum_i |c_i|,
-    c_i = (log s_i - mean) / sum_j (log s_j - mean)^2 (0.5 for g = 2, s = 2, 4, 8)."""
+    c_i = (log s_i - mean) / sum_j (log s_j - mean)² (0.5 for g = 2, s = 2, 4, 8)."""
     log_s = np.log(np.array(params.s_reading, dtype=float))
     centred = log_s - log_s.mean()
     spacing = max(np.log(b / a) for a, b in zip(params.steps, params.steps[1:], strict=False))
@@ -448,15 +448,15 @@ def checks_isotropic(params: IsotropicParams) -> tuple[Check, ...]:
     log_allowance = theorem_5_3_n_log_slope(params.n_grid[0], params.s, params.sigma)
     upper_why = (
         "upper bound up to one constant (reference §4.5): no upward trend of "
-        "risk/bound, slope <= 0.1; the bound carries its logs"
+        "risk/bound, slope ≤ 0.1; the bound carries its logs"
     )
     lower_why = (
         "lower bound up to one constant, in expectation over w* (reference §4.5): "
-        "slope of risk/bound >= -0.1; baselines oracle-tuned over wide grids"
+        "slope of risk/bound ≥ -0.1; baselines oracle-tuned over wide grids"
     )
     ols_why = (
         "exact Gaussian-design OLS risk (Hastie et al. 2022) vs the Monte Carlo mean "
-        "over 2 x prompts draws; n >= 2d keeps the inverse-Wishart tail light, so the SE "
+        "over 2 x prompts draws; n ≥ 2d keeps the inverse-Wishart tail light, so the SE "
         "is meaningful; 20% resolution"
     )
     return (
@@ -477,7 +477,7 @@ def checks_isotropic(params: IsotropicParams) -> tuple[Check, ...]:
         Check("ols_exact", ZScore(ols_why, rel_resolution=0.2), "OLS vs σ²d/(n−d−1)"),
         Check(
             "ols_exact_wide",
-            ZScore(ols_why.replace("n >= 2d", "d >= 2n"), rel_resolution=0.2),
+            ZScore(ols_why.replace("n ≥ 2d", "d ≥ 2n"), rel_resolution=0.2),
             "min-norm OLS vs (1−n/d) + σ²n/(d−n−1)",
         ),
         Check(
@@ -510,7 +510,7 @@ def checks_isotropic(params: IsotropicParams) -> tuple[Check, ...]:
         Check(
             "lasso_slope",
             LogLogSlope(
-                "at fixed d, s the Lasso rate σ²s log(d/s)/n has slope -1; 0.1 allows the alpha "
+                "at fixed d, s the Lasso rate σ²s log(d/s)/n has slope -1; 0.1 allows the α "
                 "grid's spacing (10^0.25) and the approach to the asymptotic rate; SE propagated",
                 atol=0.1,
             ),
@@ -545,7 +545,7 @@ def checks_isotropic(params: IsotropicParams) -> tuple[Check, ...]:
                 x=tuple(map(float, params.s_reading)),
                 justification=f"§7.11, reading '{params.reading}': pre-gd over s at "
                 f"d={params.d_wide}, n={params.n_wide[-1]} grows no faster than that bound "
-                "(slope <= 0.1)",
+                "(slope ≤ 0.1)",
             ),
             f"pre-gd vs s, {params.reading} reading",
         ),
@@ -553,11 +553,11 @@ def checks_isotropic(params: IsotropicParams) -> tuple[Check, ...]:
             "step_slope",
             LogLogSlope(
                 f"§7.11, reading '{params.step_reading}' of F.1's condition on t: the tuned "
-                f"absolute eta t over s at d={params.d}, n={params.n_step} scales as that "
+                f"absolute η t over s at d={params.d}, n={params.n_step} scales as that "
                 "condition (pre-gd takes the fewest steps that remove the bias, since its "
-                f"variance grows with eta t); {_grid_allowance(params):.2f} is the most that "
-                "rounding eta t to the steps grid (half its spacing, in log) moves the slope; SE "
-                "propagated from the per-prompt lambda_max; infinite if the tuned t is at an end "
+                f"variance grows with η t); {_grid_allowance(params):.2f} is the most that "
+                "rounding η t to the steps grid (half its spacing, in log) moves the slope; SE "
+                "propagated from the per-prompt λ_max; infinite if the tuned t is at an end "
                 "of the steps grid",
                 atol=_grid_allowance(params),
             ),
@@ -567,8 +567,8 @@ def checks_isotropic(params: IsotropicParams) -> tuple[Check, ...]:
 
 
 def wrong_isotropic(params: IsotropicParams, prediction: Prediction) -> Prediction:
-    """The upper bound with the wrong exponent (times n0/n: s/n^2), OLS at 1.5 x its level,
-    and the s-exponent of eta t in the other reading of F.1's condition on t."""
+    """The upper bound with the wrong exponent (times n0/n: s/n²), OLS at 1.5 x its level,
+    and the s-exponent of η t in the other reading of F.1's condition on t."""
     n = np.array(params.n_grid, dtype=float)
     other = next(r for r in STEP_READINGS if r != params.step_reading)
     return prediction.with_values(
@@ -579,8 +579,8 @@ def wrong_isotropic(params: IsotropicParams, prediction: Prediction) -> Predicti
 
 
 def table_isotropic(params: IsotropicParams, prediction: Prediction, measurement: Measurement):
-    """`figures.isotropic.table_isotropic`, given F.1's eta t in both readings at each row of
-    its eta t table (`figures.isotropic.step_rows`)."""
+    """`figures.isotropic.table_isotropic`, given F.1's η t in both readings at each row of
+    its η t table (`figures.isotropic.step_rows`)."""
     from icl_verify.figures import isotropic  # matplotlib: loaded only when a record is written
 
     budgets = [
@@ -593,10 +593,10 @@ def table_isotropic(params: IsotropicParams, prediction: Prediction, measurement
 CLAIM_ISOTROPIC = Claim(
     id="CZZ-T5.3",
     source=Source(PAPER, "5, Thm 5.3, App. F", ""),
-    statement="On Sigma = I with a ±1/sqrt(s) s-sparse w*, tuned pre-gd has excess risk "
-    "<~ σ² log²(ns/σ²) log²(d/δ)(s/n + ds²/n²) while OLS, ridge and GD have >~ σ²d/n (n >~ d) "
-    "and >~ 1 − n/d + σ²n/d (d >~ n), so they lose a factor ~d/s for n >~ ds; the Lasso attains "
-    "O~(s/n) and pre-gd matches it up to logs when d <~ n (§7.11 reading: parameter `reading`).",
+    statement="On Σ = I with a ±1/√s s-sparse w*, tuned pre-gd has excess risk "
+    "≲ σ² log²(ns/σ²) log²(d/δ)(s/n + ds²/n²) while OLS, ridge and GD have ≳ σ²d/n (n ≳ d) "
+    "and ≳ 1 − n/d + σ²n/d (d ≳ n), so they lose a factor ~d/s for n ≳ ds; the Lasso attains "
+    "O~(s/n) and pre-gd matches it up to logs when d ≲ n (§7.11 reading: parameter `reading`).",
     params=IsotropicParams,
     presets=PRESETS,
     predict=predict_isotropic,

@@ -43,18 +43,18 @@ from icl_verify import numerics, statistics
 
 @dataclass(frozen=True, kw_only=True)
 class NoiseLemmaParams(Params):
-    """CZZ-F1: the (n, d) grid, sigma, the probability level, the draws per point."""
+    """CZZ-F1: the (n, d) grid, σ, the probability level, the draws per point."""
 
-    n_grid: tuple[int, ...] = param(help="sample sizes n (>= 3 distinct)", low=2, role="length")
+    n_grid: tuple[int, ...] = param(help="sample sizes n (≥ 3 distinct)", low=2, role="length")
     d_values: tuple[int, ...] = param(
-        help="dimensions d (>= 3 distinct)", low=1, high=4096, role="width"
+        help="dimensions d (≥ 3 distinct)", low=1, high=4096, role="width"
     )
-    sigma: float = param(1.0, help="label-noise standard deviation sigma", low=0, low_open=True)
+    sigma: float = param(1.0, help="label-noise standard deviation σ", low=0, low_open=True)
     delta: float = param(
-        0.05, help="the lemma's failure probability: the delta-quantile is read", low=0, high=0.5,
+        0.05, help="the lemma's failure probability: the δ-quantile is read", low=0, high=0.5,
         low_open=True, high_open=True,
     )  # fmt: skip
-    tasks: int = param(help="independent draws of (X, eps) per (n, d)", low=20, role="count")
+    tasks: int = param(help="independent draws of (X, ε) per (n, d)", low=20, role="count")
     margin: float = param(
         0.1, help="largest allowed fall of log(quantile/bound) per unit log d or log n", low=0
     )
@@ -91,13 +91,13 @@ PRESETS = {
 
 
 def predict_f1(params: NoiseLemmaParams) -> Prediction:
-    """sigma^2 d / n at every grid point, read along d and along n."""
+    """σ² d / n at every grid point, read along d and along n."""
     bound = lemma_f1_noise_bound(*params.grid, params.sigma)
     return Prediction(values={"quantile_by_d": bound, "quantile_by_n": bound})
 
 
 def measure_f1(params: NoiseLemmaParams, runtime) -> Measurement:
-    """The delta-quantile of ||X^T eps / n||^2 (its order-statistic SE) and the mean (its SE) at
+    """The δ-quantile of ‖Xᵀ ε / n‖² (its order-statistic SE) and the mean (its SE) at
     every grid point, from fresh draws per point; the fitted exponents of the quantile."""
     n, d = params.grid
     quantiles, means = [], []
@@ -123,13 +123,13 @@ def measure_f1(params: NoiseLemmaParams, runtime) -> Measurement:
 def checks_f1(params: NoiseLemmaParams) -> tuple[Check, ...]:
     n, d = params.grid
     why = (
-        f"Lemma F.1 bounds ||X^T eps/n||^2 from below w.p. >= 1 - delta = {1 - params.delta:g} "
-        "up to one constant c: its delta-quantile (order-statistic SE, "
-        f"{params.tasks} draws per point) over sigma^2 d / n must not fall along {{axis}} "
-        "(the slope of the log ratio on log {axis} over the whole product grid >= "
+        f"Lemma F.1 bounds ‖Xᵀ ε/n‖² from below w.p. ≥ 1 - δ = {1 - params.delta:g} "
+        "up to one constant c: its δ-quantile (order-statistic SE, "
+        f"{params.tasks} draws per point) over σ² d / n must not fall along {{axis}} "
+        "(the slope of the log ratio on log {axis} over the whole product grid ≥ "
         f"-{params.margin:g}, the margin of reference §4.5 for curvature; a competitor of "
-        "order sigma^2/n or "
-        "sigma^2 d/n^2 falls with slope -1)"
+        "order σ²/n or "
+        "σ² d/n² falls with slope -1)"
     )
     return tuple(
         Check(f"quantile_by_{axis}",
@@ -141,7 +141,7 @@ def checks_f1(params: NoiseLemmaParams) -> tuple[Check, ...]:
 
 
 def lost_normalisation(params: NoiseLemmaParams, prediction: Prediction) -> Prediction:
-    """Wrong: the normalisation misread as ||X^T eps||^2 / n >~ sigma^2 d (one 1/n lost): the
+    """Wrong: the normalisation misread as ‖Xᵀ ε‖² / n ≳ σ² d (one 1/n lost): the
     bound n times larger, so the quantile over it falls like 1/n, a slope -1 in n, ten times
     the margin 0.1."""
     n, _ = params.grid
@@ -151,7 +151,7 @@ def lost_normalisation(params: NoiseLemmaParams, prediction: Prediction) -> Pred
 CLAIM_F1 = Claim(
     id="CZZ-F1",
     source=Source(PAPER, "App. F, Lemma F.1 (Theorem 5.3's lower bounds)"),
-    statement="For X with N(0, I_d) rows and eps ~ N(0, σ²I_n), ‖Xᵀε/n‖² ≳ σ²d/n with "
+    statement="For X with N(0, I_d) rows and ε ~ N(0, σ²I_n), ‖Xᵀε/n‖² ≳ σ²d/n with "
     "probability ≥ 1 − δ.",
     params=NoiseLemmaParams,
     presets=PRESETS,

@@ -66,7 +66,7 @@ class PreGdParams(SparseSettingParams):
     HELD = ("n_prompts",)  # drawn at once, not in blocks
 
     sigma: tuple[float, ...] = param(
-        PAPER_SIGMAS, help="label-noise standard deviations sigma, one panel each", low=0
+        PAPER_SIGMAS, help="label-noise standard deviations σ, one panel each", low=0
     )
     n: int = param(
         10, help="in-context examples per prompt (not stated by the paper; 10 is a guess)", low=1,
@@ -80,10 +80,10 @@ class PreGdParams(SparseSettingParams):
         PAPER_RATES, help="learning-rate grid, the same for gd and pre-gd", low=0, low_open=True
     )
     n_tune: int = param(
-        help="prompts per sigma choosing each curve's learning rate", low=2, role="held"
+        help="prompts per σ choosing each curve's learning rate", low=2, role="held"
     )
     n_prompts: int = param(
-        help="held-out prompts per sigma where every risk is read", low=2, role="count"
+        help="held-out prompts per σ where every risk is read", low=2, role="count"
     )
 
 
@@ -107,9 +107,9 @@ def recorded_steps(params: PreGdParams) -> np.ndarray:
 
 
 def predict_pre_gd(params: PreGdParams) -> Prediction:
-    """The paper's statement: the paired gap risk(gd) - risk(pre-gd) is >= 0 at every sigma.
+    """The paper's statement: the paired gap risk(gd) - risk(pre-gd) is ≥ 0 at every σ.
 
-    Figure data: the zero predictor's excess risk E||w*||^2 = s (both paths start there).
+    Figure data: the zero predictor's excess risk E‖w*‖² = s (both paths start there).
     """
     return Prediction(
         values={"gap": np.zeros(len(params.sigma))},
@@ -118,7 +118,7 @@ def predict_pre_gd(params: PreGdParams) -> Prediction:
 
 
 def measure_pre_gd(params: PreGdParams, runtime) -> Measurement:
-    """Per sigma: tuning and held-out prompts, gd and pre-gd paths, their paired final gap."""
+    """Per σ: tuning and held-out prompts, gd and pre-gd paths, their paired final gap."""
     steps = recorded_steps(params)
     results = [
         numerics.pre_gd_comparison(
@@ -169,7 +169,7 @@ def literal_theorem_gap(params: PreGdParams, prediction: Prediction) -> Predicti
     """Wrong: Theorem 5.3's comparison read with constant 1 at this n, gd held at its lower
     bound and pre-gd at 0, so the gap is at least gd's bound: ``s(1 - n/d) + sigma^2 n/d``
     for n < d and ``sigma^2 d/n`` otherwise (reference chen2024 §4.4; ``E||w*||^2 = s``
-    scales the signal term, the theorem's ||w*|| = 1). At n = 10, d = 16, s = 4 that is
+    scales the signal term, the theorem's ‖w*‖ = 1). At n = 10, d = 16, s = 4 that is
     1.5-1.9, about three times the measured gaps.
     """
     sigma2 = np.asarray(params.sigma) ** 2
@@ -179,7 +179,7 @@ def literal_theorem_gap(params: PreGdParams, prediction: Prediction) -> Predicti
 
 
 def table_pre_gd(params: PreGdParams, prediction: Prediction, measurement: Measurement) -> str:
-    """Per sigma: each method's chosen rate and final risk, the final and early-stopped gaps."""
+    """Per σ: each method's chosen rate and final risk, the final and early-stopped gaps."""
     data = measurement.figure_data
     gap = measurement.values["gap"]
     rows = [

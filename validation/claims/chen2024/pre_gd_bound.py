@@ -48,8 +48,8 @@ def checks_5_1(params: UpperBoundParams) -> tuple[Check, ...]:
 CLAIM_T51 = Claim(
     id="CZZ-T5.1",
     source=Source(PAPER, "5, Thm 5.1, App. D"),
-    statement="GD on Algorithm 1's preprocessed covariates, with eta ≲ 1/||RΣR|| and "
-    "eta t ≍ A^{-1/2}/β, has excess risk ≲ (log t/β)√A, A = σ²Tr(RΣR)log(d/δ)/n + "
+    statement="GD on Algorithm 1's preprocessed covariates, with η ≲ 1/‖RΣR‖ and "
+    "η t ≍ A^{−1/2}/β, has excess risk ≲ (log t/β)√A, A = σ²Tr(RΣR)log(d/δ)/n + "
     "σ²s Tr(Σ)log²(d/δ)/n².",
     params=UpperBoundParams,
     presets=PRESETS,

@@ -144,9 +144,9 @@ def checks_cross(params: CrossTermParams) -> tuple[Check, ...]:
     rounding = (
         "Closed form (eigenbasis of G_hat, theory) vs GD iterated in float64 (numerics) on the "
         "same draws: an exact identity, so only rounding remains. The closed form applies "
-        "f(lambda) = (1 - (1 - eta lambda)^t) / lambda, whose slope is at most (eta t)^2 / 2 "
-        "with eta lambda_max < 2, to an eigendecomposition with backward error <= d u ||G_hat||: "
-        f"a relative error <= t_max^2 d u = {params.t_max}^2 x {params.d} x {unit:.2g} = "
+        "f(λ) = (1 - (1 - η λ)^t) / λ, whose slope is at most (η t)² / 2 "
+        "with η λ_max < 2, to an eigendecomposition with backward error ≤ d u ‖G_hat‖: "
+        f"a relative error ≤ t_max² d u = {params.t_max}^2 x {params.d} x {unit:.2g} = "
         f"{allowed:.2g}, which dominates iterated GD's t_max (n + d) u."
     )
     cross = (
@@ -159,8 +159,8 @@ def checks_cross(params: CrossTermParams) -> tuple[Check, ...]:
     split = (
         "The same share at the tuned point with sample splitting: R_hat from one half of a "
         f"sample of size 2n of a task, GD on the other n, {params.split_reps} tasks per n: "
-        "the cross term is linear in the evaluation noise eps given "
-        "(R_hat, X), and eps is independent of both, so E[cross | R_hat, X] = 0 exactly; 4 SE "
+        "the cross term is linear in the evaluation noise ε given "
+        "(R_hat, X), and ε is independent of both, so E[cross | R_hat, X] = 0 exactly; 4 SE "
         "(delta method over those prompts), resolving 10% of the excess. Agreement here "
         "beside the disagreement above locates the cause in R_hat's dependence on the labels."
     )

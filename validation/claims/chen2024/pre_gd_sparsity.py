@@ -53,7 +53,7 @@ class SparsityParams(TunedGDParams):
     """CZZ-T5.1-S: CZZ-T5.1's setting, the sparsities read at n = max(n_grid) (s, CZZ-T5.1's,
     among them), the trend rule's margin."""
 
-    s_grid: tuple[int, ...] = param(help="sparsities s (>= 3 distinct, each <= d; s among them)",
+    s_grid: tuple[int, ...] = param(help="sparsities s (≥ 3 distinct, each ≤ d; s among them)",
                                     low=1, role="width")  # fmt: skip
     margin: float = param(
         0.1, help="largest allowed slope of log(risk/bound) vs log(1/s) (reference §4.5)", low=0
@@ -118,7 +118,7 @@ def checks_sparsity(params: SparsityParams) -> tuple[Check, ...]:
     why = (
         "Theorem 5.1 bounds the risk with constants that do not depend on s, so one C must serve "
         "every s: the slope of log(tuned risk / full bound) vs log(1/s), s shrinking, where the "
-        f"theorem's condition loosens, must be <= {params.margin:g} (the margin of reference "
+        f"theorem's condition loosens, must be ≤ {params.margin:g} (the margin of reference "
         "§4.5 for the logs' curvature). Decaying faster than the bound as s shrinks is "
         f"consistent. SE: {params.reps} evaluation prompts per s, tuned on separate ones."
     )
@@ -128,8 +128,8 @@ def checks_sparsity(params: SparsityParams) -> tuple[Check, ...]:
 
 
 def steeper_in_s(params: SparsityParams, prediction: Prediction) -> Prediction:
-    """Wrong: the bound times (s / max s)^2, its s-exponent 2 larger (as if the bound fell like
-    s^2 more as s shrinks): risk / bound then rises like s^-2 as s shrinks, a trend in 1/s
+    """Wrong: the bound times (s / max s)², its s-exponent 2 larger (as if the bound fell like
+    s² more as s shrinks): risk / bound then rises like s^-2 as s shrinks, a trend in 1/s
     about 2 above the measured one, 20 times the margin."""
     s = params.s_values
     return prediction.with_values(risk=np.asarray(prediction.values["risk"]) * (s / s.max()) ** 2)
@@ -157,7 +157,7 @@ CLAIM_T51_S = Claim(
     figure="sparse_bounds:figure_sparsity",
     wrong=steeper_in_s,
     summary=(
-        "tuned pre-gd at n = max(n_grid) over s (||w*|| = 1 at every s): ≤ C·(log t/β)√A with "
+        "tuned pre-gd at n = max(n_grid) over s (‖w*‖ = 1 at every s): ≤ C·(log t/β)√A with "
         "one C, risk/bound not rising as s shrinks; the s-exponents drawn"
     ),
     catalogue=(4, 8),

@@ -51,7 +51,7 @@ def margin_bounds(params: TunedGDParams) -> dict[str, np.ndarray]:
 
 
 def predict_4_3(params: TunedGDParams) -> Prediction:
-    """Pre-gd beats GD (ratio of tuned risks >= 1) at every n; beside it (figure data) the bounds
+    """Pre-gd beats GD (ratio of tuned risks ≥ 1) at every n; beside it (figure data) the bounds
     of ``s/(n^2 beta^2)``."""
     ones = np.ones(params.n_values.size)
     first, second = bound_5_1(params), bound_5_2(params)
@@ -70,7 +70,7 @@ def predict_4_3(params: TunedGDParams) -> Prediction:
 def measure_4_3(params: TunedGDParams, runtime) -> Measurement:
     """Tuned GD and pre-gd on the same prompts (one draw, both tuned on its tuning half, read
     on its evaluation half): the paired ratio of mean risks; and on every drawn task (w*,
-    support) of both halves, ``s / (n^2 beta^2)`` with beta the task's population margin,
+    support) of both halves, ``s / (n^2 beta^2)`` with β the task's population margin,
     over ``kappa^2 s^2 / n^2`` (its largest value per n)."""
     draws = tuned_draws(params, runtime, "paired", ("gd", "pre_gd"))
     gd, pre = [d.gd for d in draws], [d.pre_gd for d in draws]
@@ -102,10 +102,10 @@ def measure_4_3(params: TunedGDParams, runtime) -> Measurement:
 
 def checks_4_3(params: TunedGDParams) -> tuple[Check, ...]:
     paired = (
-        "§4.3: 5.1 <~ 5.2 when Tr(RΣR)/beta^2 <~ Tr(Σ) and s/(n^2 beta^2) <= 1/n (for the "
-        "±1/sqrt(s) prior both hold from n >= kappa^2 s^2 on); the comparison predicts pre-gd's "
+        "§4.3: 5.1 ≲ 5.2 when Tr(RΣR)/β² ≲ Tr(Σ) and s/(n² β²) ≤ 1/n (for the "
+        "±1/√s prior both hold from n ≥ κ² s² on); the comparison predicts pre-gd's "
         "tuned risk below GD's. (The bounds with constants 1 and their logs kept order the other "
-        "way at small n: the log(d/delta) and log t factors the '<~' drops; the figure shows "
+        "way at small n: the log(d/δ) and log t factors the '≲' drops; the figure shows "
         "their ratio.) Ratio of means on the same evaluation prompts (paired), both tuned on the "
         "same separate prompts; its delta-method SE (covariance counted), 4 SE from 1."
     )
@@ -113,13 +113,13 @@ def checks_4_3(params: TunedGDParams) -> tuple[Check, ...]:
         Check(
             "gd_over_pregd",
             Inequality("at_least", paired),
-            "tuned GD risk / tuned pre-gd risk >= 1 (pre-gd wins)",
+            "tuned GD risk / tuned pre-gd risk ≥ 1 (pre-gd wins)",
         ),
     )
 
 
 def preprocessing_loses_margin(params: TunedGDParams, prediction: Prediction) -> Prediction:
-    """Wrong: pre-gd wins by a factor d (GD's and pre-gd's rates sigma^2 d/n and sigma^2 s/n
+    """Wrong: pre-gd wins by a factor d (GD's and pre-gd's rates σ² d/n and σ² s/n
     allow d/s at most)."""
     return prediction.with_values(
         gd_over_pregd=float(params.d) * np.asarray(prediction.values["gd_over_pregd"])

@@ -38,7 +38,7 @@ class LinearMembers(Params):
     )
     step_atol: float = param(
         0.01,
-        help="allowed |gamma - eta_GD*| of the learned step (a step off by 0.01 changes the risk "
+        help="allowed |γ - η_GD*| of the learned step (a step off by 0.01 changes the risk "
         "at L by about 1e-4, below the Monte Carlo resolution), propagated to the risk at L'",
         low=0,
         low_open=True,

@@ -92,8 +92,8 @@ ZERO_LIMITS = {"homogeneity": 0.0, "zero_sum": 0.0}
 
 def opposite_head_checks(setting, omega_max: float) -> tuple:
     """The rules of the opposite-head pattern on paired members (HE-OBS2, and HE-ROBUST at
-    every grid point): homogeneous |omega_h| and zero-sum OV within the reference's 5%, and
-    the group sums on the manifold, 2 omega sum_+ mu = -2 omega sum_- mu = 1/(1+kappa)."""
+    every grid point): homogeneous |ω_h| and zero-sum OV within the reference's 5%, and
+    the group sums on the manifold, 2 ω sum_+ μ = -2 ω sum_- μ = 1/(1+κ)."""
     from icl_verify.validation.claim import Check, Tolerance
 
     from icl_verify import theory
@@ -117,7 +117,7 @@ def opposite_head_checks(setting, omega_max: float) -> tuple:
             "manifold_eta",
             Tolerance(
                 f"HE-MAN (ii). On the manifold 2ωμ*(ω) = 1/(1+κ) − O(κ d² ω⁴) (4.8); for "
-                f"ω <= {omega_max:g} the correction is at most {curvature:.2g} "
+                f"ω ≤ {omega_max:g} the correction is at most {curvature:.2g} "
                 f"(theory.manifold_limit_bound), which is the atol. The trained models "
                 f"minimise the true loss, not L̃, whose error is O(1/L) (Prop. 4.1): rtol = "
                 f"1/L = {1 / setting.L:.3g}. Error bar: the end value's drift plus Adam noise "

@@ -22,12 +22,12 @@ from icl_verify import dynamics
 
 @dataclass(frozen=True, kw_only=True)
 class RandomStartParams(SettingParams):
-    """Gradient flows on Ltilde from N(0, scale^2) starts for several H (the HE-S1/S2 flows)."""
+    """Gradient flows on L̃ from N(0, scale²) starts for several H (the HE-S1/S2 flows)."""
 
     heads: tuple[int, ...] = param(help="the numbers of heads H run", low=2, role="heads")
     n_seeds: int = param(help="random starts per H", low=2, role="count")
     scale: float = param(
-        0.01, help="standard deviation of the initial omega_h and mu_h", low=0, low_open=True
+        0.01, help="standard deviation of the initial ω_h and μ_h", low=0, low_open=True
     )
     t_end: float = param(help="flow time at which the end state is read", low=0, low_open=True)
     n_times: int = param(help="saved times, log-spaced from 0 to t_end", low=2, role="count")

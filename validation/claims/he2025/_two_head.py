@@ -33,7 +33,7 @@ class SymmetricStartParams(SettingParams):
 
     eps: float = param(
         1e-3,
-        help="scale ε of the symmetric start of Def. B.1 (small: Phase I needs ε e² ≪ d^{-1/2})",
+        help="scale ε of the symmetric start of Def. B.1 (small: Phase I needs ε e² ≪ d^{−1/2})",
         low=0,
         low_open=True,
         high=0.01,
@@ -80,8 +80,10 @@ def solver_bound(value, params: SymmetricStartParams) -> Estimate:
     return Estimate(value, 100 * params.rtol * np.abs(value), "bound")
 
 
-def dense_flow(params: SymmetricStartParams, t_end: float) -> dynamics.Trajectory:
-    """(B.4) from Def. B.1 on 4001 even times up to ``t_end``, solved 100 x tighter than
+def dense_flow(
+    params: SymmetricStartParams, t_end: float, points: int = 4001
+) -> dynamics.Trajectory:
+    """(B.4) from Def. B.1 on ``points`` even times up to ``t_end``, solved 100 x tighter than
     ``rtol`` (the Phase I and II laws are read on it: derivatives by finite differences,
     values interpolated in omega).
 
@@ -89,7 +91,7 @@ def dense_flow(params: SymmetricStartParams, t_end: float) -> dynamics.Trajector
     >>> path.t.shape, round(float(path.omega[-1, 0] / (1e-3 * np.e**2)), 3)
     ((4001,), 1.0)
     """
-    times = np.linspace(0.0, t_end, 4001)
+    times = np.linspace(0.0, t_end, points)
     solver = dynamics.ODESolver(rtol=params.rtol / 100, atol=params.rtol / 1e4)
     return dynamics.two_head_flow(params.eps, params.setting, (0.0, t_end), solver=solver,
                                   saveat=dynamics.SaveAt(times))  # fmt: skip

@@ -88,13 +88,13 @@ class ActivationParams(TrainingParams):
     )
     kernel_omegas: tuple[float, ...] = param(
         (0.1, 0.2, 0.3),
-        help="KQ scales omega of the fixed-parameter pair models (mu = 1/(2 omega))",
+        help="KQ scales ω of the fixed-parameter pair models (μ = 1/(2 ω))",
         low=0,
         low_open=True,
     )
     kernel_length: int = param(
         help="longest prompt of the fixed-parameter check: its fitted steps at this L and at L/2 "
-        "are extrapolated to L -> infinity, where the kernel mean holds",
+        "are extrapolated to L → infinity, where the kernel mean holds",
         low=4,
         high=MAX_PROMPT_LENGTH, role="length",
     )
@@ -103,7 +103,7 @@ class ActivationParams(TrainingParams):
     )
     omega_max: float = param(
         0.3,
-        help="largest learned KQ scale the eta_fit allowance covers (the valley's O(ω⁴) "
+        help="largest learned KQ scale the η_fit allowance covers (the valley's O(ω⁴) "
         "curvature up to it); a model above it is inconclusive",
         low=0,
         low_open=True,
@@ -143,8 +143,8 @@ PRESETS = trained_presets(
     ),
     # quick: 3 seeds x 8 activations, 6000 steps; the paired regime is reached by ~3000 steps at
     # lr 3e-3. Three seeds, not two: every value is a mean over an activation's paired seeds and
-    # one paired seed leaves the spread unknown (two seeds, at the ~6% trapped rate measured,
-    # left tanh with one in one of two seed sets)
+    # one paired seed leaves the spread unknown (with two seeds, the trapped members of one
+    # seed set left tanh with one)
     quick=dict(
         seeds=3,
         steps=6000,
@@ -178,8 +178,8 @@ def _kernel_grid(params: ActivationParams) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _kernel_steps(params: ActivationParams, runtime) -> numerics.FittedSteps:
-    """The fixed pair models' fitted steps at L -> infinity, (A n_omega,): activation a at
-    omega_grid[j] is member a * n_omega + j (`numerics.extrapolated_pattern_steps`)."""
+    """The fixed pair models' fitted steps at L → infinity, (A n_omega,): activation a at
+    ω_grid[j] is member a * n_omega + j (`numerics.extrapolated_pattern_steps`)."""
     specs = _specs(params)
     omega_grid, mu_grid = _kernel_grid(params)
     return numerics.extrapolated_pattern_steps(
@@ -197,10 +197,10 @@ def _kernel_steps(params: ActivationParams, runtime) -> numerics.FittedSteps:
 
 def _step_shift(params: ActivationParams) -> np.ndarray:
     """Per L', the largest relative change of debiased GD's exact risk (`theory.debiased_gd_risk`)
-    when its step leaves the optimum eta* = 1/(1+kappa) by eta_fit's tolerance (eta*/L plus the
-    valley's curvature at omega_max): how far a model within that check's tolerance can sit from
-    debiased GD at eta*, beyond the O(omega^2) terms. Away from L' = L it is first order in the
-    step (eta* is optimal at L only): 3.0% at L' = 10 at the default setting, 0.3% at L' = L."""
+    when its step leaves the optimum η* = 1/(1+κ) by η_fit's tolerance (η*/L plus the
+    valley's curvature at ω_max): how far a model within that check's tolerance can sit from
+    debiased GD at η*, beyond the O(ω²) terms. Away from L' = L it is first order in the
+    step (η* is optimal at L only): 3.0% at L' = 10 at the default setting, 0.3% at L' = L."""
     setting = params.setting
     eta = theory.optimal_gd(setting, debiased=True).eta
     delta = eta / setting.L + theory.manifold_limit_bound(params.omega_max, setting)
@@ -214,7 +214,7 @@ def _step_shift(params: ActivationParams) -> np.ndarray:
 
 
 def predict_act(params: ActivationParams) -> Prediction:
-    """a_f, the kernel-mean step of each fixed pair model, and the optimal step 1/(1+kappa)."""
+    """a_f, the kernel-mean step of each fixed pair model, and the optimal step 1/(1+κ)."""
     specs = _specs(params)
     omega, mu = _kernel_grid(params)
     a_f = np.array([theory.activation_coefficients(s).a for s in specs])
@@ -247,11 +247,11 @@ def measure_act(params: ActivationParams, runtime) -> Measurement:
     """Fixed pair models' fitted steps; per activation, the trained members read at the end.
 
     Kernel check: `numerics.extrapolated_pattern_steps` at L = kernel_length // 2 and
-    kernel_length (O(1/L^2) ~ (c/L)^2 is left, 1e-5 where c/L is 3e-3, measured at L = 400).
+    kernel_length (O(1/L²) ~ (c/L)² is left, 1e-5 where c/L is 3e-3, measured at L = 400).
     Trained members: `numerics.read_activation_groups` (per activation its paired seeds: their
     mean fitted step and test MSE over L' beside debiased GD at the theory's optimal step, each
-    with the seeds' spread in its SE). No paired member, or a mean learned omega above
-    omega_max: no step, an infinite error (inconclusive, not contradicted).
+    with the seeds' spread in its SE). No paired member, or a mean learned ω above
+    ω_max: no step, an infinite error (inconclusive, not contradicted).
     """
     specs, seeds = _specs(params), params.seeds
     kernel = _kernel_steps(params, runtime)
@@ -314,10 +314,10 @@ def checks_act(params: ActivationParams) -> tuple[Check, ...]:
         Check(
             "kernel_step",
             ZScore(
-                f"The kernel mean is the L -> infinity limit of the pair's fitted step; the "
+                f"The kernel mean is the L → infinity limit of the pair's fitted step; the "
                 f"measured steps at L = {params.kernel_length // 2} and {params.kernel_length} "
-                f"are extrapolated to L -> infinity (`numerics.extrapolated_pattern_steps`), "
-                f"leaving O(1/L^2) ~ 1e-5: only Monte Carlo error (delta-method SEs of both "
+                f"are extrapolated to L → infinity (`numerics.extrapolated_pattern_steps`), "
+                f"leaving O(1/L²) ~ 1e-5: only Monte Carlo error (delta-method SEs of both "
                 f"lengths). Resolution 5% of the step: the first-order value misses by up to 36%.",
                 max_z=4.0,
                 rel_resolution=0.05,
@@ -359,11 +359,11 @@ def checks_act(params: ActivationParams) -> tuple[Check, ...]:
                 f"1.6% at ω = 0.13 for the softmax): rtol {params.dgd_rtol:g} as HE-OBS3's; "
                 f"the baseline at the theory's optimal step 1/(1+κ) as HE-OBS3's (debiased GD "
                 f"at the fitted step is drawn, not judged). A model whose step is within "
-                f"eta_fit's tolerance of it differs from debiased GD at it by up to "
+                f"η_fit's tolerance of it differs from debiased GD at it by up to "
                 f"{shift.max():.3g} more (the exact dGD risk's change over that step range, "
                 f"first order away from L' = L, largest at L' = {widest}): "
                 f"the atol. Error bar: each seed's paired SE of the ratio, over the paired "
-                f"seeds as eta_fit's.",
+                f"seeds as η_fit's.",
                 rtol=params.dgd_rtol,
                 atol=float(shift.max()),
             ),
@@ -373,10 +373,10 @@ def checks_act(params: ActivationParams) -> tuple[Check, ...]:
 
 
 def table_act(params: ActivationParams, prediction: Prediction, measurement: Measurement) -> str:
-    """Table 1 of the paper beside the measured one: omega, mu, 2 a_f omega mu per activation.
+    """Table 1 of the paper beside the measured one: ω, μ, 2 a_f ω μ per activation.
 
     Also the step the model applies: fitted from its predictions, and the kernel mean at its
-    learned (omega, mu) (`theory.kernel_mean_step`, computed here), rendered by
+    learned (ω, μ) (`theory.kernel_mean_step`, computed here), rendered by
     `figures.activations.table_1` beside the paper's numbers (`theory.PAPER_TABLE_1`).
     """
     from icl_verify.figures.activations import table_1  # matplotlib: only when a record is made
@@ -427,7 +427,7 @@ CLAIM_ACT = Claim(
     ),
     trains=lambda params: (_training(params),),
     summary=(
-        "normalised activations: opposite heads, fitted step vs kernel mean and 1/(1+kappa), "
+        "normalised activations: opposite heads, fitted step vs kernel mean and 1/(1+κ), "
         "error vs dGD (Table 1, Figs. 9-11)"
     ),
     catalogue=(6, 4),

@@ -20,15 +20,12 @@ Two measurements, both of the true loss by Monte Carlo (`numerics`), never of (4
   mean, the exact finite-L risk R_dGD(eta) of §HE-4.3-RISK (checked by Monte Carlo in claim
   HE-4.3-RISK), is added back. So gap = [MC(TF) - MC(dGD)]_paired + R_dGD(eta) - Ltilde.
 
-Finding (d=5, L=40, sigma2=0.1, omega <= 0.6, mu <= 6; 2e4 prompts): on the manifold at small
-omega the gap is 1/(L + D) to within 1% (0.0220 +- 0.0001 at L=40, omega=0.1), and its slope
-against L + D is -0.996 +- 0.002. Away from small omega Ltilde is poor in both directions:
-near the valley mu ~ mu*(omega) it UNDERestimates the true loss, by 0.02-0.03 (10-13% of the
-loss; e.g. 0.2675 vs 0.2377 at omega=0.4, mu=1.0; 0.401 vs 0.350 at omega=0.575, mu=0.5),
-and at large omega with large |mu| it OVERestimates it, because c e^{d omega^2} grows without
-bound while the variance of a softmax average saturates (the weights concentrate on one
-example): at omega = 0.6, mu = 1.5 the true loss is 0.95 against Ltilde = 1.47 (relative gap
--0.55). Panel (c) of the figure (`figures.landscape`) maps the relative gap.
+Finding: on the manifold at small omega the gap is 1/(L + D), and its slope against L + D is
+-1, as derived. Away from small omega Ltilde is poor in both directions: near the valley
+mu ~ mu*(omega) it UNDERestimates the true loss, and at large omega with large |mu| it
+OVERestimates it, because c e^{d omega^2} grows without bound while the variance of a softmax
+average saturates (the weights concentrate on one example). Panel (c) of the figure
+(`figures.landscape`) maps the relative gap; the numbers are on the findings page.
 """
 
 from __future__ import annotations
@@ -59,19 +56,19 @@ class ApproximationParams(SettingParams):
     """HE-P4.1: the ± landscape at prompt length L, and the gap on the manifold over gap_L."""
 
     omega_max: float = param(
-        0.6, help="largest KQ scale omega of the landscape", low=0, low_open=True
+        0.6, help="largest KQ scale ω of the landscape", low=0, low_open=True
     )
-    mu_max: float = param(6.0, help="largest OV weight mu of the landscape", low=0, low_open=True)
+    mu_max: float = param(6.0, help="largest OV weight μ of the landscape", low=0, low_open=True)
     n_omega: int = param(
-        help="landscape points in omega (evenly spaced up to omega_max)", low=2, role="count"
+        help="landscape points in ω (evenly spaced up to ω_max)", low=2, role="count"
     )
     n_mu: int = param(
-        help="landscape points in mu (evenly spaced up to mu_max)", low=2, role="count"
+        help="landscape points in μ (evenly spaced up to μ_max)", low=2, role="count"
     )
     landscape_prompts: int = param(help="Monte Carlo prompts of the landscape", low=2, role="count")
     gap_omega: float = param(
         0.1,
-        help="KQ scale of the manifold point (omega, mu*(omega)) of the gap",
+        help="KQ scale of the manifold point (ω, μ*(ω)) of the gap",
         low=0,
         low_open=True,
     )
@@ -132,7 +129,7 @@ def _slope_bias(params: ApproximationParams) -> float:
 
 
 def predict_p41(params: ApproximationParams) -> Prediction:
-    """Ltilde on the landscape; the gap's order -1 in L + D and its omega -> 0 limit 1/(L + D)."""
+    """L̃ on the landscape; the gap's order -1 in L + D and its ω → 0 limit 1/(L + D)."""
     setting = params.setting
     omega, mu = landscape_axes(params)
     ltilde = theory.approximate_loss(_pairs(omega)[:, None, :], _pairs(mu)[None, :, :], setting)
@@ -211,10 +208,10 @@ def measure_p41(params: ApproximationParams, runtime) -> Measurement:
 def checks_p41(params: ApproximationParams) -> tuple[Check, ...]:
     atol = _slope_bias(params)
     why = (
-        "The reference derives the exact omega -> 0 gap 1/(L + D) on the manifold, so the slope "
-        f"against L + D is -1 there; at omega = {params.gap_omega:g} the gap is "
-        "(1 + delta_L)/(L + D) with delta_L in a band of width 2 d omega^2 e^(d omega^2) "
-        "(finite-omega terms of relative size O(d omega^2)), whose worst-case effect on the "
+        "The reference derives the exact ω → 0 gap 1/(L + D) on the manifold, so the slope "
+        f"against L + D is -1 there; at ω = {params.gap_omega:g} the gap is "
+        "(1 + δ_L)/(L + D) with δ_L in a band of width 2 d ω² e^(d ω²) "
+        "(finite-ω terms of relative size O(d ω²)), whose worst-case effect on the "
         f"least-squares slope over L = {list(params.gap_L)} is {atol:.3f} "
         "(`theory.manifold_gap_slope_bias`); plus 4 fit SEs."
     )
@@ -242,10 +239,10 @@ CLAIM_P41 = Claim(
     wrong=shifted(
         "gap_slope",
         lambda slope: slope + 0.5,
-        why="A gap of order L^{-1/2} (slope −1/2) instead of 1/L: 0.5 off, ten times the allowed "
+        why="A gap of order L^{−1/2} (slope −1/2) instead of 1/L: 0.5 off, ten times the allowed "
         "bias.",
     ),
-    summary="Monte Carlo true loss vs Ltilde on a grid; the gap decays like 1/L",
+    summary="Monte Carlo true loss vs L̃ on a grid; the gap decays like 1/L",
     catalogue=(3, 1),
     paper_figures=(
         PaperFigure(

@@ -17,16 +17,12 @@ to L̃, and the fitted constant max_L (L + D)|gap| per (d, ω√d).
 The decay itself is judged as a slope: per (d, ω√d) series inside, the least-squares slope
 of log|gap| on log(L + D) against −1, allowed the worst-case tilt of the next order
 (`theory.manifold_gap_slope_bias`: the finite-ω part of the gap in a band of width C − 1),
-judged where that allowance is below 1/2. Measured at quick (8192 prompts per point):
-slopes −0.992 to −0.994 (± 0.001-0.003) at ω√d = 1/4 (allowance 0.06-0.08) and −0.90 to
-−0.94 (± 0.008-0.012) at 1/2 (allowance 0.29-0.37). At the edge ω√d = 1 the allowance is
-2.4-3.2 (the next order, C − 1 = 2e, exceeds the order): (L + D)|gap| rises from 0.25 to 2.3
-at d = 10 and the gap changes sign at d = 20 near L = 40, so L <= 320 does not test the decay
-there (reported, not judged). Outside (ω√d >= 2) the fitted constants max_L (L + D)|gap| are
-8-87 at ω√d = 2 and 930-9200 at 3, above 1 + 2e = 6.44, where L̃ overestimates the loss by up
-to 160 times. Along d = L/8 at ω = 0.35 (ω√d from 0.49 to 2.2) the gap falls with 1/(L + D)
-while d ω² is small, then grows to 1.12 at L = 320 (relative −2.5): the error does not
-vanish as L grows when d grows with it. Figure: `figures.landscape`.
+judged where that allowance is below 1/2. At the edge ω√d = 1 the allowance exceeds the order
+itself (the next order, C − 1 = 2e, is larger than 1), so L <= 320 does not test the decay there
+(reported, not judged). Outside (ω√d >= 2) the fitted constants max_L (L + D)|gap| are judged
+against 1 + 2e; along d = L/proportional_ratio the gap falls with 1/(L + D) while d ω² is small,
+then grows: the error does not vanish as L grows when d grows with it. The measured slopes and
+constants are in the claim's table. Figure: `figures.landscape`.
 """
 
 from __future__ import annotations
@@ -61,13 +57,13 @@ from icl_verify.limits import MAX_DIMENSION, MAX_PROMPT_LENGTH, MONTE_CARLO_BLOC
 class ApproximationMapParams(Params):
     """HE-P4.1-MAP: the ± pair at step η* over d × ω√d × L, and along d = L / ratio."""
 
-    sigma2: float = param(0.1, help="label-noise variance sigma^2", low=0)
+    sigma2: float = param(0.1, help="label-noise variance σ²", low=0)
     d_values: tuple[int, ...] = param(
         (2, 5, 10, 20), help="dimensions d of the map", low=1, high=MAX_DIMENSION, role="width"
     )
     scales: tuple[float, ...] = param(
         (0.25, 0.5, 1.0, 2.0, 3.0),
-        help="KQ scales in units of d^{-1/2}: omega = scale / sqrt(d)",
+        help="KQ scales in units of d^{−1/2}: ω = scale / √d",
         low=0,
         low_open=True,
     )
@@ -77,15 +73,15 @@ class ApproximationMapParams(Params):
     )
     inside_scale: float = param(
         1.0,
-        help="largest omega sqrt(d) inside (C1)/(C2) (d omega^2 = O(1)); scales at least "
-        "twice it are 'well above' d^{-1/2}",
+        help="largest ω √d inside (C1)/(C2) (d ω² = O(1)); scales at least "
+        "twice it are 'well above' d^{−1/2}",
         low=0,
         low_open=True,
     )
     proportional_omega: float = param(
         0.35,
         help="the fixed KQ scale of the proportional line d = L / ratio (it must leave the "
-        "inside: omega sqrt(max L / ratio) >= 2 inside_scale)",
+        "inside: ω √(max L / ratio) ≥ 2 inside_scale)",
         low=0,
         low_open=True,
     )
@@ -129,7 +125,7 @@ class ApproximationMapParams(Params):
 
 @dataclass(frozen=True)
 class MapPoints:
-    """The grid: per point its setting, omega, mu and the step eta* = 2 omega mu = L/(L + D);
+    """The grid: per point its setting, ω, μ and the step η* = 2 ω μ = L/(L + D);
     ``series[k]`` = (d, scale) of point k, or (d, 0.0) on the proportional line."""
 
     settings: list
@@ -168,7 +164,7 @@ def _grid(params) -> tuple[int, int]:
 
 
 def _inside(params) -> np.ndarray:
-    """(series,) True for the series inside (C1)/(C2): scale <= inside_scale."""
+    """(series,) True for the series inside (C1)/(C2): scale ≤ inside_scale."""
     scales = np.tile(np.asarray(params.scales, dtype=float), len(params.d_values))
     return scales <= params.inside_scale
 
@@ -205,7 +201,7 @@ def slope_allowances(params: ApproximationMapParams) -> np.ndarray:
 
 def _decay_judged(params: ApproximationMapParams) -> np.ndarray:
     """(series,) True inside (C1)/(C2) where the next-order allowance of the slope is below 1/2,
-    so that the slope tells 1/L from 1/sqrt(L) (at the edge d omega^2 = 1 it is 2.4-3.2)."""
+    so that the slope tells 1/L from 1/√L (at the edge d ω² = 1 it is 2.4-3.2)."""
     return _inside(params) & (slope_allowances(params) < 0.5)
 
 
@@ -318,9 +314,9 @@ def checks_map(params: ApproximationMapParams) -> tuple[Check, ...]:
             "outside_constant",
             Inequality(
                 "at_least",
-                f"Outside (ω√d >= {2 * params.inside_scale:g}, well above d^(-1/2)) the "
+                f"Outside (ω√d ≥ {2 * params.inside_scale:g}, well above d^(-1/2)) the "
                 f"approximation fails: the fitted constant of its O(1/L) gap must exceed every "
-                f"constant the condition d ω² <= {params.inside_scale**2:g} admits, "
+                f"constant the condition d ω² ≤ {params.inside_scale**2:g} admits, "
                 f"C at its edge = 1 + 2e^1 for the default.",
             ),
             f"max_L (L + D)|true − L̃| per (d, ω√d ≥ {2 * params.inside_scale:g}) vs C at the edge",
@@ -350,7 +346,7 @@ CLAIM_MAP = Claim(
     ),
     statement="The gap between the true loss and L̃ (4.1) decays like 1/L where d ω² = O(1) "
     "(its slope in L + D is −1, judged where the next order is below 1/2: ω√d ≤ 1/2), and the "
-    "approximation fails outside: for ω well above d^{-1/2} (a constant beyond any d ω² ≤ 1 "
+    "approximation fails outside: for ω well above d^{−1/2} (a constant beyond any d ω² ≤ 1 "
     "admits), and when d grows in proportion to L at fixed ω.",
     params=ApproximationMapParams,
     presets=PRESETS,
@@ -361,11 +357,11 @@ CLAIM_MAP = Claim(
     wrong=shifted(
         "inside_slope",
         lambda slope: np.asarray(slope) + 0.5,
-        why="A gap of order L^{-1/2} inside (C1)/(C2) instead of 1/L: slope −1/2, 0.5 off, "
+        why="A gap of order L^{−1/2} inside (C1)/(C2) instead of 1/L: slope −1/2, 0.5 off, "
         "where the measured slopes at ω√d = 1/4 lie within 0.01 of −1 and the allowance there "
         "is 0.06-0.08.",
     ),
-    summary="|true loss − Ltilde| over (omega, d, L): O(1/L) inside d omega² = O(1), not outside",
+    summary="|true loss − L̃| over (ω, d, L): O(1/L) inside d ω² = O(1), not outside",
     catalogue=(3, 6),
 )
 

@@ -49,29 +49,12 @@ Checks:
   allowed 0.05 (the 5% of `icl_verify.heads.DUMMY_THRESHOLD`), settled toward 0 (a head still
   falling reads inconclusive).
 
-Measured at the quick preset (the ensemble's 10k Adam steps at lr 3e-3; read-outs about 1 s):
-
-- paired members 2/4 at H = 2 (seeds 3, 4 trapped, see HE-OBS2), all at H = 3, 4, 8. Weighted
-  common scale (last-quarter means): H=2 0.1690, 0.1670; H=3 0.1668, 0.1678; H=4 0.1635,
-  0.1671, 0.1706; H=8 0.1592 (its live heads 0.139-0.162 at the end, not yet equal). Relative
-  to H = 2: H=3 -0.4%, H=4 -0.5%, H=8 -5.2%, each +- 0.10: omega is still falling along the
-  valley (from the third to the last quarter of the logs the H = 2 members by 1.6% and 5.0%,
-  the others by 0-3%), and that drift dominates the error (pooled seed SD 0.0026, 4 dof):
-  inconclusive.
-- group sums (mean of sum_+ mu and |sum_- mu|) H=2 2.62, H=3 2.61, H=4 2.63, H=8 2.76:
-  relative to H = 2 -0.5%, +0.4%, +5.2%, each +- 0.12-0.13 (inconclusive, same drift);
-  2 sum |omega mu| per group 0.846-0.886 vs 1/(1+kappa) = 0.879 (agrees: the product is what
-  the manifold fixes, and it has settled).
-- dummy heads in paired members: H=4 members 9 (one) and 10 (two), H=8 member 11 (two), and
-  H=3 member 7 (one, not in ``dummy_heads_of``). Their ||KQ_h||_F peaks at steps 75-100 and is
-  35-42% of the peak at 10k steps, still falling (inconclusive: the paper preset's 500k steps
-  may settle it) -- but so do the live heads' (omega_h falls from its Stage-I peak; member
-  10's live heads are at 45-57% of their peaks), and member 10's two dummy heads keep a
-  diagonal KQ with omega_h = +0.06, a third of the live scale (Figure 14). |mu_h| is 2-24% of
-  its peak, still falling. The H = 3 dummy head's KQ norm has settled at 31% of its peak
-  (omega_h = -0.099): once mu_h is near 0 the gradient reaching its KQ (proportional to mu_h)
-  vanishes, so KQ freezes where it is. The claim is read where the paper states it (H = 4, 8);
-  this head is reported here.
+The quick preset's 10k Adam steps leave omega still falling along the valley, and that drift
+dominates the error of omega_vs_ref and sums_vs_ref there (inconclusive), while the product
+2 sum |omega mu| per group, which the manifold fixes, has settled. Dummy heads are still falling
+at 10k steps (inconclusive), but so do the live heads' KQ norms from their Stage-I peak; a dummy
+head whose mu_h is near 0 can keep a frozen KQ, because the gradient reaching its KQ is
+proportional to mu_h. The per-member values are in the claim's table and on the findings page.
 """
 
 from __future__ import annotations
@@ -128,7 +111,7 @@ class HeadsParams(TrainedParams):
     )
     equal_rtol: float = param(
         0.05,
-        help="relative difference between H allowed (the reference's 5% rule for equal |omega|)",
+        help="relative difference between H allowed (the reference's 5% rule for equal |ω|)",
         low=0,
         low_open=True,
     )
@@ -164,7 +147,7 @@ PRESETS_HEADS = trained_presets(
 
 
 def predict_heads(params: HeadsParams) -> Prediction:
-    """Equal scales and group sums across H, 2 omega mu* = 1/(1+kappa), dummy weights at 0."""
+    """Equal scales and group sums across H, 2 ω μ* = 1/(1+κ), dummy weights at 0."""
     setting = params.setting
     fine = np.geomspace(0.03, 1.0, 300)
     return Prediction(
@@ -240,8 +223,8 @@ def measure_heads(params: HeadsParams, runtime) -> Measurement:
 
 def _figure_14_data(example) -> dict[str, np.ndarray | float]:
     """Figure 14: the lowest-loss paired member of ``figure_heads`` heads with a dummy head
-    (`numerics.dummy_example`): its KQ and OV at the snapshots and its omega_h, mu_h,
-    ||KQ_h||_F along training."""
+    (`numerics.dummy_example`): its KQ and OV at the snapshots and its ω_h, μ_h,
+    ‖KQ_h‖_F along training."""
     return {
         "figure_member": float(example.member),
         "figure_has_dummy": float(example.has_dummy),
@@ -298,7 +281,7 @@ def checks_heads(params: HeadsParams) -> tuple[Check, ...]:
             "manifold_eta",
             Tolerance(
                 f"(4.8) for every H: 2ωμ*(ω) = 1/(1+κ) − O(κ d² ω⁴), at most {curvature:.2g} "
-                f"for ω <= {params.omega_max:g} (theory.manifold_limit_bound: atol); the "
+                f"for ω ≤ {params.omega_max:g} (theory.manifold_limit_bound: atol); the "
                 f"trained models minimise the true loss, not L̃, an O(1/L) difference "
                 f"(Prop. 4.1): rtol 1/L = {1 / setting.L:.3g}. Error: settled_mean (last-quarter "
                 f"mean: drift plus batch-means SE).",
@@ -342,7 +325,7 @@ CLAIM_HEADS = Claim(
     ),
     trains=default_training,
     summary=(
-        "H = 2, 3, 4, 8 reach one omega and one set of group sums; dummy heads decay (Figs. 13, 14)"
+        "H = 2, 3, 4, 8 reach one ω and one set of group sums; dummy heads decay (Figs. 13, 14)"
     ),
     catalogue=(6, 7),
     paper_figures=(

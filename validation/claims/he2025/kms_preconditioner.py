@@ -59,12 +59,12 @@ def max_z(params: KmsPreconditionerParams) -> float:
 
 @dataclass(frozen=True, kw_only=True)
 class KmsPreconditionerParams(Params):
-    """HE-A2-KMS: the KMS setting and the prompt lengths at which Gamma* is measured."""
+    """HE-A2-KMS: the KMS setting and the prompt lengths at which Γ* is measured."""
 
     d: int = param(5, help="covariate dimension d", low=2, role="width")
-    rho: float = param(0.5, help="KMS correlation rho of Sigma_ij = rho^|i-j|", low=-1, high=1,
+    rho: float = param(0.5, help="KMS correlation ρ of Σ_ij = ρ^|i-j|", low=-1, high=1,
                        low_open=True, high_open=True)  # fmt: skip
-    sigma2: float = param(0.1, help="label-noise variance sigma^2", low=0)
+    sigma2: float = param(0.1, help="label-noise variance σ²", low=0)
     L_values: tuple[int, ...] = param(help="prompt lengths L (increasing)", low=1, role="length")
     n_prompts: int = param(
         help="simulated prompts per L (blocks of 4096)", low=2 * 4096, role="count"
@@ -95,7 +95,7 @@ def _distances(params: KmsPreconditionerParams, preconditioners) -> np.ndarray:
 
 
 def predict_kms(params: KmsPreconditionerParams) -> Prediction:
-    """Sigma^{-1} in closed form; Gamma*(L) of Lemma E.4; the order -1 of Gamma* - Sigma^{-1}."""
+    """Σ⁻¹ in closed form; Γ*(L) of Lemma E.4; the order -1 of Γ* - Σ⁻¹."""
     sigma = kms_covariance(params.d, params.rho)
     optimal = np.array([theory.optimal_preconditioner(sigma, params.setting(L))
                         for L in params.L_values])  # (n_L, d, d)  # fmt: skip
@@ -110,8 +110,8 @@ def predict_kms(params: KmsPreconditionerParams) -> Prediction:
 
 
 def measure_kms(params: KmsPreconditionerParams, runtime) -> Measurement:
-    """LAPACK's inverse of Sigma (error: its backward-error bound); the simulated Gamma_fit(L)
-    with block SEs; the slope of ||Gamma_fit - Sigma^{-1}||_F (debiased of the fit's noise)."""
+    """LAPACK's inverse of Σ (error: its backward-error bound); the simulated Γ_fit(L)
+    with block SEs; the slope of ‖Γ_fit - Σ⁻¹‖_F (debiased of the fit's noise)."""
     sigma = kms_covariance(params.d, params.rho)
     inverse = np.linalg.inv(sigma)
     fits = [
@@ -167,17 +167,17 @@ def checks_kms(params: KmsPreconditionerParams) -> tuple[Check, ...]:
         Check("inverse", Tolerance("LAPACK's inverse is backward stable: entries within 4 d "
                                    "cond(Σ) ε max|Σ⁻¹| of the exact inverse, the only allowance",
                                    atol=inverse_rounding(params)),
-              "LAPACK inverse of Sigma vs the tridiagonal closed form"),
+              "LAPACK inverse of Σ vs the tridiagonal closed form"),
         Check("optimal", ZScore("Monte Carlo: block standard errors of the least-squares fit "
                                 f"({params.n_prompts // 4096} blocks: t with that many less one "
-                                f"dof), |t| <= {max_z(params):.2f} over every entry and L "
+                                f"dof), |t| ≤ {max_z(params):.2f} over every entry and L "
                                 f"(family-wise {FAMILY_RATE:.0%}, Bonferroni); resolves 0.05, 5% "
-                                "of Gamma*'s diagonal", max_z=max_z(params), abs_resolution=0.05),
-              "simulated Gamma_fit(L) vs Gamma*(L), every entry"),
-        Check("order", LogLogSlope(f"the next order of Gamma* - Sigma^-1 bends the log-log line "
+                                "of Γ*'s diagonal", max_z=max_z(params), abs_resolution=0.05),
+              "simulated Γ_fit(L) vs Γ*(L), every entry"),
+        Check("order", LogLogSlope(f"the next order of Γ* - Σ⁻¹ bends the log-log line "
                                    f"over these L: the exact curve's slope is {bias:.3f} from -1",
                                    atol=bias),
-              "slope of ||Gamma_fit − Σ⁻¹||_F against L"),
+              "slope of ‖Γ_fit − Σ⁻¹‖_F against L"),
     )  # fmt: skip
 
 
@@ -198,7 +198,7 @@ CLAIM_KMS_PRECONDITIONER = Claim(
         why="Γ* − Σ⁻¹ = O(d/√L) instead of O(d/L): slope −1/2, 5 times the quick size's "
         "allowance (0.1).",
     ),
-    summary="KMS: tridiagonal inverse, Gamma* of Lemma E.4 measured, Gamma* - inv(Sigma) ~ d/L",
+    summary="KMS: tridiagonal inverse, Γ* of Lemma E.4 measured, Γ* - inv(Σ) ~ d/L",
     catalogue=(6, 10),
 )
 

@@ -71,7 +71,7 @@ def predict_lin(params: LinearParams) -> Prediction:
 def measure_lin(params: LinearParams, runtime) -> Measurement:
     """The learned step and pattern and the Monte Carlo test risk (`numerics.read_linear_members`).
 
-    gamma = omega mu (omega = mean diag KQ11, mu = the OV entry (D, D)), where training
+    γ = ω μ (ω = mean diag KQ11, μ = the OV entry (D, D)), where training
     settles: `numerics.settled_mean`, the last-quarter mean of the logs with its drift plus
     batch-means SE (the final snapshot fluctuates around it with Adam's noise, SD ~0.014 at
     lr 3e-3, which the test risk at L barely feels: +2e-4). The
@@ -103,7 +103,7 @@ def measure_lin(params: LinearParams, runtime) -> Measurement:
 
 def checks_lin(params: LinearParams) -> tuple[Check, ...]:
     pattern = (
-        "Structural limit 0: the one-step GD optimum is Gamma = eta I with OV last row "
+        "Structural limit 0: the one-step GD optimum is Γ = η I with OV last row "
         "(0, ..., 0, 1) up to the scale split, and every other KQ/OV entry only adds variance. "
         "atol 0.05 is the reference's 5% agreement rule of the trained patterns (§HE-OBS1)."
     )
@@ -111,8 +111,8 @@ def checks_lin(params: LinearParams) -> tuple[Check, ...]:
         Check(
             "step",
             Tolerance(
-                f"The loss of (5.1) as a function of Gamma = gamma I is exactly the vanilla-GD "
-                f"risk (§HE-4.3-RISK), minimised at eta_GD* = L/(L+D+1): no approximation, so "
+                f"The loss of (5.1) as a function of Γ = γ I is exactly the vanilla-GD "
+                f"risk (§HE-4.3-RISK), minimised at η_GD* = L/(L+D+1): no approximation, so "
                 f"only the optimiser's stopping point is allowed: step_atol = "
                 f"{params.step_atol:g} (the risk is flat there: +1e-4 at 0.01 off), plus the "
                 f"error bar: the drift and batch-means SE of the last-quarter mean.",
@@ -126,7 +126,7 @@ def checks_lin(params: LinearParams) -> tuple[Check, ...]:
             "risk",
             ZScore(
                 "Exact optimal GD risk against the Monte Carlo test risk of each trained member: "
-                "Monte Carlo error, plus the optimiser's excess ((γ − η*)² (L+D+1)/L <= 1.2e-4 "
+                "Monte Carlo error, plus the optimiser's excess ((γ − η*)² (L+D+1)/L ≤ 1.2e-4 "
                 "at step_atol 0.01, under 0.1 SE). Resolution 5% of the risk.",
                 max_z=4.0,
                 rel_resolution=0.05,
@@ -156,7 +156,7 @@ CLAIM_LIN = Claim(
     ),
     trains=lambda params: (linear_training(params),),
     summary=(
-        "trained one-head linear attention: KQ11 = omega I, step omega mu = L/(L+D+1), optimal "
+        "trained one-head linear attention: KQ11 = ω I, step ω μ = L/(L+D+1), optimal "
         "GD risk"
     ),
     catalogue=(6, 1),

@@ -10,12 +10,10 @@ predictions, is drawn beside, never judged).
 Seeds: every model is a configuration read on all its members (the linear members; the one-head
 members and the paired two-head members of the shared ensemble), each value the mean over them
 with `statistics.replicate_mean`'s SE: their spread ⊕ the Monte Carlo SE, times the small-sample
-t factor. Why: at quick, on common prompts, the three linear members of train_seed 0 read
-1.772, 1.515, 1.768 at L' = 100 and those of train_seed 10007 1.791, 1.838, 1.749, against the
-frozen 1.724 with Monte Carlo SEs of 0.027. Their settled steps all lie within 0.002 of eta*
-(HE-5.1-LIN), but the final snapshot, the model tested, carries Adam's noise (SD 0.013-0.015
-of omega mu over the last quarter of the logs): its steps are 0.863, 0.822, 0.863 and 0.867,
-0.874, 0.861, and the frozen risk at L' = 100 moves by about 6.5 per unit of step.
+t factor. Why: on common prompts the linear members of two seed sets read differently at long L'
+beside the frozen-step risk, by more than their Monte Carlo SEs. Their settled steps lie at
+eta* (HE-5.1-LIN), but the final snapshot, the model tested, carries Adam's noise, and the
+frozen risk at long L' is steep in the step.
 
 Prediction: `theory` (the frozen risk and its sensitivity to the learned step, debiased GD, the
 single-head optimum). Measurement: `numerics.linear_vs_softmax_by_test_length` on the linear

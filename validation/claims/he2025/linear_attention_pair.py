@@ -33,7 +33,7 @@ from icl_verify import MAX_PROMPT_LENGTH, numerics, theory
 
 @dataclass(frozen=True, kw_only=True)
 class PairParams(Params):
-    """HE-5.1-SM2LIN: one random linear head and random prompts, eps on a geometric grid."""
+    """HE-5.1-SM2LIN: one random linear head and random prompts, ε on a geometric grid."""
 
     HELD = ("n_prompts",)  # drawn at once, not in blocks
 
@@ -44,9 +44,9 @@ class PairParams(Params):
     n_prompts: int = param(
         help="random prompts per set (centred and uncentred)", low=1, role="count"
     )
-    eps_min: float = param(3e-4, help="smallest eps", low=0, low_open=True)
-    eps_max: float = param(1e-2, help="largest eps", low=0, low_open=True)
-    n_eps: int = param(help="eps values, log-spaced", low=3, role="count")
+    eps_min: float = param(3e-4, help="smallest ε", low=0, low_open=True)
+    eps_max: float = param(1e-2, help="largest ε", low=0, low_open=True)
+    n_eps: int = param(help="ε values, log-spaced", low=3, role="count")
     design_seed: int = param(
         51, help="seed of the head and the prompts (not --seed)", low=0, role="count"
     )
@@ -88,14 +88,14 @@ def predict_pair(params: PairParams) -> Prediction:
 
 
 def measure_pair(params: PairParams, runtime) -> Measurement:
-    """The pair's output minus the linear head's, float64, read as an expansion in eps
+    """The pair's output minus the linear head's, float64, read as an expansion in ε
     (`numerics.pair_gap_expansion`, per prompt set: centred, uncentred):
 
-    - ``limit``: the gap's eps -> 0 limit, by Richardson extrapolation of the measured gaps
+    - ``limit``: the gap's ε → 0 limit, by Richardson extrapolation of the measured gaps
       (`icl_verify.statistics.richardson`, with its error bound);
-    - ``slope``: log-log slope in eps of the largest |gap − limit| (the residual after the
+    - ``slope``: log-log slope in ε of the largest |gap − limit| (the residual after the
       measured limit), per set;
-    - ``next_term``: the eps -> 0 limit of that residual / eps^2 (Richardson again).
+    - ``next_term``: the ε → 0 limit of that residual / ε² (Richardson again).
 
     Nothing here uses the theory's centring term: the ``limit`` check compares it with the
     measured limit (so a wrong centring term fails there), and the slope checks the order.
@@ -132,26 +132,26 @@ def checks_pair(params: PairParams) -> tuple[Check, ...]:
     roundoff = (
         "Allowed: the float64 roundoff bound of the extrapolated value "
         "(`numerics.pair_roundoff_bounds`: "
-        "(L + D) u ||OV|| max||z|| / eps per gap, through Richardson's weights), plus the "
+        "(L + D) u ‖OV‖ max‖z‖ / ε per gap, through Richardson's weights), plus the "
         "extrapolation's error bound (its distance to the extrapolation from the next pair of "
-        "eps, an O(eps^4) term)."
+        "ε, an O(ε⁴) term)."
     )
     return (
         Check(
             "slope",
             LogLogSlope(
-                f"The expansion's next term is eps^2 N (theory.softmax_pair_expansion) and the one "
-                f"after is O(eps^4): over eps <= {params.eps_max:g} the fitted slope is biased by "
-                f"about eps_max^2 |N4/N|, well below atol 0.05. Roundoff (at most "
-                f"{limit_allowed:.1g} in the limit) is far below the residuals (>= 1e-6).",
+                f"The expansion's next term is ε² N (theory.softmax_pair_expansion) and the one "
+                f"after is O(ε⁴): over ε ≤ {params.eps_max:g} the fitted slope is biased by "
+                f"about ε_max² |N4/N|, well below atol 0.05. Roundoff (at most "
+                f"{limit_allowed:.1g} in the limit) is far below the residuals (≥ 1e-6).",
                 atol=0.05,
             ),
-            "slope of max |pair − linear − limit| in eps (centred, uncentred)",
+            "slope of max |pair − linear − limit| in ε (centred, uncentred)",
         ),
         Check(
             "limit",
             Tolerance(
-                f"The eps -> 0 limit of pair − linear is −OV zbar zbar^T KQ z_q (0 on the centred "
+                f"The ε → 0 limit of pair − linear is −OV zbar zbarᵀ KQ z_q (0 on the centred "
                 f"set). {roundoff} Here {limit_allowed:.2g}.",
                 atol=limit_allowed,
             ),
@@ -160,12 +160,12 @@ def checks_pair(params: PairParams) -> tuple[Check, ...]:
         Check(
             "next_term",
             Tolerance(
-                f"The eps^2 coefficient N of the expansion, against the eps -> 0 limit of the "
-                f"measured (gap − its limit) / eps^2 (Richardson). {roundoff} Here "
+                f"The ε² coefficient N of the expansion, against the ε → 0 limit of the "
+                f"measured (gap − its limit) / ε² (Richardson). {roundoff} Here "
                 f"{next_allowed:.2g}.",
                 atol=next_allowed,
             ),
-            "eps² coefficient of the gap vs the derived next term",
+            "ε² coefficient of the gap vs the derived next term",
         ),
     )
 
@@ -190,7 +190,7 @@ CLAIM_SM2LIN = Claim(
         "float64 roundoff.",
     ),
     summary=(
-        "softmax pair (eps KQ, OV/2eps), (-eps KQ, -OV/2eps) = linear head - centring term + "
+        "softmax pair (ε KQ, OV/2eps), (-ε KQ, -OV/2eps) = linear head - centring term + "
         "O(eps^2)"
     ),
     catalogue=(6, 2),

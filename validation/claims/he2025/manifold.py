@@ -43,14 +43,14 @@ from icl_verify import dynamics, theory
 
 @dataclass(frozen=True, kw_only=True)
 class ManifoldParams(SettingParams):
-    """HE-MAN: random head partitions at log-uniform KQ scales, minimised over mu."""
+    """HE-MAN: random head partitions at log-uniform KQ scales, minimised over μ."""
 
-    n_trials: int = param(help="random (H, omega, partition) trials", low=1, role="count")
+    n_trials: int = param(help="random (H, ω, partition) trials", low=1, role="count")
     H_max: int = param(
         help="largest number of heads; H is uniform in [2, H_max]", low=2, role="heads"
     )
-    omega_min: float = param(help="smallest KQ scale omega (log-uniform)", low=0, low_open=True)
-    omega_max: float = param(help="largest KQ scale omega", low=0, low_open=True)
+    omega_min: float = param(help="smallest KQ scale ω (log-uniform)", low=0, low_open=True)
+    omega_max: float = param(help="largest KQ scale ω", low=0, low_open=True)
     design_seed: int = param(
         2025, help="seed of the trials (the setting, not --seed)", low=0, role="count"
     )
@@ -103,7 +103,7 @@ def draw_trials(params: ManifoldParams) -> ManifoldTrials:
 
 
 def predict_manifold(params: ManifoldParams) -> Prediction:
-    """Group sums +mu*(omega), -mu*(omega) per trial and zero dummy share (trials with dummies)."""
+    """Group sums +μ*(ω), -μ*(ω) per trial and zero dummy share (trials with dummies)."""
     trials = draw_trials(params)
     mu_star = theory.manifold_mu(trials.omega, params.setting)
     fine = np.geomspace(params.omega_min, params.omega_max, 200)
@@ -122,7 +122,7 @@ def predict_manifold(params: ManifoldParams) -> Prediction:
 
 
 def measure_manifold(params: ManifoldParams, runtime) -> Measurement:
-    """Minimise Ltilde over mu for each trial (random start); group sums with their bounds."""
+    """Minimise L̃ over μ for each trial (random start); group sums with their bounds."""
     trials = draw_trials(params)
     rng = runtime.rng("starts")
     sums, errors, heads = [], [], []
@@ -176,7 +176,7 @@ CLAIM_MANIFOLD = Claim(
     wrong=scaled(
         "plus_sum", 1.001, why="The group sum off by 0.1%, 1000 times the relative tolerance."
     ),
-    summary="OV group sums minimising Ltilde are ±mu*(omega), 0",
+    summary="OV group sums minimising L̃ are ±μ*(ω), 0",
     catalogue=(3, 5),
 )
 

@@ -38,17 +38,15 @@ their arithmetic (sum mu, Gamma) beside the toolkit's own H = 3 member in the sa
 The data model (reference §8 item 6): HE-5.4-MT trains on the authors' code's, an independent
 beta^(k) per task; HE-5.4-MT-PROSE reads the same statement under the prose's, one beta
 restricted to each S_k, where task k' labels carry information on task k's shared coefficients.
-They differ in what the statement assumes, so both run. Measured at quick (two seeds per H;
-seed sets train_seed 0 and 10007): under the code's model both H = 4 seeds and, in set 0, both
-H = 3 seeds reach Gamma_k ~ eta*_k 1_{S_k} (off-support <= 0.04) with per-task risks 0.415-0.432
-against 0.412, and Mode I's shared coordinates weigh 1.19 times the others; in set 1 one H = 3
-seed is still in mode II at 8000 steps (risks 0.55, 0.49; Gamma 0.5-0.8 off its support), so
-that H's mean carries a wide bar (inconclusive). Under the prose's model the H = 4 seeds find a
-better predictor than restricted debiased GD: both of set 0 and one of set 1 weigh each task's
-shared coordinates by 0.46-0.51 from its own labels and take the rest from the other task's
-(cross-task label weights), with risks 0.358-0.370 against 0.412, 12% below; there the per-task
-risk and the block pattern disagree (set 0) or are inconclusive (set 1, whose seeds split): what
-the prose's model makes optimal is not support-restricted debiased GD.
+They differ in what the statement assumes, so both run.
+
+Under the code's model the multi-head seeds reach Gamma_k ~ eta*_k 1_{S_k}, except a seed
+still in mode II at the quick preset's length (whose H then carries a wide bar,
+inconclusive). Under the prose's model the H = 4 seeds can find a better predictor than
+restricted debiased GD, taking part of each task's shared coordinates from the other task's
+labels (cross-task label weights): there the per-task risk and the block pattern can
+disagree, because what the prose's model makes optimal is not support-restricted debiased
+GD. The numbers per seed set are on the findings page.
 """
 
 from __future__ import annotations
@@ -102,7 +100,7 @@ MODE_ONE_Z = 4.0  # the SEs mode_one_overlap's Inequality allows (its max_z)
 
 @dataclass(frozen=True, kw_only=True)
 class MultiTaskParams(TrainingParams):
-    """HE-5.4-MT: one ensemble trained on K-task prompts; sigma2 is the relative noise."""
+    """HE-5.4-MT: one ensemble trained on K-task prompts; σ² is the relative noise."""
 
     sigma2: float = param(
         0.1,
@@ -117,21 +115,21 @@ class MultiTaskParams(TrainingParams):
         low=1, role="count",
     )
     heads: tuple[int, ...] = param(
-        help="heads of each ensemble member (init seed train_seed + e); at least one H >= 2; the "
+        help="heads of each ensemble member (init seed train_seed + e); at least one H ≥ 2; the "
         "members of one H are its seeds (one member: its spread unknown, inconclusive)",
         low=1, role="heads",
     )
     shared_beta: bool = param(
         False,
-        help="the data model: false, an independent beta^(k) per task (the authors' code, "
-        "MultiTaskLinearReg); true, one beta restricted to each S_k (the prose of Def. 5.1)",
+        help="the data model: false, an independent β^(k) per task (the authors' code, "
+        "MultiTaskLinearReg); true, one β restricted to each S_k (the prose of Def. 5.1)",
     )
     n_prompts: int = param(
         help="Monte Carlo prompts of the per-task test errors", low=2, role="count"
     )
     risk_rtol: float = param(
         0.05,
-        help="relative tolerance of a member's per-task test MSE against the optimal Gamma's risk "
+        help="relative tolerance of a member's per-task test MSE against the optimal Γ's risk "
         "(as HE-OBS3's dGD tolerance)",
         low=0,
         low_open=True,
@@ -155,7 +153,7 @@ class MultiTaskParams(TrainingParams):
 
     @property
     def judged_heads(self) -> list[int]:
-        """The head counts H >= 2 of the ensemble, ascending."""
+        """The head counts H ≥ 2 of the ensemble, ascending."""
         return sorted({h for h in self.heads if h >= 2})
 
 
@@ -178,7 +176,7 @@ PRESETS = trained_presets(
 
 
 def predict_mt(params: MultiTaskParams) -> Prediction:
-    """Paper modes, optimal Gamma_k per group, zero sums, and the optimal Gamma's risk per task."""
+    """Paper modes, optimal Γ_k per group, zero sums, and the optimal Γ's risk per task."""
     supports, L, r = params.task_supports, params.L, params.sigma2
     K, groups = len(supports), support_groups(params.task_supports, params.d)
     Hs = params.judged_heads
@@ -217,25 +215,25 @@ def _training(params: MultiTaskParams) -> numerics.EnsembleTraining:
 
 
 def _seeds(params: MultiTaskParams) -> dict[int, np.ndarray]:
-    """H -> the members with H heads: the seeds of that configuration."""
+    """H → the members with H heads: the seeds of that configuration."""
     return {H: np.flatnonzero(np.equal(params.heads, H)) for H in sorted(set(params.heads))}
 
 
 def _over_seeds(readings, z: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
-    """Per seed (value, error) -> their mean and its SE (`statistics.replicate_mean`; ``z`` the
+    """Per seed (value, error) → their mean and its SE (`statistics.replicate_mean`; ``z`` the
     multiple of the SE the check's rule allows)."""
     mean = statistics.replicate_mean([v for v, _ in readings], [e for _, e in readings], z=z)
     return mean.value, mean.stderr
 
 
 def measure_mt(params: MultiTaskParams, runtime) -> Measurement:
-    """Train the ensemble; read modes, Gamma_k, zero sums over the logs; Monte Carlo risks.
+    """Train the ensemble; read modes, Γ_k, zero sums over the logs; Monte Carlo risks.
 
-    Every value of an H is the mean over its members (`_seeds`, `_over_seeds`). Gamma_k and
+    Every value of an H is the mean over its members (`_seeds`, `_over_seeds`). Γ_k and
     the zero-sum ratio: `numerics.settled_heads` (last log; Adam noise and drift, the ratio
-    toward 0); Gamma_k's error adds the member's first-order truncation
+    toward 0); Γ_k's error adds the member's first-order truncation
     (`numerics.first_order_gaps`) times its largest entry. Risks: per task, on the same prompts
-    as restricted debiased GD at eta*_k (the formula's check).
+    as restricted debiased GD at η*_k (the formula's check).
     """
     supports, d, Hs = params.task_supports, params.d, params.judged_heads
     K, groups = len(supports), support_groups(supports, d)
@@ -330,7 +328,7 @@ def _mode_one(params: MultiTaskParams, history, seeds: dict) -> dict[str, Estima
 
 
 def _mode_estimate(params: MultiTaskParams, modes: np.ndarray, shown: dict) -> Estimate:
-    """The mode per H >= 2 (`numerics.mode_reading` of the (n, E) modes): the paper's when some
+    """The mode per H ≥ 2 (`numerics.mode_reading` of the (n, E) modes): the paper's when some
     member reached it, else the shown member's; judged (error 0), match or mismatch alike, only
     after a training of the paper's length whose mode read held over the last half of the logs,
     else inconclusive (infinite error)."""
@@ -379,12 +377,12 @@ def checks_mt(params: MultiTaskParams) -> tuple[Check, ...]:
                 f"order, over long training.",
                 atol=0.5,
             ),
-            "mode of the members per H >= 2 (codes: 1 I, 2 II, 3 III, 4 IV, 0 unclassified)",
+            "mode of the members per H ≥ 2 (codes: 1 I, 2 II, 3 III, 4 IV, 0 unclassified)",
         ),
         Check(
             "gamma",
             Tolerance(
-                f"Gamma_k is the first-order coefficient of the kernel predictor; the trained "
+                f"Γ_k is the first-order coefficient of the kernel predictor; the trained "
                 f"model minimises the true loss, whose optimum differs from the first-order one "
                 f"by the O(1/L) of the approximate loss (Prop. 4.1): atol η*/L = "
                 f"{allowance:.3g} × {eta_star:.3f}. Error: Adam noise and drift of each entry "
@@ -403,7 +401,7 @@ def checks_mt(params: MultiTaskParams) -> tuple[Check, ...]:
             "zero_sum",
             Tolerance(
                 "E[ybar_k y_q,k] = 0, so the ybar_k term only adds variance and its optimal "
-                "weight sum_h mu^h_k is 0; read within Adam's noise (settled_value toward 0), "
+                "weight sum_h μ^h_k is 0; read within Adam's noise (settled_value toward 0), "
                 "atol 0.05 as HE-OBS2's zero-sum check; mean over the H's seeds, their spread "
                 "⊕ that error, times the small-sample t factor.",
                 atol=0.05,
@@ -451,7 +449,7 @@ def checks_mt(params: MultiTaskParams) -> tuple[Check, ...]:
             Tolerance(
                 "Mode I: the same label weight for every task ('same weights for both "
                 "tasks'), which tasks of equal support size (the released setting) make "
-                "symmetric: (max − min)|μ_k| / Σ|μ_k| -> 0, atol 0.05 (the 5% rule); not "
+                "symmetric: (max − min)|μ_k| / Σ|μ_k| → 0, atol 0.05 (the 5% rule); not "
                 "judged for supports of unequal sizes.",
                 atol=0.05,
             ),
@@ -508,7 +506,7 @@ CLAIM_MT = Claim(
     ),
     statement="Trained on K-task prompts with fixed supports, multi-head softmax attention learns "
     "KQ11 = diag(ω^h) and OV label weights μ^h; H = 1 is one kernel regressor (mode I), H = 2 one "
-    "± pair shared by the tasks (II), K < H < 2K superposition (IV), H >= 2K a pair per task "
+    "± pair shared by the tasks (II), K < H < 2K superposition (IV), H ≥ 2K a pair per task "
     "(III); with H > K heads Σ_h μ^h_k = 0 and Γ_k = Σ_h μ^h_k diag(ω^h) = η*_k 1_{S_k}: each "
     "task gets support-restricted debiased GD at its optimal step, and its risk.",
     params=MultiTaskParams,
@@ -528,7 +526,7 @@ CLAIM_MT = Claim(
     trains=lambda params: (_training(params),),
     summary=(
         "two tasks on overlapping supports, H = 1-4: block pattern (5.8), modes I-IV, zero "
-        "sums, Gamma_k = eta_k 1_{S_k}, per-task risk vs support-restricted dGD; Table 2 "
+        "sums, Γ_k = η_k 1_{S_k}, per-task risk vs support-restricted dGD; Table 2 "
         "(Figs. 16-19)"
     ),
     catalogue=(6, 6),
@@ -586,8 +584,8 @@ CLAIM_MT_PROSE = dataclasses.replace(
     statement=CLAIM_MT.statement + " Read under the prose's data model: one coefficient vector "
     "shared by the tasks (restricted to each S_k), not the code's one per task.",
     presets=PRESETS_PROSE,
-    summary="HE-5.4-MT under the prose's data model (one beta shared by the tasks): the block "
-    "pattern (5.8), modes, Gamma_k and per-task risk",
+    summary="HE-5.4-MT under the prose's data model (one β shared by the tasks): the block "
+    "pattern (5.8), modes, Γ_k and per-task risk",
     catalogue=(6, 12),
     paper_figures=(),
 )

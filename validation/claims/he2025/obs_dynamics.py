@@ -12,22 +12,16 @@ shape of the trajectories (`theory.manifold_mu` and the single-head optimum draw
 "Early" is read against the theory's order of events (Section 4, Appendix B): sign matching and
 the zero-sum OV form in Stage I while |omega| grows, before its peak ends the growth (Phase II,
 (B.16)); so a member's pattern must form no later than the step at which its mean |omega_h|
-peaks. Measured at quick (8 paired members): 6 form it at 0.25-1% of training, before their
-peak (1-1.75%); two (H = 2 seed 2, H = 3 seed 7) first grow as one same-sign head, their mean
-|omega| peaking at 0.35 and 0.41 (near the single head's 1/sqrt(d) = 0.45) at 5% and 4.5% of
-training, and form the pattern only after one head changes sign, at 15% and 12% (steps 1500,
-1175). That is a share 1/2 of the paired runs at H = 2 and at H = 3, against at most
-`exception_rate` 0.1 with an Agresti-Coull SE of 0.20: the claim disagrees, a finding, the
-transient form of HE-OBS2's same-sign trap. With the second seed set (seeds + 10007) every
-paired member forms it early, which two or three runs of an H cannot confirm (inconclusive).
-The paper preset logs every 1000 steps from step 1000, and most heads' |omega| peaks by then:
-their rise, and the order of formation and peak within a log, are undecided there (measured on
-the H200 run's models: 20 of 29 heads' rises and 7 of 9 members' formations), while the two
-members that first grow as one same-sign head (H = 2 and H = 3) form it at step 5000, three logs
-after their peak at 2000: resolved late, as at quick.
-Across seeds the final mean |omega_h| spreads by 0.0008 (H = 2), 0.0003 (H = 3) and 0.0062
-(H = 4) against allowances of 0.015, 0.012 and 0.012; the group sums by 0.014-0.104 against
-0.30-0.36 (the sums still grow by about 12% over the last quarter of a 10k-step run).
+peaks. At quick, some paired members of H = 2 and H = 3 first grow as one same-sign head,
+their mean |omega| peaking near the single head's 1/sqrt(d), and form the pattern only after
+one head changes sign, after that peak: the transient form of HE-OBS2's same-sign trap. Where
+their share of an H's runs exceeds `exception_rate` the claim disagrees, a finding; two or three
+runs of an H that all form it early cannot confirm it (inconclusive). The paper preset logs
+every 1000 steps from step 1000, and most heads' |omega| peaks by then: their rise, and the
+order of formation and peak within a log, are undecided there, while a formation several logs
+after the peak is resolved late, as at quick. Across seeds the final mean |omega_h| and the
+group sums are judged against their allowances (the group sums still grow over the last quarter
+of a quick run). The counts and spreads are in the claim's table.
 """
 
 from __future__ import annotations
@@ -65,7 +59,7 @@ from icl_verify import numerics, theory
 
 @dataclass(frozen=True, kw_only=True)
 class Obs4Params(TypicalRunParams):
-    """HE-OBS4: the trajectories omega_h(t), mu_h(t) of the paired members."""
+    """HE-OBS4: the trajectories ω_h(t), μ_h(t) of the paired members."""
 
     show_heads: tuple[int, ...] = param(
         (1, 2, 4), help="H of the members drawn (per H the lowest validation loss)", low=1,
@@ -114,9 +108,9 @@ def predict_obs4(params: Obs4Params) -> Prediction:
 
 def measure_obs4(params: Obs4Params, runtime) -> Measurement:
     """`numerics.pattern_dynamics` of the paired members: per non-dummy head the rise and fall of
-    |omega| and the largest drop of |mu|, per group the largest drop of its OV sum, per member the
+    |ω| and the largest drop of |μ|, per group the largest drop of its OV sum, per member the
     share of logs after the pattern first forms on which it holds and whether it formed by the
-    peak of its mean |omega|; `numerics.seed_spread`: per H, the final spread across seeds over
+    peak of its mean |ω|; `numerics.seed_spread`: per H, the final spread across seeds over
     the valley's drift."""
     ensemble = runtime.trained(training(params))
     kinds = numerics.member_kinds(ensemble)
@@ -262,7 +256,7 @@ CLAIM_OBS4 = Claim(
         "absolute tolerance 0.05.",
     ),
     trains=default_training,
-    summary="|omega_h| rises then falls, |mu_h| grows, patterns appear early, persist and "
+    summary="|ω_h| rises then falls, |μ_h| grows, patterns appear early, persist and "
     "agree across seeds",
     catalogue=(2, 4),
     paper_figures=(

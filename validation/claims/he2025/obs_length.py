@@ -12,18 +12,12 @@ Read on the shared trained ensemble (terms and findings: `_observations`). Predi
 prompts), paired ratios `JointMonteCarloEstimate.ratio`, slopes `propagated_loglog_slope`.
 Figure: `figures.observations`.
 
-Measured at quick (16k prompts; H = 2 and 4): MSE/GD at most 0.022 from R_dGD/R_GD (exact
-gap -0.8% at L' = 10 to +1.7% at L' = 20; allowance 0.05). Fitted slopes of log(MSE − σ²) on
-log L': H = 1 −0.648, H = 2 −0.861, H = 4 −0.846 (theory: single head on L̃ −0.738, dGD
-−0.872), so the single head's slope is 0.21 shallower (theory 0.13).
-
 The Bayes factor is judged where Theorem 4.2(iii) speaks of the trained models: GD tuned at
 ξ = d/L has risk at most 1 + κ/(σ²(1 + κ)) (κ = ξ(1+σ²)) times the Bayes risk, and the models are
-tuned at the training L. At L' = L, on 262k prompts of its own, MSE/Bayes is 2.160-2.163 ± 0.007
-against 2.209 (both seed sets: agrees, 6 SEs clear; one head, at about 3.5, would not). At other
-L' the sharp factor of L' is drawn, not judged: the models are not tuned there, and beyond
-L' ≈ 55 they exceed it (1.60 vs 1.52 at L' = 100), as R_dGD(η*(L), L') must. The uniform factor
-1 + 1/σ² = 11 (σ² = 0.1), which every model meets (1.60-3.08), is drawn only.
+tuned at the training L. At L' = L it is judged on prompts of its own (``bayes_prompts``);
+one head would exceed the factor. At other L' the sharp factor of L' is drawn, not judged: the
+models are not tuned there, and beyond some L' they exceed it, as R_dGD(η*(L), L') must. The
+uniform factor 1 + 1/σ², which every model meets, is drawn only.
 """
 
 from __future__ import annotations
@@ -81,12 +75,12 @@ class Obs3Params(TrainedParams):
     compare_heads: tuple[int, ...] = param(
         (1, 2, 4),
         help="H of the trained members compared (per H the lowest validation loss); "
-        "must include 1 and an H >= 2",
+        "must include 1 and an H ≥ 2",
         low=1, role="heads",
     )
     dgd_rtol: float = param(
         0.05,
-        help="relative tolerance of the H >= 2 test MSE against the debiased-GD risk",
+        help="relative tolerance of the H ≥ 2 test MSE against the debiased-GD risk",
         low=0,
         low_open=True,
     )
@@ -177,7 +171,7 @@ def predict_obs3(params: Obs3Params) -> Prediction:
 
 
 def _bayes_bound(xi: float, sigma2: float) -> theory.BayesComparison:
-    """`theory.compare_with_bayes`, with infinite bounds when sigma2 = 0 (no finite factor)."""
+    """`theory.compare_with_bayes`, with infinite bounds when σ² = 0 (no finite factor)."""
     if sigma2 > 0:
         return theory.compare_with_bayes(xi, sigma2)
     return theory.BayesComparison(xi, 0.0, np.nan, np.nan, np.nan, np.nan, np.inf, np.inf)
@@ -190,7 +184,7 @@ def measure_obs3(params: Obs3Params, runtime) -> Measurement:
     and between lengths are paired. The dGD and GD baselines run at the steps that are optimal
     at the training L (the reference's Figure 4), a setting of the comparison taken from
     `theory.optimal_gd`; "dGD at η_eff" uses each trained model's own
-    eta_eff = sum_h omega_h mu_h (the first-order step of (4.10)).
+    η_eff = sum_h ω_h μ_h (the first-order step of (4.10)).
     """
     ensemble = runtime.trained(training(params))
     setting, lengths, seed = params.setting, list(params.lengths), runtime.seed_for("prompts")
@@ -279,7 +273,7 @@ def _paired_ratios(losses, members: list[int], baseline: str, lengths) -> np.nda
 
 def _fixed_kernels(params: Obs3Params, seed: int, device: str) -> dict[str, np.ndarray]:
     """Figure 4 (right), drawn only: Monte Carlo test MSE at every L' of the paper's fixed ± pair
-    (pair_omega, pair_mu) and of the single head at (1/sqrt(d), mu*(L')) of (4.12) with the test
+    (pair_omega, pair_mu) and of the single head at (1/√d, μ*(L')) of (4.12) with the test
     L' (as the authors' plot), on the prompts of `measure_obs3` (same sampler and seed)."""
     single = [
         theory.single_head_optimum(theory.Setting(params.d, n, params.sigma2))
@@ -405,7 +399,7 @@ def checks_obs3(params: Obs3Params) -> tuple[Check, ...]:
 CLAIM_OBS3 = Claim(
     id="HE-OBS3",
     source=Source(PAPER, "3, Obs. 3; 4.3", "Figure 4, (4.11)", BAYES_BOUND),
-    statement="Trained models with H >= 2 have nearly the test MSE of debiased one-step GD, "
+    statement="Trained models with H ≥ 2 have nearly the test MSE of debiased one-step GD, "
     "and of vanilla GD at its optimal step, at every test length L', within a constant factor "
     "of the Bayes risk (Theorem 4.2(iii)); the one-head model is worse and its error falls "
     "more slowly with L' (nonparametric against parametric rate); every softmax model "

@@ -45,7 +45,7 @@ from icl_verify import numerics, theory
 
 
 def _multi_head_groups(params: TrainedParams) -> list[int]:
-    """The trained H >= 2; ParameterError when there is none."""
+    """The trained H ≥ 2; ParameterError when there is none."""
     multi = sorted({h for h in params.heads if h >= 2})
     if not multi:
         raise ParameterError(f"heads must include a member with >= 2 heads, got {params.heads}")
@@ -121,8 +121,8 @@ def measure_obs2(params: Obs2Params, runtime) -> Measurement:
 
 
 def table_obs2(params: Obs2Params, prediction: Prediction, measurement: Measurement) -> str:
-    """Runs per H with opposite and with same-sign heads; each paired member's omega and group
-    sums beside mu*(omega) (`theory.manifold_mu`) and Table 1's softmax column
+    """Runs per H with opposite and with same-sign heads; each paired member's ω and group
+    sums beside μ*(ω) (`theory.manifold_mu`) and Table 1's softmax column
     (`theory.PAPER_TABLE_1`), rendered by `figures.observations.table_obs2`."""
     from icl_verify.figures.observations import table_obs2 as render  # matplotlib: when recorded
 
@@ -139,14 +139,14 @@ def checks_obs2(params: Obs2Params) -> tuple[Check, ...]:
             "paired_fraction",
             exception_rule(
                 params.exception_rate,
-                "runs with H >= 2 reaching opposite heads (4.7)",
+                "runs with H ≥ 2 reaching opposite heads (4.7)",
                 evidence="How often runs end trapped (same-sign heads acting as one head) is "
                 "the finding (figure (a): fraction ± binomial SE): from random init the "
                 "gradient flow on L̃ (dynamics side) ends trapped for 10 of 20 two-head seeds "
-                "and none with H >= 4; Adam at lr 3e-3 left two-head seeds 3, 4 and 7 of 0..7 "
+                "and none with H ≥ 4; Adam at lr 3e-3 left two-head seeds 3, 4 and 7 of 0..7 "
                 "trapped after 20k steps (numerics side).",
             ),
-            "fraction of members reaching opposite heads (per H >= 2)",
+            "fraction of members reaching opposite heads (per H ≥ 2)",
         ),
         *opposite_head_checks(setting, params.omega_max),
     )
@@ -155,7 +155,7 @@ def checks_obs2(params: Obs2Params) -> tuple[Check, ...]:
 CLAIM_OBS2 = Claim(
     id="HE-OBS2",
     source=Source(PAPER, "3, Obs. 2; 4.2", "(4.4)-(4.8)", MANIFOLD),
-    statement="Runs with H >= 2 reach opposite heads (two-head runs: (ω, μ), (−ω, −μ)); their "
+    statement="Runs with H ≥ 2 reach opposite heads (two-head runs: (ω, μ), (−ω, −μ)); their "
     "non-dummy heads share |ω_h|, their OV weights sum to zero, and (HE-MAN (ii)) the group sums "
     "lie on the manifold: 2ωΣ₊μ = −2ωΣ₋μ = 2ωμ*(ω) ≈ 1/(1+κ).",
     params=Obs2Params,
@@ -172,7 +172,7 @@ CLAIM_OBS2 = Claim(
         "20 times the tolerance 1/L + curvature.",
     ),
     trains=default_training,
-    summary="H >= 2: homogeneous KQ, zero-sum OV, opposite heads; group sums at ±mu*(omega)",
+    summary="H ≥ 2: homogeneous KQ, zero-sum OV, opposite heads; group sums at ±μ*(ω)",
     catalogue=(2, 2),
 )
 

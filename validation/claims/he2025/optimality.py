@@ -47,9 +47,9 @@ class OptimalityParams(SettingParams):
     H: int = param(
         help="heads H (3 already holds one head of each kind: +, -, dummy)", low=3, role="heads"
     )
-    omega_min: float = param(help="smallest KQ scale omega of the grid", low=0, low_open=True)
-    omega_max: float = param(help="largest KQ scale omega of the grid", low=0, low_open=True)
-    n_omega: int = param(help="points of the geometric omega grid", low=3, role="count")
+    omega_min: float = param(help="smallest KQ scale ω of the grid", low=0, low_open=True)
+    omega_max: float = param(help="largest KQ scale ω of the grid", low=0, low_open=True)
+    n_omega: int = param(help="points of the geometric ω grid", low=3, role="count")
     gtol: float = param(1e-13, help="the optimiser's gradient-norm tolerance", low=0, low_open=True)
     rtol: float = param(
         1e-6, help="relative tolerance above the optimiser's error bounds", low=0, low_open=True
@@ -60,7 +60,7 @@ class OptimalityParams(SettingParams):
 
     @property
     def omega_grid(self) -> np.ndarray:
-        """The geometric grid of KQ scales from omega_min to omega_max, shape (n_omega,)."""
+        """The geometric grid of KQ scales from ω_min to ω_max, shape (n_omega,)."""
         return np.geomspace(self.omega_min, self.omega_max, self.n_omega)
 
     def footprint(self) -> Footprint:
@@ -76,7 +76,7 @@ PRESETS = {
 
 
 def predict_optimality(params: OptimalityParams) -> Prediction:
-    """The closed-form profile on the grid, its increments, zero dummy share, the limit and eta*."""
+    """The closed-form profile on the grid, its increments, zero dummy share, the limit and η*."""
     setting, grid = params.setting, params.omega_grid
     profile = theory.manifold_loss(grid, setting)
     fine = np.geomspace(grid[0] / 2, grid[-1], 200)
@@ -97,11 +97,11 @@ def predict_optimality(params: OptimalityParams) -> Prediction:
 
 
 def measure_optimality(params: OptimalityParams, runtime) -> Measurement:
-    """Brute force: min over all 3^H - 1 patterns of min over mu (random starts) at each omega."""
+    """Brute force: min over all 3^H - 1 patterns of min over μ (random starts) at each ω."""
     rng = runtime.rng("starts")
     minima = [
         dynamics.homogeneous_minimum(omega, params.H, params.setting, rng, params.gtol)
-        for omega in runtime.progress(params.omega_grid, "omega grid")
+        for omega in runtime.progress(params.omega_grid, "ω grid")
     ]
     profile, profile_error, share, share_error = (
         np.array([getattr(m, name) for m in minima])
@@ -127,9 +127,9 @@ def checks_optimality(params: OptimalityParams) -> tuple[Check, ...]:
     solver = dynamics.bound_justification(params.rtol)
     tail = theory.manifold_limit_bound(smallest, params.setting)
     limit = (
-        f"Theorem error term from (4.8): at the smallest omega = {smallest:g} the profile and the "
-        f"step exceed their limits by kappa (g-1)/((1+kappa)(1+kappa g)) <= kappa u^2 cosh(u)/"
-        f"(6 (1+kappa)^2) = {tail:.3g} (u = d omega^2, g = sinh(u)/u); the grid cannot go lower."
+        f"Theorem error term from (4.8): at the smallest ω = {smallest:g} the profile and the "
+        f"step exceed their limits by κ (g-1)/((1+κ)(1+κ g)) ≤ κ u² cosh(u)/"
+        f"(6 (1+κ)²) = {tail:.3g} (u = d ω², g = sinh(u)/u); the grid cannot go lower."
     )
     return (
         Check(
@@ -166,9 +166,9 @@ def checks_optimality(params: OptimalityParams) -> tuple[Check, ...]:
 
 
 def single_head_profile(params: OptimalityParams, prediction: Prediction) -> Prediction:
-    """The profile with exp for sinh: min over mu of one head's Ltilde, a plausible slip.
+    """The profile with exp for sinh: min over μ of one head's L̃, a plausible slip.
 
-    1 + sigma2 - 1/(1 + c e^{d omega^2}/omega^2) (the one-head optimum of (4.12)) lies 0.1-0.9
+    1 + σ² - 1/(1 + c e^{d ω²}/ω²) (the one-head optimum of (4.12)) lies 0.1-0.9
     above the homogeneous profile on the grid, > 1e5 times the tolerance.
     """
     omega = prediction.figure_data["omega"]
@@ -198,7 +198,7 @@ CLAIM_T42II = Claim(
     checks=checks_optimality,
     figure="optimality:figure_optimality",
     wrong=single_head_profile,
-    summary="minimum over homogeneous KQ: profile, limit, step 1/(1+kappa)",
+    summary="minimum over homogeneous KQ: profile, limit, step 1/(1+κ)",
     catalogue=(4, 4),
 )
 

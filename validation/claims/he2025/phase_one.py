@@ -64,7 +64,7 @@ class PhaseOneParams(PhasesParams):
         help="independently trained models per optimiser (ensemble)", low=2, role="ensemble"
     )
     batch: int = param(help="fresh prompts per model per step", low=1, role="held")
-    train_records: int = param(help="(omega, mu) records per training", low=1, role="count")
+    train_records: int = param(help="(ω, μ) records per training", low=1, role="count")
     compare_t: tuple[float, ...] = param(
         help="flow times t = lr k where SGD is compared with the flow", low=0, low_open=True
     )
@@ -86,7 +86,7 @@ class PhaseOneParams(PhasesParams):
 
 
 def _flow_at(params: PhaseOneParams, times) -> dynamics.Trajectory:
-    """The weight-space flow of Ltilde from Def. B.1 at train_eps, saved at `times`."""
+    """The weight-space flow of L̃ from Def. B.1 at train_eps, saved at `times`."""
     times = np.asarray(times, dtype=float)
     saveat = dynamics.SaveAt(times)
     return dynamics.weight_space_flow(params.train_eps, params.setting, (0.0, times[-1]),
@@ -95,7 +95,7 @@ def _flow_at(params: PhaseOneParams, times) -> dynamics.Trajectory:
 
 def _sgd_allowance(params: PhaseOneParams) -> float:
     """Allowed |ln(SGD) - ln(flow)| up to the last compared time: a relative rate error 1/L
-    moves ln mu by its growth since the start over L (derived in `checks_phase1`)."""
+    moves ln μ by its growth since the start over L (derived in `checks_phase1`)."""
     mu = _flow_at(params, [0.0, *params.compare_t]).mu[:, 0]
     return float(np.log(mu.max() / params.train_eps) / params.L)
 
@@ -126,7 +126,7 @@ def _ratio_omegas(params: PhaseOneParams) -> np.ndarray:
 
 
 def predict_phase1(params: PhaseOneParams) -> Prediction:
-    """Rate 2, T1 from the log deficit, and ln (omega, mu) of the weight-space flow at compare_t."""
+    """Rate 2, T1 from the log deficit, and ln (ω, μ) of the weight-space flow at compare_t."""
     t1, omega_t1 = dynamics.phase_one_end(params.setting, params.eps)
     at_compare = _flow_at(params, params.compare_t)
     fine = _flow_at(params, np.linspace(0.0, params.sgd_lr * params.sgd_steps, 200))
@@ -146,7 +146,7 @@ def predict_phase1(params: PhaseOneParams) -> Prediction:
 
 
 def measure_phase1(params: PhaseOneParams, runtime) -> Measurement:
-    """Growth rate and T1 from the integrated (B.4); SGD- and Adam-trained models' (omega, mu)."""
+    """Growth rate and T1 from the integrated (B.4); SGD- and Adam-trained models' (ω, μ)."""
     phases = integrated_phases(params)
     sgd, adam = _trained(params, "sgd", runtime), _trained(params, "adam", runtime)
     log_omega, log_mu = (sgd.log_mean(name, params.compare_t) for name in ("omega", "mu"))
@@ -184,13 +184,13 @@ def checks_phase1(params: PhaseOneParams) -> tuple[Check, ...]:
     allowance = _sgd_allowance(params)
     sgd_why = (
         "SGD with small lr follows the gradient flow of the TRUE population loss on the weights; "
-        "the weight-space flow of Ltilde (dynamics.weight_space) differs from it only through "
-        "Ltilde's approximation error, whose coefficients are off by a relative O(1/L) (the "
-        "linear term -2 mu^T omega exactly by the factor 1 - 1/L, derived from the softmax's "
-        "derivative at omega = 0). A relative rate error 1/L moves ln omega, ln mu by (their "
-        "growth since the start)/L: allowed = ln(mu_flow(t_max)/eps)/L = "
+        "the weight-space flow of L̃ (dynamics.weight_space) differs from it only through "
+        "L̃'s approximation error, whose coefficients are off by a relative O(1/L) (the "
+        "linear term -2 μᵀ ω exactly by the factor 1 - 1/L, derived from the softmax's "
+        "derivative at ω = 0). A relative rate error 1/L moves ln ω, ln μ by (their "
+        "growth since the start)/L: allowed = ln(μ_flow(t_max)/ε)/L = "
         f"{allowance:.3f}; uncertainty = 1 SE of the ensemble mean over independent data "
-        "streams. (B.4) itself at t = lr k is off by ln 10-ish here (figure), because omega, mu "
+        "streams. (B.4) itself at t = lr k is off by ln 10-ish here (figure), because ω, μ "
         "are products of weights."
     )
     kappa, eps = params.setting.kappa, params.eps
@@ -210,12 +210,12 @@ def checks_phase1(params: PhaseOneParams) -> tuple[Check, ...]:
             f"2(1+κ)ω² + u²/10 = {ratio_tol:.2g} at u = 0.1", rtol=ratio_tol),
             "μ/ω − 1 vs κu³/(12d), u = dω² in [0.05, 0.1]"),
         Check("growth_rate", Tolerance(
-            "linearisation (B.5): omega' = 2 mu, mu' = 2 omega; fitted on t in [0, 1] where the "
-            "rate correction 4(1+kappa) omega^2 <= 4(1+kappa)(eps e^2)^2 is the tolerance",
+            "linearisation (B.5): ω' = 2 μ, μ' = 2 ω; fitted on t in [0, 1] where the "
+            "rate correction 4(1+κ) ω² ≤ 4(1+κ)(ε e²)² is the tolerance",
             atol=growth_tol), "Phase I growth rate d ln ω/dt"),
         Check("T1", Tolerance(
-            "T1 from the leading-order log deficit (1+kappa)w^2 + (kappa/d)(sinh(dw^2) - dw^2) = "
-            "-ln 0.9; tolerance 5%: it neglects mu/omega - 1 and O(omega^4) terms",
+            "T1 from the leading-order log deficit (1+κ)w² + (κ/d)(sinh(dw²) - dw²) = "
+            "-ln 0.9; tolerance 5%: it neglects μ/ω - 1 and O(ω⁴) terms",
             rtol=0.05), "T1, end of Phase I (ω 10% below ε e^{2t})"),
         Check("sgd_log_omega", Tolerance(sgd_why, atol=allowance),
               "ln ω of SGD-trained model vs weight-space flow of L̃ at t = lr·k"),
@@ -226,7 +226,7 @@ def checks_phase1(params: PhaseOneParams) -> tuple[Check, ...]:
 
 def b4_clock(params: PhaseOneParams, prediction: Prediction) -> Prediction:
     """The wrong prediction of HE-B-PHASE1: (B.4) itself read at t = lr k for the SGD-trained
-    model, i.e. omega, mu taken for the flow's coordinates rather than products of weights
+    model, i.e. ω, μ taken for the flow's coordinates rather than products of weights
     (off by ~ln 10 at the compared times; the allowance is ~0.1)."""
     b4 = dynamics.two_head_flow(params.train_eps, params.setting, (0.0, params.compare_t[-1]),
                                 saveat=dynamics.SaveAt(params.compare_t))  # fmt: skip
@@ -262,7 +262,7 @@ CLAIM_PHASE1 = Claim(
     predict=predict_phase1, measure=measure_phase1, checks=checks_phase1,
     figure="dynamics:figure_phase1",
     wrong=b4_clock,
-    summary="Phase I growth e^{2t}, ratio 1 + kappa u^3/(12d), loss drop, end T1; SGD vs the flow",
+    summary="Phase I growth e^{2t}, ratio 1 + κ u³/(12d), loss drop, end T1; SGD vs the flow",
     catalogue=(5, 2),
 )  # fmt: skip
 

@@ -36,7 +36,7 @@ from icl_verify import dynamics, theory
 
 
 def predict_phase3(params: PhasesParams) -> Prediction:
-    """Slopes -1/6, +1/6, omega(t_end) = (8 kappa d^2 t_end)^{-1/6}, 2 omega mu -> 1/(1+kappa)."""
+    """Slopes -1/6, +1/6, ω(t_end) = (8 κ d² t_end)^{−1/6}, 2 ω μ → 1/(1+κ)."""
     setting, t_end = params.setting, params.t_end
     fine = np.geomspace(t_end / 1e4, t_end, 100)
     limit = 1.0 / (1.0 + setting.kappa)
@@ -56,7 +56,7 @@ def predict_phase3(params: PhasesParams) -> Prediction:
 
 
 def measure_phase3(params: PhasesParams, runtime) -> Measurement:
-    """Late slopes (fit on [t_end/100, t_end]), omega and 2 omega mu at t_end, from (B.4)."""
+    """Late slopes (fit on [t_end/100, t_end]), ω and 2 ω μ at t_end, from (B.4)."""
     phases = integrated_phases(params)
     path = phases.trajectory
     shown = path.t > 0
@@ -78,21 +78,21 @@ def checks_phase3(params: PhasesParams) -> tuple[Check, ...]:
     slope_why = (
         "valley-floor law (reference §HE-B-PHASE3): slopes ∓1/6 on the last two decades; "
         "tolerance 0.01 (reference acceptance test) covers the O(t0/t) transient. FINDING: the "
-        "naive reduction (B.18), d omega/dt = -A omega^3, predicts slopes ∓1/2 and "
-        f"omega(t_end) = {float(dynamics.naive_late_omega(setting, t_end)):.2g} (valley law "
+        "naive reduction (B.18), d ω/dt = -A ω³, predicts slopes ∓1/2 and "
+        f"ω(t_end) = {float(dynamics.naive_late_omega(setting, t_end)):.2g} (valley law "
         f"{float(dynamics.late_omega(setting, t_end)):.3g}); the integrated ODE contradicts it "
-        "(figure) because mu lags mu*(omega) by a relative 1/(24 t omega^2 (1+kappa)), which "
+        "(figure) because μ lags μ*(ω) by a relative 1/(24 t ω² (1+κ)), which "
         "cancels most of the drift that (B.18) keeps."
     )
     return (
         Check("slope_omega", Tolerance(slope_why, atol=0.01), "late log-log slope of ω"),
         Check("slope_mu", Tolerance(slope_why, atol=0.01), "late log-log slope of μ"),
         Check("omega_end", Tolerance(
-            "(8 kappa d^2 t)^{-1/6} is asymptotic; relative corrections O(t0/t) + O(d omega^2) "
-            "are below 1% at t_end >= 1e6", rtol=0.01), "ω(t_end) vs (8κd²t)^{-1/6}"),
+            "(8 κ d² t)^{−1/6} is asymptotic; relative corrections O(t0/t) + O(d ω²) "
+            "are below 1% at t_end ≥ 1e6", rtol=0.01), "ω(t_end) vs (8κd²t)^{−1/6}"),
         Check("product_end", Tolerance(
-            "(4.8) with omega -> 0: 2 omega mu* = 1/(1+kappa) - O(kappa d^2 omega^4); mu lags "
-            "mu*(omega) by a relative 1/(24 t omega^2 (1+kappa)); both < 1e-3 at t_end >= 1e6",
+            "(4.8) with ω → 0: 2 ω μ* = 1/(1+κ) - O(κ d² ω⁴); μ lags "
+            "μ*(ω) by a relative 1/(24 t ω² (1+κ)); both < 1e-3 at t_end ≥ 1e6",
             atol=1e-3), "2ωμ at t_end vs 1/(1+κ)"),
     )  # fmt: skip
 
@@ -106,11 +106,11 @@ PRESETS_PHASE3 = {
 CLAIM_PHASE3 = Claim(
     id="HE-B-PHASE3",
     source=Source(PAPER, "App. B", "(B.17)-(B.18)", (Reconstructed(
-        "(B.18)'s late-time exponent, checked as the reference's derived ω ~ t^{-1/6}",
+        "(B.18)'s late-time exponent, checked as the reference's derived ω ~ t^{−1/6}",
         "HE-B-PHASE3", "OPEN"), TIME_CONVENTION)),
-    statement="Phase III (checked in the reference's corrected form): ω → 0 as (8κd²t)^{-1/6} and "
+    statement="Phase III (checked in the reference's corrected form): ω → 0 as (8κd²t)^{−1/6} and "
     "μ grows as t^{+1/6} with 2ωμ → 1/(1+κ). Finding: the naive two-timescale reduction (B.18), "
-    "ω ~ t^{-1/2}, is contradicted by the integrated ODE (slope −1/6, and ω(t_end) "
+    "ω ~ t^{−1/2}, is contradicted by the integrated ODE (slope −1/6, and ω(t_end) "
     "orders of magnitude above its prediction; figure), because μ lags μ*(ω).",
     params=PhasesParams, presets=PRESETS_PHASE3,
     predict=predict_phase3, measure=measure_phase3, checks=checks_phase3,
@@ -118,10 +118,10 @@ CLAIM_PHASE3 = Claim(
     wrong=scaled(
         "slope_omega", 3.0,
         why="The late slope of ω tripled to −1/2, the naive two-timescale reduction (B.18)'s "
-        "ω ~ t^{-1/2}: 1/3 off the valley law's −1/6, over 30 times the tolerance 0.01 of the "
+        "ω ~ t^{−1/2}: 1/3 off the valley law's −1/6, over 30 times the tolerance 0.01 of the "
         "late-slope check.",
     ),
-    summary="late rates t^{-1/6}, t^{+1/6}, 2 omega mu -> 1/(1+kappa)",
+    summary="late rates t^{−1/6}, t^{+1/6}, 2 ω μ → 1/(1+κ)",
     catalogue=(5, 4),
     paper_figures=(
         PaperFigure(

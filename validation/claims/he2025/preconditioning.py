@@ -29,10 +29,6 @@ heads' opposition, and the Monte Carlo risk on KMS prompts. Checks:
 - ``first_order``: the step (5.4)-(5.5): what the model applies (the least-squares
   preconditioner of its predictions on the debiased-GD features) equals its first-order
   ``Gamma_eff``, up to the next odd order of (4.10).
-
-Measured at quick (5 of 6 members paired): OV off-pattern 0.003-0.015 per head, zero-sum ratios
-0.004-0.016, first-order gaps 0.0046-0.0057 of ||Gamma*_d||, 0.016-0.019 of the allowance
-d max ω_h² = 0.30 (|ω_h| 0.235-0.244).
 """
 
 from __future__ import annotations
@@ -90,7 +86,7 @@ class PreconditioningParams(TrainingParams):
 
     rho: float = param(
         0.5,
-        help="KMS correlation rho of Sigma_ij = rho^|i-j| (the authors' default 0.5)",
+        help="KMS correlation ρ of Σ_ij = ρ^|i-j| (the authors' default 0.5)",
         low=-1,
         high=1,
         low_open=True,
@@ -108,7 +104,7 @@ class PreconditioningParams(TrainingParams):
     )
     omega_max: float = param(
         0.3,
-        help="largest learned |omega_h| the distance allowance covers (the valley's O(ω⁴) "
+        help="largest learned |ω_h| the distance allowance covers (the valley's O(ω⁴) "
         "curvature up to it); a member above it makes distance_dgd inconclusive",
         low=0,
         low_open=True,
@@ -126,7 +122,7 @@ PRESETS = trained_presets(
 
 
 def _targets(params: PreconditioningParams) -> np.ndarray:
-    """(3, d, d): Gamma*_d, Gamma*, Sigma^{-1} (the order of the figures' and table's targets)."""
+    """(3, d, d): Γ*_d, Γ*, Σ⁻¹ (the order of the figures' and table's targets)."""
     sigma = kms_covariance(params.d, params.rho)
     return np.stack([
         optimal_preconditioner(sigma, params.setting, debiased=True),
@@ -141,7 +137,7 @@ def _distance_allowance(params: PreconditioningParams) -> float:
 
 
 def predict_kms(params: PreconditioningParams) -> Prediction:
-    """Gamma_eff = Gamma*_d: distance 0, margin 1 (at Gamma*), risk of dGD at Gamma*_d."""
+    """Γ_eff = Γ*_d: distance 0, margin 1 (at Γ*), risk of dGD at Γ*_d."""
     sigma = kms_covariance(params.d, params.rho)
     targets = _targets(params)
     setting = params.setting
@@ -171,12 +167,12 @@ def predict_kms(params: PreconditioningParams) -> Prediction:
 
 
 def _training(params: PreconditioningParams) -> numerics.EnsembleTraining:
-    """Two-head members on KMS covariates of correlation rho."""
+    """Two-head members on KMS covariates of correlation ρ."""
     return training(params, heads=(2,) * params.members, rho=params.rho)
 
 
 def measure_kms(params: PreconditioningParams, runtime) -> Measurement:
-    """Train (or load) the members; Gamma_eff, its fit, distances, opposition and risks of the
+    """Train (or load) the members; Γ_eff, its fit, distances, opposition and risks of the
     paired members (`numerics.read_paired_preconditioners`)."""
     ensemble = runtime.trained(_training(params))
     kinds = numerics.member_kinds(ensemble)
@@ -269,8 +265,8 @@ def checks_kms(params: PreconditioningParams) -> tuple[Check, ...]:
             "first_order",
             Tolerance(
                 "(5.4)-(5.5): the model's prediction is preconditioned debiased GD with "
-                "Gamma_eff = Σ_h μ_h KQ11_h to first order in ω. Measured: "
-                "||Gamma_fit − Gamma_eff||_F / ||Gamma*_d||_F per paired member (Gamma_fit: the "
+                "Γ_eff = Σ_h μ_h KQ11_h to first order in ω. Measured: "
+                "‖Γ_fit − Γ_eff‖_F / ‖Γ*_d‖_F per paired member (Γ_fit: the "
                 "least-squares preconditioner of its predictions on the d² debiased-GD "
                 "features, what it applies), in units of the next odd order of (4.10), whose "
                 "relative size is at most d ω² (§HE-T4.2i; d max|ω_h|² of the members). At "
@@ -282,7 +278,7 @@ def checks_kms(params: PreconditioningParams) -> tuple[Check, ...]:
         Check(
             "opposition",
             Tolerance(
-                f"(5.3): KQ11 of head 2 is -c KQ11 of head 1. Measured: ||K2/|K2| + K1/|K1|||_F "
+                f"(5.3): KQ11 of head 2 is -c KQ11 of head 1. Measured: ‖K2/|K2| + K1/|K1‖|_F "
                 f"(0 exactly then; the relative size of the part of K2 not along -K1) of the "
                 f"last-quarter-mean blocks of each paired member; Adam noise and drift are the "
                 f"error (batch-means SE of the blocks + change from the third quarter). "
@@ -296,14 +292,14 @@ def checks_kms(params: PreconditioningParams) -> tuple[Check, ...]:
             "distance_dgd",
             Tolerance(
                 f"The trained model minimises the true loss; its first-order preconditioner "
-                f"Gamma_eff = Σ_h μ_h KQ11_h would be Gamma*_d at ω -> 0 (5.5)-(5.6). Allowed: "
+                f"Γ_eff = Σ_h μ_h KQ11_h would be Γ*_d at ω → 0 (5.5)-(5.6). Allowed: "
                 f"the O(1/L) error of L̃ (Prop. 4.1), 1/L = {1 / params.L:.3g}, plus the "
                 f"valley's O(κd²ω⁴) curvature at ω_max = {params.omega_max:g} "
-                f"({curvature:.2g}; theory.manifold_limit_bound, derived for Sigma = I and "
+                f"({curvature:.2g}; theory.manifold_limit_bound, derived for Σ = I and "
                 f"taken as the scale): {allowance:.3g}. Error bar: 2 bootstrap SE over paired "
                 f"members (Adam noise of the final snapshots included) plus the measured "
-                f"first-order error, the mean of ||Gamma_fit - Gamma_eff||_F/||Gamma*_d||_F "
-                f"(Gamma_fit: least squares of the model's predictions on the d² features, what "
+                f"first-order error, the mean of ‖Γ_fit - Γ_eff‖_F/‖Γ*_d‖_F "
+                f"(Γ_fit: least squares of the model's predictions on the d² features, what "
                 f"it applies); infinite if a member's |ω_h| exceeds ω_max.",
                 atol=allowance,
             ),
@@ -312,9 +308,9 @@ def checks_kms(params: PreconditioningParams) -> tuple[Check, ...]:
         Check(
             "closer",
             Tolerance(
-                "Figure 12: Gamma_eff is closer to Gamma* than to Sigma^{-1}. Margin m = "
-                "(||G - Sigma^{-1}|| - ||G - Gamma*||) / ||Gamma* - Sigma^{-1}|| in [-1, 1] "
-                "(1 at Gamma*, -1 at Sigma^{-1}); any m > 0 agrees (atol 1 about 1). Decided "
+                "Figure 12: Γ_eff is closer to Γ* than to Σ⁻¹. Margin m = "
+                "(‖G - Σ⁻¹‖ - ‖G - Γ*‖) / ‖Γ* - Σ⁻¹‖ in [-1, 1] "
+                "(1 at Γ*, -1 at Σ⁻¹); any m > 0 agrees (atol 1 about 1). Decided "
                 f"when |m| > {MARGIN_Z:g} bootstrap SE (error {MARGIN_Z:g} SE), infinite error "
                 "(inconclusive) otherwise.",
                 atol=1.0,
@@ -325,9 +321,9 @@ def checks_kms(params: PreconditioningParams) -> tuple[Check, ...]:
             "risk",
             Tolerance(
                 f"The trained model's Monte Carlo risk on KMS prompts against the exact risk of "
-                f"debiased GD at Gamma*_d (Lemma E.4). Allowed: the largest excess risk of a "
-                f"Gamma within the distance allowance ({allowance:.3g} ||Gamma*_d||_F) of "
-                f"Gamma*_d, tr(D Sigma D^T M) at D along Sigma's top eigenvector: "
+                f"debiased GD at Γ*_d (Lemma E.4). Allowed: the largest excess risk of a "
+                f"Γ within the distance allowance ({allowance:.3g} ‖Γ*_d‖_F) of "
+                f"Γ*_d, tr(D Σ Dᵀ M) at D along Σ's top eigenvector: "
                 f"{risk_atol:.3g}. Error: 4 Monte Carlo SE of the members' mean risk.",
                 atol=risk_atol,
             ),
@@ -337,8 +333,8 @@ def checks_kms(params: PreconditioningParams) -> tuple[Check, ...]:
 
 
 def sigma_inverse_learned(params: PreconditioningParams, prediction: Prediction) -> Prediction:
-    """The wrong prediction: the model learned Sigma^{-1} (whitening without the shrinkage of
-    Lemma E.4): its distance to Gamma*_d, margin -1 and the risk of dGD at Sigma^{-1}."""
+    """The wrong prediction: the model learned Σ⁻¹ (whitening without the shrinkage of
+    Lemma E.4): its distance to Γ*_d, margin -1 and the risk of dGD at Σ⁻¹."""
     targets = np.asarray(prediction.figure_data["targets"])
     distance = np.linalg.norm(targets[2] - targets[0]) / np.linalg.norm(targets[0])
     risk = float(np.asarray(prediction.figure_data["target_risks"])[2])
@@ -363,9 +359,9 @@ CLAIM_KMS = Claim(
         "(5.3)-(5.6), Figures 12 and 15",
         Reconstructed("(5.3), the learned KQ11 = ±ω Γ of the two heads", "HE-5.3-KMS", "RECON"),
     ),
-    statement="On KMS covariates Sigma_ij = rho^|i-j| two-head softmax models learn KQ11 = "
-    "±omega Gamma, i.e. preconditioned debiased GD with Gamma_eff = sum_h mu_h KQ11_h close to "
-    "the optimal preconditioner of Lemma E.4 (closer to it than to Sigma^{-1}), at its risk.",
+    statement="On KMS covariates Σ_ij = ρ^|i-j| two-head softmax models learn KQ11 = "
+    "±ω Γ, i.e. preconditioned debiased GD with Γ_eff = sum_h μ_h KQ11_h close to "
+    "the optimal preconditioner of Lemma E.4 (closer to it than to Σ⁻¹), at its risk.",
     params=PreconditioningParams,
     presets=PRESETS,
     predict=predict_kms,
@@ -376,8 +372,8 @@ CLAIM_KMS = Claim(
     wrong=sigma_inverse_learned,
     trains=lambda params: (_training(params),),
     summary=(
-        "two heads on KMS covariates: KQ11 = ±omega Gamma; Gamma_eff = sum_h mu_h KQ11_h "
-        "against the optimal preconditioners (debiased, vanilla) and Sigma^{-1}; risk (Figs. "
+        "two heads on KMS covariates: KQ11 = ±ω Γ; Γ_eff = sum_h μ_h KQ11_h "
+        "against the optimal preconditioners (debiased, vanilla) and Σ⁻¹; risk (Figs. "
         "12, 15)"
     ),
     catalogue=(6, 5),

@@ -8,11 +8,11 @@ allowed biases are `theory.dgd_gap_omega_slope_bias` and `theory.dgd_gap_length_
 
 Figure: `figures.predictors`.
 
-Finding (quick preset, d=5, L=40, sigma2=0.1): The constant RMS / (eta omega^2 d^{3/2} L^{-1/2}) is
-reported in the figure, not checked: 0.78 at d=5, L=40 (the reference measured 0.79), against the
-large-d limit sqrt((1+sigma2)/6) = 0.428; the formula eta omega^2 d^{3/2} sqrt((1+sigma2)/(6L))
-(`theory.dgd_gap_rms_large_d`) thus underestimates the RMS by a factor 1.8 at d=5, as expected of a
-large-d formula.
+Finding: the constant RMS / (eta omega^2 d^{3/2} L^{-1/2}) is reported in the figure, not
+checked: at d = 5 it lies well above the large-d limit sqrt((1+sigma2)/6), so the formula
+eta omega^2 d^{3/2} sqrt((1+sigma2)/(6L)) (`theory.dgd_gap_rms_large_d`) underestimates the RMS
+there, as expected of a large-d formula (the figure shows the measured constant; the reference
+catalogue's §HE-T4.2i has its own measurement).
 """
 
 from __future__ import annotations
@@ -39,12 +39,12 @@ from icl_verify import numerics, theory
 
 @dataclass(frozen=True, kw_only=True)
 class DebiasedGDGapParams(SettingParams):
-    """HE-T4.2i: RMS |y_TF - y_dGD| at fixed eta over an omega grid (at L) and over L_values."""
+    """HE-T4.2i: RMS |y_TF - y_dGD| at fixed η over an ω grid (at L) and over L_values."""
 
-    eta: float = param(0.879, help="the step eta = 2 omega mu held fixed", low=0, low_open=True)
-    omega_min: float = param(0.005, help="smallest KQ scale omega (log grid)", low=0, low_open=True)
-    omega_max: float = param(0.05, help="largest KQ scale omega", low=0, low_open=True)
-    n_omega: int = param(help="points of the omega grid", low=3, role="count")
+    eta: float = param(0.879, help="the step η = 2 ω μ held fixed", low=0, low_open=True)
+    omega_min: float = param(0.005, help="smallest KQ scale ω (log grid)", low=0, low_open=True)
+    omega_max: float = param(0.05, help="largest KQ scale ω", low=0, low_open=True)
+    n_omega: int = param(help="points of the ω grid", low=3, role="count")
     n_prompts: int = param(
         help="Monte Carlo prompts (shared by all grid points)", low=2, role="count"
     )
@@ -83,7 +83,7 @@ def _large_d_rms(params: DebiasedGDGapParams, omega, L) -> np.ndarray:
 
 
 def predict_t42i(params: DebiasedGDGapParams) -> Prediction:
-    """Orders: slope 2 in omega, -1/2 in L; the large-d RMS formula is drawn only."""
+    """Orders: slope 2 in ω, -1/2 in L; the large-d RMS formula is drawn only."""
     fine = np.geomspace(params.omega_min, params.omega_max, 50)
     grid = np.geomspace(params.omega_min, params.omega_max, params.n_omega)
     lengths = np.geomspace(min(params.L_values), max(params.L_values), 50)
@@ -102,7 +102,7 @@ def predict_t42i(params: DebiasedGDGapParams) -> Prediction:
 
 
 def measure_t42i(params: DebiasedGDGapParams, runtime) -> Measurement:
-    """RMS |y_TF - y_dGD| on an omega grid at L, and at fixed omega over the L grid."""
+    """RMS |y_TF - y_dGD| on an ω grid at L, and at fixed ω over the L grid."""
     omegas = np.geomspace(params.omega_min, params.omega_max, params.n_omega)
     lengths = params.L_values
     shared = dict(eta=params.eta, d=params.d, sigma2=params.sigma2, n_prompts=params.n_prompts)
@@ -131,13 +131,13 @@ def measure_t42i(params: DebiasedGDGapParams, runtime) -> Measurement:
 
 def checks_t42i(params: DebiasedGDGapParams) -> tuple[Check, ...]:
     omega_why = (
-        "Leading error (eta omega^2 / 6)(1/L) sum (y_i - ybar)(u_i^3 - 3 u_i v) of (4.10): "
-        "order 2; the next odd order is relatively <= d omega^2, so the slope over omega <= "
+        "Leading error (η ω² / 6)(1/L) sum (y_i - ybar)(u_i³ - 3 u_i v) of (4.10): "
+        "order 2; the next odd order is relatively ≤ d ω², so the slope over ω ≤ "
         f"{params.omega_max:g} is biased by at most {_omega_slope_bias(params):.3g}; plus "
-        "4 fit SEs (prompts shared across omega)."
+        "4 fit SEs (prompts shared across ω)."
     )
     length_why = (
-        "The error is a mean-zero fluctuation of a 1/L average, so RMS ~ L^{-1/2}; corrections of "
+        "The error is a mean-zero fluctuation of a 1/L average, so RMS ~ L^{−1/2}; corrections of "
         "relative order D/L (centring by ybar, xbar; random softmax denominators) bias the slope "
         f"over L = {list(params.L_values)} by at most (D/L_min)/log(L_max/L_min) = "
         f"{_length_slope_bias(params):.3g}; plus 4 fit SEs."
@@ -163,13 +163,13 @@ CLAIM_T42I = Claim(
         "4.3, Thm 4.2(i), App. D.1",
         "(4.10)-(4.11)",
         Reconstructed(
-            "Thm 4.2(i)'s error rate, checked as the reference's derived η ω² and L^{-1/2}",
+            "Thm 4.2(i)'s error rate, checked as the reference's derived η ω² and L^{−1/2}",
             "HE-T4.2i",
             "OPEN",
         ),
     ),
     statement="At fixed η = 2ωμ the ± two-head predictor approaches debiased GD (4.11) as ω → 0, "
-    "with error of order η ω² and, at fixed ω, of order L^{-1/2}.",
+    "with error of order η ω² and, at fixed ω, of order L^{−1/2}.",
     params=DebiasedGDGapParams,
     presets=PRESETS_T42I,
     predict=predict_t42i,
@@ -182,7 +182,7 @@ CLAIM_T42I = Claim(
         why="An error of order ηω (slope 1 in ω, as if the even terms of (4.10) did not "
         "cancel): 1 off, forty times the allowed bias.",
     ),
-    summary="attention -> debiased GD as omega -> 0: slope 2 in omega, L^-1/2",
+    summary="attention → debiased GD as ω → 0: slope 2 in ω, L^-1/2",
     catalogue=(4, 3),
 )
 

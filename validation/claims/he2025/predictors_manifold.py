@@ -36,18 +36,18 @@ FLOAT64_EPS = float(np.finfo(np.float64).eps)
 
 @dataclass(frozen=True, kw_only=True)
 class ManifoldPredictionParams(SettingParams):
-    """HE-4.9: random points of S_omega at log-uniform omega, on shared prompts."""
+    """HE-4.9: random points of S_omega at log-uniform ω, on shared prompts."""
 
     HELD = ("n_prompts",)  # drawn at once, not in blocks
 
-    n_trials: int = param(help="random (omega, H, split) points of S_omega", low=1, role="count")
+    n_trials: int = param(help="random (ω, H, split) points of S_omega", low=1, role="count")
     H_max: int = param(
         help="largest number of heads; H is uniform in [2, H_max]", low=2, role="heads"
     )
     omega_min: float = param(
-        0.02, help="smallest KQ scale omega (log-uniform)", low=0, low_open=True
+        0.02, help="smallest KQ scale ω (log-uniform)", low=0, low_open=True
     )
-    omega_max: float = param(0.6, help="largest KQ scale omega", low=0, low_open=True)
+    omega_max: float = param(0.6, help="largest KQ scale ω", low=0, low_open=True)
     design_seed: int = param(
         2025, help="seed of the trials (the setting, not --seed)", low=0, role="count"
     )
@@ -89,7 +89,7 @@ def draw_manifold_heads(
 
 @dataclass(frozen=True)
 class ManifoldPoints:
-    """The design of HE-4.9: per trial omega, mu*(omega) and H heads (omega_h, mu_h) on S_omega."""
+    """The design of HE-4.9: per trial ω, μ*(ω) and H heads (ω_h, μ_h) on S_omega."""
 
     omega: np.ndarray  # (n_trials,)
     mu: np.ndarray  # (n_trials,)
@@ -153,8 +153,8 @@ def measure_49(params: ManifoldPredictionParams, runtime) -> Measurement:
 def checks_49(params: ManifoldPredictionParams) -> tuple[Check, ...]:
     why = (
         "Exact identity: heads sharing a scale compute the same softmax average, so only float64 "
-        "rounding of the sum over H + 2 terms remains, at most (H + 2) eps in units of the summed "
-        f"magnitudes; allowed 4 (H_max + 2) eps = {_rounding_tolerance(params):.2g}."
+        "rounding of the sum over H + 2 terms remains, at most (H + 2) ε in units of the summed "
+        f"magnitudes; allowed 4 (H_max + 2) ε = {_rounding_tolerance(params):.2g}."
     )
     return (
         Check(

@@ -7,14 +7,12 @@ Measured: the minimum of the TRUE single-head loss over (omega, mu) by Monte Car
 
 Figure: `figures.predictors`.
 
-Finding (quick preset, d=5, L=40, sigma2=0.1): HE-4.12 disagrees. The true single-head loss is
-minimised near omega = 0.51 (not 1/sqrt(5) = 0.447), with mu = 1.51 (not 1.63) and loss 0.403 (not
-Ltilde* = 0.372). At d omega^2 = 1 the approximation (4.1) is at the edge of its regime (§HE-P4.1):
-it underestimates the true loss by ~0.035 there, and the bias depends on omega, which moves the
-minimiser. The paper's omega* is the minimiser of Ltilde, not of the true loss. The true argmin
-also depends on L, unlike 1/sqrt(d): with 6 replicates of 1e4 prompts it is 0.522 +- 0.004, 0.406
-+- 0.002, 0.375 +- 0.002 at L = 40, 160, 640 (min loss minus Ltilde*: 0.026, 0.021, 0.008), so it
-crosses 1/sqrt(d) and keeps decreasing as L grows.
+Finding: HE-4.12 disagrees. The true single-head loss is minimised above 1/sqrt(d), with a
+smaller mu and a higher loss than Ltilde*: at d omega^2 = 1 the approximation (4.1) is at the
+edge of its regime (§HE-P4.1), it underestimates the true loss there, and the bias depends on
+omega, which moves the minimiser. The paper's omega* is the minimiser of Ltilde, not of the
+true loss. The true argmin also depends on L, unlike 1/sqrt(d): it crosses 1/sqrt(d) and keeps
+decreasing as L grows. The numbers are in the claim's record and on the findings page.
 """
 
 from __future__ import annotations
@@ -40,11 +38,11 @@ from icl_verify import numerics, theory
 
 @dataclass(frozen=True, kw_only=True)
 class SingleHeadParams(SettingParams):
-    """HE-4.12: the true single-head loss on an omega grid, minimised over mu, replicated."""
+    """HE-4.12: the true single-head loss on an ω grid, minimised over μ, replicated."""
 
-    omega_min: float = param(0.3, help="smallest KQ scale omega of the grid", low=0, low_open=True)
-    omega_max: float = param(0.75, help="largest KQ scale omega of the grid", low=0, low_open=True)
-    n_omega: int = param(help="grid points in omega (evenly spaced)", low=2, role="count")
+    omega_min: float = param(0.3, help="smallest KQ scale ω of the grid", low=0, low_open=True)
+    omega_max: float = param(0.75, help="largest KQ scale ω of the grid", low=0, low_open=True)
+    n_omega: int = param(help="grid points in ω (evenly spaced)", low=2, role="count")
     n_prompts: int = param(help="Monte Carlo prompts per replicate", low=2, role="count")
     n_replicates: int = param(
         help="independent replicates; their spread gives the SE", low=2, role="count"
@@ -75,7 +73,7 @@ def _omega_grid(params: SingleHeadParams) -> np.ndarray:
 
 
 def predict_412(params: SingleHeadParams) -> Prediction:
-    """omega* = 1/sqrt(d), mu*, Ltilde* and the one-head profile of Ltilde (drawn)."""
+    """ω* = 1/√d, μ*, L̃* and the one-head profile of L̃ (drawn)."""
     setting = params.setting
     optimum = theory.single_head_optimum(setting)
     fine = np.linspace(params.omega_min, params.omega_max, 200)[:, None]  # (200, 1): one head
@@ -119,13 +117,13 @@ def measure_412(params: SingleHeadParams, runtime) -> Measurement:
 
 def checks_412(params: SingleHeadParams) -> tuple[Check, ...]:
     why = (
-        "The optimum is exact for Ltilde; the measurement is the minimum of the TRUE loss, whose "
+        "The optimum is exact for L̃; the measurement is the minimum of the TRUE loss, whose "
         f"only error is Monte Carlo (SE from {params.n_replicates} independent replicates, each "
-        f"fitted by a degree-{params.degree} polynomial in omega). Any discrepancy beyond 4 SE is "
-        "the error of (4.1) at d omega^2 = 1, the edge of its regime (§HE-P4.1). Finding: at "
-        "d=5, L=40 this disagrees; the true loss is minimised near omega = 0.51 with loss 0.40 "
-        "(Ltilde* = 0.372, the reference's MC - Ltilde = 0.036 at omega = 1/sqrt(d)), so "
-        "omega* = 1/sqrt(d) is the minimiser of Ltilde only."
+        f"fitted by a degree-{params.degree} polynomial in ω). Any discrepancy beyond 4 SE is "
+        "the error of (4.1) at d ω² = 1, the edge of its regime (§HE-P4.1). Finding: at "
+        "d=5, L=40 this disagrees; the true loss is minimised near ω = 0.51 with loss 0.40 "
+        "(L̃* = 0.372, the reference's MC - L̃ = 0.036 at ω = 1/√d), so "
+        "ω* = 1/√d is the minimiser of L̃ only."
     )
     rule = ZScore(why, rel_resolution=0.03)
     return (
@@ -154,7 +152,7 @@ CLAIM_412 = Claim(
         why="The optimum ω* 40% too small (0.27 at d = 5, below the grid's 0.3): about 0.25 "
         "off, tens of standard errors.",
     ),
-    summary="omega* = 1/sqrt(d), the single head's optimum on Ltilde, against the true loss's",
+    summary="ω* = 1/√d, the single head's optimum on L̃, against the true loss's",
     catalogue=(4, 2),
 )
 

@@ -12,8 +12,8 @@
   (`theory.compare_with_bayes`; §HE-T4.2iii). Measured: Monte Carlo at several d with L = d/xi,
   extrapolated to d -> inf by a weighted fit of risk(d) = R_inf + a/d
   (`numerics.proportional_limit`; the finite-size correction is exactly a/d for tuned debiased
-  GD, where R_dGD* - limit = 1/(L + D), and measured to be O(1/d) for Bayes:
-  d (MC - limit) ~ 0.002 in the reference).
+  GD, where R_dGD* - limit = 1/(L + D), and O(1/d) for Bayes, as the reference's Monte Carlo
+  finds).
 
 Both predictors are linear in the labels, so the Monte Carlo averages the exact conditional
 risk given the covariates. Figures: `figures.risks`.
@@ -47,12 +47,12 @@ from icl_verify import numerics, theory
 class OneStepRiskParams(Params):
     """HE-4.3-RISK: (d, L) cases, the steps besides the optimal ones, Monte Carlo prompts."""
 
-    sigma2: float = param(0.1, help="label-noise variance sigma^2", low=0)
+    sigma2: float = param(0.1, help="label-noise variance σ²", low=0)
     cases: tuple[tuple[int, int], ...] = param(
         help="(d, L) pairs, each checked at every step", low=1, role="count"
     )
     etas: tuple[float, ...] = param(
-        help="steps eta checked in every case, besides eta*_GD and eta*_dGD", low=0
+        help="steps η checked in every case, besides η*_GD and η*_dGD", low=0
     )
     n_prompts: tuple[int, ...] = param(
         help="Monte Carlo prompts per case (tiny L has heavy-tailed losses: more prompts)", low=2,
@@ -182,15 +182,15 @@ CLAIM_43 = Claim(
 
 @dataclass(frozen=True, kw_only=True)
 class ProportionalParams(Params):
-    """HE-T4.2iii: (xi, sigma2) cases, the dimensions extrapolated from, Monte Carlo prompts."""
+    """HE-T4.2iii: (ξ, σ²) cases, the dimensions extrapolated from, Monte Carlo prompts."""
 
     cases: tuple[tuple[float, float], ...] = param(
-        help="(xi, sigma2) pairs: the limit d/L -> xi and the noise variance (> 0)",
+        help="(ξ, σ²) pairs: the limit d/L → ξ and the noise variance (> 0)",
         low=0,
         low_open=True, role="count",
     )
     d_values: tuple[int, ...] = param(
-        help="dimensions d (L = d/xi) extrapolated to d -> inf; two or more, distinct", low=1,
+        help="dimensions d (L = d/ξ) extrapolated to d → inf; two or more, distinct", low=1,
         role="width"
     )
     n_prompts: int = param(help="Monte Carlo prompts per (case, d)", low=2, role="count")
@@ -233,7 +233,7 @@ def proportional_settings(params: ProportionalParams, xi: float, sigma2: float) 
 
 
 def predict_proportional(params: ProportionalParams) -> Prediction:
-    """Limits of the Bayes and tuned-GD risks, their ratios, and curves over xi for the figure."""
+    """Limits of the Bayes and tuned-GD risks, their ratios, and curves over ξ for the figure."""
     comparisons = [theory.compare_with_bayes(xi, sigma2) for xi, sigma2 in params.cases]
     fine = np.geomspace(0.02, 1.0, 80)
     curves = {}
@@ -260,10 +260,10 @@ def predict_proportional(params: ProportionalParams) -> Prediction:
 
 
 def measure_proportional(params: ProportionalParams, runtime) -> Measurement:
-    """Monte Carlo at each d (L = d/xi), extrapolated to d -> inf; ratios by the delta method.
+    """Monte Carlo at each d (L = d/ξ), extrapolated to d → inf; ratios by the delta method.
 
-    Tuned GD is debiased GD at the finite-size optimum eta* = L/(L + D), which is the limiting
-    step 1/(1 + xi(1 + sigma2)) here, since d/L = xi exactly.
+    Tuned GD is debiased GD at the finite-size optimum η* = L/(L + D), which is the limiting
+    step 1/(1 + ξ(1 + σ²)) here, since d/L = ξ exactly.
     """
     limits = []
     for k, (xi, sigma2) in enumerate(params.cases):
@@ -298,15 +298,15 @@ def measure_proportional(params: ProportionalParams, runtime) -> Measurement:
 
 def checks_proportional(params: ProportionalParams) -> tuple[Check, ...]:
     why = (
-        "Limits as d -> inf with d/L = xi; the measurement is extrapolated from d = "
+        "Limits as d → inf with d/L = ξ; the measurement is extrapolated from d = "
         f"{list(params.d_values)} by a weighted fit R_inf + a/d (exact for tuned debiased GD, "
         "whose finite-size risk is limit + 1/(L + D); O(1/d) for Bayes, measured d (MC - limit) "
-        "~ 0.002, so the neglected O(1/d^2) is far below the SE). Only Monte Carlo error "
+        "~ 0.002, so the neglected O(1/d²) is far below the SE). Only Monte Carlo error "
         "remains; 4 SE (ratios: conservative delta method)."
     )
     excess = (
-        why + " The excess ratio divides by the small Bayes excess (0.014 at xi = 0.125, "
-        "sigma2 = 0.1), so it is resolved to 5% rather than 3%."
+        why + " The excess ratio divides by the small Bayes excess (0.014 at ξ = 0.125, "
+        "σ² = 0.1), so it is resolved to 5% rather than 3%."
     )
     return (
         Check("bayes_risk", ZScore(why, rel_resolution=0.03), "Bayes risk limit R_Bayes(ξ, σ²)"),
@@ -323,7 +323,7 @@ def checks_proportional(params: ProportionalParams) -> tuple[Check, ...]:
 def gd_as_good_as_bayes(params: ProportionalParams, prediction: Prediction) -> Prediction:
     """Tuned GD Bayes-optimal in the limit: Bayes risk = the GD limit, both ratios 1.
 
-    The negation of the theorem's gap: at xi = 0.125, sigma2 = 0.1 the Bayes limit 0.114
+    The negation of the theorem's gap: at ξ = 0.125, σ² = 0.1 the Bayes limit 0.114
     becomes 0.221 (hundreds of SE) and the ratios 1.94 and 8.6 become 1.
     """
     values = dict(prediction.values)

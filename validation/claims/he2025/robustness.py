@@ -87,7 +87,7 @@ class RobustnessParams(SettingParams):
         0, help="init seed of member 0 and of the training data", low=0, role="count"
     )
     log_every: int = param(
-        help="omega_h, mu_h and circuits logged every this many steps", low=1, role="count"
+        help="ω_h, μ_h and circuits logged every this many steps", low=1, role="count"
     )
     checkpoint_every: int = param(
         help="checkpoint (resumable) every this many steps; 0 = only at the end", low=0,
@@ -131,7 +131,8 @@ PRESETS = {
         log_every=10, checkpoint_every=0, validation_batch=256,
     ),
     # quick: 4000 steps reach the paired regime at Adam 3e-3 (HE-OBS1..4 find it by ~3k) and
-    # at SGD 0.03 with momentum 0.9 (measured: every two-head member paired at 0.03 and 0.1)
+    # at SGD 0.03 with momentum 0.9 (every two-head member of the quick run pairs at both rates;
+    # HE-OBS2's table counts them)
     "quick": RobustnessParams(
         batches=(64, 256), lr=3e-3, sgd_lr=0.03, members=2, steps=4000, log_every=25,
         checkpoint_every=1000, validation_batch=1024,
@@ -159,7 +160,7 @@ def trainings(params: RobustnessParams) -> tuple[numerics.EnsembleTraining, ...]
 
 
 def predict_robust(params: RobustnessParams) -> Prediction:
-    """Observation 2's pattern at every point: 0, 0 and 1/(1+kappa)."""
+    """Observation 2's pattern at every point: 0, 0 and 1/(1+κ)."""
     return Prediction(
         values={**ZERO_LIMITS, "manifold_eta": 1.0 / (1.0 + params.setting.kappa)},
         figure_data={"grid_size": np.array(len(params.grid()))},
@@ -168,7 +169,7 @@ def predict_robust(params: RobustnessParams) -> Prediction:
 
 def measure_robust(params: RobustnessParams, runtime) -> Measurement:
     """Train (or load) every grid point; `numerics.pattern_grid` of their paired members. A
-    member whose common |omega| is above omega_max is not judged on its group sums (infinite
+    member whose common |ω| is above ω_max is not judged on its group sums (infinite
     error): the O(κ d² ω⁴) curvature of (4.8) there exceeds the rule's allowance."""
     grid = numerics.pattern_grid(
         [runtime.trained(t) for t in trainings(params)], toward=ZERO_LIMITS

@@ -66,20 +66,20 @@ class SoftmaxNormParams(Params):
     omega: float = param(
         0.2,
         help="score scale of sweep (i): above the learned 0.13-0.17 so the 1/L term is "
-        "resolved; omega^2 < 1/12 for the r-average of the 1/L^2 term",
+        "resolved; ω² < 1/12 for the r-average of the 1/L² term",
         low=0,
         low_open=True,
     )
     L_fixed: tuple[int, ...] = param(help="prompt lengths of sweep (i)", low=2, role="length")
     omega_proportional: float = param(
         0.25,
-        help="score scale of sweep (ii) (d = L/8): rho passes rho_fails by L = 320",
+        help="score scale of sweep (ii) (d = L/8): ρ passes ρ_fails by L = 320",
         low=0,
         low_open=True,
     )
     c: float = param(
         0.45,
-        help="omega sqrt(d) of sweep (iii): c^2 = 0.2 = omega^2 d of sweep (i)",
+        help="ω √d of sweep (iii): c² = 0.2 = ω² d of sweep (i)",
         low=0,
         low_open=True,
     )
@@ -87,16 +87,16 @@ class SoftmaxNormParams(Params):
         help="prompt lengths of sweeps (ii) and (iii), multiples of 8 (d = L/8)", low=8,
         role="length"
     )
-    samples: int = param(help="Monte Carlo samples of L||p||^2 per point", low=2, role="held")
+    samples: int = param(help="Monte Carlo samples of L‖p‖² per point", low=2, role="held")
     rho_holds: float = param(
-        0.2, help="rho at or below which the expansion is judged to hold", low=0, low_open=True
+        0.2, help="ρ at or below which the expansion is judged to hold", low=0, low_open=True
     )
     rho_fails: float = param(
-        10.0, help="rho at or above which the approximation is judged to fail", low=0
+        10.0, help="ρ at or above which the approximation is judged to fail", low=0
     )
     failure_rtol: float = param(
         0.1,
-        help="relative departure from e^{omega^2 d}-type leading term that counts as failure "
+        help="relative departure from e^{ω² d}-type leading term that counts as failure "
         "(the 0.1 error level of Prop. C.1)",
         low=0,
         low_open=True,
@@ -167,9 +167,9 @@ def _status(rho: np.ndarray, params: SoftmaxNormParams) -> tuple[str, ...]:
 
 
 def _theory(params: SoftmaxNormParams, sweep: str, exponent: float = 1.0) -> dict:
-    """Leading and corrected approximations, next term and rho of a sweep.
+    """Leading and corrected approximations, next term and ρ of a sweep.
 
-    `exponent` scales omega^2 (1 is the theory; the wrong prediction uses 1/2).
+    `exponent` scales ω² (1 is the theory; the wrong prediction uses 1/2).
     """
     L, d, omega = sweep_points(params, sweep)
     scale = np.sqrt(exponent) * omega
@@ -206,7 +206,7 @@ def predict_softmax_norm(params: SoftmaxNormParams) -> Prediction:
 
 
 def measure_softmax_norm(params: SoftmaxNormParams, runtime) -> Measurement:
-    """Plain Monte Carlo of L ||p||^2 at every point: mean, SE, quantiles, log-binned histogram."""
+    """Plain Monte Carlo of L ‖p‖² at every point: mean, SE, quantiles, log-binned histogram."""
     values, figure_data = {}, {}
     for sweep in SWEEPS:
         L, d, omega = sweep_points(params, sweep)
@@ -307,7 +307,7 @@ def checks_softmax_norm(params: SoftmaxNormParams) -> tuple[Check, ...]:
         theory = _theory(params, sweep)
         status = _status(theory["rho"], params)
         why = (
-            f"Derived (theory.softmax_norm): E L||p||² = M + C₁/L + C₂/L² + O(L⁻³) with "
+            f"Derived (theory.softmax_norm): E L‖p‖² = M + C₁/L + C₂/L² + O(L⁻³) with "
             f"expansion parameter ρ = (e^(4ω²d) − 1)/L (per point ρ = "
             f"{', '.join(f'{x:.3g}' for x in theory['rho'])}). Where ρ ≤ {params.rho_holds:g} "
             f"the mean must equal M + C₁/L within the next term |C₂|/L² + {MAX_Z:g} MC SE; where "
@@ -320,7 +320,7 @@ def checks_softmax_norm(params: SoftmaxNormParams) -> tuple[Check, ...]:
 
 
 def wrong_softmax_norm(params: SoftmaxNormParams, prediction: Prediction) -> Prediction:
-    """The softmax denominator's exponent in place of the norm's: e^{omega^2 r / 2} (1/sqrt)."""
+    """The softmax denominator's exponent in place of the norm's: e^{ω² r / 2} (1/sqrt)."""
     return prediction.with_values(**_values(params, exponent=0.5))
 
 
@@ -338,8 +338,8 @@ CLAIM_SOFTMAXNORM = Claim(
     figure="softmax_norm:figure_20",
     wrong=wrong_softmax_norm,
     summary=(
-        "L ‖softmax(omega X^T x_q)‖² against e^{omega² ‖x_q‖²} + O(1/L): holds at fixed d and "
-        "at omega ∝ d^{-1/2}, fails for d ∝ L (Fig. 20)"
+        "L ‖softmax(ω Xᵀ x_q)‖² against e^{ω² ‖x_q‖²} + O(1/L): holds at fixed d and "
+        "at ω ∝ d^{−1/2}, fails for d ∝ L (Fig. 20)"
     ),
     catalogue=(6, 9),
     paper_figures=(
@@ -348,7 +348,7 @@ CLAIM_SOFTMAXNORM = Claim(
             ("HE-C-SOFTMAXNORM",),
             "softmax_norm:figure_20",
             "histograms of the softmax-vector norm ‖softmax(ω Xᵀx_q)‖₂ for fixed d and "
-            "growing L, for d ∝ L, and with ω ∝ d^{-1/2}",
+            "growing L, for d ∝ L, and with ω ∝ d^{−1/2}",
             "HE-C-SOFTMAXNORM's Figure 20",
         ),
     ),

@@ -60,9 +60,9 @@ class BoundParams(StageTwoParams):
     H_max: int = param(
         8, help="largest number of heads of a designed point (H uniform)", low=2, role="heads"
     )
-    omega_min: float = param(0.02, help="smallest |omega_h| (log-uniform)", low=0, low_open=True)
-    omega_max: float = param(0.6, help="largest |omega_h|", low=0, low_open=True)
-    mu_max: float = param(10.0, help="largest |mu_h| (log-uniform from mu_max/100)", low=0,
+    omega_min: float = param(0.02, help="smallest |ω_h| (log-uniform)", low=0, low_open=True)
+    omega_max: float = param(0.6, help="largest |ω_h|", low=0, low_open=True)
+    mu_max: float = param(10.0, help="largest |μ_h| (log-uniform from μ_max/100)", low=0,
                           low_open=True)  # fmt: skip
     points_seed: int = param(45, help="seed of the designed points (the setting, not --seed)",
                              low=0, role="count")  # fmt: skip
@@ -83,8 +83,8 @@ PRESETS = random_start_presets(BoundParams, n_points=(50, 400, 2000))
 
 @dataclass(frozen=True)
 class BoundPoints:
-    """Designed heads, one row per point, padded with heads of omega = mu = 0 (which change
-    neither Ltilde nor the bound): random sign-matched points and points on S_omega."""
+    """Designed heads, one row per point, padded with heads of ω = μ = 0 (which change
+    neither L̃ nor the bound): random sign-matched points and points on S_omega."""
 
     omega: np.ndarray  # (n_points, H_max)
     mu: np.ndarray  # (n_points, H_max)
@@ -142,13 +142,13 @@ def rounding(omega, mu, setting) -> np.ndarray:
 
 
 def _loss(omega, mu, setting) -> Estimate:
-    """Ltilde (4.1) with its float64 rounding bound."""
+    """L̃ (4.1) with its float64 rounding bound."""
     return Estimate(theory.approximate_loss(omega, mu, setting), rounding(omega, mu, setting),
                     "bound")  # fmt: skip
 
 
 def _end_gaps(params: BoundParams, runtime) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-    """Per H, the flows' Ltilde - bound at t_end and whether each run ended on S_omega."""
+    """Per H, the flows' L̃ - bound at t_end and whether each run ended on S_omega."""
     gaps = {}
     for heads, run in random_start_stages(params, runtime).items():
         gap = _loss(run.final_omega, run.final_mu, params.setting).value - (
@@ -176,7 +176,7 @@ def predict_bound(params: BoundParams) -> Prediction:
 
 
 def measure_bound(params: BoundParams, runtime) -> Measurement:
-    """Ltilde at the designed points; the largest gap of the runs ending on S_omega and the
+    """L̃ at the designed points; the largest gap of the runs ending on S_omega and the
     smallest of the others (all flows of HE-S2's sizes)."""
     points, setting = draw_points(params), params.setting
     gaps = _end_gaps(params, runtime)
@@ -254,7 +254,7 @@ CLAIM_STAGE_TWO_BOUND = Claim(
     checks=checks_bound,
     figure="dynamics:figure_stage_two_bound",
     wrong=bound_without_its_x_term,
-    summary="Stage II bound (4.5) on Ltilde: tight exactly on S_omega, open in the trap",
+    summary="Stage II bound (4.5) on L̃: tight exactly on S_omega, open in the trap",
     catalogue=(3, 4),
 )
 

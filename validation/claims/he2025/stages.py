@@ -11,16 +11,15 @@ computed once), integrated by `dynamics.random_init_stages`:
   the paper's Figure 7, which its text cites as "Figure (8)" (reference §HE-S1, §7). The
   median over runs is compared (one trapped run cannot move it); the fractions count the
   runs. Finding: the same-sign trap (below) keeps a fraction of the runs from ever becoming
-  zero-sum; they end at mu^T omega = 1/(1+e kappa) = 0.728 (quick: 21 of 40 at H = 2, 3-5 of
-  40 at H = 3, 0-1 of 40 at H = 4, none at H = 8, over two seed sets), so the claim as
-  stated for every H disagrees at H = 2.
+  zero-sum; they end at mu^T omega = 1/(1+e kappa), about half the runs at H = 2, fewer at
+  H = 3, rarely or never at H = 4 and 8 (the counts per H are in the claim's table), so the
+  claim as stated for every H disagrees at H = 2.
 - HE-S2 (Stage II): |omega_h| equal across non-dummy heads (homogeneous KQ scaling) and the
   end state on S_omega (4.7). Finding: from iid N(0, 1e-4) starts a fraction of H = 2 and
   H = 3 runs ends instead at the all-same-sign single-head optimum (omega_h = 1/sqrt(d) for
-  every head, Ltilde = 1 + sigma2 - 1/(1 + e kappa) = 0.3721 at d=5, L=40 vs 0.2209 on the
-  valley), a critical point with a PSD Hessian; the claim as stated ("the flow reaches
-  S_omega") is checked for every H and disagrees at H = 2 (quick preset: 21 of 40 runs
-  end there at H = 2, 5 of 40 at H = 3, none at H = 4, 8).
+  every head, Ltilde = 1 + sigma2 - 1/(1 + e kappa), above the valley's), a critical point with a
+  PSD Hessian; the claim as stated ("the flow reaches S_omega") is checked for every H and
+  disagrees at H = 2, where the trapped runs are most frequent.
 
 Dummy heads are those of `icl_verify.heads.head_types`. Rates of runs are fractions k/n with
 the Agresti-Coull standard error (`icl_verify.statistics.proportion`), which stays honest at k = n.
@@ -110,7 +109,7 @@ def _figure_data(params: RandomStartParams, stages) -> dict:
 
 
 RATE = ZScore(
-    "a fraction of independent runs: Agresti-Coull SE (module doc), |z| <= 4; inconclusive "
+    "a fraction of independent runs: Agresti-Coull SE (module doc), |z| ≤ 4; inconclusive "
     "when 4 SE exceed 25 percentage points",
     max_z=4.0,
     abs_resolution=0.25,
@@ -122,8 +121,8 @@ RATE = ZScore(
 
 
 def predict_stage_one(params: StageOneParams) -> Prediction:
-    """Every run sign-matched and zero-sum (fractions 1); from the end of Stage I on, mu^T omega
-    at most 1/(1+kappa) (4.3) and at least 1/(1+kappa) - 2 `dynamics.late_product_deficit`(t)."""
+    """Every run sign-matched and zero-sum (fractions 1); from the end of Stage I on, μᵀ ω
+    at most 1/(1+κ) (4.3) and at least 1/(1+κ) - 2 `dynamics.late_product_deficit`(t)."""
     limit = 1.0 / (1.0 + params.setting.kappa)
     t = dynamics.SaveAt.log_spaced((0.0, params.t_end), n=params.n_times).ts
     window = stage_one_window(params)
@@ -143,7 +142,7 @@ def predict_stage_one(params: StageOneParams) -> Prediction:
 
 def measure_stage_one(params: StageOneParams, runtime) -> Measurement:
     """Per H: fractions of runs sign-matched at every saved time from the end of Stage I on and
-    zero-sum at t_end; the median mu^T omega over runs at each saved time of that window."""
+    zero-sum at t_end; the median μᵀ ω over runs at each saved time of that window."""
     stages = random_start_stages(params, runtime)
     start, window = stage_one_start(params), stage_one_window(params)
     medians = np.array([
@@ -188,7 +187,7 @@ def checks_stage_one(params: StageOneParams) -> tuple[Check, ...]:
             "at_least",
             "How far below 1/(1+κ) μᵀω may be at t: on the valley floor 2ωμ* lies below by "
             "κd²ω⁴/(6(1+κ)²) (4.8) and μ lags μ*(ω) by a relative 1/(24tω²(1+κ)), both at "
-            "the two-head valley law ω = (8κd²t)^{-1/6} (`dynamics.late_product_deficit`, "
+            "the two-head valley law ω = (8κd²t)^{−1/6} (`dynamics.late_product_deficit`, "
             "derived for the two-head flow; the H-head runs have |ω_h| within ~20% of it), "
             f"times 2 for that H-dependence. {median}",
         ), f"median μᵀω(t) ≥ 1/(1+κ) − 2·deficit(t) at every saved t ≥ {start:.3g}, per H"),
@@ -236,7 +235,7 @@ def _spread(times: np.ndarray) -> str:
 
 
 def predict_stage_two(params: StageTwoParams) -> Prediction:
-    """Every run homogeneous (|omega_h| equal over active heads) and on S_omega (fractions 1)."""
+    """Every run homogeneous (|ω_h| equal over active heads) and on S_omega (fractions 1)."""
     count, kappa = len(params.heads), params.setting.kappa
     return Prediction(
         values={"homogeneous": np.ones(count), "on_manifold": np.ones(count)},
@@ -248,7 +247,7 @@ def predict_stage_two(params: StageTwoParams) -> Prediction:
 
 
 def measure_stage_two(params: StageTwoParams, runtime) -> Measurement:
-    """Fractions of runs with KQ dispersion <= tol, and with Ltilde within tol of S_omega."""
+    """Fractions of runs with KQ dispersion ≤ tol, and with L̃ within tol of S_omega."""
     stages = random_start_stages(params, runtime)
     runs = [stages[h] for h in params.heads]
     return Measurement(
@@ -302,14 +301,14 @@ CLAIM_STAGE_ONE = Claim(
         "about 190 times the valley-floor deficit at the quick size (t_end = 1e4) and about "
         "18 times at the smoke size (t_end = 300).",
     ),
-    summary="Stage I: sign matching, zero-sum OV, mu^T omega -> 1/(1+kappa)",
+    summary="Stage I: sign matching, zero-sum OV, μᵀ ω → 1/(1+κ)",
     catalogue=(3, 2),
     paper_figures=(
         PaperFigure(
             7,
             ("HE-S1",),
             "dynamics:figure_stage_one",
-            "Stage I: mu^T omega against GD iterations on L̃ approaching 1/(1+κ) (the text's "
+            "Stage I: μᵀ ω against GD iterations on L̃ approaching 1/(1+κ) (the text's "
             '"Figure (8)"; the figure itself is not referenced)',
             "HE-S1's figure: μᵀω(t) of every start per H under gradient flow on L̃ (flow time t "
             "= learning rate × GD iterations) against (4.3)'s 1/(1+κ), and the fractions of "

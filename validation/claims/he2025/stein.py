@@ -39,13 +39,13 @@ FAMILY_RATE = 0.01
 
 @dataclass(frozen=True, kw_only=True)
 class SteinParams(Params):
-    """HE-C-STEIN: random (omega, x_q, beta) configurations and the examples per configuration."""
+    """HE-C-STEIN: random (ω, x_q, β) configurations and the examples per configuration."""
 
     d: int = param(5, help="covariate dimension d", low=1, role="width")
-    sigma2: float = param(0.1, help="label-noise variance sigma^2", low=0)
-    n_configs: int = param(help="random (omega, x_q, beta) configurations", low=1, role="count")
-    omega_min: float = param(0.02, help="smallest omega (log-uniform)", low=0, low_open=True)
-    omega_max: float = param(0.6, help="largest omega", low=0, low_open=True)
+    sigma2: float = param(0.1, help="label-noise variance σ²", low=0)
+    n_configs: int = param(help="random (ω, x_q, β) configurations", low=1, role="count")
+    omega_min: float = param(0.02, help="smallest ω (log-uniform)", low=0, low_open=True)
+    omega_max: float = param(0.6, help="largest ω", low=0, low_open=True)
     n_examples: int = param(help="Monte Carlo examples per configuration", low=2, role="count")
     design_seed: int = param(3, help="seed of the configurations (the setting, not --seed)",
                              low=0, role="count")  # fmt: skip
@@ -124,7 +124,7 @@ def measure_stein(params: SteinParams, runtime) -> Measurement:
 def checks_stein(params: SteinParams) -> tuple[Check, ...]:
     bound = max_z(params)
     rule = ZScore(
-        f"Monte Carlo means of {params.n_examples} examples: standard errors only, |z| <= "
+        f"Monte Carlo means of {params.n_examples} examples: standard errors only, |z| ≤ "
         f"{bound:.2f} over the 3 x {params.n_configs} moments (family-wise {FAMILY_RATE:.0%}, "
         "Bonferroni); resolves 5% of a moment (+ 0.02 where a label moment is near 0)",
         max_z=bound, rel_resolution=0.05, abs_resolution=0.02,

@@ -86,14 +86,14 @@ def checks_init(params: InitParams) -> tuple[Check, ...]:
     tol = 10 * params.rtol
     return (
         Check("asymmetry", Tolerance(
-            "Ltilde is invariant under (omega, mu) -> (-P omega, -P mu), P the head swap, so the "
-            "flow keeps omega_1 + omega_2 = mu_1 + mu_2 = 0 exactly; only round-off (~1e-16, "
+            "L̃ is invariant under (ω, μ) → (-P ω, -P μ), P the head swap, so the "
+            "flow keeps ω_1 + ω_2 = μ_1 + μ_2 = 0 exactly; only round-off (~1e-16, "
             "amplified by the Phase I growth) can break it. Tolerance 10 x solver rtol.",
             atol=tol), "max_t max(|ω₁+ω₂|, |μ₁+μ₂|), symmetric start"),
         Check("reduced_gap", Tolerance(
             "(B.4) is the 4-D field restricted to the symmetric set, so both solves integrate the "
             "same curve; they differ by the solvers' error only. Tolerance 10 x rtol (relative "
-            "to max |omega|, |mu| on the path).", atol=tol),
+            "to max |ω|, |μ| on the path).", atol=tol),
             "max |full − reduced| / max |θ|"),
         Check("opposite_fraction", Tolerance(
             "Appendix B: perturbed symmetric starts end with one positive and one negative head "

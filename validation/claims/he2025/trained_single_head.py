@@ -6,11 +6,11 @@ exp(omega x^T x_q) at their own (omega, mu), and sit near omega = 1/sqrt(d), the
 Ltilde. Measured with `numerics.kernel_reading`: the settled (omega, mu) of each member and its
 predictions against the kernel regressor's on shared prompts.
 
-Finding (quick, 10k Adam steps): both one-head members end at |omega| = 0.521 and 0.522, not
-1/sqrt(5) = 0.447, but next to the true single-head loss's minimiser that HE-4.12 measures
-(0.511): the trained head optimises the true loss, where (4.1) is at the edge of its regime.
-Their predictions are within 6.3% (RMS) of the kernel regressor at their (omega, mu), and the
-regressor's test error is 0.004 below theirs (the off-pattern weights cost a little).
+Finding: the one-head members end above 1/sqrt(d), next to the true single-head loss's
+minimiser that HE-4.12 measures: the trained head optimises the true loss, where (4.1) is at the
+edge of its regime. Their predictions stay close (RMS) to the kernel regressor's at their own
+(omega, mu), whose test error is slightly below theirs (the off-pattern weights cost a little);
+the numbers are in the claim's record and on the findings page.
 Figure: `figures.predictors.figure_trained_single_head`.
 """
 
@@ -42,8 +42,9 @@ from icl_verify.validation.params import param
 from icl_verify import numerics
 
 #: The single-head minimisers HE-4.12 tells apart at d = 5, L = 40, sigma2 = 0.1: of Ltilde,
-#: 1/sqrt(5) = 0.447, and of the true loss, 0.511 (its quick measurement). "Near 1/sqrt(d)"
-#: is judged against half their relative distance, the resolution that tells them apart.
+#: 1/sqrt(5), and of the true loss (HE-4.12's quick measurement, pinned in the code below).
+#: "Near 1/sqrt(d)" is judged against half their relative distance, the resolution that tells
+#: them apart.
 NEAR = 0.5 * (0.511 - 1 / math.sqrt(5)) / (1 / math.sqrt(5))
 
 
