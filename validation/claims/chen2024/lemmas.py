@@ -64,17 +64,17 @@ from icl_verify import numerics, statistics
 
 @dataclass(frozen=True, kw_only=True)
 class LemmaParams(SparseSettingParams):
-    """Shared by CZZ-D1 and CZZ-D2: the flat spectrum, delta, repetitions."""
+    """Shared by CZZ-D1 and CZZ-D2: the flat spectrum, δ, repetitions."""
 
-    kappa: float = param(2.0, help="spectrum spread: Sigma_jj evenly in [1/kappa, 1]", low=1)
+    kappa: float = param(2.0, help="spectrum spread: Σ_jj evenly in [1/κ, 1]", low=1)
     delta: float = param(
-        0.05, help="failure probability delta", low=0, high=1, low_open=True, high_open=True
+        0.05, help="failure probability δ", low=0, high=1, low_open=True, high_open=True
     )
     reps: int = param(help="independent prompts per grid point", low=2, role="ensemble")
 
     @property
     def spectrum(self) -> np.ndarray:
-        """Sigma's diagonal, evenly spaced in [1/kappa, 1]; (d,)."""
+        """Σ's diagonal, evenly spaced in [1/κ, 1]; (d,)."""
         return np.linspace(1.0 / self.kappa, 1.0, self.d)
 
     @property
@@ -84,7 +84,7 @@ class LemmaParams(SparseSettingParams):
 
 
 def _correlations(params: LemmaParams, n: int, seed: int):
-    """Algorithm 1's r_hat beside r = Sigma w* on `reps` prompts of size n
+    """Algorithm 1's r_hat beside r = Σ w* on `reps` prompts of size n
     (`numerics.sample_correlations`)."""
     return numerics.sample_correlations(
         params.reps,
@@ -105,7 +105,7 @@ def _correlations(params: LemmaParams, n: int, seed: int):
 class CorrelationErrorParams(LemmaParams):
     """CZZ-D1: the sample sizes and the allowed trend of the ratio."""
 
-    n_grid: tuple[int, ...] = param(help="sample sizes n (>= 3 distinct)", low=1, role="length")
+    n_grid: tuple[int, ...] = param(help="sample sizes n (≥ 3 distinct)", low=1, role="length")
     margin: float = param(0.1, help="largest allowed slope of log(error/bound) vs log n", low=0)
 
     def validate(self) -> None:
@@ -132,7 +132,7 @@ D1_PRESETS = {
 
 
 def predict_d1(params: CorrelationErrorParams) -> Prediction:
-    """Lemma D.1's bound with K = max Sigma_ii + sigma^2 (the lemma's C = 1)."""
+    """Lemma D.1's bound with K = max Σ_ii + σ² (the lemma's C = 1)."""
     K = float(params.spectrum.max()) + params.sigma**2
     bound = lemma_d1_bound(params.n_values, d=params.d, s=params.s, delta=params.delta, K=K)
     return Prediction(values={"sup_error": bound}, figure_data={"K": K})
@@ -159,17 +159,17 @@ def measure_d1(params: CorrelationErrorParams, runtime) -> Measurement:
 
 def checks_d1(params: CorrelationErrorParams) -> tuple[Check, ...]:
     why = (
-        "Lemma D.1 bounds ||R_hat - R||_2 up to a constant; its n-dependence n^{-1/2} is exact "
+        "Lemma D.1 bounds ‖R_hat - R‖_2 up to a constant; its n-dependence n^{−1/2} is exact "
         "(a maximum of d centred means), so the ratio to the bound should be flat: slope of "
-        f"log(mean error / bound) vs log n <= {params.margin:g} (reference §4.5), SE from "
+        f"log(mean error / bound) vs log n ≤ {params.margin:g} (reference §4.5), SE from "
         f"{params.reps} independent prompts per n."
     )
     rule = BoundTrend("at_most", x=tuple(params.n_values), margin=params.margin, justification=why)
-    return (Check("sup_error", rule, "mean ||R̂ − R||₂ vs K√(s log(d/δ)/n)"),)
+    return (Check("sup_error", rule, "mean ‖R̂ − R‖₂ vs K√(s log(d/δ)/n)"),)
 
 
 def d1_faster(params: CorrelationErrorParams, prediction: Prediction) -> Prediction:
-    """The bound with the wrong exponent, n^{-3/2} (times n_0/n)."""
+    """The bound with the wrong exponent, n^{−3/2} (times n_0/n)."""
     n = params.n_values
     return prediction.with_values(sup_error=np.asarray(prediction.values["sup_error"]) * n[0] / n)
 
@@ -177,7 +177,7 @@ def d1_faster(params: CorrelationErrorParams, prediction: Prediction) -> Predict
 CLAIM_D1 = Claim(
     id="CZZ-D1",
     source=Source(PAPER, "App. D, Lemma D.1"),
-    statement="Algorithm 1's correlations satisfy ||R̂ − R||₂ ≲ K√(s log(d/δ)/n), K = max Σᵢᵢ + σ².",
+    statement="Algorithm 1's correlations satisfy ‖R̂ − R‖₂ ≲ K√(s log(d/δ)/n), K = max Σᵢᵢ + σ².",
     params=CorrelationErrorParams,
     presets=D1_PRESETS,
     predict=predict_d1,
@@ -196,10 +196,10 @@ CLAIM_D1 = Claim(
 
 @dataclass(frozen=True, kw_only=True)
 class SupportRetentionParams(LemmaParams):
-    """CZZ-D2: multiples c of Lemma D.2's sample size s log(d/delta)/beta^2."""
+    """CZZ-D2: multiples c of Lemma D.2's sample size s log(d/δ)/β²."""
 
     c_grid: tuple[float, ...] = param(
-        help="multiples c: n = ceil(c s log(d/delta) / beta^2)", low=0, low_open=True
+        help="multiples c: n = ceil(c s log(d/δ) / β²)", low=0, low_open=True
     )
 
     @property
@@ -259,7 +259,7 @@ def _loss_rates(params: SupportRetentionParams):
 
 
 def predict_d2(params: SupportRetentionParams) -> Prediction:
-    """The largest failure fraction allowed per c: delta from c* on, 1 (no claim) below; and the
+    """The largest failure fraction allowed per c: δ from c* on, 1 (no claim) below; and the
     range of the exponential rate at which the expected number of lost coordinates falls."""
     c_star = retention_threshold(params)
     level = np.where(params.c_values >= c_star, params.delta, 1.0)
@@ -272,7 +272,7 @@ def predict_d2(params: SupportRetentionParams) -> Prediction:
 
 
 def _loss_rate(n, lost, lost_se, events) -> tuple[Estimate, np.ndarray]:
-    """-d log(E lost)/dn fitted over the points with >= MIN_EVENTS lost coordinates (their
+    """-d log(E lost)/dn fitted over the points with ≥ MIN_EVENTS lost coordinates (their
     mask returned beside it); with fewer than two such points no rate (SE inf: inconclusive)."""
     fitted = events >= MIN_EVENTS
     if fitted.sum() < 2:
@@ -305,9 +305,9 @@ def measure_d2(params: SupportRetentionParams, runtime) -> Measurement:
 
 def checks_d2(params: SupportRetentionParams) -> tuple[Check, ...]:
     why = (
-        "Lemma D.2: beyond a constant multiple of s log(d/delta)/beta^2 the support is kept with "
-        f"probability >= 1 - delta = {1 - params.delta:g}; the constant is the derived "
-        "Gaussian-tail one (8 V log(s/delta)/beta^2). Below it the lemma says nothing (level 1). "
+        "Lemma D.2: beyond a constant multiple of s log(d/δ)/β² the support is kept with "
+        f"probability ≥ 1 - δ = {1 - params.delta:g}; the constant is the derived "
+        "Gaussian-tail one (8 V log(s/δ)/β²). Below it the lemma says nothing (level 1). "
         f"Binomial SE (Agresti-Coull, {params.reps} prompts per c), 4 SE."
     )
     rates = _loss_rates(params)
@@ -322,7 +322,7 @@ def checks_d2(params: SupportRetentionParams) -> tuple[Check, ...]:
         "products xᵢy, one quadrature over Σₖxₖᵢ², `theory.sparse_gd.support_loss_rates`, "
         "re-derived; as n → ∞ the rate tends to Cramér's exponent, at slowest "
         f"{rates.exponent:.4g}). Fitted by inverse-variance weighted least squares over the grid "
-        f"points with >= {MIN_EVENTS} lost coordinates (the binomial's normal approximation), "
+        f"points with ≥ {MIN_EVENTS} lost coordinates (the binomial's normal approximation), "
         "SE propagated from the points' (over prompts), 4 SE."
     )
     return (
@@ -335,10 +335,10 @@ def checks_d2(params: SupportRetentionParams) -> tuple[Check, ...]:
 
 
 def d2_at_every_c(params: SupportRetentionParams, prediction: Prediction) -> Prediction:
-    """The derived Gaussian-tail bound read as the law: failure ~ s exp(-n beta^2/(8V)), i.e.
-    the support kept w.p. 1 - delta at every c of the grid (the lemma's constant taken as the
-    grid's smallest c) and the lost coordinates falling at rate beta^2/(8V): wrong where the
-    small-n failure fraction is far above delta, and where they fall faster."""
+    """The derived Gaussian-tail bound read as the law: failure ~ s exp(-n β²/(8V)), i.e.
+    the support kept w.p. 1 - δ at every c of the grid (the lemma's constant taken as the
+    grid's smallest c) and the lost coordinates falling at rate β²/(8V): wrong where the
+    small-n failure fraction is far above δ, and where they fall faster."""
     failure = np.asarray(prediction.values["failure"])
     bound = prediction.figure_data["rate_bound"]
     return prediction.with_values(failure=np.full_like(failure, params.delta), loss_rate=bound,

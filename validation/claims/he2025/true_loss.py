@@ -25,27 +25,25 @@ Predictions, and why:
   slowdown, continued), plus the omega -> 0 gap at the model's product p = mu^T omega,
   p (2 - p/eta*)/L (`theory.product_gap_limit`: 0 at the start, 1/(L + D) on the manifold).
   Both O(1/L) parts of Prop. 4.1 are thus modelled: a level (the gap) and a timing (the model
-  lags GD on L̃ at step lr by about t/L, which on a steep fall reads as a level: at the paper
-  preset's t = 1, slope -0.56 x lag 0.025 = 0.014 of loss). Allowance, largest over the judged
+  lags GD on L̃ at step lr by about t/L, which on a steep fall reads as a level: the slope
+  times the lag). Allowance, largest over the judged
   records: (level) the gap's relative O(d omega^2) part at the model's mean |omega_h| (constant
-  1, which covers the reference's Monte Carlo: (L + D) gap = 0.99-1.01 at omega = 0.1,
-  1.04-1.09 at 0.2), plus (timing) the model's slope |dL̃/dt| times its timing uncertainty: the
+  1, which covers the (L + D) gap the reference's Monte Carlo finds at omega = 0.1 and 0.2),
+  plus (timing) the model's slope |dL̃/dt| times its timing uncertainty: the
   lag t/L is derived at omega -> 0 with a relative O(d omega^2) error (the Phase I check's), so
   it is uncertain by d max omega_h^2 (largest along the path so far, constant 1) of t/L, and
   wholly once the path has left the region. Other timing sources, and why they are not terms:
   SGD and the model take the same steps (iterate k at t = lr k), so the Euler offset of each
   from the continuous flow, O(lr) in time, is common to both but for the model's step factor
-  1 - 1/L, a difference O(lr/L), lr/t of the lag (0.005 at the paper preset's t = 1); the
+  1 - 1/L, a difference O(lr/L), lr/t of the lag; the
   members' timing spread is in the error bar (3 SE of the member mean of the loss, with the
   Monte Carlo's).
 
 Where and why they part (the table and Figure 21): in Phase I by the 1/L slowdown (about
 growth/L in ln ||theta||, checked); then where the flow leaves the region d max omega_h^2
-<= 1 of (4.1) (quick: t in [1.5, 7.0]; the omega peak, about 0.53 at d = 5, lies beyond it,
-and there the true loss's softmax denominators differ from L̃'s exp(d omega^2 / 2)): the
-heads' omega part (quick: by 0.087 of the largest |omega_h| + |mu_h| at t = 3.8, about 20% of
-that head's omega), and the offset persists
-after re-entry because it lies along the flat valley of L̃ (S_omega is almost flat in omega).
+<= 1 of (4.1) (the omega peak lies beyond it, and there the true loss's softmax denominators
+differ from L̃'s exp(d omega^2 / 2)): the heads' omega part (the table gives by how much), and
+the offset persists after re-entry because it lies along the flat valley of L̃ (S_omega is almost flat in omega).
 The loss is blind to such an offset to first order, so after re-entry it is again the model's
 L̃ + p(2 - p/eta*)/L within the allowance; outside, during the fall, the table reports the
 residuals (not judged).
@@ -82,9 +80,9 @@ class TrueLossParams(SettingParams):
 
     heads: int = param(4, help="heads H of the kernel-sum model", low=1, role="heads")
     init_low: float = param(
-        0.01, help="smallest |omega_h|, |mu_h| of the random start", low=0, low_open=True
+        0.01, help="smallest |ω_h|, |μ_h| of the random start", low=0, low_open=True
     )
-    init_high: float = param(0.05, help="largest |omega_h|, |mu_h| of the random start", high=0.1)
+    init_high: float = param(0.05, help="largest |ω_h|, |μ_h| of the random start", high=0.1)
     design_seed: int = param(
         0, help="seed of the random start (the setting, not --seed)", low=0, role="count"
     )
@@ -95,14 +93,14 @@ class TrueLossParams(SettingParams):
         help="SGD runs from the start, each on its own prompts", low=2, role="ensemble"
     )
     batch: int = param(help="fresh prompts per member per step", low=1, role="held")
-    log_every: int = param(help="(omega, mu) recorded every this many steps", low=1, role="count")
+    log_every: int = param(help="(ω, μ) recorded every this many steps", low=1, role="count")
     loss_every: int = param(
         help="true loss evaluated at every this many records", low=1, role="count"
     )
     n_prompts: int = param(help="Monte Carlo prompts of each true-loss value", low=2, role="count")
     phase_one_fraction: float = param(
         0.5,
-        help="Phase I window: records while the flow's max |omega_h| <= this x d^{-1/2}",
+        help="Phase I window: records while the flow's max |ω_h| ≤ this x d^{−1/2}",
         low=0,
         low_open=True,
         high=1,
@@ -149,13 +147,13 @@ def _descent(params: TrueLossParams, slowdown: float) -> dynamics.Trajectory:
 
 
 def _window(params: TrueLossParams) -> np.ndarray:
-    """Indices of the Phase I records: the flow's max |omega_h| still <= fraction d^{-1/2}."""
+    """Indices of the Phase I records: the flow's max |ω_h| still ≤ fraction d^{−1/2}."""
     return dynamics.phase_one_records(_descent(params, 1.0).omega, params.d,
                                       params.phase_one_fraction)  # fmt: skip
 
 
 def _phase_one_allowance(params: TrueLossParams) -> float:
-    """d omega_w^2 (log-growth over the window) / L: the unmodelled nonlinear difference."""
+    """d ω_w² (log-growth over the window) / L: the unmodelled nonlinear difference."""
     flow, window = _descent(params, 1.0), _window(params)
     log_norm = dynamics.log_norm(flow.omega, flow.mu)
     growth = log_norm[window[-1]] - log_norm[0]
@@ -170,13 +168,13 @@ def _model(params: TrueLossParams) -> dynamics.Trajectory:
 
 
 def _inside(params: TrueLossParams) -> np.ndarray:
-    """(loss records,) True where the model is inside the region of (4.1), d max omega_h^2 <= 1."""
+    """(loss records,) True where the model is inside the region of (4.1), d max ω_h² ≤ 1."""
     omega = _model(params).omega[params.loss_records]
     return params.d * (omega**2).max(axis=1) <= 1.0
 
 
 def _path_gap(params: TrueLossParams) -> np.ndarray:
-    """(loss records,) the omega -> 0 gap at the model's mu^T omega
+    """(loss records,) the ω → 0 gap at the model's μᵀ ω
     (`theory.product_gap_limit`; 1/(L + D) on the manifold)."""
     model = _model(params)
     p = (model.omega * model.mu).sum(axis=1)[params.loss_records]
@@ -185,17 +183,17 @@ def _path_gap(params: TrueLossParams) -> np.ndarray:
 
 def _timing(params: TrueLossParams) -> np.ndarray:
     """(loss records,) the timing uncertainty of the model, in flow time: its lag t/L behind L̃'s
-    GD is derived at omega -> 0 with a relative O(d omega^2) error (Phase I), so it is uncertain
-    by d max omega_h^2 (the largest along the path so far, constant 1) of t/L, and wholly
-    (factor 1) once the path has left the region d max omega_h^2 <= 1."""
+    GD is derived at ω → 0 with a relative O(d ω²) error (Phase I), so it is uncertain
+    by d max ω_h² (the largest along the path so far, constant 1) of t/L, and wholly
+    (factor 1) once the path has left the region d max ω_h² ≤ 1."""
     omega = _model(params).omega  # (R, H)
     reach = np.maximum.accumulate(params.d * (omega**2).max(axis=1))[params.loss_records]
     return np.minimum(reach, 1.0) * params.times[params.loss_records] / params.L
 
 
 def _path_allowances(params: TrueLossParams) -> tuple[np.ndarray, np.ndarray]:
-    """(level, timing) at the judged loss records (`_inside`): the gap's relative O(d omega^2)
-    part at the model's mean |omega_h|, and the model's slope |dL̃/dt| times its timing
+    """(level, timing) at the judged loss records (`_inside`): the gap's relative O(d ω²)
+    part at the model's mean |ω_h|, and the model's slope |dL̃/dt| times its timing
     uncertainty (`_timing`)."""
     model, records, inside = _model(params), params.loss_records, _inside(params)
     omega_bar = np.abs(model.omega[records]).mean(axis=1)  # (loss records,)
@@ -211,7 +209,7 @@ def _path_allowance(params: TrueLossParams) -> float:
 
 
 def predict(params: TrueLossParams) -> Prediction:
-    """Phase I: ln ||theta|| of L̃'s GD slowed by 1 - 1/L; end: L̃ + 1/(L + D); paths drawn."""
+    """Phase I: ln ‖θ‖ of L̃'s GD slowed by 1 - 1/L; end: L̃ + 1/(L + D); paths drawn."""
     setting = params.setting
     window = _window(params)
     slowed, plain = _model(params), _descent(params, 1.0)
@@ -279,8 +277,8 @@ def checks(params: TrueLossParams) -> tuple[Check, ...]:
     level, timing = level.max(), timing.max()
     return (
         Check("phase_one_log_norm", Tolerance(
-            "Prop. 4.1's O(1/L) error in Phase I, derived with its constant: at small omega "
-            "the true gradient is L̃'s with the omega-mu coupling scaled by 1 - 1/L (zero-sum "
+            "Prop. 4.1's O(1/L) error in Phase I, derived with its constant: at small ω "
+            "the true gradient is L̃'s with the ω-μ coupling scaled by 1 - 1/L (zero-sum "
             "term exact), so SGD follows GD on L̃ at step lr(1 - 1/L). Allowed: the "
             f"unmodelled nonlinear difference, d ω_w² × (log-growth over the window) / L = "
             f"{phase_one:.3g}; error bar: 3 SE of the member mean (SGD noise). The unslowed "
@@ -427,7 +425,7 @@ CLAIM_TRUELOSS = Claim(
     table=table,
     wrong=approximation_exact,
     summary=(
-        "four heads: SGD on the true loss against GD on Ltilde from one start, on one time "
+        "four heads: SGD on the true loss against GD on L̃ from one start, on one time "
         "axis (Fig. 21)"
     ),
     catalogue=(6, 8),
