@@ -44,9 +44,9 @@ growth/L in ln ||theta||, checked); then where the flow leaves the region d max 
 <= 1 of (4.1) (the omega peak lies beyond it, and there the true loss's softmax denominators
 differ from L̃'s exp(d omega^2 / 2)): the heads' omega part (the table gives by how much), and
 the offset persists after re-entry because it lies along the flat valley of L̃ (S_omega is
-almost flat in omega). The loss is blind to such an offset to first order, so after re-entry it is again the model's
-L̃ + p(2 - p/eta*)/L within the allowance; outside, during the fall, the table reports the
-residuals (not judged).
+almost flat in omega). The loss is blind to such an offset to first order, so after re-entry
+it is again the model's L̃ + p(2 - p/eta*)/L within the allowance; outside, during the fall,
+the table reports the residuals (not judged).
 
 The wrong prediction is "L̃ is exact": the unslowed flow in Phase I and no loss gap.
 """
