@@ -16,8 +16,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from icl_verify.figures import activations, linear_attention
-from icl_verify.validation.claim import Estimate, Measurement, Prediction, to_json
-from icl_verify.validation.records import ClaimRecord
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
+from icl_verify.validation.records import ClaimRecord, to_json
 
 d, L, SIGMA2 = 5, 40, 0.1
 DEFF = d * (1 + SIGMA2)  # D = d (1 + sigma^2) of §HE-4.3-RISK

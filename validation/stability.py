@@ -28,7 +28,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from icl_verify.validation.claim import AGREES, DISAGREES, Claim
+from icl_verify.validation.claim import Claim
+from icl_verify.validation.estimates import AGREES, DISAGREES
 from icl_verify.validation.params import Params
 from icl_verify.validation.records import RunRecord, load_run, write_atomic
 from icl_verify.validation.report import format_measured

@@ -7,9 +7,9 @@ tests/numerics/test_true_loss.py; here the claim's rules.
 from dataclasses import replace
 
 import numpy as np
-from icl_verify.validation.claim import DISAGREES
 from icl_verify.validation.claims.he2025.true_loss import CLAIM_TRUELOSS, approximation_exact
 from icl_verify.validation.cli import main
+from icl_verify.validation.estimates import DISAGREES
 
 
 def test_smoke_contradicts_nothing_and_l_tilde_taken_as_exact_is_rejected(at_smoke):

@@ -31,18 +31,11 @@ from icl_verify.theory.sparse_gd import (
     lemma_d2_sample_size,
     support_retention_sample_size,
 )
-from icl_verify.validation.claim import (
-    BoundTrend,
-    Check,
-    Claim,
-    Estimate,
-    Inequality,
-    Measurement,
-    Prediction,
-    Source,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.params import ParameterError, SparseSettingParams, param
+from icl_verify.validation.rules import BoundTrend, Inequality
 
 from icl_verify import numerics, statistics
 
@@ -168,7 +161,7 @@ CLAIM_D1 = Claim(
     predict=predict_d1,
     measure=measure_d1,
     checks=checks_d1,
-    figure="sparse_bounds:figure_lemma_d1",
+    figure=FigureRef("icl_verify.figures.sparse_bounds", "figure_lemma_d1"),
     wrong=d1_faster,
     summary="‖R̂ − R‖₂ √(n/(s log d)) bounded over n",
     catalogue=(4, 1),
@@ -288,7 +281,7 @@ CLAIM_D2 = Claim(
     predict=predict_d2,
     measure=measure_d2,
     checks=checks_d2,
-    figure="sparse_bounds:figure_lemma_d2",
+    figure=FigureRef("icl_verify.figures.sparse_bounds", "figure_lemma_d2"),
     wrong=d2_at_every_c,
     summary="R̂ keeps the support once n ≳ s log d / β²",
     catalogue=(4, 2),
