@@ -115,7 +115,6 @@ class Source:
         return "; ".join(str(flag) for flag in self.reconstructed)
 
 
-
 @dataclass(frozen=True)
 class FigureRef:
     """A figure function named without importing it: the import path of its module and its name.

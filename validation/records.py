@@ -63,20 +63,21 @@ def to_json(value):
     return value
 
 
-def _estimate_json(estimate: Estimate) -> dict:
-    """An `Estimate` as results.json stores it (`_stored_estimate` reads it back).
+def estimate_json(estimate: Estimate) -> dict:
+    """An `Estimate` as results.json stores it (`estimate_from_json` reads it back); the
+    measured values of a `ClaimRecord`.
 
-    >>> _estimate_json(Estimate(0.25, 0.01))
+    >>> estimate_json(Estimate(0.25, 0.01))
     {'value': 0.25, 'error': 0.01, 'error_kind': 'se'}
     """
     return {"value": to_json(estimate.value), "error": to_json(estimate.error),
             "error_kind": estimate.error_kind}  # fmt: skip
 
 
-def _stored_estimate(data: Mapping) -> Estimate:
-    """The `Estimate` that `_estimate_json` stored (a file without "error_kind": a standard error).
+def estimate_from_json(data: Mapping) -> Estimate:
+    """The `Estimate` that `estimate_json` stored (a file without "error_kind": a standard error).
 
-    >>> _stored_estimate({"value": [1.0, 2.0], "error": 0.5}).error
+    >>> estimate_from_json({"value": [1.0, 2.0], "error": 0.5}).error
     array([0.5, 0.5])
     """
     return Estimate(data["value"], data["error"], data.get("error_kind", "se"))
@@ -168,7 +169,7 @@ class ClaimRecord:
                 "figure_data": to_json(dict(prediction.figure_data)),
             },
             measurement={
-                "values": {k: _estimate_json(v) for k, v in measurement.values.items()},
+                "values": {k: estimate_json(v) for k, v in measurement.values.items()},
                 "figure_data": to_json(dict(measurement.figure_data)),
             },
             checks=tuple(CheckRecord.from_result(r) for r in results),
@@ -192,7 +193,7 @@ class ClaimRecord:
         )
 
     def restored_measurement(self) -> Measurement:
-        values = {k: _stored_estimate(v) for k, v in self.measurement["values"].items()}
+        values = {k: estimate_from_json(v) for k, v in self.measurement["values"].items()}
         return Measurement(values, _arrays(self.measurement["figure_data"]))
 
     @classmethod
@@ -476,7 +477,7 @@ def _claim_problem(claim: Any, what: str) -> str | None:
             return f"{what}.{part} must be an object of 'values' and 'figure_data' objects"
     for name, estimate in claim["measurement"]["values"].items():
         try:
-            _stored_estimate(estimate)
+            estimate_from_json(estimate)
         except (KeyError, TypeError, ValueError, AttributeError):
             return f"{what}.measurement value {_short(name)} is not an estimate"
     for j, check in enumerate(claim["checks"]):
