@@ -14,11 +14,8 @@ import numpy as np
 import pytest
 from icl_verify.theory import Setting, manifold_loss
 from icl_verify.validation.cache import ArtefactCache
-from icl_verify.validation.claims.he2025.stages import (
-    CLAIM_STAGE_ONE,
-    CLAIM_STAGE_TWO,
-    random_start_stages,
-)
+from icl_verify.validation.claims.he2025._stages import random_start_stages
+from icl_verify.validation.claims.he2025.stages import CLAIM_STAGE_ONE, CLAIM_STAGE_TWO
 from icl_verify.validation.estimates import DISAGREES, Prediction
 from icl_verify.validation.runtime import Runtime
 
