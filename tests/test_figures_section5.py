@@ -16,8 +16,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from icl_verify.figures import activations, linear_attention
-from icl_verify.validation.claim import Estimate, Measurement, Prediction, to_json
-from icl_verify.validation.records import ClaimRecord
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
+from icl_verify.validation.records import ClaimRecord, estimate_json, to_json
 
 d, L, SIGMA2 = 5, 40, 0.1
 DEFF = d * (1 + SIGMA2)  # D = d (1 + sigma^2) of §HE-4.3-RISK
@@ -48,7 +48,7 @@ def _stored(prediction: Prediction, measurement: Measurement):
         device="cpu",
         prediction={"values": {}, "figure_data": to_json(dict(prediction.figure_data))},
         measurement={
-            "values": {k: v.as_json() for k, v in measurement.values.items()},
+            "values": {k: estimate_json(v) for k, v in measurement.values.items()},
             "figure_data": to_json(dict(measurement.figure_data)),
         },
     )

@@ -41,7 +41,7 @@ from types import MappingProxyType
 from typing import Any
 
 import numpy as np
-from icl_verify.validation.claim import to_json
+from icl_verify.validation.records import to_json
 
 import icl_verify
 from icl_verify._files import write_atomic

@@ -1,10 +1,10 @@
 """The figures of each paper, and the claims whose stored records draw them (`icl-verify figures`).
 
 One `PaperFigure` per numbered figure of a paper: the claim(s) it is drawn from, the function of
-`icl_verify.figures` that draws it, what the paper's figure shows (one line of the reference
-catalogue's §7, `reference/he2025.md`) and a caption of what this toolkit draws. Figures without
-content (a schematic, a number the text never uses), or not reproduced yet, are `OmittedFigure`s,
-listed with the reason.
+`icl_verify.figures` that draws it (a `validation.claim.FigureRef`), what the paper's figure
+shows (one line of the reference catalogue's §7, `reference/he2025.md`) and a caption of what
+this toolkit draws. Figures without content (a schematic, a number the text never uses), or not
+reproduced yet, are `OmittedFigure`s, listed with the reason.
 
 A figure function draws from stored numbers only (the `figure_data` of each claim's record in
 results.json), with one of two signatures:
@@ -22,31 +22,36 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from icl_verify.validation.claim import FigureRef
+
 
 class StoredClaim(NamedTuple):
     """A finished claim as its figure functions read it: typed parameters and stored numbers."""
 
     params: Any
-    prediction: Any  # validation.claim.Prediction
-    measurement: Any  # validation.claim.Measurement
+    prediction: Any  # validation.estimates.Prediction
+    measurement: Any  # validation.estimates.Measurement
 
 
 @dataclass(frozen=True)
 class PaperFigure:
-    """A figure of a paper drawn from the records of `claims` by `figure` ("module:function")."""
+    """A figure of a paper drawn from the records of `claims` by the function `figure`."""
 
     number: int
     claims: tuple[str, ...]
-    figure: str  # in icl_verify.figures; signature by len(claims), see the module docstring
+    figure: FigureRef  # in icl_verify.figures; signature by len(claims), see the module docstring
     shows: str  # what the paper's figure shows (reference §7)
     caption: str  # what is drawn here
 
     def __post_init__(self) -> None:
-        if not self.claims or self.figure.count(":") != 1:
-            raise ValueError(
-                f"figure {self.number}: claims must be non-empty and figure 'module:function', "
-                f"got {self.claims!r}, {self.figure!r}"
-            )
+        if not self.claims:
+            raise ValueError(f"figure {self.number}: claims must name at least one claim, got "
+                             f"{self.claims!r}")  # fmt: skip
+        if not isinstance(self.figure, FigureRef):
+            raise ValueError(f"figure {self.number}: figure must be a FigureRef(module, "
+                             f"function), got {self.figure!r}")  # fmt: skip
+        if problem := self.figure.problem():
+            raise ValueError(f"figure {self.number}: figure {problem}")
 
     @property
     def file_name(self) -> str:
@@ -57,8 +62,7 @@ class PaperFigure:
         """The matplotlib Figure, drawn from the stored records of this figure's claims."""
         from icl_verify.figures.style import figure_style
 
-        module, name = self.figure.split(":")
-        function = getattr(importlib.import_module(f"icl_verify.figures.{module}"), name)
+        function = self.figure.resolve()
         with figure_style():
             if len(self.claims) == 1:
                 return function(*records[self.claims[0]])

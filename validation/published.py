@@ -27,7 +27,6 @@ from icl_verify.validation.records import (
     RunRecord,
     load_run,
     value_text,
-    write_atomic,
 )
 from icl_verify.validation.registry import all_claims, trained_claims
 from icl_verify.validation.report import (
@@ -37,6 +36,8 @@ from icl_verify.validation.report import (
     reconstruction_sentence,
 )
 from icl_verify.validation.site import Verdicts, check_entry, check_text, stability_text
+
+from icl_verify._files import write_atomic
 
 __all__ = ["INDEX_FILE", "NOTES_FILE", "Publication", "check_name", "newest", "newest_by_device",
            "paper_index", "publications", "publish", "write_index"]

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import platform
 import subprocess
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from importlib import metadata
@@ -29,14 +30,12 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 import numpy as np
-from icl_verify.validation.claim import (
+from icl_verify.validation.claim import CheckResult, Claim
+from icl_verify.validation.estimates import (
     VERDICTS,
-    CheckResult,
-    Claim,
     Estimate,
     Measurement,
     Prediction,
-    to_json,
     worst_verdict,
 )
 from icl_verify.validation.params import Params
@@ -45,6 +44,43 @@ from icl_verify._files import write_atomic
 
 SCHEMA_VERSION = 2
 RESULTS_FILE = "results.json"
+
+
+def to_json(value):
+    """Numbers and arrays (nested in dicts/lists) as JSON-ready Python objects; NaN/inf kept.
+
+    >>> to_json({"a": np.array([1.0, 2.0]), "b": np.float64(3.0)})
+    {'a': [1.0, 2.0], 'b': 3.0}
+    """
+    if isinstance(value, Mapping):
+        return {str(k): to_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_json(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def estimate_json(estimate: Estimate) -> dict:
+    """An `Estimate` as results.json stores it (`estimate_from_json` reads it back); the
+    measured values of a `ClaimRecord`.
+
+    >>> estimate_json(Estimate(0.25, 0.01))
+    {'value': 0.25, 'error': 0.01, 'error_kind': 'se'}
+    """
+    return {"value": to_json(estimate.value), "error": to_json(estimate.error),
+            "error_kind": estimate.error_kind}  # fmt: skip
+
+
+def estimate_from_json(data: Mapping) -> Estimate:
+    """The `Estimate` that `estimate_json` stored (a file without "error_kind": a standard error).
+
+    >>> estimate_from_json({"value": [1.0, 2.0], "error": 0.5}).error
+    array([0.5, 0.5])
+    """
+    return Estimate(data["value"], data["error"], data.get("error_kind", "se"))
 
 
 class DamagedRunError(ValueError):
@@ -133,7 +169,7 @@ class ClaimRecord:
                 "figure_data": to_json(dict(prediction.figure_data)),
             },
             measurement={
-                "values": {k: v.as_json() for k, v in measurement.values.items()},
+                "values": {k: estimate_json(v) for k, v in measurement.values.items()},
                 "figure_data": to_json(dict(measurement.figure_data)),
             },
             checks=tuple(CheckRecord.from_result(r) for r in results),
@@ -157,7 +193,7 @@ class ClaimRecord:
         )
 
     def restored_measurement(self) -> Measurement:
-        values = {k: Estimate.from_json(v) for k, v in self.measurement["values"].items()}
+        values = {k: estimate_from_json(v) for k, v in self.measurement["values"].items()}
         return Measurement(values, _arrays(self.measurement["figure_data"]))
 
     @classmethod
@@ -441,7 +477,7 @@ def _claim_problem(claim: Any, what: str) -> str | None:
             return f"{what}.{part} must be an object of 'values' and 'figure_data' objects"
     for name, estimate in claim["measurement"]["values"].items():
         try:
-            Estimate.from_json(estimate)
+            estimate_from_json(estimate)
         except (KeyError, TypeError, ValueError, AttributeError):
             return f"{what}.measurement value {_short(name)} is not an estimate"
     for j, check in enumerate(claim["checks"]):

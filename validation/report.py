@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
-from icl_verify.validation.claim import VERDICTS
+from icl_verify.validation.estimates import VERDICTS
 from icl_verify.validation.params import ParameterError
 from icl_verify.validation.records import CheckRecord, ClaimRecord, RunRecord, SweepSpec
 

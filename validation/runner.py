@@ -41,10 +41,9 @@ def figure_paths(claim: Claim) -> tuple[str, ...]:
     >>> figure_paths(select_claims(["HE-T4.2ii"])[0])
     ('figures/HE-T4.2ii.png',)
     """
-    names = claim.figures
-    if len(names) == 1:
+    if len(claim.figures) == 1:
         return (f"{FIGURE_DIR}/{claim.id}.png",)
-    return tuple(f"{FIGURE_DIR}/{claim.id}-{name.split(':')[1]}.png" for name in names)
+    return tuple(f"{FIGURE_DIR}/{claim.id}-{figure.function}.png" for figure in claim.figures)
 
 
 class RunMismatchError(ValueError):

@@ -28,11 +28,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from icl_verify.validation.claim import AGREES, DISAGREES, Claim
+from icl_verify.validation.claim import Claim
+from icl_verify.validation.estimates import AGREES, DISAGREES
 from icl_verify.validation.params import Params
-from icl_verify.validation.records import RunRecord, load_run, write_atomic
+from icl_verify.validation.records import RunRecord, load_run
 from icl_verify.validation.report import format_measured
 from icl_verify.validation.runner import claim_parameters, run_claims
+
+from icl_verify._files import write_atomic
 
 __all__ = ["SEED_SET_STRIDE", "CheckAcrossSets", "ClaimAcrossSets", "Stability", "compare",
            "run_seed_sets", "seed_set_overrides", "STABILITY_FILE"]  # fmt: skip

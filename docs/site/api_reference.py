@@ -24,6 +24,9 @@ API_MODULES = (
     ("icl_verify.numerics", "numerics", "Simulation: icl_verify.numerics"),
     ("icl_verify.statistics", "statistics", "Statistics: icl_verify.statistics"),
     ("icl_verify.validation.claim", "claim", "A claim of one's own: icl_verify.validation.claim"),
+    ("icl_verify.validation.estimates", "estimates",
+     "Predictions, measurements, verdicts: icl_verify.validation.estimates"),
+    ("icl_verify.validation.rules", "rules", "Agreement rules: icl_verify.validation.rules"),
     ("icl_verify.validation.params", "params", "Claim parameters: icl_verify.validation.params"),
     ("icl_verify.figures.style", "figures", "Figures: icl_verify.figures.style"),
 )

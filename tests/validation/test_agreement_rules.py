@@ -3,22 +3,23 @@ inconclusive exactly when the measurement's uncertainty exceeds the rule's resol
 
 import numpy as np
 import pytest
-from icl_verify.validation.claim import (
+from icl_verify.validation.claim import Check, evaluate
+from icl_verify.validation.estimates import (
     AGREES,
     DISAGREES,
     INCONCLUSIVE,
-    BoundTrend,
-    Check,
     Estimate,
-    Inequality,
-    LogLogSlope,
     Measurement,
     Prediction,
+    worst_verdict,
+)
+from icl_verify.validation.rules import (
+    BoundTrend,
+    Inequality,
+    LogLogSlope,
     Tolerance,
     ZScore,
-    evaluate,
     fit_loglog_slope,
-    worst_verdict,
 )
 
 

@@ -137,8 +137,9 @@ PLUGIN = '''
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.validation.claim import (Check, Claim, Estimate, Measurement, Prediction,
-                                         Source, ZScore, scaled)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source, scaled
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
+from icl_verify.validation.rules import ZScore
 from icl_verify.validation.params import Params, param
 
 
@@ -165,7 +166,7 @@ CLAIMS = (
         measure=measure,
         checks=lambda params: (Check("mean", ZScore("Monte Carlo SE", abs_resolution=0.5),
                                      "sample mean vs mu"),),
-        figure="my_claims_figures:draw",
+        figure=FigureRef("my_claims_figures", "draw"),
         wrong=scaled("mean", 3.0, why="The mean tripled: far outside the Monte Carlo SE."),
         summary="sample mean vs mu",
     ),

@@ -10,10 +10,11 @@ from icl_verify.validation.cache import (
     canonical_json,
     config_key,
     producers,
-    write_atomic,
 )
 from icl_verify.validation.records import SCHEMA_VERSION, RunRecord, load_run
 from icl_verify.validation.runtime import Runtime, derived_seed
+
+from icl_verify._files import write_atomic
 
 
 def test_config_key_ignores_key_order_and_sees_every_value():

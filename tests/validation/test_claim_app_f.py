@@ -4,10 +4,11 @@ CZZ-F-CROSS judge F.1's steps apart; CLI errors one line and exit 2."""
 
 import numpy as np
 import pytest
-from icl_verify.validation.claim import DISAGREES, Estimate, evaluate
+from icl_verify.validation.claim import evaluate
 from icl_verify.validation.claims.chen2024.app_f_steps import CLAIM_F_CROSS, CLAIM_F_STEPS
 from icl_verify.validation.claims.chen2024.lemma_f1 import CLAIM_F1
 from icl_verify.validation.cli import main
+from icl_verify.validation.estimates import DISAGREES, Estimate
 
 COMMON = ["--preset", "smoke", "--device", "cpu", "--no-progress"]
 

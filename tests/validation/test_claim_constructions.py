@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 from icl_verify.numerics import linear_transformer
 from icl_verify.validation.cache import ArtefactCache
-from icl_verify.validation.claim import AGREES, DISAGREES
 from icl_verify.validation.claims.chen2024.construction_gd import CLAIM_P42
 from icl_verify.validation.claims.chen2024.construction_preprocessing import CLAIM_P41
 from icl_verify.validation.cli import main
+from icl_verify.validation.estimates import AGREES, DISAGREES
 from icl_verify.validation.runtime import Runtime
 
 COMMON = ["--preset", "smoke", "--device", "cpu", "--no-progress"]

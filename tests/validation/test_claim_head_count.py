@@ -11,9 +11,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from icl_verify.theory import Setting, approximate_loss, manifold_mu
-from icl_verify.validation.claim import DISAGREES
 from icl_verify.validation.claims.he2025.head_count import CLAIM_HEADS
 from icl_verify.validation.cli import main
+from icl_verify.validation.estimates import DISAGREES
 
 SETTING = Setting(d=5, L=40, sigma2=0.1)
 

@@ -5,9 +5,10 @@ numbers, and bad settings are one line with exit 2."""
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
-from icl_verify.validation.claim import DISAGREES, evaluate
+from icl_verify.validation.claim import evaluate
 from icl_verify.validation.claims.chen2024.isotropic import CLAIM_ISOTROPIC
 from icl_verify.validation.cli import main
+from icl_verify.validation.estimates import DISAGREES
 
 COMMON = ["--preset", "smoke", "--device", "cpu", "--no-progress"]
 

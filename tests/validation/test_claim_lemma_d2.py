@@ -6,20 +6,14 @@ import math
 
 import numpy as np
 import pytest
-from icl_verify.validation.claim import (
-    AGREES,
-    DISAGREES,
-    INCONCLUSIVE,
-    Estimate,
-    Measurement,
-    evaluate,
-)
+from icl_verify.validation.claim import evaluate
 from icl_verify.validation.claims.chen2024.lemmas import (
     CLAIM_D2,
     D2_PRESETS,
     _loss_rate,
     d2_at_every_c,
 )
+from icl_verify.validation.estimates import AGREES, DISAGREES, INCONCLUSIVE, Estimate, Measurement
 
 # a quick run of CZZ-D2 (seed set 0 of `icl-verify stability CZZ-D2 --preset quick`): per grid
 # point n, the mean number of support coordinates lost per prompt, its SE over the 400 prompts,

@@ -5,8 +5,9 @@ wrong closed form must therefore be caught. (HE-T4.2ii: tests/validation/test_cl
 """
 
 from icl_verify.validation.cache import ArtefactCache
-from icl_verify.validation.claim import AGREES, DISAGREES, evaluate, worst_verdict
+from icl_verify.validation.claim import evaluate
 from icl_verify.validation.claims.he2025.manifold import CLAIM_MANIFOLD, draw_trials
+from icl_verify.validation.estimates import AGREES, DISAGREES, worst_verdict
 from icl_verify.validation.runtime import Runtime
 
 

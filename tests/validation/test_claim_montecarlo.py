@@ -8,13 +8,13 @@ measurement cannot use.
 
 import numpy as np
 import pytest
-from icl_verify.validation.claim import DISAGREES
 from icl_verify.validation.claims.he2025.risks import (
     CLAIM_43,
     CLAIM_T42III,
     OneStepRiskParams,
     ProportionalParams,
 )
+from icl_verify.validation.estimates import DISAGREES
 from icl_verify.validation.params import ParameterError
 
 CLAIMS = {c.id: c for c in (CLAIM_43, CLAIM_T42III)}

@@ -4,13 +4,14 @@ only the no-training checks are asserted), its Table 2, figures, and its refused
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
-from icl_verify.validation.claim import AGREES, DISAGREES, INCONCLUSIVE, Estimate, evaluate
+from icl_verify.validation.claim import evaluate
 from icl_verify.validation.claims.he2025.multitask import (
     CLAIM_MT,
     PAPER_STEPS,
     _mode_estimate,
 )
 from icl_verify.validation.cli import main
+from icl_verify.validation.estimates import AGREES, DISAGREES, INCONCLUSIVE, Estimate
 from icl_verify.validation.params import ParameterError
 
 COMMON = ["--preset", "smoke", "--device", "cpu", "--no-progress"]

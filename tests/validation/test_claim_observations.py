@@ -102,8 +102,8 @@ def test_a_share_of_runs_is_judged_with_its_binomial_error(successes, runs, verd
     """HE-OBS2's paired fraction and HE-OBS4's early formation: the share of runs breaking the
     reported pattern at most exception_rate = 0.1, one Agresti-Coull SE allowed (the seeds'
     variation), so a few runs can contradict it but only ten can confirm it."""
-    from icl_verify.validation.claim import Estimate
     from icl_verify.validation.claims.he2025._observations import exception_rule
+    from icl_verify.validation.estimates import Estimate
 
     from icl_verify.statistics import proportion
 

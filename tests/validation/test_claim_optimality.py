@@ -8,8 +8,8 @@ closed-form profile written out here from d, L, sigma2. The registry test
 
 import numpy as np
 import pytest
-from icl_verify.validation.claim import AGREES, DISAGREES
 from icl_verify.validation.claims.he2025.optimality import CLAIM_T42II, OptimalityParams
+from icl_verify.validation.estimates import AGREES, DISAGREES
 from icl_verify.validation.params import ParameterError
 
 

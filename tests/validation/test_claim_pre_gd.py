@@ -4,7 +4,6 @@ either way, the wrong prediction, the figure and the CLI's one-line errors."""
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
-from icl_verify.validation.claim import AGREES, DISAGREES, INCONCLUSIVE, Estimate, Measurement
 from icl_verify.validation.claims.chen2024.pre_gd import (
     CLAIM_PREGD,
     PRESETS,
@@ -12,6 +11,7 @@ from icl_verify.validation.claims.chen2024.pre_gd import (
     recorded_steps,
 )
 from icl_verify.validation.cli import main
+from icl_verify.validation.estimates import AGREES, DISAGREES, INCONCLUSIVE, Estimate, Measurement
 
 COMMON = ["--preset", "smoke", "--device", "cpu", "--no-progress"]
 

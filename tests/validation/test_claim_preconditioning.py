@@ -4,9 +4,9 @@ rules beyond the wrong prediction the registry test feeds it, its figures and it
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
-from icl_verify.validation.claim import AGREES, DISAGREES, INCONCLUSIVE, Estimate, Measurement
 from icl_verify.validation.claims.he2025.preconditioning import CLAIM_KMS
 from icl_verify.validation.cli import main
+from icl_verify.validation.estimates import AGREES, DISAGREES, INCONCLUSIVE, Estimate, Measurement
 
 COMMON = ["--preset", "smoke", "--device", "cpu", "--no-progress"]
 

@@ -2,13 +2,14 @@
 
 import numpy as np
 import pytest
-from icl_verify.validation.claim import Estimate, evaluate, worst_verdict
+from icl_verify.validation.claim import evaluate
 from icl_verify.validation.claims.he2025.softmax_norm import (
     CLAIM_SOFTMAXNORM,
     PRESETS,
     RegimeRule,
 )
 from icl_verify.validation.cli import main
+from icl_verify.validation.estimates import Estimate, worst_verdict
 
 
 def test_smoke_measures_every_point_and_rejects_the_wrong_prediction(at_smoke):

@@ -14,12 +14,9 @@ import numpy as np
 import pytest
 from icl_verify.theory import Setting, manifold_loss
 from icl_verify.validation.cache import ArtefactCache
-from icl_verify.validation.claim import DISAGREES, Prediction
-from icl_verify.validation.claims.he2025.stages import (
-    CLAIM_STAGE_ONE,
-    CLAIM_STAGE_TWO,
-    random_start_stages,
-)
+from icl_verify.validation.claims.he2025._stages import random_start_stages
+from icl_verify.validation.claims.he2025.stages import CLAIM_STAGE_ONE, CLAIM_STAGE_TWO
+from icl_verify.validation.estimates import DISAGREES, Prediction
 from icl_verify.validation.runtime import Runtime
 
 
@@ -107,8 +104,8 @@ def test_the_bound_claim_is_inconclusive_where_no_run_is_trapped(runtime):
     open off S_omega': that check is inconclusive, not a disagreement; the others agree."""
     import dataclasses
 
-    from icl_verify.validation.claim import AGREES, INCONCLUSIVE
     from icl_verify.validation.claims.he2025.stage_two_bound import CLAIM_STAGE_TWO_BOUND
+    from icl_verify.validation.estimates import AGREES, INCONCLUSIVE
 
     claim = CLAIM_STAGE_TWO_BOUND
     params = dataclasses.replace(claim.presets["smoke"], heads=(4, 8))

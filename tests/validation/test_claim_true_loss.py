@@ -7,10 +7,11 @@ tests/numerics/test_true_loss.py; here the claim's rules.
 from dataclasses import replace
 
 import numpy as np
-from icl_verify.validation.claim import AGREES, DISAGREES, Estimate, Measurement, evaluate
+from icl_verify.validation.claim import evaluate
 from icl_verify.validation.claims.he2025 import true_loss
 from icl_verify.validation.claims.he2025.true_loss import CLAIM_TRUELOSS, approximation_exact
 from icl_verify.validation.cli import main
+from icl_verify.validation.estimates import AGREES, DISAGREES, Estimate, Measurement
 
 from icl_verify import theory
 

@@ -6,11 +6,11 @@ against the integrated weights in tests/dynamics/test_weight_space.py.
 """
 
 import pytest
-from icl_verify.validation.claim import AGREES, DISAGREES
 from icl_verify.validation.claims.he2025.phase_one import CLAIM_PHASE1
 from icl_verify.validation.claims.he2025.phase_three import CLAIM_PHASE3
 from icl_verify.validation.claims.he2025.phase_two import CLAIM_PHASE2
 from icl_verify.validation.claims.he2025.symmetric_start import CLAIM_INIT
+from icl_verify.validation.estimates import AGREES, DISAGREES
 from icl_verify.validation.params import ParameterError
 
 

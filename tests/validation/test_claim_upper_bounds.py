@@ -6,7 +6,7 @@ exit 2."""
 import numpy as np
 import pytest
 from icl_verify.theory.sparse_gd import support_margin
-from icl_verify.validation.claim import AGREES, DISAGREES, Estimate, evaluate
+from icl_verify.validation.claim import evaluate
 from icl_verify.validation.claims.chen2024.gd_bound import CLAIM_T52
 from icl_verify.validation.claims.chen2024.lemmas import CLAIM_D1, CLAIM_D2
 from icl_verify.validation.claims.chen2024.pre_gd_bound import CLAIM_T51
@@ -14,6 +14,7 @@ from icl_verify.validation.claims.chen2024.pre_gd_cross import CLAIM_D_CROSS
 from icl_verify.validation.claims.chen2024.pre_gd_sparsity import CLAIM_T51_S
 from icl_verify.validation.claims.chen2024.preprocessing_wins import CLAIM_43
 from icl_verify.validation.cli import main
+from icl_verify.validation.estimates import AGREES, DISAGREES, Estimate
 
 COMMON = ["--preset", "smoke", "--device", "cpu", "--no-progress"]
 

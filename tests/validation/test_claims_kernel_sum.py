@@ -11,7 +11,6 @@ import math
 
 import numpy as np
 import pytest
-from icl_verify.validation.claim import DISAGREES
 from icl_verify.validation.claims.he2025.approximation import CLAIM_P41
 from icl_verify.validation.claims.he2025.predictors_dgd_gap import CLAIM_T42I
 from icl_verify.validation.claims.he2025.predictors_manifold import (
@@ -20,6 +19,7 @@ from icl_verify.validation.claims.he2025.predictors_manifold import (
     draw_manifold_points,
 )
 from icl_verify.validation.claims.he2025.predictors_single_head import CLAIM_412
+from icl_verify.validation.estimates import DISAGREES
 
 CLAIMS = {c.id: c for c in (CLAIM_P41, CLAIM_49, CLAIM_412, CLAIM_T42I)}
 

@@ -6,23 +6,23 @@ import json
 
 import numpy as np
 import pytest
-from icl_verify.validation.claim import (
-    AGREES,
-    DISAGREES,
-    INCONCLUSIVE,
-    Estimate,
-    Inequality,
-    Measurement,
-    evaluate,
-    worst_verdict,
-)
+from icl_verify.validation.claim import evaluate
 from icl_verify.validation.claims.chen2024._encoders import Regime, gated, training
 from icl_verify.validation.claims.chen2024.trained_heads import CLAIM_HEADS
 from icl_verify.validation.claims.chen2024.trained_importance import CLAIM_IMPORTANCE
 from icl_verify.validation.claims.chen2024.trained_pprobe import CLAIM_PPROBE
 from icl_verify.validation.claims.chen2024.trained_prune import CLAIM_PRUNE
 from icl_verify.validation.cli import main
+from icl_verify.validation.estimates import (
+    AGREES,
+    DISAGREES,
+    INCONCLUSIVE,
+    Estimate,
+    Measurement,
+    worst_verdict,
+)
 from icl_verify.validation.registry import select_claims
+from icl_verify.validation.rules import Inequality
 from icl_verify.validation.runner import claim_parameters, schedule
 
 COMMON = ["--preset", "smoke", "--device", "cpu", "--no-progress"]

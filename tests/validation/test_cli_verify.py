@@ -6,10 +6,11 @@ from dataclasses import replace
 import icl_verify.validation.registry as registry
 import numpy as np
 import pytest
-from icl_verify.validation.claim import Prediction, Tolerance
 from icl_verify.validation.claims.he2025.manifold import CLAIM_MANIFOLD
 from icl_verify.validation.cli import main
+from icl_verify.validation.estimates import Prediction
 from icl_verify.validation.records import SCHEMA_VERSION, load_run
+from icl_verify.validation.rules import Tolerance
 
 PILOTS = ["HE-T4.2ii", "HE-MAN"]
 

@@ -184,7 +184,7 @@ def cluster():
 
 def _point_dies_once(task):
     """run_task, except that point 1 kills its worker process the first time it runs."""
-    from icl_verify.validation.sweep import run_task
+    from icl_verify.validation.runner import run_task
 
     marker = Path(task.cache_dir).parent / "worker-killed"
     if task.point == 1 and not marker.exists():

@@ -16,7 +16,8 @@ import json
 
 import matplotlib.pyplot as plt
 import pytest
-from icl_verify.validation.claim import DISAGREES, INCONCLUSIVE, evaluate, worst_verdict
+from icl_verify.validation.claim import evaluate
+from icl_verify.validation.estimates import DISAGREES, INCONCLUSIVE, worst_verdict
 from icl_verify.validation.records import ClaimRecord, load_run
 from icl_verify.validation.registry import all_claims
 from icl_verify.validation.runner import run_claims

@@ -7,8 +7,8 @@ import json
 
 import pytest
 from icl_verify.validation import published, site
-from icl_verify.validation.claim import AGREES, DISAGREES
 from icl_verify.validation.cli import main
+from icl_verify.validation.estimates import AGREES, DISAGREES
 from icl_verify.validation.records import load_run
 from icl_verify.validation.registry import select_claims
 from icl_verify.validation.report import marked

@@ -43,25 +43,27 @@ How to add a claim, the whole checklist:
      ``import torch`` and no thread settings here: the executor runs every claim on one
      torch thread (`tests/test_layers.py` checks the first);
    - ``checks(params)``: one ``Check(quantity, rule, label)`` per compared quantity, with a
-     rule (`ZScore`, `Tolerance`, `LogLogSlope`, `Inequality`, `BoundTrend`) and a
-     justification that says where its tolerance comes from (a Monte Carlo SE, a theorem's
-     error order, a solver's stopping point);
+     rule of `validation.rules` (`ZScore`, `Tolerance`, `LogLogSlope`, `Inequality`,
+     `BoundTrend`) and a justification that says where its tolerance comes from (a Monte
+     Carlo SE, a theorem's error order, a solver's stopping point);
    - ``CLAIM_X = Claim(id, source, statement, params=..., presets=PRESETS, predict=...,
-     measure=..., checks=..., figure="family:figure_x", wrong=scaled("q", 1.5, why="q 50%
-     too high: 10 x the tolerance 0.05."), summary=..., catalogue=(section, item),
-     paper_figures=(...), trains=...)`` listed in the module's ``CLAIMS``: ``wrong`` is a
-     deliberately wrong prediction its rules must call ``disagrees``, with a docstring (for
-     `scaled`/`shifted` their ``why``, else a named function's own) that says what it gets
-     wrong and by how much it misses the rule (the claim's page shows it); ``summary`` the
-     one line of the claim tables; ``catalogue`` its place in the paper's reference
-     catalogue (the registry's order); ``paper_figures`` the paper's numbered figures its
-     records draw (`validation.paper_figures.PaperFigure`, gathered by `icl-verify
-     figures`); ``trains`` the trainings it reads (a run schedules by them). Several
-     figures: a tuple of figure functions; a table to set beside the paper's:
+     measure=..., checks=..., figure=FigureRef("icl_verify.figures.family", "figure_x"),
+     wrong=scaled("q", 1.5, why="q 50% too high: 10 x the tolerance 0.05."), summary=...,
+     catalogue=(section, item), paper_figures=(...), trains=...)`` listed in the module's
+     ``CLAIMS``: ``wrong`` is a deliberately wrong prediction its rules must call
+     ``disagrees``, with a docstring (for `scaled`/`shifted` their ``why``, else a named
+     function's own) that says what it gets wrong and by how much it misses the rule (the
+     claim's page shows it); ``summary`` the one line of the claim tables; ``catalogue`` its
+     place in the paper's reference catalogue (the registry's order); ``paper_figures`` the
+     paper's numbered figures its records draw (`validation.paper_figures.PaperFigure`,
+     gathered by `icl-verify figures`); ``trains`` the trainings it reads (a run schedules by
+     them). Several figures: a tuple of `FigureRef`s; a table to set beside the paper's:
      ``table=fn(params, prediction, measurement) -> markdown``.
-   Import `numerics` as the module (``from icl_verify import numerics``) and use it inside
-   functions: it loads torch lazily, and `icl-verify list` and `show` must load neither
-   torch nor matplotlib.
+   The claim record (`Claim`, `Check`, `Source`, `FigureRef`, `scaled`) comes from
+   `validation.claim`, the numbers (`Prediction`, `Measurement`, `Estimate`) from
+   `validation.estimates`, the rules from `validation.rules`. Import `numerics` as the module
+   (``from icl_verify import numerics``) and use it inside functions: it loads torch lazily,
+   and `icl-verify list` and `show` must load neither torch nor matplotlib.
 3. Regenerate the README's claim tables: ``icl-verify list --markdown --verdicts
    results/<quick run>`` into the README's "The claims and their latest verdicts"
    (`tests/test_readme.py` fails while its copy differs from the registry).

@@ -34,8 +34,9 @@ from datetime import datetime
 from pathlib import Path
 
 from icl_verify.validation import api
-from icl_verify.validation.claim import DEFAULT_PRESET, DISAGREES, INCONCLUSIVE, PRESET_NAMES
+from icl_verify.validation.claim import DEFAULT_PRESET, PRESET_NAMES
 from icl_verify.validation.errors import CommandLineError, Terminated
+from icl_verify.validation.estimates import DISAGREES, INCONCLUSIVE
 from icl_verify.validation.executors import ExecutorError
 from icl_verify.validation.params import ParameterError
 from icl_verify.validation.records import DamagedRunError, RunRecord, load_run

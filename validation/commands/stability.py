@@ -30,10 +30,12 @@ from icl_verify.validation.commands.run import (
 from icl_verify.validation.errors import CommandLineError
 from icl_verify.validation.executors import ExecutorError
 from icl_verify.validation.params import ParameterError
-from icl_verify.validation.records import DamagedRunError, write_atomic
+from icl_verify.validation.records import DamagedRunError
 from icl_verify.validation.registry import select_claims
 from icl_verify.validation.runner import RunMismatchError, claim_parameters
 from icl_verify.validation.stability import STABILITY_FILE, compare, run_seed_sets
+
+from icl_verify._files import write_atomic
 
 MAX_SETS = 100
 

@@ -30,8 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from icl_verify.theory.constructions import normalised_error_bound
-from icl_verify.validation.claim import Tolerance
 from icl_verify.validation.params import ParameterError, Params, param
+from icl_verify.validation.rules import Tolerance
 
 PRECISIONS = ("float64", "float32")
 

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-from icl_verify.validation.claim import Estimate
+from icl_verify.validation.estimates import Estimate
 from icl_verify.validation.params import Footprint, ParameterError, Params, param
 from icl_verify.validation.runtime import derived_seed
 

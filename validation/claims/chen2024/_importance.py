@@ -24,7 +24,7 @@ import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
-from icl_verify.validation.claim import Check, Estimate, Inequality, Measurement, Prediction
+from icl_verify.validation.claim import Check
 from icl_verify.validation.claims.chen2024._encoders import (
     EVAL_N,
     MAX_Z,
@@ -35,6 +35,8 @@ from icl_verify.validation.claims.chen2024._encoders import (
     regime_data,
     regime_line,
 )
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
+from icl_verify.validation.rules import Inequality
 
 from icl_verify import numerics
 

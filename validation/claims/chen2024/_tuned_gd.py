@@ -29,13 +29,9 @@ from icl_verify.theory.sparse_gd import (
     theorem_5_1_bound,
     theorem_5_2_bound,
 )
-from icl_verify.validation.claim import (
-    BoundTrend,
-    Estimate,
-    Prediction,
-    fit_loglog_slope,
-)
+from icl_verify.validation.estimates import Estimate, Prediction
 from icl_verify.validation.params import ParameterError, SparseSettingParams, param
+from icl_verify.validation.rules import BoundTrend, fit_loglog_slope
 
 from icl_verify import numerics, statistics
 

@@ -33,20 +33,11 @@ from icl_verify.theory.sparse_isotropic import (
     app_f1_step_count,
     app_f1_variance_bound,
 )
-from icl_verify.validation.claim import (
-    BoundTrend,
-    Check,
-    Claim,
-    Estimate,
-    Inequality,
-    Measurement,
-    Prediction,
-    Source,
-    ZScore,
-    shifted,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source, shifted
 from icl_verify.validation.claims.chen2024 import PAPER
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.params import ParameterError, SparseSettingParams, param
+from icl_verify.validation.rules import BoundTrend, Inequality, ZScore
 
 from icl_verify import numerics, statistics
 
@@ -177,7 +168,7 @@ CLAIM_F_STEPS = Claim(
     predict=predict_steps,
     measure=measure_steps,
     checks=checks_steps,
-    figure="sparse_bounds:figure_app_f_steps",
+    figure=FigureRef("icl_verify.figures.sparse_bounds", "figure_app_f_steps"),
     wrong=noise_free_bias,
     summary=(
         "GD on preprocessed isotropic prompts at F.1's step (η = s/2, t from its bias step): "
@@ -234,7 +225,7 @@ CLAIM_F_CROSS = Claim(
     predict=predict_f_cross,
     measure=measure_f_cross,
     checks=checks_f_cross,
-    figure="sparse_bounds:figure_app_f_cross",
+    figure=FigureRef("icl_verify.figures.sparse_bounds", "figure_app_f_cross"),
     wrong=shifted(
         "cross_share",
         lambda share: np.asarray(share) - 0.1,

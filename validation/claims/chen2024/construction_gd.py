@@ -17,7 +17,7 @@ from icl_verify.theory.constructions import (
     normalised_error_bound,
     preprocessed_gd_predictions,
 )
-from icl_verify.validation.claim import Check, Claim, Estimate, Measurement, Prediction, Source
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.claims.chen2024._constructions import (
     PRECISIONS,
@@ -29,6 +29,7 @@ from icl_verify.validation.claims.chen2024._constructions import (
     rounding_tolerance,
     tolerance_bounds,
 )
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.params import check_order, param
 
 from icl_verify import numerics
@@ -147,7 +148,7 @@ CLAIM_P42 = Claim(
     predict=predict_42,
     measure=measure_42,
     checks=checks_42,
-    figure="constructions:figure_gd",
+    figure=FigureRef("icl_verify.figures.constructions", "figure_gd"),
     wrong=_plus_readout,
     summary=(
         "t more one-head layers predict <w̃ᵗ, R̂ x_{n+i}> at every query, read out by "

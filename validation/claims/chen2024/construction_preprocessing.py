@@ -15,7 +15,7 @@ from icl_verify.theory.constructions import (
     normalised_error_bound,
     preprocessed_prompt,
 )
-from icl_verify.validation.claim import Check, Claim, Estimate, Measurement, Prediction, Source
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.claims.chen2024._constructions import (
     PRECISIONS,
@@ -27,6 +27,7 @@ from icl_verify.validation.claims.chen2024._constructions import (
     rounding_tolerance,
     tolerance_bounds,
 )
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 
 from icl_verify import numerics
 
@@ -135,7 +136,7 @@ CLAIM_P41 = Claim(
     predict=predict_41,
     measure=measure_41,
     checks=checks_41,
-    figure="constructions:figure_preprocessing",
+    figure=FigureRef("icl_verify.figures.constructions", "figure_preprocessing"),
     wrong=_raw_queries,
     summary=(
         "one layer with d heads of the paper's form (2.2) outputs Algorithm 1's preprocessed "

@@ -8,7 +8,7 @@ Tr(Sigma) log(d/delta)/n)`` (`theory.sparse_gd.theorem_5_2_bound`). Figure:
 
 from __future__ import annotations
 
-from icl_verify.validation.claim import Check, Claim, Measurement, Prediction, Source
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.claims.chen2024._tuned_gd import (
     PRESETS,
@@ -21,6 +21,7 @@ from icl_verify.validation.claims.chen2024._tuned_gd import (
     tuned_draws,
     tuning_data,
 )
+from icl_verify.validation.estimates import Measurement, Prediction
 
 
 def predict_5_2(params: UpperBoundParams) -> Prediction:
@@ -55,7 +56,7 @@ CLAIM_T52 = Claim(
     predict=predict_5_2,
     measure=measure_5_2,
     checks=checks_5_2,
-    figure="sparse_bounds:figure_theorem_5_2",
+    figure=FigureRef("icl_verify.figures.sparse_bounds", "figure_theorem_5_2"),
     wrong=faster_bound,
     summary="tuned GD ≤ C log t √(σ² Tr Σ log(d/δ)/n)",
     catalogue=(4, 4),

@@ -41,21 +41,17 @@ from icl_verify.theory.sparse_isotropic import (
     theorem_5_3_step_exponent,
     theorem_5_3_upper_bound,
 )
-from icl_verify.validation.claim import (
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source
+from icl_verify.validation.claims.chen2024 import PAPER
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
+from icl_verify.validation.params import ParameterError, SparseSettingParams, param
+from icl_verify.validation.rules import (
     BoundTrend,
-    Check,
-    Claim,
-    Estimate,
     Inequality,
     LogLogSlope,
-    Measurement,
-    Prediction,
-    Source,
     ZScore,
     propagated_loglog_slope,
 )
-from icl_verify.validation.claims.chen2024 import PAPER
-from icl_verify.validation.params import ParameterError, SparseSettingParams, param
 
 from icl_verify import numerics, statistics
 
@@ -602,7 +598,7 @@ CLAIM_ISOTROPIC = Claim(
     predict=predict_isotropic,
     measure=measure_isotropic,
     checks=checks_isotropic,
-    figure="isotropic:figure_isotropic",
+    figure=FigureRef("icl_verify.figures.isotropic", "figure_isotropic"),
     wrong=wrong_isotropic,
     table=table_isotropic,
     summary=(

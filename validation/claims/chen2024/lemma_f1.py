@@ -25,18 +25,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from icl_verify.theory.sparse_isotropic import lemma_f1_noise_bound
-from icl_verify.validation.claim import (
-    BoundTrend,
-    Check,
-    Claim,
-    Estimate,
-    Measurement,
-    Prediction,
-    Source,
-    propagated_loglog_slope,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.params import ParameterError, Params, param
+from icl_verify.validation.rules import BoundTrend, propagated_loglog_slope
 
 from icl_verify import numerics, statistics
 
@@ -158,7 +151,7 @@ CLAIM_F1 = Claim(
     predict=predict_f1,
     measure=measure_f1,
     checks=checks_f1,
-    figure="sparse_bounds:figure_lemma_f1",
+    figure=FigureRef("icl_verify.figures.sparse_bounds", "figure_lemma_f1"),
     wrong=lost_normalisation,
     summary="δ-quantile of ‖Xᵀε/n‖² over an (n, d) grid: one c with quantile ≥ c σ²d/n (slopes "
     "of log(quantile/(σ²d/n)) on log d and on log n ≥ −margin)",

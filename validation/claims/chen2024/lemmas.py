@@ -21,7 +21,7 @@ used below).
   |r_i|/2)`` (the union bound, exact as an expectation), falls exponentially in n. Its rate
   is checked over the grid points with at least `MIN_EVENTS` lost coordinates (the binomial's
   normal approximation, under which the delta method's SE of the log holds): the slope of its
-  log on n (`validation.claim.weighted_log_slope`) lies between the smallest and the largest secant
+  log on n (`validation.rules.weighted_log_slope`) lies between the smallest and the largest secant
   slope of a coordinate's exact loss probability between neighbouring grid points
   (`theory.sparse_gd.support_loss_rates`, re-derived: a mixture's log-secants, and any
   least-squares slope over grid points, lie between its components'). As n grows the secants
@@ -45,19 +45,11 @@ from icl_verify.theory.sparse_gd import (
     support_loss_rates,
     support_retention_sample_size,
 )
-from icl_verify.validation.claim import (
-    BoundTrend,
-    Check,
-    Claim,
-    Estimate,
-    Inequality,
-    Measurement,
-    Prediction,
-    Source,
-    weighted_log_slope,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.params import ParameterError, SparseSettingParams, param
+from icl_verify.validation.rules import BoundTrend, Inequality, weighted_log_slope
 
 from icl_verify import numerics, statistics
 
@@ -183,7 +175,7 @@ CLAIM_D1 = Claim(
     predict=predict_d1,
     measure=measure_d1,
     checks=checks_d1,
-    figure="sparse_bounds:figure_lemma_d1",
+    figure=FigureRef("icl_verify.figures.sparse_bounds", "figure_lemma_d1"),
     wrong=d1_faster,
     summary="‖R̂ − R‖₂ √(n/(s log d)) bounded over n",
     catalogue=(4, 1),
@@ -357,7 +349,7 @@ CLAIM_D2 = Claim(
     predict=predict_d2,
     measure=measure_d2,
     checks=checks_d2,
-    figure="sparse_bounds:figure_lemma_d2",
+    figure=FigureRef("icl_verify.figures.sparse_bounds", "figure_lemma_d2"),
     wrong=d2_at_every_c,
     summary="R̂ keeps the support once n ≳ s log d / β²",
     catalogue=(4, 2),

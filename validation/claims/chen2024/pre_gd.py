@@ -38,17 +38,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
-    Inequality,
-    Measurement,
-    Prediction,
-    Source,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.params import SparseSettingParams, param
+from icl_verify.validation.rules import Inequality
 
 from icl_verify import numerics
 
@@ -222,7 +216,7 @@ CLAIM_PREGD = Claim(
     predict=predict_pre_gd,
     measure=measure_pre_gd,
     checks=checks_pre_gd,
-    figure="pre_gd:figure_2c",
+    figure=FigureRef("icl_verify.figures.pre_gd", "figure_2c"),
     table=table_pre_gd,
     wrong=literal_theorem_gap,
     summary=(

@@ -12,7 +12,7 @@ Lemmas D.1, D.2 (CZZ-D1, CZZ-D2, `lemmas`). Figure: `figures.sparse_bounds`.
 
 from __future__ import annotations
 
-from icl_verify.validation.claim import Check, Claim, Measurement, Prediction, Source
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.claims.chen2024._tuned_gd import (
     PRESETS,
@@ -25,6 +25,7 @@ from icl_verify.validation.claims.chen2024._tuned_gd import (
     tuned_draws,
     tuning_data,
 )
+from icl_verify.validation.estimates import Measurement, Prediction
 
 
 def predict_5_1(params: UpperBoundParams) -> Prediction:
@@ -56,7 +57,7 @@ CLAIM_T51 = Claim(
     predict=predict_5_1,
     measure=measure_5_1,
     checks=checks_5_1,
-    figure="sparse_bounds:figure_theorem_5_1",
+    figure=FigureRef("icl_verify.figures.sparse_bounds", "figure_theorem_5_1"),
     wrong=faster_bound,
     summary="tuned pre-gd ≤ C (log t/β)√A",
     catalogue=(4, 3),

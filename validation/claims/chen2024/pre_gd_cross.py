@@ -20,19 +20,12 @@ from dataclasses import dataclass
 
 import numpy as np
 from icl_verify.theory.sparse_gd import preprocessed_gd_closed_form
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
-    Measurement,
-    Prediction,
-    Source,
-    Tolerance,
-    ZScore,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.claims.chen2024._tuned_gd import SIZES, TunedGDParams, tuned_draws
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.params import param
+from icl_verify.validation.rules import Tolerance, ZScore
 
 from icl_verify import numerics, statistics
 
@@ -210,7 +203,7 @@ CLAIM_D_CROSS = Claim(
     predict=predict_cross,
     measure=measure_cross,
     checks=checks_cross,
-    figure="sparse_bounds:figure_cross_term",
+    figure=FigureRef("icl_verify.figures.sparse_bounds", "figure_cross_term"),
     wrong=cross_at_half,
     summary=(
         "closed form (D.1)-(D.3) vs iterated GD at the tuned (η, t); excess = bias + variance in "

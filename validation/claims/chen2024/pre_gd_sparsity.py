@@ -26,16 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from icl_verify.theory.sparse_gd import sign_prior_constants, theorem_5_1_bound
-from icl_verify.validation.claim import (
-    BoundTrend,
-    Check,
-    Claim,
-    Measurement,
-    Prediction,
-    Source,
-    fit_loglog_slope,
-    propagated_loglog_slope,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.claims.chen2024._tuned_gd import (
     PRESETS,
@@ -43,7 +34,9 @@ from icl_verify.validation.claims.chen2024._tuned_gd import (
     risk_estimate,
     tuning_data,
 )
+from icl_verify.validation.estimates import Measurement, Prediction
 from icl_verify.validation.params import ParameterError, param
+from icl_verify.validation.rules import BoundTrend, fit_loglog_slope, propagated_loglog_slope
 
 from icl_verify import numerics
 
@@ -154,7 +147,7 @@ CLAIM_T51_S = Claim(
     predict=predict_sparsity,
     measure=measure_sparsity,
     checks=checks_sparsity,
-    figure="sparse_bounds:figure_sparsity",
+    figure=FigureRef("icl_verify.figures.sparse_bounds", "figure_sparsity"),
     wrong=steeper_in_s,
     summary=(
         "tuned pre-gd at n = max(n_grid) over s (‖w*‖ = 1 at every s): ≤ C·(log t/β)√A with "

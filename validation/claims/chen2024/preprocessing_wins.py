@@ -16,15 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 from icl_verify.theory.sparse_gd import margin_term_bounds, sign_prior_constants, support_margin
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
-    Inequality,
-    Measurement,
-    Prediction,
-    Source,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.claims.chen2024._tuned_gd import (
     SIZES,
@@ -34,6 +26,8 @@ from icl_verify.validation.claims.chen2024._tuned_gd import (
     risk_estimate,
     tuned_draws,
 )
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
+from icl_verify.validation.rules import Inequality
 
 from icl_verify import statistics
 
@@ -138,7 +132,7 @@ CLAIM_43 = Claim(
     predict=predict_4_3,
     measure=measure_4_3,
     checks=checks_4_3,
-    figure="sparse_bounds:figure_preprocessing_wins",
+    figure=FigureRef("icl_verify.figures.sparse_bounds", "figure_preprocessing_wins"),
     wrong=preprocessing_loses_margin,
     summary=(
         "tuned GD / tuned pre-gd > 1 on a flat spectrum (the §4.3 term κ²s²/n², not the printed "

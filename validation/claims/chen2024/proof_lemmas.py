@@ -35,16 +35,7 @@ Theorem 5.1's bound. The numbers are in the claim's table and on the findings pa
 from __future__ import annotations
 
 import numpy as np
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
-    Inequality,
-    Measurement,
-    Prediction,
-    Source,
-    shifted,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source, shifted
 from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.claims.chen2024._tuned_gd import (
     PRESETS,
@@ -53,6 +44,8 @@ from icl_verify.validation.claims.chen2024._tuned_gd import (
     trend_rule,
     tuned_draws,
 )
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
+from icl_verify.validation.rules import Inequality
 
 from icl_verify import numerics, statistics, theory
 
@@ -169,7 +162,7 @@ CLAIM_PROOF = Claim(
     predict=predict_proof,
     measure=measure_proof,
     checks=checks_proof,
-    figure="sparse_bounds:figure_proof_lemmas",
+    figure=FigureRef("icl_verify.figures.sparse_bounds", "figure_proof_lemmas"),
     wrong=shifted(
         "d4_same",
         lambda value: np.asarray(value) * np.asarray(value) / value[0],

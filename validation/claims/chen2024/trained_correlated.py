@@ -21,10 +21,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from icl_verify.validation.claim import Claim, Measurement, Prediction, Source
+from icl_verify.validation.claim import Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER, _importance
 from icl_verify.validation.claims.chen2024._encoders import encoder_presets, training
 from icl_verify.validation.claims.chen2024.trained_importance import ImportanceParams
+from icl_verify.validation.estimates import Measurement, Prediction
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import param
 
@@ -78,7 +79,7 @@ CLAIM_CORRELATED = Claim(
     predict=predict_correlated,
     measure=measure_correlated,
     checks=_importance.checks_importance,
-    figure="trained_encoders:figure_importance",
+    figure=FigureRef("icl_verify.figures.trained_encoders", "figure_importance"),
     table=_importance.table_importance,
     wrong=_importance.one_head_everywhere,
     trains=CorrelatedParams.trainings,
@@ -92,7 +93,7 @@ CLAIM_CORRELATED = Claim(
         PaperFigure(
             11,
             ("CZZ-G-CORRELATED",),
-            "trained_encoders:figure_importance",
+            FigureRef("icl_verify.figures.trained_encoders", "figure_importance"),
             "head heat maps, correlated design: columns zeta in {0, .1, .2, .4}, rows (h, L) in "
             "{(4, 3), (8, 3), (4, 4), (8, 4)}, averaged over sigma",
             "CZZ-G-CORRELATED's figure: a panel per (zeta, h, L) of the preset",

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from icl_verify.validation.claim import Claim, Measurement, Prediction, Source
+from icl_verify.validation.claim import Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER, _importance
 from icl_verify.validation.claims.chen2024._encoders import (
     EVAL_N,
@@ -28,6 +28,7 @@ from icl_verify.validation.claims.chen2024._encoders import (
     regime,
     training,
 )
+from icl_verify.validation.estimates import Measurement, Prediction
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, param
 
@@ -164,7 +165,7 @@ CLAIM_DECODER = Claim(
     predict=predict_decoder,
     measure=measure_decoder,
     checks=_importance.checks_importance,
-    figure="trained_encoders:figure_importance",
+    figure=FigureRef("icl_verify.figures.trained_encoders", "figure_importance"),
     table=table_decoder,
     wrong=_importance.one_head_everywhere,
     trains=DecoderParams.trainings,
@@ -178,7 +179,7 @@ CLAIM_DECODER = Claim(
         PaperFigure(
             9,
             ("CZZ-G-DECODER",),
-            "trained_encoders:figure_importance",
+            FigureRef("icl_verify.figures.trained_encoders", "figure_importance"),
             "decoder-only head maps, h = 8, L in {4, 5, 6}, averaged over sigma",
             "CZZ-G-DECODER's figure: one panel per depth of the preset",
         ),

@@ -29,15 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
-    Inequality,
-    Measurement,
-    Prediction,
-    Source,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.claims.chen2024._encoders import (
     MAX_Z,
@@ -55,8 +47,10 @@ from icl_verify.validation.claims.chen2024.trained_heads import (
     HeadsParams,
     curve_table,
 )
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, param
+from icl_verify.validation.rules import Inequality
 
 from icl_verify import numerics
 
@@ -199,7 +193,7 @@ CLAIM_DENSE = Claim(
     predict=predict_dense,
     measure=measure_dense,
     checks=checks_dense,
-    figure="trained_encoders:figure_heads",
+    figure=FigureRef("icl_verify.figures.trained_encoders", "figure_heads"),
     table=table_dense,
     wrong=dense_gain_beyond_range,
     trains=DenseParams.trainings,
@@ -213,7 +207,7 @@ CLAIM_DENSE = Claim(
         PaperFigure(
             10,
             ("CZZ-G-DENSE",),
-            "trained_encoders:figure_heads",
+            FigureRef("icl_verify.figures.trained_encoders", "figure_heads"),
             "ICL curves as Figure 3 with s = d = 16 (y range 0-10)",
             "CZZ-G-DENSE's figure: rows sigma, columns L, as Figure 3",
         ),

@@ -23,15 +23,7 @@ import itertools
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
-    Inequality,
-    Measurement,
-    Prediction,
-    Source,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.claims.chen2024._encoders import (
     EVAL_N,
@@ -47,8 +39,10 @@ from icl_verify.validation.claims.chen2024._encoders import (
     risk_curves,
     trained_ensembles,
 )
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, param
+from icl_verify.validation.rules import Inequality
 
 from icl_verify import numerics
 
@@ -202,7 +196,7 @@ CLAIM_HEADS = Claim(
     predict=predict_heads,
     measure=measure_heads,
     checks=checks_heads,
-    figure="trained_encoders:figure_heads",
+    figure=FigureRef("icl_verify.figures.trained_encoders", "figure_heads"),
     table=table_heads,
     wrong=heads_beat_ols_by_the_null_risk,
     trains=all_trainings,
@@ -216,7 +210,7 @@ CLAIM_HEADS = Claim(
         PaperFigure(
             1,
             ("CZZ-HEADS", "CZZ-IMPORTANCE", "CZZ-PRUNE"),
-            "trained_encoders:figure_1",
+            FigureRef("icl_verify.figures.trained_encoders", "figure_1"),
             "(a) schematic; (b) excess risk vs in-context examples for h in {1, 2, 4, 8} with "
             "OLS, Lasso, ridge; (c) head-importance map (h = 4, L = 4); (d) probes of the "
             "pruned model",
@@ -226,7 +220,7 @@ CLAIM_HEADS = Claim(
         PaperFigure(
             3,
             ("CZZ-HEADS",),
-            "trained_encoders:figure_heads",
+            FigureRef("icl_verify.figures.trained_encoders", "figure_heads"),
             "ICL curves as 1b on a grid: rows sigma in {0, .1, .2, .4, .8}, columns L in "
             "{3, 4, 5, 6}",
             "CZZ-HEADS's figure: the same grid over the preset's depths",

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from icl_verify.validation.claim import Claim, Prediction, Source
+from icl_verify.validation.claim import Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER, _importance
 from icl_verify.validation.claims.chen2024._encoders import (
     EncoderParams,
     encoder_presets,
     training,
 )
+from icl_verify.validation.estimates import Prediction
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import param
 
@@ -74,7 +75,7 @@ CLAIM_IMPORTANCE = Claim(
     predict=predict_importance,
     measure=measure_importance,
     checks=_importance.checks_importance,
-    figure="trained_encoders:figure_importance",
+    figure=FigureRef("icl_verify.figures.trained_encoders", "figure_importance"),
     table=_importance.table_importance,
     wrong=_importance.one_head_everywhere,
     trains=_multi_head_trainings,
@@ -88,7 +89,7 @@ CLAIM_IMPORTANCE = Claim(
         PaperFigure(
             4,
             ("CZZ-IMPORTANCE",),
-            "trained_encoders:figure_importance",
+            FigureRef("icl_verify.figures.trained_encoders", "figure_importance"),
             "W_avg heat maps (rows sorted, averaged over sigma): rows h in {4, 8}, columns L in "
             "{3, 4, 5, 6}",
             "CZZ-IMPORTANCE's figure: a panel per (h, L) of the preset, rows h, columns L",

@@ -14,15 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
-    Inequality,
-    Measurement,
-    Prediction,
-    Source,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.claims.chen2024._encoders import (
     DECIDING_SIZE,
@@ -38,8 +30,10 @@ from icl_verify.validation.claims.chen2024._encoders import (
     trained_ensembles,
     training,
 )
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, param
+from icl_verify.validation.rules import Inequality
 
 from icl_verify import numerics
 from icl_verify.statistics import mean_se
@@ -171,7 +165,7 @@ CLAIM_PPROBE = Claim(
     predict=predict_pprobe,
     measure=measure_pprobe,
     checks=checks_pprobe,
-    figure="trained_encoders:figure_pprobe",
+    figure=FigureRef("icl_verify.figures.trained_encoders", "figure_pprobe"),
     table=table_pprobe,
     wrong=pprobe_far_apart,
     trains=_probed_trainings,
@@ -184,7 +178,7 @@ CLAIM_PPROBE = Claim(
         PaperFigure(
             2,
             ("CZZ-PPROBE", "CZZ-PREGD"),
-            "trained_encoders:figure_2",
+            FigureRef("icl_verify.figures.trained_encoders", "figure_2"),
             "(a) schematic of P-probing; (b) last-query excess risk vs GD steps on the layer-1 "
             "states, h in {1, 4, 8}; (c) gd vs pre-gd vs GD steps, one panel per sigma",
             "(b) CZZ-PPROBE's figure, (c) CZZ-PREGD's, side by side; (a) is a schematic",

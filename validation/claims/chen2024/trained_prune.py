@@ -18,15 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
-    Inequality,
-    Measurement,
-    Prediction,
-    Source,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.claims.chen2024._encoders import (
     EVAL_N,
@@ -42,8 +34,10 @@ from icl_verify.validation.claims.chen2024._encoders import (
     trained_ensembles,
     training,
 )
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, param
+from icl_verify.validation.rules import Inequality
 
 from icl_verify import numerics
 from icl_verify.statistics import mean_se, paired_difference
@@ -191,7 +185,7 @@ CLAIM_PRUNE = Claim(
     predict=predict_prune,
     measure=measure_prune,
     checks=checks_prune,
-    figure="trained_encoders:figure_prune",
+    figure=FigureRef("icl_verify.figures.trained_encoders", "figure_prune"),
     table=table_prune,
     wrong=prune_far_apart,
     trains=all_trainings,
@@ -205,7 +199,7 @@ CLAIM_PRUNE = Claim(
         PaperFigure(
             number,
             ("CZZ-PRUNE",),
-            f"trained_encoders:figure_{number}",
+            FigureRef("icl_verify.figures.trained_encoders", f"figure_{number}"),
             f"pruning and probing at L = {depth}: rows h in {{4, 8}}; the sigma-average then "
             "each sigma; pruned h, h and h = 1",
             f"CZZ-PRUNE's panels at L = {depth} (the paper preset trains it; another preset "

@@ -66,7 +66,7 @@ def exception_rule(rate: float, what: str, evidence: str = ""):
     cannot agree before the SE is below ``rate`` (at ``rate`` 0.1 and no exception: 10 runs of
     an H); the verdict's turning point is printed beside it.
     """
-    from icl_verify.validation.claim import Tolerance
+    from icl_verify.validation.rules import Tolerance
 
     return Tolerance(
         f"The paper reports {what} as what runs do, not as a property of every seed, and "
@@ -94,7 +94,8 @@ def opposite_head_checks(setting, omega_max: float) -> tuple:
     """The rules of the opposite-head pattern on paired members (HE-OBS2, and HE-ROBUST at
     every grid point): homogeneous |ω_h| and zero-sum OV within the reference's 5%, and
     the group sums on the manifold, 2 ω sum_+ μ = -2 ω sum_- μ = 1/(1+κ)."""
-    from icl_verify.validation.claim import Check, Tolerance
+    from icl_verify.validation.claim import Check
+    from icl_verify.validation.rules import Tolerance
 
     from icl_verify import theory
 

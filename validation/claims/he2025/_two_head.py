@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from icl_verify.validation.claim import Estimate
+from icl_verify.validation.estimates import Estimate
 from icl_verify.validation.params import ODE_SAVED_STATES, Footprint, SettingParams, param
 
 from icl_verify import dynamics, theory

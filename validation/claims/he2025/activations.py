@@ -36,26 +36,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
-    Measurement,
-    Prediction,
-    Reconstructed,
-    Source,
-    Tolerance,
-    ZScore,
-    scaled,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Reconstructed, Source, scaled
 from icl_verify.validation.claims._trained import (
     TrainingParams,
     trained_presets,
     training,
 )
 from icl_verify.validation.claims.he2025 import PAPER
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, param
+from icl_verify.validation.rules import Tolerance, ZScore
 
 from icl_verify import MAX_PROMPT_LENGTH, numerics, theory
 from icl_verify.activations import ActivationError, parse_activation
@@ -413,10 +404,10 @@ CLAIM_ACT = Claim(
     measure=measure_act,
     checks=checks_act,
     figure=(
-        "activations:figure_9",
-        "activations:figure_10",
-        "activations:figure_11",
-        "activations:figure_kernel_step",
+        FigureRef("icl_verify.figures.activations", "figure_9"),
+        FigureRef("icl_verify.figures.activations", "figure_10"),
+        FigureRef("icl_verify.figures.activations", "figure_11"),
+        FigureRef("icl_verify.figures.activations", "figure_kernel_step"),
     ),
     table=table_act,
     wrong=scaled(
@@ -435,21 +426,21 @@ CLAIM_ACT = Claim(
         PaperFigure(
             9,
             ("HE-5.2-ACT",),
-            "activations:figure_9",
+            FigureRef("icl_verify.figures.activations", "figure_9"),
             "trained two-head KQ / OV with alternative normalised activations (Table 1 models)",
             "HE-5.2-ACT's Figure 9: circuits of one paired member per activation",
         ),
         PaperFigure(
             10,
             ("HE-5.2-ACT",),
-            "activations:figure_10",
+            FigureRef("icl_verify.figures.activations", "figure_10"),
             "ω(t), μ(t) for those activations",
             "HE-5.2-ACT's Figure 10: ω_h(t), μ_h(t) per activation",
         ),
         PaperFigure(
             11,
             ("HE-5.2-ACT",),
-            "activations:figure_11",
+            FigureRef("icl_verify.figures.activations", "figure_11"),
             "test error vs L' of those models with the dGD curve at each model's η_eff",
             "HE-5.2-ACT's Figure 11: test MSE vs L' against debiased GD at 1/(1+κ) (judged) and "
             "at each fitted step (drawn)",

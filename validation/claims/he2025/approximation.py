@@ -33,20 +33,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    LogLogSlope,
-    Measurement,
-    Prediction,
-    Source,
-    fit_loglog_slope,
-    shifted,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source, shifted
 from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._reconstructed import APPROXIMATION_ORDER
+from icl_verify.validation.estimates import Measurement, Prediction
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, SettingParams, param
+from icl_verify.validation.rules import LogLogSlope, fit_loglog_slope
 
 from icl_verify import numerics, theory
 
@@ -235,7 +228,7 @@ CLAIM_P41 = Claim(
     predict=predict_p41,
     measure=measure_p41,
     checks=checks_p41,
-    figure="landscape:figure_landscape",
+    figure=FigureRef("icl_verify.figures.landscape", "figure_landscape"),
     wrong=shifted(
         "gap_slope",
         lambda slope: slope + 0.5,
@@ -248,7 +241,7 @@ CLAIM_P41 = Claim(
         PaperFigure(
             6,
             ("HE-P4.1",),
-            "landscape:figure_landscape",
+            FigureRef("icl_verify.figures.landscape", "figure_landscape"),
             "true loss vs the approximate loss L̃ over (ω, μ) and their gap near small ω, μ "
             "(the flat river valley of minima)",
             "HE-P4.1's figure: Monte Carlo true loss and L̃ of the ± pair over (ω, μ), and "

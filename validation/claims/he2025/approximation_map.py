@@ -30,24 +30,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
-    Inequality,
-    LogLogSlope,
-    Measurement,
-    Prediction,
-    Source,
-    fit_loglog_slope,
-    shifted,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source, shifted
 from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._reconstructed import (
     APPROXIMATION_ORDER,
     APPROXIMATION_REGIME,
 )
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.params import ParameterError, Params, param
+from icl_verify.validation.rules import Inequality, LogLogSlope, fit_loglog_slope
 
 from icl_verify import numerics, theory
 from icl_verify.limits import MAX_DIMENSION, MAX_PROMPT_LENGTH, MONTE_CARLO_BLOCK
@@ -353,7 +344,7 @@ CLAIM_MAP = Claim(
     predict=predict_map,
     measure=measure_map,
     checks=checks_map,
-    figure="landscape:figure_approximation_map",
+    figure=FigureRef("icl_verify.figures.landscape", "figure_approximation_map"),
     wrong=shifted(
         "inside_slope",
         lambda slope: np.asarray(slope) + 0.5,

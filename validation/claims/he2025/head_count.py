@@ -62,16 +62,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
-    Measurement,
-    Prediction,
-    Source,
-    Tolerance,
-    shifted,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source, shifted
 from icl_verify.validation.claims._trained import (
     TrainedParams,
     check_trained_heads,
@@ -81,8 +72,10 @@ from icl_verify.validation.claims._trained import (
 )
 from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._reconstructed import MANIFOLD
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, param
+from icl_verify.validation.rules import Tolerance
 
 from icl_verify import numerics, theory
 
@@ -316,7 +309,10 @@ CLAIM_HEADS = Claim(
     predict=predict_heads,
     measure=measure_heads,
     checks=checks_heads,
-    figure=("head_count:figure_13", "head_count:figure_14"),
+    figure=(
+        FigureRef("icl_verify.figures.head_count", "figure_13"),
+        FigureRef("icl_verify.figures.head_count", "figure_14"),
+    ),
     wrong=shifted(
         "sums_vs_ref",
         lambda relative: np.asarray(relative) + 1.0,
@@ -332,14 +328,14 @@ CLAIM_HEADS = Claim(
         PaperFigure(
             13,
             ("HE-A-HEADS",),
-            "head_count:figure_13",
+            FigureRef("icl_verify.figures.head_count", "figure_13"),
             "ω_h(t), μ_h(t) for several H: the same limiting ω and group sums across H",
             "HE-A-HEADS's Figure 13",
         ),
         PaperFigure(
             14,
             ("HE-A-HEADS",),
-            "head_count:figure_14",
+            FigureRef("icl_verify.figures.head_count", "figure_14"),
             "four-head run with a dummy head: KQ heat-map evolution (the dummy head → 0) and "
             "its dynamics",
             "HE-A-HEADS's Figure 14",

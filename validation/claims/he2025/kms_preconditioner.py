@@ -21,22 +21,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source, shifted
+from icl_verify.validation.claims.he2025 import PAPER
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
+from icl_verify.validation.params import ParameterError, Params, param
+from icl_verify.validation.rules import (
     LogLogSlope,
-    Measurement,
-    Prediction,
-    Source,
     Tolerance,
     ZScore,
     fit_loglog_slope,
     propagated_loglog_slope,
-    shifted,
 )
-from icl_verify.validation.claims.he2025 import PAPER
-from icl_verify.validation.params import ParameterError, Params, param
 
 from icl_verify import numerics, statistics, theory
 from icl_verify.covariance import kms_covariance
@@ -191,7 +186,7 @@ CLAIM_KMS_PRECONDITIONER = Claim(
     predict=predict_kms,
     measure=measure_kms,
     checks=checks_kms,
-    figure="preconditioning:figure_kms_preconditioner",
+    figure=FigureRef("icl_verify.figures.preconditioning", "figure_kms_preconditioner"),
     wrong=shifted(
         "order",
         lambda order: order + 0.5,

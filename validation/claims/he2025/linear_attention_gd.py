@@ -14,17 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
-    Measurement,
-    Prediction,
-    Source,
-    Tolerance,
-    ZScore,
-    shifted,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source, shifted
 from icl_verify.validation.claims._trained import (
     TrainingParams,
     trained_presets,
@@ -35,7 +25,9 @@ from icl_verify.validation.claims.he2025._linear_attention import (
     linear_training,
 )
 from icl_verify.validation.claims.he2025._reconstructed import LINEAR_ATTENTION
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.params import param
+from icl_verify.validation.rules import Tolerance, ZScore
 
 from icl_verify import numerics, theory
 
@@ -147,7 +139,7 @@ CLAIM_LIN = Claim(
     predict=predict_lin,
     measure=measure_lin,
     checks=checks_lin,
-    figure="linear_attention:figure_lin",
+    figure=FigureRef("icl_verify.figures.linear_attention", "figure_lin"),
     wrong=shifted(
         "step",
         lambda eta: eta + 0.02,

@@ -26,16 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
-    Measurement,
-    Prediction,
-    Source,
-    Tolerance,
-    scaled,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source, scaled
 from icl_verify.validation.claims._trained import (
     TrainedParams,
     trained_presets,
@@ -47,8 +38,10 @@ from icl_verify.validation.claims.he2025._linear_attention import (
     linear_training,
 )
 from icl_verify.validation.claims.he2025._reconstructed import LINEAR_ATTENTION
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, param
+from icl_verify.validation.rules import Tolerance
 
 from icl_verify import MAX_PROMPT_LENGTH, numerics, theory
 
@@ -271,7 +264,7 @@ CLAIM_LENGTH = Claim(
     predict=predict_length,
     measure=measure_length,
     checks=checks_length,
-    figure="linear_attention:figure_length",
+    figure=FigureRef("icl_verify.figures.linear_attention", "figure_length"),
     wrong=scaled(
         "linear_risk",
         0.5,
@@ -289,7 +282,7 @@ CLAIM_LENGTH = Claim(
         PaperFigure(
             8,
             ("HE-5.1-LENGTH",),
-            "linear_attention:figure_length",
+            FigureRef("icl_verify.figures.linear_attention", "figure_length"),
             "length generalisation, train L = 40, test L' in [10, 100]: one- and multi-head "
             "softmax vs linear attention",
             "HE-5.1-LENGTH's figure: trained softmax and linear attention against the frozen "

@@ -12,21 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
-    LogLogSlope,
-    Measurement,
-    Prediction,
-    Source,
-    Tolerance,
-    shifted,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source, shifted
 from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._reconstructed import LINEAR_ATTENTION
 from icl_verify.validation.designs import linear_head_and_prompts
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.params import Params, check_order, param
+from icl_verify.validation.rules import LogLogSlope, Tolerance
 
 from icl_verify import MAX_PROMPT_LENGTH, numerics, theory
 
@@ -181,7 +173,7 @@ CLAIM_SM2LIN = Claim(
     predict=predict_pair,
     measure=measure_pair,
     checks=checks_pair,
-    figure="linear_attention:figure_pair",
+    figure=FigureRef("icl_verify.figures.linear_attention", "figure_pair"),
     wrong=shifted(
         "limit",
         np.zeros_like,

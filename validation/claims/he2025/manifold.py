@@ -17,19 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
-    Measurement,
-    Prediction,
-    Source,
-    Tolerance,
-    scaled,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source, scaled
 from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._reconstructed import MANIFOLD
 from icl_verify.validation.designs import random_head_signs
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.params import (
     ODE_SAVED_STATES,
     Footprint,
@@ -37,6 +29,7 @@ from icl_verify.validation.params import (
     check_order,
     param,
 )
+from icl_verify.validation.rules import Tolerance
 
 from icl_verify import dynamics, theory
 
@@ -172,7 +165,7 @@ CLAIM_MANIFOLD = Claim(
     predict=predict_manifold,
     measure=measure_manifold,
     checks=checks_manifold,
-    figure="manifold:figure_manifold",
+    figure=FigureRef("icl_verify.figures.manifold", "figure_manifold"),
     wrong=scaled(
         "plus_sum", 1.001, why="The group sum off by 0.1%, 1000 times the relative tolerance."
     ),

@@ -66,27 +66,17 @@ from icl_verify.theory.multitask import (
     support_groups,
     task_preconditioners,
 )
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
-    Inequality,
-    Measurement,
-    Prediction,
-    Reconstructed,
-    Source,
-    Tolerance,
-    ZScore,
-    scaled,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Reconstructed, Source, scaled
 from icl_verify.validation.claims._trained import (
     TrainingParams,
     trained_presets,
     training,
 )
 from icl_verify.validation.claims.he2025 import PAPER
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, param
+from icl_verify.validation.rules import Inequality, Tolerance, ZScore
 
 from icl_verify import numerics, statistics
 from icl_verify.statistics import group_means
@@ -514,7 +504,7 @@ CLAIM_MT = Claim(
     predict=predict_mt,
     measure=measure_mt,
     checks=checks_mt,
-    figure=tuple(f"multitask:figure_{n}" for n in FIGURE_HEADS),
+    figure=tuple(FigureRef("icl_verify.figures.multitask", f"figure_{n}") for n in FIGURE_HEADS),
     table=table_mt,
     wrong=scaled(
         "dgd_risk",
@@ -534,7 +524,7 @@ CLAIM_MT = Claim(
         PaperFigure(
             n,
             ("HE-5.4-MT",),
-            f"multitask:figure_{n}",
+            FigureRef("icl_verify.figures.multitask", f"figure_{n}"),
             f"multi-task ICL, H = {H} (Mode {FIGURE_MODES[n]}): KQ11 = diag(ω^h) and the OV K x K "
             "blocks",
             f"HE-5.4-MT's Figure {n}",

@@ -29,17 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
-    Inequality,
-    Measurement,
-    Prediction,
-    Source,
-    Tolerance,
-    scaled,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source, scaled
 from icl_verify.validation.claims._trained import (
     check_trained_heads,
     default_training,
@@ -51,8 +41,10 @@ from icl_verify.validation.claims.he2025._observations import (
     TypicalRunParams,
     exception_rule,
 )
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import param
+from icl_verify.validation.rules import Inequality, Tolerance
 
 from icl_verify import numerics, theory
 
@@ -248,7 +240,7 @@ CLAIM_OBS4 = Claim(
     predict=predict_obs4,
     measure=measure_obs4,
     checks=checks_obs4,
-    figure="observations:figure_obs4",
+    figure=FigureRef("icl_verify.figures.observations", "figure_obs4"),
     wrong=scaled(
         "persistence",
         0.5,
@@ -263,7 +255,7 @@ CLAIM_OBS4 = Claim(
         PaperFigure(
             5,
             ("HE-OBS4",),
-            "paper:figure_5",
+            FigureRef("icl_verify.figures.paper", "figure_5"),
             "training dynamics of the two-head model: KQ heat maps at selected steps and "
             "ω_h(t), μ_h(t) with ±0.13 / ±3.5 guides",
             "KQ heat maps of the shown two-head member at logged steps from the first to the "

@@ -25,20 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
-    Inequality,
-    Measurement,
-    Prediction,
-    Source,
-    Tolerance,
-    ZScore,
-    fit_loglog_slope,
-    propagated_loglog_slope,
-    scaled,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source, scaled
 from icl_verify.validation.claims._trained import (
     TrainedParams,
     check_trained_heads,
@@ -48,8 +35,16 @@ from icl_verify.validation.claims._trained import (
 )
 from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._reconstructed import BAYES_BOUND
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, param
+from icl_verify.validation.rules import (
+    Inequality,
+    Tolerance,
+    ZScore,
+    fit_loglog_slope,
+    propagated_loglog_slope,
+)
 
 from icl_verify import numerics, theory
 
@@ -409,7 +404,7 @@ CLAIM_OBS3 = Claim(
     predict=predict_obs3,
     measure=measure_obs3,
     checks=checks_obs3,
-    figure="observations:figure_obs3",
+    figure=FigureRef("icl_verify.figures.observations", "figure_obs3"),
     wrong=scaled(
         "tf_vs_dgd",
         1.5,
@@ -424,7 +419,7 @@ CLAIM_OBS3 = Claim(
         PaperFigure(
             4,
             ("HE-OBS3",),
-            "paper:figure_4",
+            FigureRef("icl_verify.figures.paper", "figure_4"),
             "test MSE vs L' (10..100): left, trained H = 1, 2, 4, 8; right, the two-head TF at "
             "(ω, μ) = (0.13, 3.45), the single-head kernel (1/√d, μ*), GD, dGD and ridge",
             "left: Monte Carlo test MSE of one trained member per H (no +0.1 offset); right: "

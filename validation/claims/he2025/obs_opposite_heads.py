@@ -16,15 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
-    Measurement,
-    Prediction,
-    Source,
-    scaled,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source, scaled
 from icl_verify.validation.claims._trained import (
     TrainedParams,
     default_training,
@@ -39,6 +31,7 @@ from icl_verify.validation.claims.he2025._observations import (
     opposite_head_checks,
 )
 from icl_verify.validation.claims.he2025._reconstructed import MANIFOLD
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.params import ParameterError, param
 
 from icl_verify import numerics, theory
@@ -163,7 +156,7 @@ CLAIM_OBS2 = Claim(
     predict=predict_obs2,
     measure=measure_obs2,
     checks=checks_obs2,
-    figure="observations:figure_obs2",
+    figure=FigureRef("icl_verify.figures.observations", "figure_obs2"),
     table=table_obs2,
     wrong=scaled(
         "manifold_eta",

@@ -13,17 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
-    Measurement,
-    Prediction,
-    Reconstructed,
-    Source,
-    Tolerance,
-    shifted,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Reconstructed, Source, shifted
 from icl_verify.validation.claims._trained import (
     TrainedParams,
     check_trained_heads,
@@ -33,8 +23,10 @@ from icl_verify.validation.claims._trained import (
 )
 from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._observations import CIRCUIT_PATTERN
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import param
+from icl_verify.validation.rules import Tolerance
 
 from icl_verify import numerics
 
@@ -157,7 +149,7 @@ CLAIM_OBS1 = Claim(
     predict=predict_obs1,
     measure=measure_obs1,
     checks=checks_obs1,
-    figure="observations:figure_obs1",
+    figure=FigureRef("icl_verify.figures.observations", "figure_obs1"),
     wrong=shifted(
         "sign_product",
         lambda sign: -sign,
@@ -171,7 +163,7 @@ CLAIM_OBS1 = Claim(
         PaperFigure(
             1,
             ("HE-OBS1", "HE-OBS4"),
-            "paper:figure_1",
+            FigureRef("icl_verify.figures.paper", "figure_1"),
             "two-head model: trained KQ (full (d+1)² heat map) and OV last row per head, "
             "diagonal / last-entry patterns and opposite heads; plus their early-training "
             "evolution (sign matching, zero sum)",
@@ -182,7 +174,7 @@ CLAIM_OBS1 = Claim(
         PaperFigure(
             3,
             ("HE-OBS1",),
-            "paper:figure_3",
+            FigureRef("icl_verify.figures.paper", "figure_3"),
             "the same heat maps for H = 1 (one head, ω ≈ 1/√d) and H = 4 (positive, negative "
             "and dummy heads)",
             "KQ and OV last row per head of the trained H = 1 and H = 4 members (lowest "

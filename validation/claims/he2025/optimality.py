@@ -18,17 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
-    Measurement,
-    Prediction,
-    Reconstructed,
-    Source,
-    Tolerance,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Reconstructed, Source
 from icl_verify.validation.claims.he2025 import PAPER
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.params import (
     ODE_SAVED_STATES,
     Footprint,
@@ -36,6 +28,7 @@ from icl_verify.validation.params import (
     check_order,
     param,
 )
+from icl_verify.validation.rules import Tolerance
 
 from icl_verify import dynamics, theory
 
@@ -196,7 +189,7 @@ CLAIM_T42II = Claim(
     predict=predict_optimality,
     measure=measure_optimality,
     checks=checks_optimality,
-    figure="optimality:figure_optimality",
+    figure=FigureRef("icl_verify.figures.optimality", "figure_optimality"),
     wrong=single_head_profile,
     summary="minimum over homogeneous KQ: profile, limit, step 1/(1+κ)",
     catalogue=(4, 4),

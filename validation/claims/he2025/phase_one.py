@@ -18,16 +18,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
-    Measurement,
-    Prediction,
-    Reconstructed,
-    Source,
-    Tolerance,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Reconstructed, Source
 from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._reconstructed import TIME_CONVENTION
 from icl_verify.validation.claims.he2025._two_head import (
@@ -36,7 +27,9 @@ from icl_verify.validation.claims.he2025._two_head import (
     integrated_phases,
     solver_bound,
 )
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.params import Footprint, ParameterError, SettingParams, param
+from icl_verify.validation.rules import Tolerance
 
 from icl_verify import dynamics, numerics
 
@@ -260,7 +253,7 @@ CLAIM_PHASE1 = Claim(
     "not lr·k (shown in the figure, not checked).",
     params=PhaseOneParams, presets=PRESETS_PHASE1,
     predict=predict_phase1, measure=measure_phase1, checks=checks_phase1,
-    figure="dynamics:figure_phase1",
+    figure=FigureRef("icl_verify.figures.dynamics", "figure_phase1"),
     wrong=b4_clock,
     summary="Phase I growth e^{2t}, ratio 1 + κ u³/(12d), loss drop, end T1; SGD vs the flow",
     catalogue=(5, 2),

@@ -13,16 +13,7 @@ Prediction: the closed forms of `dynamics.two_head` (`late_omega`, `naive_late_o
 from __future__ import annotations
 
 import numpy as np
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Measurement,
-    Prediction,
-    Reconstructed,
-    Source,
-    Tolerance,
-    scaled,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Reconstructed, Source, scaled
 from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._reconstructed import TIME_CONVENTION
 from icl_verify.validation.claims.he2025._two_head import (
@@ -30,7 +21,9 @@ from icl_verify.validation.claims.he2025._two_head import (
     integrated_phases,
     solver_bound,
 )
+from icl_verify.validation.estimates import Measurement, Prediction
 from icl_verify.validation.paper_figures import PaperFigure
+from icl_verify.validation.rules import Tolerance
 
 from icl_verify import dynamics, theory
 
@@ -114,7 +107,7 @@ CLAIM_PHASE3 = Claim(
     "orders of magnitude above its prediction; figure), because μ lags μ*(ω).",
     params=PhasesParams, presets=PRESETS_PHASE3,
     predict=predict_phase3, measure=measure_phase3, checks=checks_phase3,
-    figure="dynamics:figure_phase3",
+    figure=FigureRef("icl_verify.figures.dynamics", "figure_phase3"),
     wrong=scaled(
         "slope_omega", 3.0,
         why="The late slope of ω tripled to −1/2, the naive two-timescale reduction (B.18)'s "
@@ -127,7 +120,7 @@ CLAIM_PHASE3 = Claim(
         PaperFigure(
                 22,
                 ("HE-B-PHASE3",),
-                "paper:figure_22",
+                FigureRef("icl_verify.figures.paper", "figure_22"),
                 "two-head ODE (B.4): (a) ω(t), μ(t) full run; (b) early phase with ω ≈ μ; (c) "
                 "loss and μ/ω; (d) ω·μ with the μ*(ω) overlay",
                 "(B.4) integrated from Def. B.1 (HE-B-PHASE3): (a) ω, μ with the late law; (b) the "

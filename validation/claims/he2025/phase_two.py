@@ -17,17 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
-    Inequality,
-    Measurement,
-    Prediction,
-    Source,
-    Tolerance,
-    shifted,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source, shifted
 from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._reconstructed import TIME_CONVENTION
 from icl_verify.validation.claims.he2025._two_head import (
@@ -36,7 +26,9 @@ from icl_verify.validation.claims.he2025._two_head import (
     integrated_phases,
     solver_bound,
 )
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.params import ParameterError, param
+from icl_verify.validation.rules import Inequality, Tolerance
 
 from icl_verify import dynamics
 
@@ -247,7 +239,7 @@ CLAIM_PHASE2 = Claim(
     "√(W(L/(1+σ²))/d) (tight at large d).",
     params=PhaseTwoParams, presets=PRESETS_PHASE2,
     predict=predict_phase2, measure=measure_phase2, checks=checks_phase2,
-    figure="dynamics:figure_phase2",
+    figure=FigureRef("icl_verify.figures.dynamics", "figure_phase2"),
     wrong=shifted(
         "t_peak_clock", lambda slope: 2.0 * slope,
         why="A Phase I clock at rate 1 instead of 2 (ω = ε e^t): t_peak = ln(ω_max/ε) + O(1), "

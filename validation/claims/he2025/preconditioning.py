@@ -41,16 +41,7 @@ from icl_verify.theory.preconditioning import (
     optimal_preconditioner,
     preconditioned_gd_risk,
 )
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
-    Measurement,
-    Prediction,
-    Reconstructed,
-    Source,
-    Tolerance,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Reconstructed, Source
 from icl_verify.validation.claims._trained import (
     TrainingParams,
     trained_presets,
@@ -58,8 +49,10 @@ from icl_verify.validation.claims._trained import (
 )
 from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._observations import CIRCUIT_PATTERN
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import param
+from icl_verify.validation.rules import Tolerance
 
 from icl_verify import numerics, theory
 from icl_verify.covariance import kms_covariance
@@ -367,7 +360,10 @@ CLAIM_KMS = Claim(
     predict=predict_kms,
     measure=measure_kms,
     checks=checks_kms,
-    figure=("preconditioning:figure_12", "preconditioning:figure_15"),
+    figure=(
+        FigureRef("icl_verify.figures.preconditioning", "figure_12"),
+        FigureRef("icl_verify.figures.preconditioning", "figure_15"),
+    ),
     table=table_kms,
     wrong=sigma_inverse_learned,
     trains=lambda params: (_training(params),),
@@ -381,14 +377,14 @@ CLAIM_KMS = Claim(
         PaperFigure(
             12,
             ("HE-5.3-KMS",),
-            "preconditioning:figure_12",
+            FigureRef("icl_verify.figures.preconditioning", "figure_12"),
             "non-isotropic (KMS) covariates: KQ11 of both heads (±ω Γ); Γ_learned vs Σ⁻¹ and Γ*",
             "HE-5.3-KMS's Figure 12",
         ),
         PaperFigure(
             15,
             ("HE-5.3-KMS",),
-            "preconditioning:figure_15",
+            FigureRef("icl_verify.figures.preconditioning", "figure_15"),
             "inverse of the learned KQ11 vs Σ and (Γ*)⁻¹",
             "HE-5.3-KMS's Figure 15",
         ),

@@ -20,19 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
-    LogLogSlope,
-    Measurement,
-    Prediction,
-    Reconstructed,
-    Source,
-    shifted,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Reconstructed, Source, shifted
 from icl_verify.validation.claims.he2025 import PAPER
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.params import ParameterError, SettingParams, check_order, param
+from icl_verify.validation.rules import LogLogSlope
 
 from icl_verify import numerics, theory
 
@@ -175,7 +167,7 @@ CLAIM_T42I = Claim(
     predict=predict_t42i,
     measure=measure_t42i,
     checks=checks_t42i,
-    figure="predictors:figure_debiased_gd_gap",
+    figure=FigureRef("icl_verify.figures.predictors", "figure_debiased_gd_gap"),
     wrong=shifted(
         "omega_slope",
         lambda slope: slope - 1.0,

@@ -13,21 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
-    Measurement,
-    Prediction,
-    Reconstructed,
-    Source,
-    Tolerance,
-    shifted,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Reconstructed, Source, shifted
 from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._reconstructed import MANIFOLD
 from icl_verify.validation.designs import random_head_signs
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.params import SettingParams, check_order, param
+from icl_verify.validation.rules import Tolerance
 
 from icl_verify import numerics, theory
 
@@ -180,7 +172,7 @@ CLAIM_49 = Claim(
     predict=predict_49,
     measure=measure_49,
     checks=checks_49,
-    figure="predictors:figure_manifold_predictions",
+    figure=FigureRef("icl_verify.figures.predictors", "figure_manifold_predictions"),
     wrong=shifted(
         "prediction_gap",
         lambda gap: gap + 1e-3,

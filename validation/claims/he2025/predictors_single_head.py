@@ -20,18 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
-    Measurement,
-    Prediction,
-    Source,
-    ZScore,
-    scaled,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source, scaled
 from icl_verify.validation.claims.he2025 import PAPER
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.params import ParameterError, SettingParams, check_order, param
+from icl_verify.validation.rules import ZScore
 
 from icl_verify import numerics, theory
 
@@ -145,7 +138,7 @@ CLAIM_412 = Claim(
     predict=predict_412,
     measure=measure_412,
     checks=checks_412,
-    figure="predictors:figure_single_head",
+    figure=FigureRef("icl_verify.figures.predictors", "figure_single_head"),
     wrong=scaled(
         "omega_opt",
         0.6,

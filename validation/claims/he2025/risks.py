@@ -24,18 +24,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
-    Measurement,
-    Prediction,
-    Source,
-    ZScore,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source
 from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._reconstructed import BAYES_BOUND
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.params import ParameterError, Params, param
+from icl_verify.validation.rules import ZScore
 
 from icl_verify import numerics, theory
 
@@ -169,7 +163,7 @@ CLAIM_43 = Claim(
     predict=predict_one_step,
     measure=measure_one_step,
     checks=checks_one_step,
-    figure="risks:figure_one_step",
+    figure=FigureRef("icl_verify.figures.risks", "figure_one_step"),
     wrong=swapped_risks,
     summary="exact finite-(d, L) risks of GD and debiased GD",
     catalogue=(4, 5),
@@ -343,7 +337,7 @@ CLAIM_T42III = Claim(
     predict=predict_proportional,
     measure=measure_proportional,
     checks=checks_proportional,
-    figure="risks:figure_proportional",
+    figure=FigureRef("icl_verify.figures.risks", "figure_proportional"),
     wrong=gd_as_good_as_bayes,
     summary="Bayes risk limit, tuned GD limit, their ratios",
     catalogue=(4, 6),

@@ -31,15 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
-    Measurement,
-    Prediction,
-    Source,
-    scaled,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source, scaled
 from icl_verify.validation.claims._trained import MIN_LOGS
 from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._observations import (
@@ -47,6 +39,7 @@ from icl_verify.validation.claims.he2025._observations import (
     opposite_head_checks,
 )
 from icl_verify.validation.claims.he2025._reconstructed import MANIFOLD
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.params import ParameterError, SettingParams, param
 
 from icl_verify import numerics
@@ -218,7 +211,7 @@ CLAIM_ROBUST = Claim(
     predict=predict_robust,
     measure=measure_robust,
     checks=checks_robust,
-    figure="observations:figure_robustness",
+    figure=FigureRef("icl_verify.figures.observations", "figure_robustness"),
     wrong=scaled(
         "manifold_eta",
         2.0,

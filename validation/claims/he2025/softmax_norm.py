@@ -27,20 +27,18 @@ from icl_verify.theory.softmax_norm import (
     softmax_norm_expansion,
     softmax_norm_regime,
 )
-from icl_verify.validation.claim import (
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source
+from icl_verify.validation.claims.he2025 import PAPER
+from icl_verify.validation.estimates import (
     AGREES,
     DISAGREES,
     INCONCLUSIVE,
-    Check,
-    Claim,
     Estimate,
     Judgement,
     Measurement,
     Prediction,
-    Source,
     worst_verdict,
 )
-from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, Params, param
 
@@ -335,7 +333,7 @@ CLAIM_SOFTMAXNORM = Claim(
     predict=predict_softmax_norm,
     measure=measure_softmax_norm,
     checks=checks_softmax_norm,
-    figure="softmax_norm:figure_20",
+    figure=FigureRef("icl_verify.figures.softmax_norm", "figure_20"),
     wrong=wrong_softmax_norm,
     summary=(
         "L ‖softmax(ω Xᵀ x_q)‖² against e^{ω² ‖x_q‖²} + O(1/L): holds at fixed d and "
@@ -346,7 +344,7 @@ CLAIM_SOFTMAXNORM = Claim(
         PaperFigure(
             20,
             ("HE-C-SOFTMAXNORM",),
-            "softmax_norm:figure_20",
+            FigureRef("icl_verify.figures.softmax_norm", "figure_20"),
             "histograms of the softmax-vector norm ‖softmax(ω Xᵀx_q)‖₂ for fixed d and "
             "growing L, for d ∝ L, and with ω ∝ d^{−1/2}",
             "HE-C-SOFTMAXNORM's Figure 20",

@@ -23,16 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
-    Inequality,
-    Measurement,
-    Prediction,
-    Source,
-    Tolerance,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source
 from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._reconstructed import STAGE_TWO_BOUND
 from icl_verify.validation.claims.he2025._stages import (
@@ -41,7 +32,9 @@ from icl_verify.validation.claims.he2025._stages import (
     random_start_stages,
 )
 from icl_verify.validation.designs import random_head_signs
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.params import Footprint, check_order, param
+from icl_verify.validation.rules import Inequality, Tolerance
 
 from icl_verify import theory
 
@@ -252,7 +245,7 @@ CLAIM_STAGE_TWO_BOUND = Claim(
     predict=predict_bound,
     measure=measure_bound,
     checks=checks_bound,
-    figure="dynamics:figure_stage_two_bound",
+    figure=FigureRef("icl_verify.figures.dynamics", "figure_stage_two_bound"),
     wrong=bound_without_its_x_term,
     summary="Stage II bound (4.5) on L̃: tight exactly on S_omega, open in the trap",
     catalogue=(3, 4),

@@ -35,13 +35,9 @@ import numpy as np
 from icl_verify.validation.claim import (
     Check,
     Claim,
-    Estimate,
-    Inequality,
-    Measurement,
-    Prediction,
+    FigureRef,
     Reconstructed,
     Source,
-    ZScore,
     scaled,
     shifted,
 )
@@ -53,8 +49,10 @@ from icl_verify.validation.claims.he2025._stages import (
     random_start_presets,
     random_start_stages,
 )
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError
+from icl_verify.validation.rules import Inequality, ZScore
 
 from icl_verify import dynamics, statistics, theory
 
@@ -291,7 +289,7 @@ CLAIM_STAGE_ONE = Claim(
     predict=predict_stage_one,
     measure=measure_stage_one,
     checks=checks_stage_one,
-    figure="dynamics:figure_stage_one",
+    figure=FigureRef("icl_verify.figures.dynamics", "figure_stage_one"),
     table=table_stage_one,
     wrong=shifted(
         "p_approach",
@@ -307,7 +305,7 @@ CLAIM_STAGE_ONE = Claim(
         PaperFigure(
             7,
             ("HE-S1",),
-            "dynamics:figure_stage_one",
+            FigureRef("icl_verify.figures.dynamics", "figure_stage_one"),
             "Stage I: μᵀ ω against GD iterations on L̃ approaching 1/(1+κ) (the text's "
             '"Figure (8)"; the figure itself is not referenced)',
             "HE-S1's figure: μᵀω(t) of every start per H under gradient flow on L̃ (flow time t "
@@ -329,7 +327,7 @@ CLAIM_STAGE_TWO = Claim(
     predict=predict_stage_two,
     measure=measure_stage_two,
     checks=checks_stage_two,
-    figure="dynamics:figure_stage_two",
+    figure=FigureRef("icl_verify.figures.dynamics", "figure_stage_two"),
     wrong=scaled(
         "homogeneous",
         0.0,

@@ -18,18 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
-    Measurement,
-    Prediction,
-    Source,
-    ZScore,
-    shifted,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source, shifted
 from icl_verify.validation.claims.he2025 import PAPER
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.params import Params, check_order, param
+from icl_verify.validation.rules import ZScore
 
 from icl_verify import numerics, statistics, theory
 
@@ -147,7 +140,7 @@ CLAIM_STEIN = Claim(
     predict=predict_stein,
     measure=measure_stein,
     checks=checks_stein,
-    figure="softmax_norm:figure_stein",
+    figure=FigureRef("icl_verify.figures.softmax_norm", "figure_stein"),
     wrong=shifted(
         "weight",
         lambda weight: weight * weight,

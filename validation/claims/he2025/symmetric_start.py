@@ -12,22 +12,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
-    Measurement,
-    Prediction,
-    Reconstructed,
-    Source,
-    Tolerance,
-    scaled,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Reconstructed, Source, scaled
 from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._two_head import (
     SymmetricStartParams,
 )
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.params import param
+from icl_verify.validation.rules import Tolerance
 
 from icl_verify import dynamics
 
@@ -117,7 +109,7 @@ CLAIM_INIT = Claim(
     "10% also end with one positive and one negative head.",
     params=InitParams, presets=PRESETS_INIT,
     predict=predict_init, measure=measure_init, checks=checks_init,
-    figure="dynamics:figure_init",
+    figure=FigureRef("icl_verify.figures.dynamics", "figure_init"),
     wrong=scaled("opposite_fraction", 0.5,
                  why="Half the starts end same-sign (a fraction 0.5 of opposite-head ends "
                  "instead of 1), where the rule allows 1e-9."),

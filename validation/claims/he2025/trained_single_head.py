@@ -20,16 +20,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
-    Measurement,
-    Prediction,
-    Source,
-    Tolerance,
-    shifted,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source, shifted
 from icl_verify.validation.claims._trained import (
     TrainedParams,
     default_training,
@@ -37,7 +28,9 @@ from icl_verify.validation.claims._trained import (
     training,
 )
 from icl_verify.validation.claims.he2025 import PAPER
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.params import param
+from icl_verify.validation.rules import Tolerance
 
 from icl_verify import numerics
 
@@ -132,7 +125,7 @@ CLAIM_TRAINED_SINGLE_HEAD = Claim(
     predict=predict_single_head,
     measure=measure_single_head,
     checks=checks_single_head,
-    figure="predictors:figure_trained_single_head",
+    figure=FigureRef("icl_verify.figures.predictors", "figure_trained_single_head"),
     trains=default_training,
     wrong=shifted(
         "kernel_gap",

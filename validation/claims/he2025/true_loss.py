@@ -57,19 +57,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from icl_verify.validation.claim import (
-    Check,
-    Claim,
-    Estimate,
-    Measurement,
-    Prediction,
-    Source,
-    Tolerance,
-)
+from icl_verify.validation.claim import Check, Claim, FigureRef, Source
 from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._reconstructed import APPROXIMATION_ORDER
+from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, SettingParams, check_order, param
+from icl_verify.validation.rules import Tolerance
 
 from icl_verify import dynamics, numerics, theory
 
@@ -421,7 +415,7 @@ CLAIM_TRUELOSS = Claim(
     predict=predict,
     measure=measure,
     checks=checks,
-    figure="true_loss:figure_21",
+    figure=FigureRef("icl_verify.figures.true_loss", "figure_21"),
     table=table,
     wrong=approximation_exact,
     summary=(
@@ -433,7 +427,7 @@ CLAIM_TRUELOSS = Claim(
         PaperFigure(
             21,
             ("HE-C-TRUELOSS",),
-            "true_loss:figure_21",
+            FigureRef("icl_verify.figures.true_loss", "figure_21"),
             "four-head training dynamics under the true loss vs under L̃",
             "HE-C-TRUELOSS's Figure 21",
         ),
