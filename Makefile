@@ -66,8 +66,10 @@ docs: $(DOCS_STAMP) build/katex/node_modules/katex/dist/katex.min.js
 	$(BIN)/python docs/site/package_links.py
 	NO_MKDOCS_2_WARNING=1 DISABLE_MKDOCS_2_WARNING=true $(BIN)/mkdocs build --strict --quiet
 
-# The site as a reader sees it: served locally, opened in headless Chromium (screenshots of
-# a claim page and a derivation page in build/docs-check/, every formula rendered, every
-# image loaded). Says so and succeeds when Chromium is not installed.
+# The site as a reader sees it: every internal link and image of every page points at a file
+# of the site; served locally, opened in headless Chromium (screenshots of the home page,
+# claim pages of both papers, the gallery and the API reference at desktop and phone width
+# in build/docs-check/, every formula rendered, every image loaded; skipped, saying so,
+# when Chromium is not installed).
 docs-check: docs
 	$(BIN)/python docs/check_site.py site build/docs-check

@@ -218,3 +218,16 @@ def test_every_public_name_of_every_layer_has_a_reference_entry_where_users_impo
     assert missing == []
     nav = (ROOT / "mkdocs.yml").read_text()
     assert all(f"- api/{page}.md" in nav for _, page, _ in API_MODULES)
+
+
+def test_the_link_check_finds_a_link_or_image_to_a_missing_file(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "docs"))  # docs/check_site.py (make docs-check)
+    from check_site import broken_links
+
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "index.html").write_text("<p>b</p>")
+    (tmp_path / "index.html").write_text(
+        '<a href="b/">b</a> <a href="#top">top</a> <a href="https://example.org/x">x</a> '
+        '<a href="c/">c</a> <img src="b/index.html"> <img src="missing.png">'
+    )
+    assert broken_links(tmp_path) == ["index.html: c/", "index.html: missing.png"]
