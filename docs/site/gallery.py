@@ -110,7 +110,7 @@ def page(name: str, notebook: nbformat.NotebookNode, preset: str = PRESET) -> di
 def _output(output, name: str, files: dict[str, bytes]) -> list[str]:
     """One output of a code cell as lines of the page; a figure is added to ``files``."""
     if output.output_type == "stream":  # printed text; stderr's warnings and progress bars not
-        return ["```text", output.text.rstrip("\n"), "```"] if output.name == "stdout" else []
+        return _printed(output.text) if output.name == "stdout" else []
     data = output.get("data", {})
     if "image/png" in data:
         image = f"{name}-{sum(p.endswith('.png') for p in files) + 1}.png"
@@ -118,7 +118,12 @@ def _output(output, name: str, files: dict[str, bytes]) -> list[str]:
         return [linked_figure(image, f"a figure of {name}")]
     if "text/markdown" in data:
         return [data["text/markdown"]]
-    return ["```text", data.get("text/plain", "").rstrip("\n"), "```"]
+    return _printed(data.get("text/plain", ""))
+
+
+def _printed(text: str) -> list[str]:
+    """Text a cell printed or showed, as a block set apart from code (assets/extra.css)."""
+    return ["```{.text .output}", text.rstrip("\n"), "```"]
 
 
 def gallery_pages(root: Path = ROOT) -> dict[str, bytes]:
