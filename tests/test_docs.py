@@ -15,10 +15,12 @@ ROOT = Path(__file__).resolve().parents[1]
 SUMMARY = ROOT / "docs" / "verdicts-quick.json"
 
 
-def test_the_committed_verdicts_cover_every_claim():
-    # regenerate after `make verify`: site.write_verdict_summary(RUN_DIR, SUMMARY)
+def test_the_committed_verdicts_cover_every_claim_with_the_figures_of_their_run():
+    # regenerate after `icl-verify stability`: site.write_verdict_summary(SET0, SUMMARY, STABILITY)
     stored = json.loads(SUMMARY.read_text())["claims"]
     assert set(stored) == {claim.id for claim in all_claims()}
+    named = [ROOT / "docs" / path for entry in stored.values() for path in entry["figures"]]
+    assert sorted(named) == sorted((ROOT / "docs" / "verdicts-quick" / "figures").iterdir())
 
 
 def test_every_claim_has_a_page_with_its_rules_parameters_and_verdict():
@@ -119,20 +121,17 @@ def test_the_tutorial_runs_as_a_notebook_at_smoke(tmp_path, gallery):
     assert images(code[-1]) == 1  # plt.plot(); plt.show() still shows
     assert (tmp_path / "two-head-portrait.png").is_file()
     assert list(tmp_path.glob("api-sweep-HE-T4.2i-*/figures/HE-T4.2i-validity-map.png"))
-    # and its page on the site shows every figure, linked to itself at full size
+    # and its page on the site shows every figure
     files = gallery.page("tutorial", notebook)
-    assert _linked_images(files["gallery/tutorial.md"].decode()) == sorted(
+    assert _images(files["gallery/tutorial.md"].decode()) == sorted(
         name.removeprefix("gallery/") for name in files if name.endswith(".png")
     )
     assert len(files) - 1 == sum(images(cell) for cell in code)
 
 
-def _linked_images(page: str) -> list[str]:
-    """The images a page shows, each asserted to be a link to itself (`site.linked_figure`)."""
-    shown = re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", page)
-    linked = re.findall(r"\[!\[[^\]]*\]\(([^)\s]+)\)\]\(([^)\s]+) ", page)
-    assert [a for a, _ in linked] == shown and all(a == b for a, b in linked), page
-    return sorted(shown)
+def _images(page: str) -> list[str]:
+    """The images a page (markdown) shows."""
+    return sorted(re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", page))
 
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in (ROOT / "docs" / "gallery").glob("*.py")))
@@ -151,25 +150,34 @@ def test_each_gallery_example_runs_and_its_page_shows_what_it_printed_and_drew(
     assert printed or any(shown)
     assert all(text in page for text in printed + [s for s in shown if s])
     images = [out for out in outputs if "image/png" in out.get("data", {})]
-    assert len(_linked_images(page)) == len(images) == len(files) - 1
+    assert len(_images(page)) == len(images) == len(files) - 1
     assert "Executed when this site was built, at the smoke preset" in page
 
 
-def test_every_claim_page_shows_each_of_its_quick_figures_linked_to_full_size():
+def test_every_claim_page_shows_each_of_its_quick_figures_each_a_link_to_full_size(monkeypatch):
     """Each claim's figures (`Claim.figures`: every claim declares at least one) are on its
-    page, from the quick run whose verdicts the page gives (docs/verdicts-quick/figures/), each
-    a link to the PNG at full size; a paper-size report's figures likewise."""
+    page, from the quick run whose verdicts the page gives (docs/verdicts-quick/figures/); a
+    paper-size report's figures likewise; on the site each is a link to the PNG at full size
+    (docs/site/hooks.py, mkdocs.yml's hooks)."""
+    import markdown
     from icl_verify.validation.site_pages import record_pages
+
+    monkeypatch.syspath_prepend(str(ROOT / "docs" / "site"))
+    from hooks import linked_images
 
     files = record_pages(ROOT)
     for claim in all_claims():
         page = files[f"claims/{claim.id}.md"].decode()
         quick = page[page.index("### At the quick preset"):].split("### At the paper's size")[0]
-        shown = _linked_images(quick)
-        assert len(shown) == len(claim.figures), (claim.id, shown)
-        assert all(f"claims/{path}" in files for path in _linked_images(page)), claim.id
-    nav = (ROOT / "mkdocs.yml").read_text()
-    assert "hide: [toc]" in files["claims/HE-P4.1.md"].decode() and "assets/extra.css" in nav
+        assert len(_images(quick)) == len(claim.figures), (claim.id, _images(quick))
+        assert all(f"claims/{path}" in files for path in _images(page)), claim.id
+        html = linked_images(markdown.markdown(page, extensions=["tables"]))
+        shown = re.findall(r'<img [^>]*src="([^"]+)"', html)
+        linked = re.findall(r'<a href="([^"]+)"[^>]*><img [^>]*src="([^"]+)"', html)
+        assert sorted(shown) == _images(page) == sorted(a for a, b in linked if a == b), claim.id
+    mkdocs = (ROOT / "mkdocs.yml").read_text()
+    assert "- docs/site/hooks.py" in mkdocs and "- assets/extra.css" in mkdocs
+    assert "hide: [toc]" in files["claims/HE-P4.1.md"].decode()  # figures at the page's width
 
 
 def test_a_local_run_changes_no_page_of_the_site(tmp_path):

@@ -43,7 +43,6 @@ __all__ = [
     "derivation_page",
     "findings_page",
     "glossary_page",
-    "linked_figure",
     "stability_entry",
     "stability_text",
     "write_verdict_summary",
@@ -322,24 +321,14 @@ def claim_page(
         lines += ["Not run yet here: `make verify` runs every claim at the quick preset.", ""]
     else:
         lines += _verdict_section(entry, latest, claim.source.reconstruction)
-    lines += [linked_figure(path, claim.id) for path in figures.get(claim.id, [])]
+    lines += [f"![{claim.id}]({path})\n" for path in figures.get(claim.id, [])]
     for report in paper:
         if claim.id in report.claims:
             lines += ["### At the paper's size", ""]
             lines += _verdict_section(report.claims[claim.id], report, claim.source.reconstruction)
-            lines += [linked_figure(path, f"{claim.id} at the {report.preset} preset")
+            lines += [f"![{claim.id} at the {report.preset} preset]({path})\n"
                       for path in (paper_figures or {}).get(claim.id, [])]  # fmt: skip
     return "\n".join(lines)
-
-
-def linked_figure(path: str, alt: str) -> str:
-    """A figure as a page shows it: the image, at the page's width, linked to the PNG itself
-    at full size (the figures are drawn for ~1,900 px; their legends are read there).
-
-    >>> linked_figure("figures/HE-S2.png", "HE-S2")
-    '[![HE-S2](figures/HE-S2.png)](figures/HE-S2.png "HE-S2: the figure at full size")\\n'
-    """
-    return f'[![{alt}]({path})]({path} "{alt}: the figure at full size")\n'
 
 
 def claims_index(latest: Verdicts | None) -> str:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import jupytext
 import nbformat
-from icl_verify.validation.site import PAGE_WIDE, linked_figure
+from icl_verify.validation.site import PAGE_WIDE
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -82,7 +82,7 @@ def executed(script: Path, cache: Path = ROOT / "build" / "gallery") -> nbformat
 
 def page(name: str, notebook: nbformat.NotebookNode, preset: str = PRESET) -> dict[str, bytes]:
     """An executed notebook as the files of its page, ``gallery/<name>.md`` and its figures
-    (``gallery/<name>-<k>.png``, each linked to itself at full size): markdown cells as text,
+    (``gallery/<name>-<k>.png``): markdown cells as text,
     code cells as Python blocks each followed by its outputs (printed text as a text block, a
     figure as an image, a result as the markdown or text it shows itself as; what went to
     stderr, warnings and progress bars, left out)."""
@@ -115,7 +115,7 @@ def _output(output, name: str, files: dict[str, bytes]) -> list[str]:
     if "image/png" in data:
         image = f"{name}-{sum(p.endswith('.png') for p in files) + 1}.png"
         files[f"gallery/{image}"] = base64.b64decode(data["image/png"])
-        return [linked_figure(image, f"a figure of {name}")]
+        return [f"![a figure of {name}]({image})"]
     if "text/markdown" in data:
         return [data["text/markdown"]]
     return _printed(data.get("text/plain", ""))
