@@ -52,7 +52,10 @@ clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
 
 # The documentation site (docs/site, mkdocs.yml) into site/, strict: a broken link or a
-# missing page fails. Offline once installed: KaTeX comes from npm into build/katex.
+# missing page fails. Offline once installed: KaTeX comes from npm into build/katex. The
+# gallery (docs/tutorial.py, docs/gallery/) is executed in a Jupyter kernel at the smoke
+# preset, about a minute of CPU; build/gallery/ keeps the executed notebooks until a script
+# or the package's code changes (docs/site/gallery.py).
 DOCS_STAMP := $(VENV)/.docs-installed
 
 $(DOCS_STAMP): $(STAMP) pyproject.toml

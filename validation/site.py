@@ -245,6 +245,10 @@ def glossary_page() -> str:
     lines = [
         "# How to read a verdict", "",
         "Every claim's checks are tables of one row per check, its columns:", "",
+        "- **verdict**: *agrees* when every element is inside the rule's allowance by more than "
+        "its error bar; *disagrees* when one is outside it by more than its error bar (a "
+        "finding); *inconclusive* otherwise: the measurement is not precise enough to decide "
+        "(a larger preset may).",
         "- **check**: what is compared, per element where it says so (a row judges all of its "
         "elements; the worst decides).",
         "- **rule**: the form of the comparison (below); *pred* is the theory's value, *meas* "
@@ -257,10 +261,6 @@ def glossary_page() -> str:
         "allows it (its tolerance plus its error bar): at most 1 it is within, above 1 outside. "
         "A score below 1 can still be inconclusive, when the error bar alone is too wide to "
         "tell.",
-        "- **verdict**: *agrees* when every element is inside the rule's allowance by more than "
-        "its error bar; *disagrees* when one is outside it by more than its error bar (a "
-        "finding); *inconclusive* otherwise: the measurement is not precise enough to decide "
-        "(a larger preset may).",
         "- **verdict turns at**: the tolerance (or margin, or number of SEs) at which the "
         "verdict would change: how much the verdict rests on a tolerance the project chose.", "",
         "A claim *rests on a reconstructed formula* (marked †) when the paper's text lost the "
