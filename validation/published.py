@@ -257,8 +257,9 @@ def paper_index(
     for paper_name in dict.fromkeys(claim.source.paper for claim in claims):
         ours = [claim for claim in claims if claim.source.paper == paper_name]
         lines += ["", f"## {paper_name}", "",
-                  "| claim | what is checked | quick | paper size | size; device, time | "
+                  "| claim | quick | paper size | what is checked | size; device, time | "
                   "figure |", "|---|---|---|---|---|---|"]  # fmt: skip
+        # the verdicts beside the claim: on a phone's width the later columns scroll
         for claim in ours:
             shown = f"[{claim.id}]({claim_link.format(id=claim.id)})" if claim_link else claim.id
             flag = claim.source.reconstruction
@@ -272,7 +273,7 @@ def paper_index(
                 at_paper = (f"unfinished ([{stopped.name}]({stopped.name}/{REPORT_FILE}))"
                             if stopped else "needs a GPU: not yet run" if claim.id in trained
                             else "not yet run")  # fmt: skip
-                lines.append(f"| {shown} | {_cell(claim.summary)} | {at_quick} | {at_paper} "
+                lines.append(f"| {shown} | {at_quick} | {at_paper} | {_cell(claim.summary)} "
                              "| | |")  # fmt: skip
                 continue
             record = pub.claim(claim.id)
@@ -284,7 +285,7 @@ def paper_index(
                 both.append(_devices_row(shown, devices, claim.id, flag))
             figure = (f"[{Path(record.figures[0]).name}]({pub.name}/{record.figures[0]})"
                       if record.figures else "")  # fmt: skip
-            lines.append(f"| {shown} | {_cell(claim.summary)} | {at_quick} | {at_paper} | "
+            lines.append(f"| {shown} | {at_quick} | {at_paper} | {_cell(claim.summary)} | "
                          f"{_cell(_size(record, pub.record))} | {figure} |")  # fmt: skip
             if record.verdict == "disagrees":
                 failed = [c for c in record.checks if c.verdict == "disagrees"]
