@@ -225,8 +225,8 @@ def paper_index(
 ) -> str:
     """The index page of ``docs/paper/`` (markdown), from the quick verdicts and the
     publications; a claim without a paper-size verdict says why (a GPU's training, or not
-    yet run). ``findings``: the link to the findings explained; ``notes``: link each
-    publication's notes (the documentation site copies the reports, not the notes);
+    yet run). ``findings``: the link to the findings explained; ``notes``: a column linking
+    each publication's notes (the documentation site copies the reports, not the notes);
     ``claim_link``: where a claim's id links to, e.g. ``"../claims/{id}.md"`` (none: plain)."""
     trained = {c.id for c in trained_claims()}
     lines = [
@@ -239,19 +239,19 @@ def paper_index(
         "",
         "## Published runs",
         "",
-        "| folder | preset | device | claims finished | their time (sum) | unfinished | started "
-        "| notes |",
-        "|---|---|---|---|---|---|---|---|",
+        "| folder | preset | device | claims finished | their time (sum) | unfinished | started |"
+        + (" notes |" if notes else ""),
+        "|---|---|---|---|---|---|---|" + ("---|" if notes else ""),
     ]
     for name, pub in published.items():
         run = pub.record
-        told = (f"[{NOTES_FILE}]({name}/{NOTES_FILE})"
-                if notes and pub.notes_path.is_file() else "")  # fmt: skip
+        told = (f" [{NOTES_FILE}]({name}/{NOTES_FILE}) |" if pub.notes_path.is_file() else " |"
+                ) if notes else ""  # fmt: skip
         minutes = sum(c.seconds for c in run.claims) / 60
         stopped = "" if run.finished else " (stopped before its end)"
         lines.append(f"| [{name}]({name}/{REPORT_FILE}) | {run.preset} | {run.device} | "
                      f"{len(run.claims)} | {minutes:.1f} min | {len(run.unfinished)}{stopped} | "
-                     f"{run.started[:16]} | {told} |")  # fmt: skip
+                     f"{run.started[:16]} |{told}")  # fmt: skip
     changed, disagree, both = [], [], []
     claims = all_claims()
     for paper_name in dict.fromkeys(claim.source.paper for claim in claims):
