@@ -52,7 +52,10 @@ clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
 
 # The documentation site (docs/site, mkdocs.yml) into site/, strict: a broken link or a
-# missing page fails. Offline once installed: KaTeX comes from npm into build/katex.
+# missing page fails. Offline once installed: KaTeX comes from npm into build/katex. The
+# gallery (docs/tutorial.py, docs/gallery/) is executed in a Jupyter kernel at the smoke
+# preset, about a minute of CPU; build/gallery/ keeps the executed notebooks until a script
+# or the package's code changes (docs/site/gallery.py).
 DOCS_STAMP := $(VENV)/.docs-installed
 
 $(DOCS_STAMP): $(STAMP) pyproject.toml
@@ -66,8 +69,10 @@ docs: $(DOCS_STAMP) build/katex/node_modules/katex/dist/katex.min.js
 	$(BIN)/python docs/site/package_links.py
 	NO_MKDOCS_2_WARNING=1 DISABLE_MKDOCS_2_WARNING=true $(BIN)/mkdocs build --strict --quiet
 
-# The site as a reader sees it: served locally, opened in headless Chromium (screenshots of
-# a claim page and a derivation page in build/docs-check/, every formula rendered, every
-# image loaded). Says so and succeeds when Chromium is not installed.
+# The site as a reader sees it: every internal link and image of every page points at a file
+# of the site; served locally, opened in headless Chromium (screenshots of the home page,
+# claim pages of both papers, the gallery and the API reference at desktop and phone width
+# in build/docs-check/, every formula rendered, every image loaded; skipped, saying so,
+# when Chromium is not installed).
 docs-check: docs
 	$(BIN)/python docs/check_site.py site build/docs-check

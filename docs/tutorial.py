@@ -2,8 +2,8 @@
 # # Tutorial: a claim at a new setting, a phase portrait, a validity map
 #
 # A jupytext "percent" script: open it as a notebook (`jupytext --to notebook
-# docs/tutorial.py`) or run it as it is (`python docs/tutorial.py`). The test suite runs it
-# at the smoke preset (`TUTORIAL_PRESET=smoke`), so it cannot rot.
+# docs/tutorial.py`) or run it as it is (`python docs/tutorial.py`). The test suite and the
+# site's build run it at the smoke preset (`TUTORIAL_PRESET=smoke`), so it cannot rot.
 
 # %%
 import os

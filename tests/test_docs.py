@@ -4,8 +4,10 @@ committed verdicts cover the registry, derivations render as mathematics, and th
 none of them can rot."""
 
 import json
+import re
 from pathlib import Path
 
+import pytest
 from icl_verify.validation import site
 from icl_verify.validation.registry import all_claims
 
@@ -13,17 +15,19 @@ ROOT = Path(__file__).resolve().parents[1]
 SUMMARY = ROOT / "docs" / "verdicts-quick.json"
 
 
-def test_the_committed_verdicts_cover_every_claim():
-    # regenerate after `make verify`: site.write_verdict_summary(RUN_DIR, SUMMARY)
+def test_the_committed_verdicts_cover_every_claim_with_the_figures_of_their_run():
+    # regenerate after `icl-verify stability`: site.write_verdict_summary(SET0, SUMMARY, STABILITY)
     stored = json.loads(SUMMARY.read_text())["claims"]
     assert set(stored) == {claim.id for claim in all_claims()}
+    named = [ROOT / "docs" / path for entry in stored.values() for path in entry["figures"]]
+    assert sorted(named) == sorted((ROOT / "docs" / "verdicts-quick" / "figures").iterdir())
 
 
 def test_every_claim_has_a_page_with_its_rules_parameters_and_verdict():
     latest = site.Verdicts.from_summary(SUMMARY)
     for claim in all_claims():
         page = site.claim_page(claim, latest, {claim.id: ["figures/x.png"]})
-        assert page.startswith(f"# {claim.id}\n") and "## Rules" in page
+        assert f"\n# {claim.id}\n" in page and "## Rules" in page
         assert "| parameter | type | smoke | quick | paper |" in page
         assert f"**{latest.claims[claim.id]['verdict']}**" in page
         assert "![" in page and "*Why this rule:*" in page
@@ -79,22 +83,23 @@ def test_a_derivation_page_is_mathematics():
     assert page.count("$$") >= 2 * 5 and "\\sinh" in page
 
 
-def test_the_tutorial_runs_as_a_notebook_at_smoke(tmp_path, monkeypatch):
-    # The percent script becomes a notebook (jupytext) and runs in a Jupyter kernel
-    # (nbclient), as a reader would run it; the kernel inherits this environment.
-    import jupytext
-    import nbformat
-    from nbclient import NotebookClient
+@pytest.fixture
+def gallery(monkeypatch):
+    """docs/site/gallery.py, the site's executor of the tutorial and the gallery's examples
+    (docs tooling, not the package)."""
+    monkeypatch.syspath_prepend(str(ROOT / "docs" / "site"))
+    import gallery
 
-    monkeypatch.setenv("TUTORIAL_PRESET", "smoke")
-    monkeypatch.setenv("TUTORIAL_OUT", str(tmp_path))
-    monkeypatch.delenv("MPLBACKEND", raising=False)  # the kernel's own choice, as a reader's
-    notebook = jupytext.read(ROOT / "docs" / "tutorial.py")
-    # after the tutorial, the reader's own pyplot figure: importing the toolkit left it alone
-    notebook.cells.append(nbformat.v4.new_code_cell(
-        "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.show()"))  # fmt: skip
-    NotebookClient(notebook, timeout=300, kernel_name="python3",
-                   resources={"metadata": {"path": str(tmp_path)}}).execute()  # fmt: skip
+    return gallery
+
+
+def test_the_tutorial_runs_as_a_notebook_at_smoke(tmp_path, gallery):
+    # The percent script becomes a notebook (jupytext) and runs in a Jupyter kernel
+    # (nbclient), as a reader would run it and as the site's build does; after the tutorial,
+    # the reader's own pyplot figure: importing the toolkit left it alone
+    notebook = gallery.execute(ROOT / "docs" / "tutorial.py", tmp_path, "smoke",
+                               extra=["import matplotlib.pyplot as plt\nplt.plot([1, 2])\n"
+                                      "plt.show()"])  # fmt: skip
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]
     outputs = [out for cell in code for out in cell.outputs]
     assert not [out for out in outputs if out.output_type == "error"]
@@ -116,6 +121,63 @@ def test_the_tutorial_runs_as_a_notebook_at_smoke(tmp_path, monkeypatch):
     assert images(code[-1]) == 1  # plt.plot(); plt.show() still shows
     assert (tmp_path / "two-head-portrait.png").is_file()
     assert list(tmp_path.glob("api-sweep-HE-T4.2i-*/figures/HE-T4.2i-validity-map.png"))
+    # and its page on the site shows every figure
+    files = gallery.page("tutorial", notebook)
+    assert _images(files["gallery/tutorial.md"].decode()) == sorted(
+        name.removeprefix("gallery/") for name in files if name.endswith(".png")
+    )
+    assert len(files) - 1 == sum(images(cell) for cell in code)
+
+
+def _images(page: str) -> list[str]:
+    """The images a page (markdown) shows."""
+    return sorted(re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", page))
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in (ROOT / "docs" / "gallery").glob("*.py")))
+def test_each_gallery_example_runs_and_its_page_shows_what_it_printed_and_drew(
+    name, tmp_path, gallery
+):
+    nav = (ROOT / "mkdocs.yml").read_text()
+    assert all(f": gallery/{page}.md\n" in nav for page in gallery.scripts())  # on the menu
+    notebook = gallery.execute(gallery.scripts()[name], tmp_path, "smoke")
+    files = gallery.page(name, notebook)
+    page = files[f"gallery/{name}.md"].decode()
+    outputs = [out for cell in notebook.cells if cell.cell_type == "code" for out in cell.outputs]
+    printed = [out.text.strip() for out in outputs
+               if out.output_type == "stream" and out.name == "stdout"]  # fmt: skip
+    shown = [out["data"].get("text/markdown") for out in outputs if "data" in out]
+    assert printed or any(shown)
+    assert all(text in page for text in printed + [s for s in shown if s])
+    images = [out for out in outputs if "image/png" in out.get("data", {})]
+    assert len(_images(page)) == len(images) == len(files) - 1
+    assert "Executed when this site was built, at the smoke preset" in page
+
+
+def test_every_claim_page_shows_each_of_its_quick_figures_each_a_link_to_full_size(monkeypatch):
+    """Each claim's figures (`Claim.figures`: every claim declares at least one) are on its
+    page, from the quick run whose verdicts the page gives (docs/verdicts-quick/figures/); a
+    paper-size report's figures likewise; on the site each is a link to the PNG at full size
+    (docs/site/hooks.py, mkdocs.yml's hooks)."""
+    import markdown
+    from icl_verify.validation.site_pages import record_pages
+
+    monkeypatch.syspath_prepend(str(ROOT / "docs" / "site"))
+    from hooks import linked_images
+
+    files = record_pages(ROOT)
+    for claim in all_claims():
+        page = files[f"claims/{claim.id}.md"].decode()
+        quick = page[page.index("### At the quick preset"):].split("### At the paper's size")[0]
+        assert len(_images(quick)) == len(claim.figures), (claim.id, _images(quick))
+        assert all(f"claims/{path}" in files for path in _images(page)), claim.id
+        html = linked_images(markdown.markdown(page, extensions=["tables"]))
+        shown = re.findall(r'<img [^>]*src="([^"]+)"', html)
+        linked = re.findall(r'<a href="([^"]+)"[^>]*><img [^>]*src="([^"]+)"', html)
+        assert sorted(shown) == _images(page) == sorted(a for a, b in linked if a == b), claim.id
+    mkdocs = (ROOT / "mkdocs.yml").read_text()
+    assert "- docs/site/hooks.py" in mkdocs and "- assets/extra.css" in mkdocs
+    assert "hide: [toc]" in files["claims/HE-P4.1.md"].decode()  # figures at the page's width
 
 
 def test_a_local_run_changes_no_page_of_the_site(tmp_path):
@@ -129,7 +191,7 @@ def test_a_local_run_changes_no_page_of_the_site(tmp_path):
 
     checkout = tmp_path / "checkout"
     (checkout / "docs").mkdir(parents=True)
-    for name in ("verdicts-quick.json", "tutorial.py", "paper", "figures"):
+    for name in ("verdicts-quick.json", "verdicts-quick", "paper", "figures"):
         (checkout / "docs" / name).symlink_to(ROOT / "docs" / name)
     clean = record_pages(checkout)
     run = api.run_many(["HE-P4.1"], "smoke", tables={"HE-P4.1": {"d": 10}},
@@ -164,3 +226,16 @@ def test_every_public_name_of_every_layer_has_a_reference_entry_where_users_impo
     assert missing == []
     nav = (ROOT / "mkdocs.yml").read_text()
     assert all(f"- api/{page}.md" in nav for _, page, _ in API_MODULES)
+
+
+def test_the_link_check_finds_a_link_or_image_to_a_missing_file(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "docs"))  # docs/check_site.py (make docs-check)
+    from check_site import broken_links
+
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "index.html").write_text("<p>b</p>")
+    (tmp_path / "index.html").write_text(
+        '<a href="b/">b</a> <a href="#top">top</a> <a href="https://example.org/x">x</a> '
+        '<a href="c/">c</a> <img src="b/index.html"> <img src="missing.png">'
+    )
+    assert broken_links(tmp_path) == ["index.html: c/", "index.html: missing.png"]

@@ -226,8 +226,8 @@ def paper_index(
 ) -> str:
     """The index page of ``docs/paper/`` (markdown), from the quick verdicts and the
     publications; a claim without a paper-size verdict says why (a GPU's training, or not
-    yet run). ``findings``: the link to the findings explained; ``notes``: link each
-    publication's notes (the documentation site copies the reports, not the notes);
+    yet run). ``findings``: the link to the findings explained; ``notes``: a column linking
+    each publication's notes (the documentation site copies the reports, not the notes);
     ``claim_link``: where a claim's id links to, e.g. ``"../claims/{id}.md"`` (none: plain)."""
     trained = {c.id for c in trained_claims()}
     lines = [
@@ -240,26 +240,27 @@ def paper_index(
         "",
         "## Published runs",
         "",
-        "| folder | preset | device | claims finished | their time (sum) | unfinished | started "
-        "| notes |",
-        "|---|---|---|---|---|---|---|---|",
+        "| folder | preset | device | claims finished | their time (sum) | unfinished | started |"
+        + (" notes |" if notes else ""),
+        "|---|---|---|---|---|---|---|" + ("---|" if notes else ""),
     ]
     for name, pub in published.items():
         run = pub.record
-        told = (f"[{NOTES_FILE}]({name}/{NOTES_FILE})"
-                if notes and pub.notes_path.is_file() else "")  # fmt: skip
+        told = (f" [{NOTES_FILE}]({name}/{NOTES_FILE}) |" if pub.notes_path.is_file() else " |"
+                ) if notes else ""  # fmt: skip
         minutes = sum(c.seconds for c in run.claims) / 60
         stopped = "" if run.finished else " (stopped before its end)"
         lines.append(f"| [{name}]({name}/{REPORT_FILE}) | {run.preset} | {run.device} | "
                      f"{len(run.claims)} | {minutes:.1f} min | {len(run.unfinished)}{stopped} | "
-                     f"{run.started[:16]} | {told} |")  # fmt: skip
+                     f"{run.started[:16]} |{told}")  # fmt: skip
     changed, disagree, both = [], [], []
     claims = all_claims()
     for paper_name in dict.fromkeys(claim.source.paper for claim in claims):
         ours = [claim for claim in claims if claim.source.paper == paper_name]
         lines += ["", f"## {paper_name}", "",
-                  "| claim | what is checked | quick | paper size | size; device, time | "
+                  "| claim | quick | paper size | what is checked | size; device, time | "
                   "figure |", "|---|---|---|---|---|---|"]  # fmt: skip
+        # the verdicts beside the claim: on a phone's width the later columns scroll
         for claim in ours:
             shown = f"[{claim.id}]({claim_link.format(id=claim.id)})" if claim_link else claim.id
             flag = claim.source.reconstruction
@@ -273,7 +274,7 @@ def paper_index(
                 at_paper = (f"unfinished ([{stopped.name}]({stopped.name}/{REPORT_FILE}))"
                             if stopped else "needs a GPU: not yet run" if claim.id in trained
                             else "not yet run")  # fmt: skip
-                lines.append(f"| {shown} | {_cell(claim.summary)} | {at_quick} | {at_paper} "
+                lines.append(f"| {shown} | {at_quick} | {at_paper} | {_cell(claim.summary)} "
                              "| | |")  # fmt: skip
                 continue
             record = pub.claim(claim.id)
@@ -285,7 +286,7 @@ def paper_index(
                 both.append(_devices_row(shown, devices, claim.id, flag))
             figure = (f"[{Path(record.figures[0]).name}]({pub.name}/{record.figures[0]})"
                       if record.figures else "")  # fmt: skip
-            lines.append(f"| {shown} | {_cell(claim.summary)} | {at_quick} | {at_paper} | "
+            lines.append(f"| {shown} | {at_quick} | {at_paper} | {_cell(claim.summary)} | "
                          f"{_cell(_size(record, pub.record))} | {figure} |")  # fmt: skip
             if record.verdict == "disagrees":
                 failed = [c for c in record.checks if c.verdict == "disagrees"]

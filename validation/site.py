@@ -19,6 +19,7 @@ from __future__ import annotations
 import inspect
 import json
 import re
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +34,7 @@ from icl_verify.validation.report import (
 )
 
 __all__ = [
+    "PAGE_WIDE",
     "Verdicts",
     "check_entry",
     "check_text",
@@ -41,7 +43,6 @@ __all__ = [
     "derivation_page",
     "findings_page",
     "glossary_page",
-    "percent_script_page",
     "stability_entry",
     "stability_text",
     "write_verdict_summary",
@@ -78,8 +79,12 @@ class Verdicts:
 
     @classmethod
     def from_summary(cls, path: Path) -> Verdicts:
+        """The committed summary at ``path`` (`write_verdict_summary`), its figures' paths
+        resolved from the summary's folder."""
         data = json.loads(Path(path).read_text())
-        return cls(data["preset"], data["source"], data["claims"])
+        claims = {i: {**c, "figures": [str(Path(path).parent / f) for f in c["figures"]]}
+                  for i, c in data["claims"].items()}  # fmt: skip
+        return cls(data["preset"], data["source"], claims)
 
 
 def check_entry(check: CheckRecord) -> dict:
@@ -101,14 +106,25 @@ def check_text(entry: dict) -> dict:
 
 
 def write_verdict_summary(run_dir: Path, path: Path, stability: Path | None = None) -> None:
-    """The verdicts of the run in ``run_dir`` as the docs' committed summary (no figures).
-    With ``stability`` (the stability.json of `icl-verify stability`, whose set 0 is
-    ``run_dir``), each claim also holds its verdict in every seed set, in a few words, and the
-    checks whose verdict differs between sets (`stability_entry`)."""
+    """The verdicts of the run in ``run_dir`` as the docs' committed summary at ``path``, with
+    the run's figures copied beside it (``<path without .json>/figures/``, replacing what was
+    there), which the summary names relative to its own folder. With ``stability`` (the
+    stability.json of `icl-verify stability`, whose set 0 is ``run_dir``), each claim also
+    holds its verdict in every seed set, in a few words, and the checks whose verdict differs
+    between sets (`stability_entry`)."""
+    path = Path(path)
     verdicts = Verdicts.from_run(run_dir)
     across = json.loads(Path(stability).read_text())["claims"] if stability else {}
+    figures = path.with_suffix("") / "figures"
+    shutil.rmtree(figures, ignore_errors=True)
+    figures.mkdir(parents=True)
+    for c in verdicts.claims.values():
+        for figure in map(Path, c["figures"]):
+            shutil.copy2(figure, figures / figure.name)
     claims = {
-        i: {**c, "figures": [], "checks": [check_text(check) for check in c["checks"]],
+        i: {**c, "checks": [check_text(check) for check in c["checks"]],
+            "figures": [(figures / Path(f).name).relative_to(path.parent).as_posix()
+                        for f in c["figures"]],
             **({"stability": stability_entry(across[i])} if i in across else {})}
         for i, c in verdicts.claims.items()
     }  # fmt: skip
@@ -184,12 +200,12 @@ def _verdict_section(entry: dict, verdicts: Verdicts, reconstruction: str = "") 
     verdict = marked(f"**{entry['verdict']}**", reconstruction)
     lines = [f"{verdict} at the {verdicts.preset} preset ({verdicts.source}). How to read the "
              f"table: [verdicts, score and rules]({GLOSSARY_LINK}).", "",
-             "| check | rule | predicted | measured | score | verdict | verdict turns at |",
+             "| verdict | check | rule | predicted | measured | score | verdict turns at |",
              "|---|---|---|---|---|---|---|"]  # fmt: skip
-    for c in entry["checks"]:
-        lines.append(f"| {_cell(c['label'])} | {_cell(c['rule'])} | "
+    for c in entry["checks"]:  # the verdict first: on a phone's width the last columns scroll
+        lines.append(f"| {c['verdict']} | {_cell(c['label'])} | {_cell(c['rule'])} | "
                      f"{_cell(value_text(c['predicted']))} | {_cell(c['summary'])} | "
-                     f"{_cell(value_text(c['score']))} | {c['verdict']} | "
+                     f"{_cell(value_text(c['score']))} | "
                      f"{_cell(c.get('changes_at', ''))} |")  # fmt: skip
     across = entry.get("stability")
     if across:
@@ -229,6 +245,10 @@ def glossary_page() -> str:
     lines = [
         "# How to read a verdict", "",
         "Every claim's checks are tables of one row per check, its columns:", "",
+        "- **verdict**: *agrees* when every element is inside the rule's allowance by more than "
+        "its error bar; *disagrees* when one is outside it by more than its error bar (a "
+        "finding); *inconclusive* otherwise: the measurement is not precise enough to decide "
+        "(a larger preset may).",
         "- **check**: what is compared, per element where it says so (a row judges all of its "
         "elements; the worst decides).",
         "- **rule**: the form of the comparison (below); *pred* is the theory's value, *meas* "
@@ -241,10 +261,6 @@ def glossary_page() -> str:
         "allows it (its tolerance plus its error bar): at most 1 it is within, above 1 outside. "
         "A score below 1 can still be inconclusive, when the error bar alone is too wide to "
         "tell.",
-        "- **verdict**: *agrees* when every element is inside the rule's allowance by more than "
-        "its error bar; *disagrees* when one is outside it by more than its error bar (a "
-        "finding); *inconclusive* otherwise: the measurement is not precise enough to decide "
-        "(a larger preset may).",
         "- **verdict turns at**: the tolerance (or margin, or number of SEs) at which the "
         "verdict would change: how much the verdict rests on a tolerance the project chose.", "",
         "A claim *rests on a reconstructed formula* (marked †) when the paper's text lost the "
@@ -259,6 +275,11 @@ def glossary_page() -> str:
         summary = " ".join(doc.split("\n\n")[0].split())
         lines += [f"- `{form}` ({rule.__name__}): {_md(summary)}"]
     return "\n".join(lines) + "\n"
+
+
+#: The front matter of a page of figures: no table of contents beside it (mkdocs-material's
+#: ``hide``), so that the figures take the page's whole width.
+PAGE_WIDE = ["---", "hide: [toc]", "---", ""]
 
 
 def claim_page(
@@ -276,7 +297,7 @@ def claim_page(
         return _linked(_md(text), own=claim.id)
 
     lines = [
-        f"# {claim.id}", "", f"*{prose(claim.statement)}*", "",
+        *PAGE_WIDE, f"# {claim.id}", "", f"*{prose(claim.statement)}*", "",
         f"**Source:** {_md(claim.source)}  ", f"**What is checked:** {prose(claim.summary)}", "",
         "## Rules", "",
     ]  # fmt: skip
@@ -318,15 +339,15 @@ def claims_index(latest: Verdicts | None) -> str:
     claims = all_claims()
     for paper in dict.fromkeys(claim.source.paper for claim in claims):
         lines += ["", f"## {paper}", "",
-                  "| claim | what is checked | verdict | across seed sets |",
+                  "| claim | verdict | across seed sets | what is checked |",
                   "|---|---|---|---|"]  # fmt: skip
         ours = [claim for claim in claims if claim.source.paper == paper]
         for claim in ours:
             entry = latest.claims.get(claim.id) if latest else None
             verdict = marked(entry["verdict"] if entry else "not run", claim.source.reconstruction)
             across = stability_text(entry) if entry else ""
-            lines.append(f"| [{claim.id}]({claim.id}.md) | {_cell(claim.summary)} | {verdict} | "
-                         f"{_cell(across)} |")  # fmt: skip
+            lines.append(f"| [{claim.id}]({claim.id}.md) | {verdict} | {_cell(across)} | "
+                         f"{_cell(claim.summary)} |")  # fmt: skip
         footnote = reconstruction_footnote({c.id: c.source.reconstruction for c in ours})
         lines += [_md(line) for line in footnote]
     return "\n".join(lines) + "\n"
@@ -352,29 +373,6 @@ def findings_page(latest: Verdicts | None) -> str:
         ]  # fmt: skip
         lines.append("")
     return "\n".join(lines)
-
-
-def percent_script_page(text: str) -> str:
-    """A jupytext percent script as a page: ``# %% [markdown]`` cells as text (their ``# ``
-    prefixes removed), code cells as Python blocks.
-
-    >>> print(percent_script_page("# %% [markdown]\\n# # Title\\n\\n# %%\\nx = 1\\n"))
-    # Title
-    <BLANKLINE>
-    ```python
-    x = 1
-    ```
-    <BLANKLINE>
-    """
-    out = []
-    for cell in text.split("# %%")[1:]:
-        header, _, body = cell.partition("\n")
-        if header.strip() == "[markdown]":
-            out.append("\n".join(line[2:] if line.startswith("# ") else line.lstrip("#")
-                                 for line in body.strip().splitlines()) + "\n")  # fmt: skip
-        else:
-            out.append(f"```python\n{body.strip()}\n```\n")
-    return "\n".join(out)
 
 
 def derivation_page(name: str) -> str:

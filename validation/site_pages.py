@@ -1,12 +1,13 @@
 """Every file of the documentation site that is generated (`make docs`; ``docs/site/gen_pages.py``
 writes them at build time), by its path in the site: the claim pages, the claims' index, the
-findings, the paper-size index with its reports and figures, the derivations, the tutorial and
-the static figures.
+findings, the paper-size index with its reports and figures, the derivations and the static
+figures (the gallery is docs/site/gallery.py's: it needs a Jupyter kernel).
 
 The site shows what was published, never what happens to lie in a local ``results/``: the
-committed quick verdicts (``docs/verdicts-quick.json``, their figures in ``docs/figures/``) and
-the paper-size publications (``docs/paper/<name>/``, `validation.published`). A run of one's
-own is read with `icl-verify report`, not by rebuilding the site.
+committed quick verdicts (``docs/verdicts-quick.json``, the figures of their run in
+``docs/verdicts-quick/figures/``) and the paper-size publications (``docs/paper/<name>/``,
+`validation.published`). A run of one's own is read with `icl-verify report`, not by
+rebuilding the site.
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ def about_page() -> str:
 
 def record_pages(root: Path) -> dict[str, bytes]:
     """The files the published records make: a page per claim, the indexes, the findings, the
-    paper-size reports and figures, the tutorial and the README's figures.
+    paper-size reports and figures and the README's figures.
 
     >>> pages = record_pages(Path(__file__).resolve().parents[1])
     >>> "claims/HE-P4.1.md" in pages and "paper/index.md" in pages
@@ -106,7 +107,8 @@ def record_pages(root: Path) -> dict[str, bytes]:
                for name, pub in publications.items()}  # fmt: skip
     figures = {}
     for claim in all_claims():
-        paths = sorted((docs / "figures").glob(f"{claim.id}.png"))  # the quick run's figure
+        # the quick run's figures, committed with its verdicts (docs/verdicts-quick/figures/)
+        paths = [Path(f) for f in latest.claims.get(claim.id, {}).get("figures", [])]
         for path in paths:
             files[f"claims/figures/{path.name}"] = path.read_bytes()
         figures[claim.id] = [f"figures/{path.name}" for path in paths]
@@ -130,8 +132,6 @@ def record_pages(root: Path) -> dict[str, bytes]:
     files["claims/index.md"] = site.claims_index(latest).encode()
     files["findings.md"] = site.findings_page(latest).encode()
     files["glossary.md"] = site.glossary_page().encode()
-    # the tutorial (a jupytext percent script) as a page: markdown cells as text, code as code
-    files["tutorial.md"] = site.percent_script_page((docs / "tutorial.py").read_text()).encode()
     for path in sorted((docs / "figures").glob("*.png")):  # the README's figures
         files[f"assets/{path.name}"] = path.read_bytes()
     return files

@@ -90,7 +90,8 @@ def test_the_index_has_every_claim_and_says_why_one_has_no_paper_verdict(run_dir
     rows = [line for line in text.splitlines() if line.startswith("| ") and "-" in line[:12]]
     assert [row.split(" | ")[0][2:] for row in rows[1:]] == [c.id for c in all_claims()]
     row = next(r for r in rows if r.startswith(f"| {CLAIM} |"))
-    assert re.search(rf"\*\*{record.verdict}\*\*{MARK} \| smoke; cpu, \d+ s \| \[", row)
+    # the verdicts beside the claim, then what is checked, the size and the figure
+    assert re.search(rf"\| \*\*{record.verdict}\*\*{MARK} \| .+ \| smoke; cpu, \d+ s \| \[", row)
     assert f"(cpu-x/{record.figures[0]})" in row
     for claim in trained_claims():
         assert f"| {claim.id} |" in text
