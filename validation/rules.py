@@ -66,10 +66,10 @@ def _turn(name: str, value: float, rule: float) -> str:
     that no value >= 0 makes it disagree (the measurement is within its error bar).
 
     >>> _turn("atol", 0.02, 0.05), _turn("atol", 0.0, 0.05)
-    ('atol = 0.02 (rule: 0.05)', 'no atol >= 0 (within its error bar)')
+    ('atol = 0.02 (rule: 0.05)', 'no atol ≥ 0 (within its error bar)')
     """
     if value == 0:
-        return f"no {name} >= 0 (within its error bar)"
+        return f"no {name} ≥ 0 (within its error bar)"
     return f"{name} = {value:.3g} (rule: {rule:.3g})"
 
 
@@ -117,7 +117,7 @@ class ZScore:
             raise ValueError("ZScore needs rel_resolution > 0 or abs_resolution > 0")
 
     def describe(self) -> str:
-        return f"|z| <= {self.max_z:g}"
+        return f"|z| ≤ {self.max_z:g}"
 
     def judge(self, predicted, measured: Estimate) -> Judgement:
         predicted = np.asarray(predicted, dtype=float)
@@ -167,7 +167,7 @@ class Tolerance:
         terms = ([f"{self.rtol:.3g}·|pred|"] if self.rtol else []) + (
             [f"{self.atol:.3g}"] if self.atol else []
         )
-        return "|meas − pred| <= " + " + ".join(terms)
+        return "|meas − pred| ≤ " + " + ".join(terms)
 
     def judge(self, predicted, measured: Estimate) -> Judgement:
         predicted = np.asarray(predicted, dtype=float)
@@ -216,7 +216,7 @@ class LogLogSlope:
         _positive("max_z", self.max_z)
 
     def describe(self) -> str:
-        return f"|slope − order| <= {self.atol:g} + {self.max_z:g}·SE"
+        return f"|slope − order| ≤ {self.atol:g} + {self.max_z:g}·SE"
 
     def judge(self, predicted, measured: Estimate) -> Judgement:
         uncertainty = self.max_z * np.asarray(measured.error)
@@ -299,14 +299,14 @@ class Inequality:
         """The rule in one line, its direction in words.
 
         >>> Inequality("at_least", "paired", max_z=3).describe()
-        'meas >= pred (agrees 3·SE above, disagrees 3·SE below)'
+        'meas ≥ pred (agrees 3·SE above, disagrees 3·SE below)'
         >>> Inequality("within", "band", margin=0.5).describe()
-        '|meas − pred| <= 0.5 (agrees 4·SE inside, disagrees 4·SE outside)'
+        '|meas − pred| ≤ 0.5 (agrees 4·SE inside, disagrees 4·SE outside)'
         """
         z = f"{self.max_z:g}·SE"
         if self.side == "within":
-            return f"|meas − pred| <= {self.margin:g} (agrees {z} inside, disagrees {z} outside)"
-        relation = "<=" if self.side == "at_most" else ">="
+            return f"|meas − pred| ≤ {self.margin:g} (agrees {z} inside, disagrees {z} outside)"
+        relation = "≤" if self.side == "at_most" else "≥"
         margin = f" {'+' if self.side == 'at_most' else '−'} {self.margin:g}" if self.margin else ""
         right, wrong = ("below", "above") if self.side == "at_most" else ("above", "below")
         return f"meas {relation} pred{margin} (agrees {z} {right}, disagrees {z} {wrong})"
@@ -387,7 +387,7 @@ class BoundTrend:
         object.__setattr__(self, "x", tuple(float(v) for v in x))
 
     def describe(self) -> str:
-        relation, sign = ("<=", "") if self.side == "at_most" else (">=", "−")
+        relation, sign = ("≤", "") if self.side == "at_most" else ("≥", "−")
         right, wrong = ("below", "above") if self.side == "at_most" else ("above", "below")
         z = f"{self.max_z:g}·SE"
         return (f"slope of log(meas/pred) vs log x {relation} {sign}{self.margin:g} (agrees {z} "

@@ -157,16 +157,22 @@ def stability_text(entry: dict) -> str:
 
 
 def _md(text) -> str:
-    """Running text as markdown shows it: ``*`` and ``_`` escaped (``μ*(ω)``, ``a_1``), except
-    inside code spans, which markdown shows as they are (reStructuredText's double backticks
-    read as single ones).
+    """Running text as markdown shows it: ``*`` and ``_`` escaped (``μ*(ω)``, ``a_1``), and the
+    claims' notation for a superscript or subscript of more than one character, ``^{...}`` and
+    ``_{...}``, set as one; except inside code spans, which markdown shows as they are
+    (reStructuredText's double backticks read as single ones).
 
     >>> print(_md("a_1 and `max_z` and ``side``"))
     a\\_1 and `max_z` and `side`
+    >>> print(_md("d^{−1/2} and e^{dω²}, x_{ij}; `d^{-1/2}`"))
+    d<sup>−1/2</sup> and e<sup>dω²</sup>, x<sub>ij</sub>; `d^{-1/2}`
     """
     parts = str(text).replace("``", "`").split("`")
     for k in range(0, len(parts), 2):  # the parts outside code spans
-        parts[k] = parts[k].replace("\\", "\\\\").replace("*", "\\*").replace("_", "\\_")
+        escaped = parts[k].replace("\\", "\\\\").replace("*", "\\*")
+        escaped = re.sub(r"\^\{([^{}]*)\}", r"<sup>\1</sup>", escaped)
+        escaped = re.sub(r"_\{([^{}]*)\}", r"<sub>\1</sub>", escaped)
+        parts[k] = escaped.replace("_", "\\_")
     return "`".join(parts)
 
 
@@ -282,6 +288,37 @@ def glossary_page() -> str:
 PAGE_WIDE = ["---", "hide: [toc]", "---", ""]
 
 
+def _rules_section(checks, prose) -> list[str]:
+    """The rules of a claim's checks, as list items; checks whose rules share one justification
+    (one source for their tolerances) are listed together under it, so that a reader meets each
+    reason once, beside every check it covers.
+
+    >>> from icl_verify.validation.claim import Check
+    >>> from icl_verify.validation.rules import ZScore
+    >>> shared = ZScore("Monte Carlo SE only.", rel_resolution=0.1)
+    >>> for line in _rules_section([Check("a", shared), Check("b", shared),
+    ...                             Check("c", ZScore("Exact.", rel_resolution=0.1))], str):
+    ...     print(line)
+    - **a** — `|z| ≤ 4`
+    - **b** — `|z| ≤ 4`
+    <BLANKLINE>
+      *Why these rules:* Monte Carlo SE only.
+    - **c** — `|z| ≤ 4`  
+      *Why this rule:* Exact.
+    """
+    groups: dict[str, list] = {}
+    for check in checks:
+        groups.setdefault(check.rule.justification, []).append(check)
+    lines = []
+    for justification, group in groups.items():
+        items = [f"- **{_md(check.title)}** — `{check.rule.describe()}`" for check in group]
+        if len(group) == 1:
+            lines += [items[0] + "  ", f"  *Why this rule:* {prose(justification)}"]
+        else:
+            lines += [*items, "", f"  *Why these rules:* {prose(justification)}"]
+    return lines
+
+
 def claim_page(
     claim: Claim,
     latest: Verdicts | None,
@@ -301,9 +338,7 @@ def claim_page(
         f"**Source:** {_md(claim.source)}  ", f"**What is checked:** {prose(claim.summary)}", "",
         "## Rules", "",
     ]  # fmt: skip
-    for check in claim.checks(params):
-        lines += [f"- **{_md(check.title)}** — `{check.rule.describe()}`  ",
-                  f"  *Why this rule:* {prose(check.rule.justification)}"]  # fmt: skip
+    lines += _rules_section(claim.checks(params), prose)
     lines += ["", "## Parameters", "",
               "| parameter | type | smoke | quick | paper | allowed | meaning |",
               "|---|---|---|---|---|---|---|"]  # fmt: skip
