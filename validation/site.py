@@ -303,7 +303,7 @@ def _rules_section(checks, prose) -> list[str]:
     - **b** — `|z| ≤ 4`
     <BLANKLINE>
       *Why these rules:* Monte Carlo SE only.
-    - **c** — `|z| ≤ 4`  
+    - **c** — `|z| ≤ 4`
       *Why this rule:* Exact.
     """
     groups: dict[str, list] = {}
