@@ -41,7 +41,7 @@ EPS = np.finfo(float).eps
 
 @dataclass(frozen=True)
 class MuMinimum:
-    """min over mu of Ltilde(omega, mu): a minimiser, the minimum and their error bounds."""
+    """min over μ of L̃(ω, μ): a minimiser, the minimum and their error bounds."""
 
     mu: np.ndarray  # (H,) one minimiser (not unique when heads share omega)
     loss: float
@@ -100,7 +100,7 @@ def minimise_over_mu(
 
 
 def _rounding(omega: np.ndarray, mu: np.ndarray, setting: Setting) -> float:
-    """(H^2 + 8) eps x the sum of the magnitudes of the terms of (4.1) (module docstring)."""
+    """(H² + 8) ε x the sum of the magnitudes of the terms of (4.1) (module docstring)."""
     p = abs(float(mu @ omega))
     kernel = np.exp(setting.d * np.outer(omega, omega))  # (H, H); d omega^2 stays small here
     magnitude = 1 + setting.sigma2 + 2 * p + p * p + setting.c * np.abs(mu) @ kernel @ np.abs(mu)
@@ -117,7 +117,7 @@ def group_sums(mu: np.ndarray, signs: np.ndarray) -> np.ndarray:
 
 
 def group_sum_errors(mu_error: float, signs: np.ndarray) -> np.ndarray:
-    """Bounds on the errors of `group_sums`: sqrt(group size) x the distance bound, shape (3,)."""
+    """Bounds on the errors of `group_sums`: √(group size) x the distance bound, shape (3,)."""
     return np.array([np.sqrt(np.sum(signs == sign)) * mu_error for sign in (1, -1, 0)])
 
 
@@ -142,12 +142,12 @@ def dummy_share(sums: np.ndarray, errors: np.ndarray) -> tuple[np.ndarray, np.nd
 
 
 def bound_justification(rtol: float) -> str:
-    """Why a `Tolerance(rtol)` fits an optimiser's minimum of Ltilde over mu (HE-T4.2ii, HE-MAN)."""
+    """Why a `Tolerance(rtol)` fits an optimiser's minimum of L̃ over μ (HE-T4.2ii, HE-MAN)."""
     return (
-        "The closed form is exact for Ltilde, so only the optimiser's error may separate the "
-        "numbers. Ltilde is a convex quadratic in mu: the final gradient over the smallest nonzero "
-        "curvature (~c d^2 omega^4) bounds the distance to the minimisers (the stated bound; "
-        "<= 3e-8 relative for H <= 8 at omega >= 0.03 in the paper preset, set by the gradient's "
+        "The closed form is exact for L̃, so only the optimiser's error may separate the "
+        "numbers. L̃ is a convex quadratic in μ: the final gradient over the smallest nonzero "
+        "curvature (~c d² ω⁴) bounds the distance to the minimisers (the stated bound; "
+        "≤ 3e-8 relative for H ≤ 8 at ω ≥ 0.03 in the paper preset, set by the gradient's "
         f"rounding floor). rtol = {rtol:g} stays above these bounds, while a formula-level error "
         "(exp for sinh, a lost factor 2, the one-head optimum) moves the numbers by more than 1e-3."
     )

@@ -339,7 +339,7 @@ def scaled(quantity: str, factor: float, *, why: str) -> Callable[[Any, Predicti
     >>> print(wrong.__doc__)
     The loss 50% too high: 10 x the tolerance 0.05.
     <BLANKLINE>
-    The prediction with loss multiplied by 1.5.
+    The prediction with `loss` multiplied by 1.5.
     """
     return _wrong(quantity, lambda value: factor * np.asarray(value, dtype=float), why,
                   f"multiplied by {factor:g}")  # fmt: skip
@@ -358,7 +358,7 @@ def shifted(
     >>> print(wrong.__doc__)
     A slope 0.5 too steep.
     <BLANKLINE>
-    The prediction with slope changed.
+    The prediction with `slope` changed.
     """
     return _wrong(quantity, change, why, "changed")
 
@@ -373,7 +373,7 @@ def _wrong(quantity: str, change: Callable[[Any], Any], why: str, how: str):
         value = change(prediction.values[quantity])
         return prediction.with_values(**{quantity: float(value) if np.ndim(value) == 0 else value})
 
-    wrong.__doc__ = f"{why.strip()}\n\nThe prediction with {quantity} {how}."
+    wrong.__doc__ = f"{why.strip()}\n\nThe prediction with `{quantity}` {how}."
     return wrong
 
 

@@ -147,7 +147,7 @@ class Params:
     """Base of every claim's parameters: typed, frozen, validated on construction.
 
     Subclasses declare fields with `param` and may override `validate` for
-    conditions that join several fields (e.g. omega_min < omega_max).
+    conditions that join several fields (e.g. ω_min < ω_max).
     """
 
     def __post_init__(self) -> None:
@@ -306,7 +306,7 @@ class Params:
 
 @dataclass(frozen=True, kw_only=True)
 class SettingParams(Params):
-    """Parameters of the He et al. (2025) data model (Section 2): d, L, sigma2."""
+    """Parameters of the He et al. (2025) data model (Section 2): d, L, σ²."""
 
     d: int = param(5, help="covariate dimension d", low=1, high=MAX_DIMENSION, role="width")
     L: int = param(
@@ -315,7 +315,7 @@ class SettingParams(Params):
     )
 
     HELD_AT_LEAST = MONTE_CARLO_BLOCK  # a Monte Carlo holds a block of prompts at once
-    sigma2: float = param(0.1, help="label-noise variance sigma^2", low=0)
+    sigma2: float = param(0.1, help="label-noise variance σ²", low=0)
 
     @property
     def setting(self) -> Setting:
@@ -336,7 +336,7 @@ class SparseSettingParams(Params):
     d: int = param(16, help="covariate dimension d", low=1, high=MAX_DIMENSION, role="width")
     s: int = param(4, help="sparsity s: non-zero coordinates of w*", low=1, role="width")
     sigma: float = param(
-        0.1, help="label-noise standard deviation sigma (the paper's grids are in std)", low=0
+        0.1, help="label-noise standard deviation σ (the paper's grids are in std)", low=0
     )
 
     def validate(self) -> None:
@@ -393,7 +393,7 @@ def check_fits(params: Params, memory: int | None = None) -> None:
 
 
 def check_order(params: Params, low: str, high: str) -> None:
-    """ParameterError unless params.low < params.high (e.g. omega_min < omega_max)."""
+    """ParameterError unless params.low < params.high (e.g. ω_min < ω_max)."""
     a, b = getattr(params, low), getattr(params, high)
     if not a < b:
         raise ParameterError(f"{low} must be < {high}, got {low}={a:g}, {high}={b:g}")

@@ -539,16 +539,16 @@ def checks_isotropic(params: IsotropicParams) -> tuple[Check, ...]:
             BoundTrend(
                 "at_most",
                 x=tuple(map(float, params.s_reading)),
-                justification=f"§7.11, reading '{params.reading}': pre-gd over s at "
+                justification=f"§7.11, reading `{params.reading}`: pre-gd over s at "
                 f"d={params.d_wide}, n={params.n_wide[-1]} grows no faster than that bound "
                 "(slope ≤ 0.1)",
             ),
-            f"pre-gd vs s, {params.reading} reading",
+            f"pre-gd vs s, reading `{params.reading}`",
         ),
         Check(
             "step_slope",
             LogLogSlope(
-                f"§7.11, reading '{params.step_reading}' of F.1's condition on t: the tuned "
+                f"§7.11, reading `{params.step_reading}` of F.1's condition on t: the tuned "
                 f"absolute η t over s at d={params.d}, n={params.n_step} scales as that "
                 "condition (pre-gd takes the fewest steps that remove the bias, since its "
                 f"variance grows with η t); {_grid_allowance(params):.2f} is the most that "
@@ -557,7 +557,7 @@ def checks_isotropic(params: IsotropicParams) -> tuple[Check, ...]:
                 "of the steps grid",
                 atol=_grid_allowance(params),
             ),
-            f"s-exponent of tuned η·t, {params.step_reading} reading",
+            f"s-exponent of tuned η·t, reading `{params.step_reading}`",
         ),
     )
 

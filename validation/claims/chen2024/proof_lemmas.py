@@ -54,7 +54,7 @@ SOURCES = ("same", "independent")  # where R_hat comes from
 
 def predict_proof(params: UpperBoundParams) -> Prediction:
     """D.4's bound shape, 1 for the bounded ratios of D.5 and D.6, D.7's exact expectation for
-    an independent R_hat (A without its logs), the factor 2 of excess <= 2 (bias + variance)."""
+    an independent R_hat (A without its logs), the factor 2 of excess ≤ 2 (bias + variance)."""
     spectrum, n = params.spectrum, params.n_values
     constants = theory.sign_prior_constants(spectrum, params.s)
     d4 = theory.lemma_d4_bound(
@@ -76,7 +76,7 @@ def _mean(values) -> tuple[float, float]:
 
 
 def measure_proof(params: UpperBoundParams, runtime) -> Measurement:
-    """CZZ-T5.1's tuned draws (same stream and seeds: the same prompts, eta and t); per n and
+    """CZZ-T5.1's tuned draws (same stream and seeds: the same prompts, η and t); per n and
     R_hat source the lemmas' quantities averaged over the evaluation prompts (mean, SE)."""
     draws = tuned_draws(params, runtime, "pre-gd", ("pre_gd",))
     rows = {f"{q}_{source}": [] for q in ("d4", "d5", "d6", "d7", "cross") for source in SOURCES}
@@ -138,8 +138,8 @@ def checks_proof(params: UpperBoundParams) -> tuple[Check, ...]:
             Inequality(
                 "at_most",
                 "Theorem 5.1 adds the lemmas' bias and variance bounds; the cross term "
-                "2(v_s − w*)ᵀΣv_e obeys |cross| <= 2 sqrt(bias · variance) <= bias + variance "
-                "(Cauchy–Schwarz), so excess <= 2 (bias + variance) and the bound holds with "
+                "2(v_s − w*)ᵀΣv_e obeys |cross| ≤ 2 √(bias · variance) ≤ bias + variance "
+                "(Cauchy–Schwarz), so excess ≤ 2 (bias + variance) and the bound holds with "
                 "its constant doubled, whatever E[cross]. Mean excess over mean (bias + "
                 "variance) per n, R̂ from the same labels; SE: paired delta method.",
             ),
@@ -156,7 +156,7 @@ CLAIM_PROOF = Claim(
     "RΣR at rate n^(-1/2) (D.4), the bias is O(1/(ηtβ²)) (D.5), the variance "
     "O(ηt log t ‖R̂Xᵀε/n‖²) (D.6) and ‖R̂Xᵀε/n‖² = O(A) (D.7, held to A without its logs), "
     "with R̂ from the same labels as "
-    "GD and from an independent sample; excess <= 2 (bias + variance).",
+    "GD and from an independent sample; excess ≤ 2 (bias + variance).",
     params=UpperBoundParams,
     presets=PRESETS,
     predict=predict_proof,

@@ -182,8 +182,8 @@ CLAIM_SM2LIN = Claim(
         "float64 roundoff.",
     ),
     summary=(
-        "softmax pair (ε KQ, OV/2eps), (-ε KQ, -OV/2eps) = linear head - centring term + "
-        "O(eps^2)"
+        "softmax pair (ε KQ, OV/(2ε)), (−ε KQ, −OV/(2ε)) = linear head − centring term + "
+        "O(ε²)"
     ),
     catalogue=(6, 2),
 )

@@ -174,7 +174,7 @@ CLAIM_T42I = Claim(
         why="An error of order ηω (slope 1 in ω, as if the even terms of (4.10) did not "
         "cancel): 1 off, forty times the allowed bias.",
     ),
-    summary="attention → debiased GD as ω → 0: slope 2 in ω, L^-1/2",
+    summary="attention → debiased GD as ω → 0: slope 2 in ω, L^{−1/2}",
     catalogue=(4, 3),
 )
 

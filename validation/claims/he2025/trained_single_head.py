@@ -67,7 +67,7 @@ def _single_heads(ensemble) -> list[int]:
 
 
 def predict_single_head(params: TrainedSingleHeadParams) -> Prediction:
-    """|omega| = 1/sqrt(d) (the minimiser of Ltilde, HE-4.12); predictions equal to the kernel
+    """|ω| = 1/√d (the minimiser of L̃, HE-4.12); predictions equal to the kernel
     regressor's (a relative gap of 0)."""
     count = sum(1 for h in params.heads if h == 1)
     return Prediction(
@@ -77,9 +77,9 @@ def predict_single_head(params: TrainedSingleHeadParams) -> Prediction:
 
 
 def measure_single_head(params: TrainedSingleHeadParams, runtime) -> Measurement:
-    """Each one-head member's settled |omega| (Adam's noise and drift, and the spread over the
+    """Each one-head member's settled |ω| (Adam's noise and drift, and the spread over the
     one-head members' seeds, as its error) and its relative RMS gap to the kernel regressor at
-    its (omega, mu) (the seeds' spread as its error)."""
+    its (ω, μ) (the seeds' spread as its error)."""
     ensemble = runtime.trained(training(params))
     members = _single_heads(ensemble)
     reading = numerics.kernel_reading(ensemble, members, params.kernel_prompts,
@@ -118,7 +118,7 @@ CLAIM_TRAINED_SINGLE_HEAD = Claim(
     id="HE-4.12-TRAINED",
     source=Source(PAPER, "3, 4.3", "Obs. 1, (4.12), App. C.1"),
     statement="A trained single softmax head is the Nadaraya-Watson regressor "
-    "μ Σ yᵢ softmax(ω xᵢᵀx_q)ᵢ (an RBF kernel of bandwidth ω^{-1/2} on the sphere) and sits "
+    "μ Σ yᵢ softmax(ω xᵢᵀx_q)ᵢ (an RBF kernel of bandwidth ω^{−1/2} on the sphere) and sits "
     "near ω = 1/√d.",
     params=TrainedSingleHeadParams,
     presets=PRESETS,
@@ -133,7 +133,7 @@ CLAIM_TRAINED_SINGLE_HEAD = Claim(
         why="The kernel gap predicted at 0.5 (a head that is not a kernel regressor): 4 times "
         "the allowance.",
     ),
-    summary="trained H = 1: the kernel regressor (4.12) at its own (omega, mu); omega vs 1/sqrt(d)",
+    summary="trained H = 1: the kernel regressor (4.12) at its own (ω, μ); ω vs 1/√d",
     catalogue=(4, 7),
 )
 
