@@ -153,7 +153,7 @@ CLAIM_PROOF = Claim(
     id="CZZ-D4-7",
     source=Source(PAPER, "App. D, Lemmas D.4-D.7", "(D.1)-(D.3)"),
     statement="The steps of Theorem 5.1's proof hold on its prompts: R̂Σ̂R̂ concentrates around "
-    "RΣR at rate n^(-1/2) (D.4), the bias is O(1/(ηtβ²)) (D.5), the variance "
+    "RΣR at rate n^{−1/2} (D.4), the bias is O(1/(ηtβ²)) (D.5), the variance "
     "O(ηt log t ‖R̂Xᵀε/n‖²) (D.6) and ‖R̂Xᵀε/n‖² = O(A) (D.7, held to A without its logs), "
     "with R̂ from the same labels as "
     "GD and from an independent sample; excess ≤ 2 (bias + variance).",

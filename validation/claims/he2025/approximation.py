@@ -203,7 +203,7 @@ def checks_p41(params: ApproximationParams) -> tuple[Check, ...]:
     why = (
         "The reference derives the exact ω → 0 gap 1/(L + D) on the manifold, so the slope "
         f"against L + D is -1 there; at ω = {params.gap_omega:g} the gap is "
-        "(1 + δ_L)/(L + D) with δ_L in a band of width 2 d ω² e^(d ω²) "
+        "(1 + δ_L)/(L + D) with δ_L in a band of width 2 d ω² e^{d ω²} "
         "(finite-ω terms of relative size O(d ω²)), whose worst-case effect on the "
         f"least-squares slope over L = {list(params.gap_L)} is {atol:.3f} "
         "(`theory.manifold_gap_slope_bias`); plus 4 fit SEs."

@@ -305,7 +305,7 @@ def checks_map(params: ApproximationMapParams) -> tuple[Check, ...]:
             "outside_constant",
             Inequality(
                 "at_least",
-                f"Outside (ω√d ≥ {2 * params.inside_scale:g}, well above d^(-1/2)) the "
+                f"Outside (ω√d ≥ {2 * params.inside_scale:g}, well above d^{{−1/2}}) the "
                 f"approximation fails: the fitted constant of its O(1/L) gap must exceed every "
                 f"constant the condition d ω² ≤ {params.inside_scale**2:g} admits, "
                 f"C at its edge = 1 + 2e^1 for the default.",

@@ -111,7 +111,7 @@ class MultiTaskParams(TrainingParams):
     )
     shared_beta: bool = param(
         False,
-        help="the data model: false, an independent β^(k) per task (the authors' code, "
+        help="the data model: false, an independent β^{(k)} per task (the authors' code, "
         "MultiTaskLinearReg); true, one β restricted to each S_k (the prose of Def. 5.1)",
     )
     n_prompts: int = param(

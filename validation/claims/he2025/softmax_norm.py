@@ -306,7 +306,7 @@ def checks_softmax_norm(params: SoftmaxNormParams) -> tuple[Check, ...]:
         status = _status(theory["rho"], params)
         why = (
             f"Derived (theory.softmax_norm): E L‖p‖² = M + C₁/L + C₂/L² + O(L⁻³) with "
-            f"expansion parameter ρ = (e^(4ω²d) − 1)/L (per point ρ = "
+            f"expansion parameter ρ = (e^{{4ω²d}} − 1)/L (per point ρ = "
             f"{', '.join(f'{x:.3g}' for x in theory['rho'])}). Where ρ ≤ {params.rho_holds:g} "
             f"the mean must equal M + C₁/L within the next term |C₂|/L² + {MAX_Z:g} MC SE; where "
             f"ρ ≥ {params.rho_fails:g} the approximation fails: the mean departs from M by more "
