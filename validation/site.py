@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import re
 import shutil
 from dataclasses import dataclass, field
@@ -290,15 +291,18 @@ PAGE_WIDE = ["---", "hide: [toc]", "---", ""]
 
 def _rules_section(checks, prose) -> list[str]:
     """The rules of a claim's checks, as list items; checks whose rules share one justification
-    (one source for their tolerances) are listed together under it, so that a reader meets each
-    reason once, beside every check it covers.
+    (one source for their tolerances) are listed together under it, and the sentences that open
+    every justification of the claim alike are said once above them, so that a reader meets
+    each reason once, beside every check it covers.
 
     >>> from icl_verify.validation.claim import Check
     >>> from icl_verify.validation.rules import ZScore
-    >>> shared = ZScore("Monte Carlo SE only.", rel_resolution=0.1)
-    >>> for line in _rules_section([Check("a", shared), Check("b", shared),
-    ...                             Check("c", ZScore("Exact.", rel_resolution=0.1))], str):
+    >>> shared = ZScore("Paired prompts. Monte Carlo SE only.", rel_resolution=0.1)
+    >>> own = ZScore("Paired prompts. Exact.", rel_resolution=0.1)
+    >>> for line in _rules_section([Check("a", shared), Check("b", shared), Check("c", own)], str):
     ...     print(line)
+    Common to these rules: Paired prompts.
+    <BLANKLINE>
     - **a** — `|z| ≤ 4`
     - **b** — `|z| ≤ 4`
     <BLANKLINE>
@@ -309,14 +313,33 @@ def _rules_section(checks, prose) -> list[str]:
     groups: dict[str, list] = {}
     for check in checks:
         groups.setdefault(check.rule.justification, []).append(check)
-    lines = []
+    common = _common_sentences(list(groups)) if len(groups) > 1 else ""
+    lines = [f"Common to these rules: {prose(common)}", ""] if common else []
     for justification, group in groups.items():
+        why = prose(justification[len(common):].lstrip())
         items = [f"- **{_md(check.title)}** — `{check.rule.describe()}`" for check in group]
         if len(group) == 1:
-            lines += [items[0] + "  ", f"  *Why this rule:* {prose(justification)}"]
+            lines += [items[0] + "  ", f"  *Why this rule:* {why}"]
         else:
-            lines += [*items, "", f"  *Why these rules:* {prose(justification)}"]
+            lines += [*items, "", f"  *Why these rules:* {why}"]
     return lines
+
+
+def _common_sentences(texts: list[str]) -> str:
+    """The longest run of whole sentences (a full stop, a space, a capital: not "w.p. ≥")
+    that opens every text, '' if none.
+
+    >>> _common_sentences(["A b. C d. E.", "A b. C d. F.", "A b. G."])
+    'A b.'
+    >>> _common_sentences(["With prob. ≥ 1. X.", "With prob. ≥ 1. Y."])
+    'With prob. ≥ 1.'
+    """
+    prefix = os.path.commonprefix(texts)
+    for match in reversed(list(re.finditer(r"\. ", prefix))):
+        end = match.start() + 1
+        if all(t[end + 1 : end + 2].isupper() for t in texts):
+            return prefix[:end]
+    return ""
 
 
 def claim_page(
