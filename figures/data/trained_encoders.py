@@ -23,6 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from icl_verify.figures.data import RiskScale as RiskScale  # the prediction side
+from icl_verify.figures.data import fields_record, floats, read_fields
 
 #: The baselines drawn beside the encoders' curves: minimum-norm OLS, tuned ridge, tuned Lasso.
 BASELINES = ("ols", "ridge", "lasso")
@@ -38,42 +40,6 @@ def _depth(L: int) -> str:
 def _model(L: int, h: int) -> str:
     """The record name of the (L, h) ensemble's curve."""
     return f"{_depth(L)}h{h}"
-
-
-def _record(item, prefix: str) -> dict:
-    """A flat dataclass's fields keyed ``{prefix}{field}``; bools and ints as floats, as
-    results.json has stored them."""
-    fields = ((f.name, getattr(item, f.name)) for f in dataclasses.fields(item))
-    return {prefix + name: float(v) if isinstance(v, (bool, int)) else v for name, v in fields}
-
-
-_READ = {"bool": bool, "int": int, "float": float}
-
-
-def _read(cls, data: Mapping, prefix: str):
-    """The ``cls`` whose fields `_record` stored under ``prefix`` (arrays as float arrays)."""
-    return cls(**{
-        f.name: _READ.get(f.type, _floats)(data[prefix + f.name]) for f in dataclasses.fields(cls)
-    })  # fmt: skip
-
-
-def _floats(value) -> np.ndarray:
-    return np.asarray(value, dtype=float)
-
-
-@dataclass(frozen=True)
-class RiskScale:
-    """The y scale of the risk figures (prediction side): the null risk s, the excess risk
-    of predicting 0 for an s-sparse w* with N(0, 1) entries."""
-
-    null_risk: float
-
-    def to_record(self) -> dict:
-        return _record(self, "")
-
-    @classmethod
-    def from_record(cls, data: Mapping) -> RiskScale:
-        return _read(cls, data, "")
 
 
 @dataclass(frozen=True)
@@ -93,11 +59,11 @@ class Regime:
         return f"{prefix}regime_{field}"
 
     def to_record(self, prefix: str = "") -> dict:
-        return _record(self, self.key("", prefix))
+        return fields_record(self, self.key("", prefix))
 
     @classmethod
     def from_record(cls, data: Mapping, prefix: str = "") -> Regime:
-        return _read(cls, data, cls.key("", prefix))
+        return read_fields(cls, data, cls.key("", prefix))
 
 
 @dataclass(frozen=True)
@@ -195,12 +161,12 @@ class RiskCurves:
     @classmethod
     def from_record(cls, data: Mapping, layers: Sequence[int], heads: Sequence[int]) -> RiskCurves:
         def stack(names, stat):
-            return np.stack([_floats(data[f"{name}_{stat}"]) for name in names])
+            return np.stack([floats(data[f"{name}_{stat}"]) for name in names])
 
         models = [_model(L, h) for L in layers for h in heads]
         shape = (len(layers), len(heads))
         return cls(
-            _floats(data["n"]), tuple(layers), tuple(heads),
+            floats(data["n"]), tuple(layers), tuple(heads),
             stack(models, "mean").reshape(*shape, -1, len(data["n"])),
             stack(models, "se").reshape(*shape, -1, len(data["n"])),
             stack(BASELINES, "mean"), stack(BASELINES, "se"),
@@ -247,14 +213,15 @@ class DenseData:
     def to_record(self) -> dict:
         record = self.curves.to_record()
         for L, gain, gate in zip(self.judged.layers, self.gains, self.sparse_gates, strict=True):
-            record |= _record(gain, f"{_depth(L)}gain_") | gate.to_record(f"{_depth(L)}sparse_")
+            record |= fields_record(gain, f"{_depth(L)}gain_")
+            record |= gate.to_record(f"{_depth(L)}sparse_")
         return record | self.judged.to_record()
 
     @classmethod
     def from_record(cls, data: Mapping, layers: Sequence[int], heads: Sequence[int]) -> DenseData:
         return cls(
             RiskCurves.from_record(data, layers, heads),
-            tuple(_read(Gain, data, f"{_depth(L)}gain_") for L in layers),
+            tuple(read_fields(Gain, data, f"{_depth(L)}gain_") for L in layers),
             tuple(Regime.from_record(data, f"{_depth(L)}sparse_") for L in layers),
             Judged.from_record(data, layers),
         )
@@ -291,14 +258,14 @@ class PrunedSetting:
         prefix = self._prefix(self.heads, self.layers)
         record = {f"{prefix}kept": self.kept}
         for name, probes in zip(PROBED, self.probes, strict=True):
-            record |= _record(probes, f"{prefix}{name}_")
+            record |= fields_record(probes, f"{prefix}{name}_")
         return record
 
     @classmethod
     def from_record(cls, data: Mapping, heads: int, layers: int) -> PrunedSetting:
         prefix = cls._prefix(heads, layers)
-        return cls(heads, layers, np.asarray(data[f"{prefix}kept"]),
-                   tuple(_read(Probes, data, f"{prefix}{name}_") for name in PROBED))  # fmt: skip
+        probes = tuple(read_fields(Probes, data, f"{prefix}{name}_") for name in PROBED)
+        return cls(heads, layers, np.asarray(data[f"{prefix}kept"]), probes)
 
 
 @dataclass(frozen=True)
@@ -345,9 +312,9 @@ class ProbePaths:
     @classmethod
     def from_record(cls, data: Mapping, heads: Sequence[int]) -> ProbePaths:
         def stack(stat):
-            return np.stack([_floats(data[f"h{h}_{stat}"]) for h in heads])
+            return np.stack([floats(data[f"h{h}_{stat}"]) for h in heads])
 
-        return cls(Regime.from_record(data), _floats(data["steps"]), tuple(heads), stack("mean"),
+        return cls(Regime.from_record(data), floats(data["steps"]), tuple(heads), stack("mean"),
                    stack("se"), stack("rate"))  # fmt: skip
 
 
@@ -387,11 +354,11 @@ class Settings:
                 for i in range(len(self))]  # fmt: skip
 
     def to_record(self) -> dict:
-        return _record(self, "setting_")
+        return fields_record(self, "setting_")
 
     @classmethod
     def from_record(cls, data: Mapping) -> Settings:
-        return _read(cls, data, "setting_")
+        return read_fields(cls, data, "setting_")
 
 
 @dataclass(frozen=True)
@@ -423,12 +390,12 @@ class ImportanceData:
     def to_record(self) -> dict:
         record = {}
         for i, (head_map, gate) in enumerate(zip(self.maps, self.gates, strict=True)):
-            record |= _record(head_map, f"s{i}_") | gate.to_record(f"s{i}_")
+            record |= fields_record(head_map, f"s{i}_") | gate.to_record(f"s{i}_")
         return record | {Regime.key("reached"): float(self.reached)}
 
     @classmethod
     def from_record(cls, data: Mapping, count: int) -> ImportanceData:
-        return cls(tuple(_read(HeadMap, data, f"s{i}_") for i in range(count)),
+        return cls(tuple(read_fields(HeadMap, data, f"s{i}_") for i in range(count)),
                    tuple(Regime.from_record(data, f"s{i}_") for i in range(count)))  # fmt: skip
 
 
@@ -444,8 +411,8 @@ class Footnote:
     gap_se: float
 
     def to_record(self, i: int) -> dict:
-        return _record(self, f"footnote{i}_")
+        return fields_record(self, f"footnote{i}_")
 
     @classmethod
     def from_record(cls, data: Mapping, i: int) -> Footnote:
-        return _read(cls, data, f"footnote{i}_")
+        return read_fields(cls, data, f"footnote{i}_")
