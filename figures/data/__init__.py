@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 
 
-def fields_record(item, prefix: str) -> dict:
-    """A flat dataclass's fields keyed ``{prefix}{field}``; bools and ints as floats, as
-    results.json has stored them.
+def fields_record(item, prefix: str, suffix: str = "") -> dict:
+    """A flat dataclass's fields keyed ``{prefix}{field}{suffix}``; bools and ints as floats,
+    as results.json has stored them.
 
     >>> from dataclasses import dataclass
     >>> @dataclass(frozen=True)
@@ -31,14 +31,15 @@ def fields_record(item, prefix: str) -> dict:
     Gap(gap=0.5, reached=True)
     """
     fields = ((f.name, getattr(item, f.name)) for f in dataclasses.fields(item))
-    return {prefix + name: float(v) if isinstance(v, (bool, int)) else v for name, v in fields}
+    return {prefix + name + suffix: float(v) if isinstance(v, (bool, int)) else v
+            for name, v in fields}  # fmt: skip
 
 
-def read_fields(cls, data: Mapping, prefix: str):
-    """The ``cls`` whose fields `fields_record` stored under ``prefix``: bool, int and float
-    fields as such, every other field as a float array."""
+def read_fields(cls, data: Mapping, prefix: str, suffix: str = ""):
+    """The ``cls`` whose fields `fields_record` stored under ``prefix`` and ``suffix``: bool,
+    int and float fields as such, every other field as a float array."""
     return cls(**{
-        f.name: _SCALARS.get(f.type, floats)(data[prefix + f.name])
+        f.name: _SCALARS.get(f.type, floats)(data[prefix + f.name + suffix])
         for f in dataclasses.fields(cls)
     })  # fmt: skip
 
