@@ -10,6 +10,7 @@ solutions as lines, trained models / fractions of runs as markers with error bar
 from __future__ import annotations
 
 import numpy as np
+from icl_verify.figures.data.stages import RandomStarts, StageOneTheory, StageTwoTheory
 from icl_verify.figures.style import MEASURED, PALETTE, REFERENCE, THEORY, new_figure, setting_text
 
 
@@ -23,14 +24,15 @@ def figure_stage_one(params, prediction, measurement):
     (c) fractions per H."""
     figure, axes = new_figure(3, width=4.2)
     paths, approach, rates = axes[0]
-    data, theory = measurement.figure_data, prediction.figure_data
-    t = _a(data["t"])
-    limit, start = theory["limit"], theory["stage_one_start"]  # 1/(1+kappa), end of Stage I
-    window_t, band = _a(theory["window_t"]), _a(theory["band"])
+    data = RandomStarts.from_record(measurement.figure_data, params.heads)
+    theory = StageOneTheory.from_record(prediction.figure_data)
+    t = data.t
+    limit, start = theory.limit, theory.stage_one_start  # 1/(1+kappa), end of Stage I
+    window_t, band = theory.window_t, theory.band
     median = _a(measurement.values["p_approach"].value)  # (|H|, W)
     median_se = _a(measurement.values["p_approach"].error)
     for index, heads in enumerate(params.heads):
-        p = _a(data[f"H{heads}_p"])  # (S, T)
+        p = data.runs[heads].p  # (S, T)
         color = PALETTE[index % len(PALETTE)]
         for run, curve in enumerate(p):
             paths.plot(t[1:], curve[1:], color=color, lw=0.7, alpha=0.6,
@@ -78,16 +80,17 @@ def figure_stage_two(params, prediction, measurement):
     """(a) Ltilde excess over S_omega per run; (b) fractions per H; (c) when the patterns appear."""
     figure, axes = new_figure(3, width=4.2)
     gaps, rates, times = axes[0]
-    data = measurement.figure_data
+    data = RandomStarts.from_record(measurement.figure_data, params.heads)
     for index, heads in enumerate(params.heads):
-        gap = np.maximum(_a(data[f"H{heads}_loss_gap"]), 1e-12)
+        gap = np.maximum(data.runs[heads].loss_gap, 1e-12)
         jitter = np.linspace(-0.15, 0.15, gap.size)
         gaps.plot(heads + jitter, gap, "o", ms=4, color=PALETTE[index % len(PALETTE)])
     gaps.axhline(
         params.loss_gap_tolerance, color=REFERENCE, ls="--", label="threshold: on S_ω below"
     )
-    trap = prediction.figure_data["trap_loss"]  # all heads at omega = 1/sqrt(d)
-    floor = prediction.figure_data["manifold_floor"]  # infimum of Ltilde on S_omega
+    theory = StageTwoTheory.from_record(prediction.figure_data)
+    trap = theory.trap_loss  # all heads at omega = 1/sqrt(d)
+    floor = theory.manifold_floor  # infimum of Ltilde on S_omega
     gaps.axhline(
         trap - floor,
         color=THEORY,
@@ -131,7 +134,8 @@ def figure_stage_two(params, prediction, measurement):
         (0.1, "homogeneous", "s", "Stage II: KQ dispersion ≤ tol"),
     ):
         for index, count in enumerate(params.heads):
-            when = _a(data[f"H{count}_{key}"])
+            runs = data.runs[count]
+            when = runs.stage_one if key == "stage_one" else runs.homogeneous
             when = when[np.isfinite(when)]  # runs where the pattern never appears are left out
             times.plot(
                 count + offset + np.linspace(-0.05, 0.05, when.size),
