@@ -10,7 +10,13 @@ solutions as lines, trained models / fractions of runs as markers with error bar
 from __future__ import annotations
 
 import numpy as np
-from icl_verify.figures.data.stages import RandomStarts, StageOneTheory, StageTwoTheory
+from icl_verify.figures.data.stages import (
+    BoundPoints,
+    BoundTheory,
+    RandomStarts,
+    StageOneTheory,
+    StageTwoTheory,
+)
 from icl_verify.figures.style import MEASURED, PALETTE, REFERENCE, THEORY, new_figure, setting_text
 
 
@@ -484,11 +490,11 @@ def figure_stage_two_bound(params, prediction, measurement):
     """(a) L̃ − bound (4.5) at random sign-matched points and on S_ω; (b) at the flows' ends."""
     figure, axes = new_figure(2, width=4.6)
     points, ends = axes[0]
-    data = measurement.figure_data
+    data = BoundPoints.from_record(measurement.figure_data, params.heads)
     floor = 1e-17  # exact zeros and rounding-level gaps drawn at this floor
-    points.plot(_a(data["random_loss"]), np.maximum(_a(data["random_gap"]), floor), "o", ms=3,
+    points.plot(data.random_loss, np.maximum(data.random_gap, floor), "o", ms=3,
                 color=MEASURED, alpha=0.6, label="random sign-matched points")  # fmt: skip
-    points.plot(_a(data["manifold_loss"]), np.maximum(np.abs(_a(data["manifold_gap"])), floor),
+    points.plot(data.manifold_loss, np.maximum(np.abs(data.manifold_gap), floor),
                 "s", ms=3, mfc="none", color=PALETTE[2],
                 label="points on S_ω (|gap|; exact: 0)")  # fmt: skip
     allowance = measurement.values["on_manifold"].error
@@ -500,10 +506,10 @@ def figure_stage_two_bound(params, prediction, measurement):
         title=f"(a) designed points, {setting_text(params)}",
     )  # fmt: skip
     points.legend(loc="upper left", fontsize=7)
-    tolerance = prediction.figure_data["tolerance"]
+    tolerance = BoundTheory.from_record(prediction.figure_data).tolerance
     for index, heads in enumerate(params.heads):
-        gap = np.maximum(_a(data[f"H{heads}_gap"]), floor)
-        on = _a(data[f"H{heads}_on"]) > 0.5
+        gap = np.maximum(data.end_gap[heads], floor)
+        on = data.ends_on[heads]
         jitter = np.linspace(-0.15, 0.15, gap.size)
         x = heads + jitter
         ends.plot(x[on], gap[on], "o", ms=4, color=PALETTE[index % len(PALETTE)],

@@ -83,3 +83,48 @@ class StageTwoTheory:
     @classmethod
     def from_record(cls, data: Mapping) -> StageTwoTheory:
         return read_fields(cls, data, "")
+
+
+@dataclass(frozen=True)
+class BoundTheory:
+    """HE-S2-BOUND's prediction side: HE-S2's loss-gap threshold for 'on S_omega'."""
+
+    tolerance: float
+
+    def to_record(self) -> dict:
+        return fields_record(self, "")
+
+    @classmethod
+    def from_record(cls, data: Mapping) -> BoundTheory:
+        return read_fields(cls, data, "")
+
+
+@dataclass(frozen=True)
+class BoundPoints:
+    """HE-S2-BOUND's measurement side: Ltilde (4.1) and its gap to the bound (4.5) at random
+    sign-matched points and at points on S_omega; per H the gap at each flow's end and whether
+    that run ended on S_omega (HE-S2's runs)."""
+
+    random_loss: np.ndarray  # (P,)
+    random_gap: np.ndarray  # (P,)
+    manifold_loss: np.ndarray  # (P,)
+    manifold_gap: np.ndarray  # (P,)
+    end_gap: Mapping[int, np.ndarray]  # H -> (runs,)
+    ends_on: Mapping[int, np.ndarray]  # H -> (runs,) bool: ended on S_omega
+
+    def to_record(self) -> dict:
+        return {
+            "random_loss": self.random_loss, "random_gap": self.random_gap,
+            "manifold_loss": self.manifold_loss, "manifold_gap": self.manifold_gap,
+            **{f"H{H}_gap": gap for H, gap in self.end_gap.items()},
+            **{f"H{H}_on": on.astype(float) for H, on in self.ends_on.items()},
+        }  # fmt: skip
+
+    @classmethod
+    def from_record(cls, data: Mapping, heads: Sequence[int]) -> BoundPoints:
+        return cls(
+            *(floats(data[k]) for k in ("random_loss", "random_gap", "manifold_loss",
+                                        "manifold_gap")),
+            end_gap={H: floats(data[f"H{H}_gap"]) for H in heads},
+            ends_on={H: floats(data[f"H{H}_on"]) > 0.5 for H in heads},
+        )  # fmt: skip
