@@ -25,6 +25,7 @@ import math
 import matplotlib
 import numpy as np
 from icl_verify.figures.circuits import circuit_heatmaps
+from icl_verify.figures.data.activations import ActivationData, ActivationTheory
 from icl_verify.figures.style import (
     MEASURED,
     PALETTE,
@@ -53,9 +54,8 @@ def _setting(params) -> str:
     return f"{setting_text(params)}, H=2; {training_text(params)}"
 
 
-def _paired(params, data, a: int) -> str:
-    count = int(data[f"paired_count_{a}"])
-    return f"{count}/{params.seeds} seeds paired"
+def _paired(params, data: ActivationData, a: int) -> str:
+    return f"{data.runs[a].paired_count}/{params.seeds} seeds paired"
 
 
 def _panel_grid(params, width: float, height: float, ratios=(1.0, 1.0)):
@@ -76,14 +76,14 @@ def _panel_grid(params, width: float, height: float, ratios=(1.0, 1.0)):
 
 def figure_9(params, prediction, measurement):
     """Figure 9: KQ and OV circuits of the shown member (lowest-loss paired one) per activation."""
-    data = measurement.figure_data
     count = len(params.activations)
-    KQ = np.stack([np.asarray(data[f"KQ_{a}"], dtype=float) for a in range(count)])  # (A,2,D,D)
-    OV = np.stack([np.asarray(data[f"OV_{a}"], dtype=float) for a in range(count)])  # (A,2,D,D)
-    a_f = np.asarray(prediction.figure_data["a_f"], dtype=float)
+    data = ActivationData.from_record(measurement.figure_data, count)
+    KQ = np.stack([runs.KQ for runs in data.runs])  # (A, 2, D, D)
+    OV = np.stack([runs.OV for runs in data.runs])  # (A, 2, D, D)
+    a_f = ActivationTheory.from_record(prediction.figure_data).a_f
     labels = [
         f"{spec}, a_f={a_f[a]:g}\n{_paired(params, data, a)}\n"
-        f"shown: member {int(data[f'shown_{a}'])}"
+        f"shown: member {data.runs[a].shown}"
         for a, spec in enumerate(params.activations)
     ]
     title = (
@@ -96,17 +96,18 @@ def figure_9(params, prediction, measurement):
 
 def figure_10(params, prediction, measurement):
     """Figure 10: omega_h(t) (upper) and mu_h(t) (lower) per activation, every seed."""
-    data = measurement.figure_data
-    a_f = np.asarray(prediction.figure_data["a_f"], dtype=float)
-    steps = np.asarray(data["log_steps"], dtype=float)  # (n,)
+    data = ActivationData.from_record(measurement.figure_data, len(params.activations))
+    a_f = ActivationTheory.from_record(prediction.figure_data).a_f
+    steps = data.log_steps  # (n,)
     later = steps > 0  # log time axis
     figure, pairs = _panel_grid(params, width=2.7, height=1.75)
     heads = (PALETTE[0], PALETTE[2])
     bold, faint = dict(lw=1.3, alpha=1.0, zorder=3), dict(lw=0.7, alpha=0.3, zorder=2)
     for a, (spec, (omega_axis, mu_axis)) in enumerate(zip(params.activations, pairs, strict=True)):
-        shown = int(data[f"shown_{a}"])
-        for axis, key in ((omega_axis, "omega"), (mu_axis, "mu")):
-            history = np.asarray(data[f"{key}_history_{a}"], dtype=float)  # (n, seeds, 2)
+        runs = data.runs[a]
+        shown = runs.shown
+        for axis, history in ((omega_axis, runs.omega_history), (mu_axis, runs.mu_history)):
+            # history: (n, seeds, 2)
             axis.axhline(0.0, color=REFERENCE, lw=0.6)
             for seed in range(history.shape[1]):
                 for h in range(2):
@@ -117,8 +118,8 @@ def figure_10(params, prediction, measurement):
                         **(bold if seed == shown else faint),
                     )
             axis.set_xscale("log")
-        end_omega = np.abs(np.asarray(data[f"omega_history_{a}"])[-1, shown]).mean()
-        end_mu = np.abs(np.asarray(data[f"mu_history_{a}"])[-1, shown]).mean()
+        end_omega = np.abs(runs.omega_history[-1, shown]).mean()
+        end_mu = np.abs(runs.mu_history[-1, shown]).mean()
         omega_axis.set_title(
             f"{spec}, a_f={a_f[a]:g}: {_paired(params, data, a)}\n"
             f"member {shown} at the end: |ω|={end_omega:.3f}, |μ|={end_mu:.2f}",
@@ -142,18 +143,17 @@ def figure_10(params, prediction, measurement):
 def figure_11(params, prediction, measurement):
     """Figure 11: test MSE against L' per activation beside debiased GD at the optimal step
     (judged) and at the seeds' fitted step (drawn), and the ratio to the former."""
-    data = measurement.figure_data
-    lengths = np.asarray(data["lengths"], dtype=float)  # (n,)
-    eta_fit = np.asarray(data["eta_fit"], dtype=float)  # (A,), NaN without a paired member
+    data = ActivationData.from_record(measurement.figure_data, len(params.activations))
+    theory = ActivationTheory.from_record(prediction.figure_data)
+    lengths = data.lengths  # (n,)
+    eta_fit = data.eta_fit  # (A,), NaN without a paired member
     figure, pairs = _panel_grid(params, width=2.7, height=1.6, ratios=(1.0, 0.55))
-    drawn = [a for a in range(len(params.activations)) if f"mse_{a}" in data]
-    dgd = np.asarray(data["dgd"], dtype=float)  # (n,) at the optimal step, the same for all
-    curves = [dgd] + [
-        np.asarray(data[f"{key}_{a}"], float) for a in drawn for key in ("mse", "dgd_fit")
-    ]
+    drawn = [a for a, paired in enumerate(data.curves) if paired is not None]
+    dgd = data.dgd  # (n,) at the optimal step, the same for all
+    curves = [dgd] + [c for a in drawn for c in (data.curves[a].mse, data.curves[a].dgd_fit)]
     low, high = (min(c.min() for c in curves), max(c.max() for c in curves)) if curves else (0, 1)
     margin = 0.06 * (high - low)
-    band = params.dgd_rtol + float(np.max(prediction.figure_data["step_shift"]))  # the rule
+    band = params.dgd_rtol + float(np.max(theory.step_shift))  # the rule
     tracks = measurement.values["tracks_dgd"]  # MSE / dGD at L', with its paired SE
     ratio = np.asarray(tracks.value, dtype=float)  # (A n,) activation-major
     ratio_se = np.broadcast_to(np.asarray(tracks.error, dtype=float), ratio.shape)
@@ -181,19 +181,19 @@ def figure_11(params, prediction, measurement):
             curve_axis.set(xlim=(lengths.min(), lengths.max()), ylim=(low - margin, high + margin))
             ratio_axis.axis("off")
             continue
-        mse, se = np.asarray(data[f"mse_{a}"], dtype=float), np.asarray(data[f"mse_se_{a}"])
+        mse, se = data.curves[a].mse, data.curves[a].mse_se
         curve_axis.plot(
             lengths,
             dgd,
             "--",
             color=THEORY,
             lw=1.2,
-            label=f"debiased GD at η* = 1/(1+κ) = {float(prediction.figure_data['eta_star']):.3f} "
+            label=f"debiased GD at η* = 1/(1+κ) = {theory.eta_star:.3f} "
             "(MC, same prompts; judged)",
         )
         curve_axis.plot(
             lengths,
-            np.asarray(data[f"dgd_fit_{a}"], dtype=float),
+            data.curves[a].dgd_fit,
             "-.",
             color=PALETTE[2],
             lw=1.0,
@@ -266,14 +266,15 @@ def figure_11(params, prediction, measurement):
 
 def figure_kernel_step(params, prediction, measurement):
     """(a) step of a fixed (omega, 1/(2 omega)) pair / a_f vs omega; (b) trained fitted steps."""
-    data, theory = measurement.figure_data, prediction.figure_data
     specs = list(params.activations)
-    a_f = np.asarray(theory["a_f"], dtype=float)  # (A,)
-    omegas = np.asarray(theory["kernel_omegas"], dtype=float)  # (n_omega,)
+    data = ActivationData.from_record(measurement.figure_data, len(specs))
+    theory = ActivationTheory.from_record(prediction.figure_data)
+    a_f = theory.a_f  # (A,)
+    omegas = theory.kernel_omegas  # (n_omega,)
     scale = np.where(a_f == 0, np.nan, a_f)[:, None]  # steps / a_f; a_f = 0 is not drawn
-    kernel = np.asarray(theory["kernel_step"], dtype=float) / scale  # (A, n_omega)
-    measured = np.asarray(data["kernel_measured"], dtype=float) / scale  # (A, n_omega)
-    measured_se = np.asarray(data["kernel_measured_se"], dtype=float) / np.abs(scale)
+    kernel = theory.kernel_step / scale  # (A, n_omega)
+    measured = data.kernel_measured / scale  # (A, n_omega)
+    measured_se = data.kernel_measured_se / np.abs(scale)
     colours = activation_colours(len(specs))
     figure, axes = new_figure(2, width=4.9, height=4.3)
     step_axis, fit_axis = axes[0]
@@ -330,11 +331,11 @@ def figure_kernel_step(params, prediction, measurement):
     handles, labels = step_axis.get_legend_handles_labels()
     figure.legend(handles, labels, loc="outside lower left", ncols=2, fontsize=7)
 
-    eta = np.asarray(data["eta_fit"], dtype=float)  # (A,), NaN without a paired member
-    error = np.asarray(data["eta_fit_error"], dtype=float)
-    table = np.asarray(data["table"], dtype=float)  # (A, 3): omega, mu, member
+    eta = data.eta_fit  # (A,), NaN without a paired member
+    error = data.eta_fit_error
+    table = data.table  # (A, 3): omega, mu, member
     first_order = 2 * a_f * table[:, 0] * table[:, 1]  # eta_eff = 2 a_f omega mu (Table 1)
-    eta_star = float(theory["eta_star"])
+    eta_star = theory.eta_star
     positions = np.arange(len(specs))
     fit_axis.axhline(
         eta_star,
@@ -410,14 +411,14 @@ def figure_kernel_step(params, prediction, measurement):
 def table_1(specs, prediction, measurement, kernel, paper) -> str:
     """Table 1 of the paper beside the measured one (the table of HE-5.2-ACT).
 
-    Per activation spec: the learned omega, mu (``measurement.figure_data["table"]``), 2 a_f omega
+    Per activation spec: the learned omega, mu (`ActivationData.table`), 2 a_f omega
     mu, the fitted step and ``kernel``, the kernel-mean step at the learned (omega, mu) (None
     where no seed paired), beside ``paper``, the paper's (omega, mu, eta_eff) (nan where it has
     none); the claim hands in both (figures compute no theory).
     """
-    table = measurement.figure_data["table"]
-    eta_fit = measurement.figure_data["eta_fit"]
-    a_f = prediction.figure_data["a_f"]
+    data = ActivationData.from_record(measurement.figure_data, len(specs))
+    theory = ActivationTheory.from_record(prediction.figure_data)
+    table, eta_fit, a_f = data.table, data.eta_fit, theory.a_f
     rows = [
         "Table 1 (He et al. 2025), measured beside the paper's (paper: reference §HE-5.2-ACT; "
         "η_eff = 2 a_f ω μ; fitted: the step of the model's predictions on debiased GD; kernel "
@@ -441,6 +442,5 @@ def table_1(specs, prediction, measurement, kernel, paper) -> str:
             )
             + " |"
         )
-    eta_star = prediction.figure_data["eta_star"]
-    rows += ["", f"Optimal debiased step 1/(1+κ) = {float(eta_star):.4f}."]
+    rows += ["", f"Optimal debiased step 1/(1+κ) = {theory.eta_star:.4f}."]
     return "\n".join(rows)

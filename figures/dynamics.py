@@ -10,6 +10,13 @@ solutions as lines, trained models / fractions of runs as markers with error bar
 from __future__ import annotations
 
 import numpy as np
+from icl_verify.figures.data.stages import (
+    BoundPoints,
+    BoundTheory,
+    RandomStarts,
+    StageOneTheory,
+    StageTwoTheory,
+)
 from icl_verify.figures.style import MEASURED, PALETTE, REFERENCE, THEORY, new_figure, setting_text
 
 
@@ -23,14 +30,15 @@ def figure_stage_one(params, prediction, measurement):
     (c) fractions per H."""
     figure, axes = new_figure(3, width=4.2)
     paths, approach, rates = axes[0]
-    data, theory = measurement.figure_data, prediction.figure_data
-    t = _a(data["t"])
-    limit, start = theory["limit"], theory["stage_one_start"]  # 1/(1+kappa), end of Stage I
-    window_t, band = _a(theory["window_t"]), _a(theory["band"])
+    data = RandomStarts.from_record(measurement.figure_data, params.heads)
+    theory = StageOneTheory.from_record(prediction.figure_data)
+    t = data.t
+    limit, start = theory.limit, theory.stage_one_start  # 1/(1+kappa), end of Stage I
+    window_t, band = theory.window_t, theory.band
     median = _a(measurement.values["p_approach"].value)  # (|H|, W)
     median_se = _a(measurement.values["p_approach"].error)
     for index, heads in enumerate(params.heads):
-        p = _a(data[f"H{heads}_p"])  # (S, T)
+        p = data.runs[heads].p  # (S, T)
         color = PALETTE[index % len(PALETTE)]
         for run, curve in enumerate(p):
             paths.plot(t[1:], curve[1:], color=color, lw=0.7, alpha=0.6,
@@ -78,16 +86,17 @@ def figure_stage_two(params, prediction, measurement):
     """(a) Ltilde excess over S_omega per run; (b) fractions per H; (c) when the patterns appear."""
     figure, axes = new_figure(3, width=4.2)
     gaps, rates, times = axes[0]
-    data = measurement.figure_data
+    data = RandomStarts.from_record(measurement.figure_data, params.heads)
     for index, heads in enumerate(params.heads):
-        gap = np.maximum(_a(data[f"H{heads}_loss_gap"]), 1e-12)
+        gap = np.maximum(data.runs[heads].loss_gap, 1e-12)
         jitter = np.linspace(-0.15, 0.15, gap.size)
         gaps.plot(heads + jitter, gap, "o", ms=4, color=PALETTE[index % len(PALETTE)])
     gaps.axhline(
         params.loss_gap_tolerance, color=REFERENCE, ls="--", label="threshold: on S_ω below"
     )
-    trap = prediction.figure_data["trap_loss"]  # all heads at omega = 1/sqrt(d)
-    floor = prediction.figure_data["manifold_floor"]  # infimum of Ltilde on S_omega
+    theory = StageTwoTheory.from_record(prediction.figure_data)
+    trap = theory.trap_loss  # all heads at omega = 1/sqrt(d)
+    floor = theory.manifold_floor  # infimum of Ltilde on S_omega
     gaps.axhline(
         trap - floor,
         color=THEORY,
@@ -131,7 +140,8 @@ def figure_stage_two(params, prediction, measurement):
         (0.1, "homogeneous", "s", "Stage II: KQ dispersion ≤ tol"),
     ):
         for index, count in enumerate(params.heads):
-            when = _a(data[f"H{count}_{key}"])
+            runs = data.runs[count]
+            when = runs.stage_one if key == "stage_one" else runs.homogeneous
             when = when[np.isfinite(when)]  # runs where the pattern never appears are left out
             times.plot(
                 count + offset + np.linspace(-0.05, 0.05, when.size),
@@ -480,11 +490,11 @@ def figure_stage_two_bound(params, prediction, measurement):
     """(a) L̃ − bound (4.5) at random sign-matched points and on S_ω; (b) at the flows' ends."""
     figure, axes = new_figure(2, width=4.6)
     points, ends = axes[0]
-    data = measurement.figure_data
+    data = BoundPoints.from_record(measurement.figure_data, params.heads)
     floor = 1e-17  # exact zeros and rounding-level gaps drawn at this floor
-    points.plot(_a(data["random_loss"]), np.maximum(_a(data["random_gap"]), floor), "o", ms=3,
+    points.plot(data.random_loss, np.maximum(data.random_gap, floor), "o", ms=3,
                 color=MEASURED, alpha=0.6, label="random sign-matched points")  # fmt: skip
-    points.plot(_a(data["manifold_loss"]), np.maximum(np.abs(_a(data["manifold_gap"])), floor),
+    points.plot(data.manifold_loss, np.maximum(np.abs(data.manifold_gap), floor),
                 "s", ms=3, mfc="none", color=PALETTE[2],
                 label="points on S_ω (|gap|; exact: 0)")  # fmt: skip
     allowance = measurement.values["on_manifold"].error
@@ -496,10 +506,10 @@ def figure_stage_two_bound(params, prediction, measurement):
         title=f"(a) designed points, {setting_text(params)}",
     )  # fmt: skip
     points.legend(loc="upper left", fontsize=7)
-    tolerance = prediction.figure_data["tolerance"]
+    tolerance = BoundTheory.from_record(prediction.figure_data).tolerance
     for index, heads in enumerate(params.heads):
-        gap = np.maximum(_a(data[f"H{heads}_gap"]), floor)
-        on = _a(data[f"H{heads}_on"]) > 0.5
+        gap = np.maximum(data.end_gap[heads], floor)
+        on = data.ends_on[heads]
         jitter = np.linspace(-0.15, 0.15, gap.size)
         x = heads + jitter
         ends.plot(x[on], gap[on], "o", ms=4, color=PALETTE[index % len(PALETTE)],

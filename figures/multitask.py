@@ -12,6 +12,7 @@ Table 2 beside the toolkit's H = 3 member (the claim hands in the support condit
 from __future__ import annotations
 
 import numpy as np
+from icl_verify.figures.data.multitask import MultiTaskData, MultiTaskTheory
 from icl_verify.figures.style import (
     PALETTE,
     THEORY,
@@ -25,8 +26,8 @@ from icl_verify.heads import MODE_NAMES
 
 
 def _heads_figure(params, prediction, measurement, H: int, number: int):
-    data = measurement.figure_data
-    if f"KQ11_{H}" not in data:
+    members = MultiTaskData.from_record(measurement.figure_data, params.heads).members
+    if H not in members:
         figure, axes = new_figure(1, 1, width=5.0, height=1.6)
         axes[0, 0].axis("off")
         axes[0, 0].text(
@@ -34,9 +35,8 @@ def _heads_figure(params, prediction, measurement, H: int, number: int):
             ha="center", va="center",
         )  # fmt: skip
         return figure
-    KQ = np.asarray(data[f"KQ11_{H}"], dtype=float)  # (H, d, d)
-    labels = np.asarray(data[f"labels_{H}"], dtype=float)  # (H, K, K)
-    gamma = np.asarray(data[f"gamma_groups_{H}"], dtype=float)  # (K, G)
+    shown = members[H]
+    KQ, labels, gamma = shown.KQ11, shown.labels, shown.gamma_groups  # (H, d, d), (H, K, K), (K, G)
     K, G, d = labels.shape[-1], gamma.shape[-1], KQ.shape[-1]
     # circuits per head above, Gamma_k below, each subfigure with its own layout
     figure, (top, bottom) = new_subfigures(2.3 * max(H, 3), 6.0, nrows=2, height_ratios=(2, 1))
@@ -44,7 +44,7 @@ def _heads_figure(params, prediction, measurement, H: int, number: int):
     bars = bottom.subplots()
     kq_scale = np.abs(KQ).max() or 1.0
     ov_scale = np.abs(labels).max() or 1.0
-    omega_groups = np.asarray(data[f"omega_groups_{H}"], dtype=float)  # (H, G)
+    omega_groups = shown.omega_groups  # (H, G)
     for h in range(axes.shape[1]):
         kq_axis, ov_axis = axes[0, h], axes[1, h]
         for axis in (kq_axis, ov_axis):
@@ -91,11 +91,11 @@ def _heads_figure(params, prediction, measurement, H: int, number: int):
         ]
     bars.set_xticks(positions, names)
     bars.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)
-    member = int(data[f"member_{H}"])
-    found = MODE_NAMES.get(int(data[f"mode_{H}"]), "?")
-    trained = sorted(set(params.heads))  # the paper's mode of each, in prediction figure_data
-    paper = MODE_NAMES[int(prediction.figure_data["paper_modes"][trained.index(H)])]
-    zero_sum = ", ".join(f"{z:+.3f}" for z in np.asarray(data[f"zero_sum_{H}"]))
+    member, found = shown.member, MODE_NAMES.get(shown.mode, "?")
+    trained = sorted(set(params.heads))  # the paper's mode of each, in the prediction
+    paper_modes = MultiTaskTheory.from_record(prediction.figure_data).paper_modes
+    paper = MODE_NAMES[int(paper_modes[trained.index(H)])]
+    zero_sum = ", ".join(f"{z:+.3f}" for z in shown.zero_sum)
     bars.set_title(
         f"Γ_k = Σ_h μ^h_k diag(ω^h), mean per coordinate group; Σ_h μ^h_k = ({zero_sum})",
         fontsize=7.5,
@@ -137,7 +137,7 @@ def table_2(params, prediction, measurement, sources, head_conditions) -> str:
     Table 2 and of the toolkit's H = 3 member by coordinate group; ``head_conditions``, per
     trained H the conditions of its shown member (`theory.support_conditions`).
     """
-    data = measurement.figure_data
+    data = MultiTaskData.from_record(measurement.figure_data, params.heads)
     rows = [
         "Table 2 (He et al. 2025, H = 3; columns ω on G1, G3, G2, μ_1, μ_2; G1 = S1\\S2, "
         "G2 = S1∩S2, G3 = S2\\S1), the paper's beside the toolkit's H = 3 member (when the run "
@@ -163,14 +163,15 @@ def table_2(params, prediction, measurement, sources, head_conditions) -> str:
             f"| {name} | {c.zero_sum[0]:+.3f} | {c.zero_sum[1]:+.3f} | {on[0]} / {off[0]} | "
             f"{on[1]} / {off[1]} |"
         )
-    eta = ", ".join(f"{v:.3f}" for v in prediction.figure_data["eta_star"])
+    eta_star = MultiTaskTheory.from_record(prediction.figure_data).eta_star
+    eta = ", ".join(f"{v:.3f}" for v in eta_star)
     modes = ", ".join(
         f"{e} (H = {H}): {MODE_NAMES[int(code)]}"
-        for e, (H, code) in enumerate(zip(params.heads, data["modes_final"], strict=True))
+        for e, (H, code) in enumerate(zip(params.heads, data.modes_final, strict=True))
     )
     gaps = ", ".join(
-        f"H = {H} (member {int(data[f'member_{H}'])}): {gap:.3f}"
-        for H, gap in zip(params.judged_heads, data["first_order_gap"], strict=True)
+        f"H = {H} (member {data.members[H].member}): {gap:.3f}"
+        for H, gap in zip(params.judged_heads, data.first_order_gap, strict=True)
     )
     rows += [
         "",
@@ -184,8 +185,9 @@ def table_2(params, prediction, measurement, sources, head_conditions) -> str:
         c = head_conditions[H]
         columns = ((c.zero_sum, "+.3f"), (c.eta, ".3f"), (c.leakage, ".3f"), (c.spread, ".3f"))
         cells = [", ".join(f"{v:{f}}" for v in values) for values, f in columns]
-        mode = MODE_NAMES[int(data[f"mode_{H}"])]
-        rows.append(f"| {H} | {int(data[f'member_{H}'])} | {mode} | " + " | ".join(cells) + " |")
+        shown = data.members[H]
+        rows.append(f"| {H} | {shown.member} | {MODE_NAMES[shown.mode]} | " + " | ".join(cells)
+                    + " |")  # fmt: skip
     rows += [
         "",
         f"Optimal restricted steps η*_k = L/(L + |S_k|(1+r)) = {eta}.",

@@ -10,33 +10,34 @@ quantity, bars ±3 SE as the rule) and early-stopped.
 from __future__ import annotations
 
 import numpy as np
+from icl_verify.figures.data.pre_gd import PreGdData, RiskScale
 from icl_verify.figures.style import PALETTE, REFERENCE, THEORY, new_figure
 
-_METHODS = (("gd", "gd (raw x)", PALETTE[2]), ("pre_gd", "pre-gd (R̂x)", PALETTE[0]))
+#: gd's and pre-gd's label and colour (`PreGdData.paths` order).
+_METHODS = (("gd (raw x)", PALETTE[2]), ("pre-gd (R̂x)", PALETTE[0]))
 
 
 def figure_2c(params, prediction, measurement):
     """Risk paths per sigma (Figure 2c) and the paired gaps with the claim's threshold 0."""
-    data = measurement.figure_data
+    data = PreGdData.from_record(measurement.figure_data)
     sigmas = np.asarray(params.sigma, dtype=float)
     columns = min(len(sigmas) + 1, 3)
     rows = -(-(len(sigmas) + 1) // columns)
     figure, grid = new_figure(columns, rows, width=3.3, height=2.8)
     axes = grid.flatten()
-    steps = np.asarray(data["steps"])
-    null_risk = prediction.figure_data["null_risk"]
+    steps = data.steps
+    null_risk = RiskScale.from_record(prediction.figure_data).null_risk
     for i, (sigma, axis) in enumerate(zip(sigmas, axes, strict=False)):
-        for method, label, color in _METHODS:
-            mean = np.asarray(data[f"{method}_mean"][i])
-            se = np.asarray(data[f"{method}_se"][i])
-            axis.plot(steps, mean, color=color, label=f"{label}, η={data[f'{method}_rate'][i]:g}")
+        for path, (label, color) in zip(data.paths(), _METHODS, strict=True):
+            mean, se = path.mean[i], path.se[i]
+            axis.plot(steps, mean, color=color, label=f"{label}, η={path.rate[i]:g}")
             axis.fill_between(steps, mean - 2 * se, mean + 2 * se, color=color, alpha=0.25, lw=0)
             lowest = int(np.argmin(mean))
             axis.plot(steps[lowest], mean[lowest], "v", color=color, ms=5)
         axis.axhline(
             null_risk, color=REFERENCE, ls=":", lw=1, label=f"w = 0 (risk s = {null_risk:g})"
         )
-        lowest_final = min(float(np.asarray(data[f"{m}_mean"][i])[-1]) for m, _, _ in _METHODS)
+        lowest_final = min(float(path.mean[i][-1]) for path in data.paths())
         log = lowest_final < null_risk / 20  # n > d: near OLS, invisible on the paper's scale
         axis.set(
             xlabel="GD steps",
@@ -58,7 +59,7 @@ def figure_2c(params, prediction, measurement):
         capsize=3, label=f"last step ({params.steps}), ±3 SE",
     )  # fmt: skip
     gap_axis.errorbar(
-        position + 0.1, data["best_gap"], yerr=3 * np.asarray(data["best_gap_se"]), fmt="s",
+        position + 0.1, data.best_gap, yerr=3 * data.best_gap_se, fmt="s",
         mfc="none", color=THEORY, capsize=3, label="early-stopped (η, t tuned), ±3 SE",
     )  # fmt: skip
     gap_axis.axhline(0, color=REFERENCE, ls="--", lw=1, label="claim: gap ≥ 0")

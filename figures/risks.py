@@ -4,6 +4,7 @@ Bayes comparison in the proportional limit (HE-T4.2iii, Theorem 4.2(iii))."""
 from __future__ import annotations
 
 import numpy as np
+from icl_verify.figures.data.risks import ProportionalCurves, RecordedSteps, StepCurves
 from icl_verify.figures.style import MEASURED, PALETTE, REFERENCE, THEORY, new_figure
 
 
@@ -12,18 +13,16 @@ def figure_one_step(params, prediction, measurement):
     panel: every point's z-score (MC - exact)/SE against the +-4 band of the rule."""
     cases = params.cases
     figure, axes = new_figure(len(cases) + 1, width=3.4)
-    per_case = len(measurement.figure_data["steps"]) // len(cases)
-    fine = prediction.figure_data["eta_fine"]
+    curves = StepCurves.from_record(prediction.figure_data, len(cases))
+    recorded = RecordedSteps.from_record(measurement.figure_data).steps
+    per_case = len(recorded) // len(cases)
+    fine = curves.eta_fine
     for k, ((d, L), axis) in enumerate(zip(cases, axes[0, :-1], strict=True)):
         part = slice(k * per_case, (k + 1) * per_case)
-        steps = measurement.figure_data["steps"][part]
-        for name, color, label in (("gd", THEORY, "GD"), ("dgd", PALETTE[2], "debiased GD")):
-            axis.plot(
-                fine,
-                prediction.figure_data[f"{name}_{k}"],
-                color=color,
-                label=f"{label}: exact risk",
-            )
+        steps = recorded[part]
+        for name, exact, color, label in (("gd", curves.gd, THEORY, "GD"),
+                                          ("dgd", curves.dgd, PALETTE[2], "debiased GD")):
+            axis.plot(fine, exact[k], color=color, label=f"{label}: exact risk")
             estimate = measurement.values[f"{name}_risk"]
             axis.errorbar(
                 steps,
@@ -82,17 +81,17 @@ def figure_proportional(params, prediction, measurement):
     Lines: the limits (theory); markers: Monte Carlo extrapolated to d -> inf, with 4 SE bars.
     """
     figure, axes = new_figure(3, width=4.0)
-    curves = prediction.figure_data
-    fine = curves["xi_fine"]
-    panels = (  # (axis, theory curve, bound curve or constant, measured quantity)
-        (axes[0, 1], "ratio", "risk_ratio"),
-        (axes[0, 2], "excess_ratio", "excess_ratio"),
+    data = ProportionalCurves.from_record(prediction.figure_data)
+    fine = data.xi_fine
+    panels = (  # (axis, measured quantity); the theory curve and its bound per case below
+        (axes[0, 1], "risk_ratio"),
+        (axes[0, 2], "excess_ratio"),
     )
-    for k, (xi, sigma2) in enumerate(params.cases):
+    for k, ((xi, sigma2), curves) in enumerate(zip(params.cases, data.cases, strict=True)):
         color = PALETTE[k % len(PALETTE)]
         marker_style = dict(color=color, mec="black", ms=5, capsize=2)
-        axes[0, 0].plot(fine, curves[f"bayes_{k}"] - sigma2, color=color, label=f"σ²={sigma2:g}")
-        axes[0, 0].plot(fine, curves[f"gd_{k}"] - sigma2, color=color, ls="--")
+        axes[0, 0].plot(fine, curves.bayes - sigma2, color=color, label=f"σ²={sigma2:g}")
+        axes[0, 0].plot(fine, curves.gd - sigma2, color=color, ls="--")
         for name, marker in (("bayes_risk", "o"), ("gd_risk", "s")):
             estimate = measurement.values[name]
             axes[0, 0].errorbar(
@@ -102,9 +101,10 @@ def figure_proportional(params, prediction, measurement):
                 fmt=marker,
                 **marker_style,
             )
-        bounds = (curves[f"ratio_bound_{k}"], np.full_like(fine, 1 + 1 / sigma2))
-        for (axis, curve, quantity), bound in zip(panels, bounds, strict=True):
-            axis.plot(fine, curves[f"{curve}_{k}"], color=color, label=f"σ²={sigma2:g}")
+        theory = (curves.ratio, curves.excess_ratio)
+        bounds = (curves.ratio_bound, np.full_like(fine, 1 + 1 / sigma2))
+        for (axis, quantity), curve, bound in zip(panels, theory, bounds, strict=True):
+            axis.plot(fine, curve, color=color, label=f"σ²={sigma2:g}")
             axis.plot(fine, bound, color=color, ls=":", lw=1)
             estimate = measurement.values[quantity]
             axis.errorbar(
@@ -120,7 +120,7 @@ def figure_proportional(params, prediction, measurement):
         ylabel=r"excess risk $R - \sigma^2$",
         title="(a) limiting excess risks",
     )
-    for (axis, _, _), title, bound in zip(
+    for (axis, _), title, bound in zip(
         panels,
         ("(b) risk ratio R_GD / R_Bayes", "(c) excess ratio (R_GD−σ²)/(R_Bayes−σ²)"),
         ("bound 1 + κ/(σ²(1+κ)), κ = ξ(1+σ²)", "bound 1 + 1/σ²"),
@@ -131,6 +131,6 @@ def figure_proportional(params, prediction, measurement):
         axis.set(xscale="log", xlabel=r"$\xi = d/L$", ylabel="ratio", title=title)
     axes[0, 0].set_ylim(2e-4, 1.5)  # room for the legend below the curves
     axes[0, 0].legend(fontsize=6.5, loc="lower right")
-    for axis, _, _ in panels:
+    for axis, _ in panels:
         axis.legend(fontsize=6.5)
     return figure

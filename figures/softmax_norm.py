@@ -11,6 +11,7 @@ theory (lines): it stays at 1 in (i) and (iii) and falls away in (ii). Draws sto
 from __future__ import annotations
 
 import numpy as np
+from icl_verify.figures.data.softmax_norm import SWEEPS, SoftmaxNormMeasured, SoftmaxNormTheory
 from icl_verify.figures.style import (
     MEASURED,
     PALETTE,
@@ -21,7 +22,6 @@ from icl_verify.figures.style import (
     set_log_ticks,
 )
 
-SWEEPS = ("fixed_d", "proportional", "scaled")
 TITLES = {
     "fixed_d": "(i) d = {d:g} fixed, ω = {w:.3g}",
     "proportional": "(ii) d = L/8, ω = {w:.3g} fixed",
@@ -32,18 +32,18 @@ COLOURS = (*PALETTE, "#6a4c93", "#1982c4", "#8ac926")
 
 def figure_20(params, prediction, measurement):
     """Histograms of L||p||^2 per sweep with the approximation marked, and mean / leading vs L."""
-    theory, measured = prediction.figure_data, measurement.figure_data
+    theory = SoftmaxNormTheory.from_record(prediction.figure_data)
+    measured = SoftmaxNormMeasured.from_record(measurement.figure_data).sweeps
     figure, axes = new_figure(4, 1, width=3.6, height=3.2)
-    for axis, sweep in zip(axes[0, :3], SWEEPS, strict=True):
-        L, d, w = (np.asarray(theory[f"{sweep}_{k}"]) for k in ("L", "d", "omega"))
-        edges, density = np.asarray(measured[f"{sweep}_edges"]), measured[f"{sweep}_density"]
-        rho = np.asarray(theory[f"{sweep}_rho"])
-        for k, (n, row) in enumerate(zip(L, density, strict=True)):
+    for axis, sweep, points, sample in zip(axes[0, :3], SWEEPS, theory.sweeps, measured,
+                                           strict=True):  # fmt: skip
+        L, d, w, rho, edges = points.L, points.d, points.omega, points.rho, sample.edges
+        for k, (n, row) in enumerate(zip(L, sample.density, strict=True)):
             colour = COLOURS[k % len(COLOURS)]
             axis.stairs(row, edges, color=colour, label=f"L={n:g} (d={d[k]:g}, ρ={rho[k]:.2g})")
-            axis.axvline(theory[f"{sweep}_approximation"][k], color=colour, ls="--", lw=1)
+            axis.axvline(points.approximation[k], color=colour, ls="--", lw=1)
         if sweep == "fixed_d":
-            axis.plot(theory["limit_y"], theory["limit_density"], color=THEORY, lw=1.5,
+            axis.plot(theory.limit_y, theory.limit_density, color=THEORY, lw=1.5,
                       label="L→∞: law of exp(ω²‖x_q‖²)")  # fmt: skip
         axis.set_xscale("log")
         set_log_ticks(axis, log_ticks(edges[0], edges[-1]))
@@ -52,14 +52,13 @@ def figure_20(params, prediction, measurement):
         axis.set_title(TITLES[sweep].format(d=d[0], w=w[0], c=w[0] * np.sqrt(d[0])))
         axis.legend(loc="upper right", fontsize=6.5)
     axis = axes[0, 3]
-    for k, sweep in enumerate(SWEEPS):
-        L = np.asarray(theory[f"{sweep}_L"])
-        leading = np.asarray(theory[f"{sweep}_leading"])
-        mean, se = np.asarray(measured[f"{sweep}_mean"]), np.asarray(measured[f"{sweep}_se"])
+    for k, (sweep, points, sample) in enumerate(zip(SWEEPS, theory.sweeps, measured,
+                                                    strict=True)):  # fmt: skip
+        L, leading, mean, se = points.L, points.leading, sample.mean, sample.se
         colour = (MEASURED, PALETTE[1], PALETTE[2])[k]
         axis.errorbar(L, mean / leading, 4 * se / leading, fmt="o", ms=3.5, color=colour,
                       label=f"measured {sweep.replace('_', ' ')}")  # fmt: skip
-        corrected = np.asarray(theory[f"{sweep}_corrected"]) / leading
+        corrected = points.corrected / leading
         shown = corrected > 0
         axis.plot(
             L[shown],

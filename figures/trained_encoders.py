@@ -2,7 +2,8 @@
 (CZZ-HEADS, CZZ-IMPORTANCE, CZZ-PRUNE, CZZ-PPROBE), drawn from the stored numbers.
 
 Each figure's title says whether the models reached the paper's regime (beat tuned ridge at
-n = 10); outside it the checks are inconclusive by design and the figure says so.
+n = 10); outside it the checks are inconclusive by design and the figure says so. What each
+figure draws is typed in `figures.data.trained_encoders`, read from the claim's record.
 """
 
 from __future__ import annotations
@@ -10,6 +11,16 @@ from __future__ import annotations
 import textwrap
 
 import numpy as np
+from icl_verify.figures.data.trained_encoders import (
+    BASELINES,
+    ImportanceData,
+    Judged,
+    ProbePaths,
+    PruneData,
+    RiskCurves,
+    RiskScale,
+    Settings,
+)
 from icl_verify.figures.style import (
     PALETTE,
     REFERENCE,
@@ -19,8 +30,9 @@ from icl_verify.figures.style import (
     training_text,
 )
 
-_BASELINES = (("ols", "OLS", "#555555", ":"), ("ridge", "ridge (tuned)", "#999999", "--"),
-              ("lasso", "Lasso (tuned)", "#000000", "-."))  # fmt: skip
+#: How `BASELINES` are drawn: label, colour, line style.
+_BASELINE_STYLE = {"ols": ("OLS", "#555555", ":"), "ridge": ("ridge (tuned)", "#999999", "--"),
+                   "lasso": ("Lasso (tuned)", "#000000", "-.")}  # fmt: skip
 
 
 def _colors(heads) -> dict[int, str]:
@@ -34,22 +46,6 @@ def _model_text(params) -> str:
     )
 
 
-def setting_labels(figure_data) -> list[str]:
-    """A label per setting of an importance claim naming the fields that vary across the
-    settings (h when none does), e.g. "ζ = 0.4, h = 4", from its ``setting_*`` arrays.
-
-    >>> setting_labels({"setting_zeta": [0.0, 0.4], "setting_heads": [4, 4],
-    ...                 "setting_layers": [3, 3]})
-    ['ζ = 0', 'ζ = 0.4']
-    """
-    names = (("zeta", "ζ"), ("heads", "h"), ("layers", "L"))
-    columns = {name: np.asarray(figure_data[f"setting_{name}"]) for name, _ in names}
-    varying = [n for n, _ in names if len(set(columns[n].tolist())) > 1] or ["heads"]
-    symbol = dict(names)
-    return [", ".join(f"{symbol[n]} = {columns[n][i]:g}" for n in varying)
-            for i in range(len(columns["heads"]))]  # fmt: skip
-
-
 def _depth_text(params) -> str:
     depths = np.atleast_1d(params.layers)
     return f"L = {depths[0]} layers" if depths.size == 1 else \
@@ -61,8 +57,8 @@ def _title(figure, text: str, width: float) -> None:
     figure.suptitle(textwrap.fill(text, int(15 * width)), fontsize=8)
 
 
-def _regime_text(data) -> str:
-    if data["regime_reached"]:
+def _regime_text(reached: bool) -> str:
+    if reached:
         return "models in the paper's regime (they beat tuned ridge at n = 10)"
     return "models NOT in the paper's regime (worse than tuned ridge at n = 10): inconclusive"
 
@@ -70,34 +66,36 @@ def _regime_text(data) -> str:
 def figure_heads(params, prediction, measurement):
     """Figures 1b/3: excess risk against n, rows sigma, columns depth L: each h beside OLS,
     ridge and Lasso."""
-    data = measurement.figure_data
-    n = np.asarray(data["n"])
+    curves = RiskCurves.from_record(measurement.figure_data, params.layers, params.heads)
+    judged = Judged.from_record(measurement.figure_data, params.layers)
+    n = curves.n
     sigmas, depths = params.sigmas, params.layers
     # one row of sigmas at one depth; else the paper's grid: a row per sigma, a column per L
     ncols, nrows = (len(sigmas), 1) if len(depths) == 1 else (len(depths), len(sigmas))
     figure, axes = new_figure(ncols, nrows, width=3.6, height=3.0)
     panels = [(k, L) for k in range(len(sigmas)) for L in depths]  # row-major, as axes.flat
     colors = _colors(params.heads)
-    top = 1.3 * prediction.figure_data["null_risk"]
+    top = 1.3 * RiskScale.from_record(prediction.figure_data).null_risk
     for index, ((k, L), axis) in enumerate(zip(panels, axes.flatten(), strict=True)):
         for h in params.heads:
-            measured(axis, n, data[f"L{L}_h{h}_mean"][k], data[f"L{L}_h{h}_se"][k], f"h = {h}",
-                     color=colors[h], ls="-", ms=3)  # fmt: skip
-        for name, label, color, style in _BASELINES:
-            mean = np.asarray(data[f"{name}_mean"][k], dtype=float)
+            mean, se = curves.model(L, h)
+            measured(axis, n, mean[k], se[k], f"h = {h}", color=colors[h], ls="-", ms=3)
+        for name in BASELINES:
+            label, color, style = _BASELINE_STYLE[name]
+            mean = curves.baseline(name)[0][k]
             off = n[mean > top]  # min-norm OLS near n = d: infinite expected risk
             if off.size:
                 label += f" (off the scale at n = {', '.join(f'{v:g}' for v in off)})"
             axis.plot(n, np.where(mean > top, np.nan, mean), style, color=color, label=label)
         axis.axvspan(n.min(), params.few_shot, color=REFERENCE, alpha=0.08, lw=0,
                      label=f"few shots (n ≤ {params.few_shot})")  # fmt: skip
-        reached = "" if data[f"L{L}_regime_reached"] else " (NOT in the regime)"
+        reached = "" if judged.at(L) else " (NOT in the regime)"
         axis.set(xlabel="in-context examples n", title=f"σ = {sigmas[k]:g}, L = {L}{reached}",
                  ylabel="excess risk" if index % ncols == 0 else None, ylim=(0, top))
         axis.title.set_fontsize(8)
         if index == 0:
             axis.legend(fontsize=6.5)
-    _title(figure, f"ICL excess risk, ±2 SE: {_regime_text(data)}. {_model_text(params)}",
+    _title(figure, f"ICL excess risk, ±2 SE: {_regime_text(judged.every)}. {_model_text(params)}",
            3.6 * ncols)  # fmt: skip
     return figure
 
@@ -107,21 +105,21 @@ def figure_importance(params, prediction, measurement):
     each layer labelled with its mean effective heads 1/ΣW² ± SE (the claim judges the share
     (1/ΣW² − 1)/(h − 1), `validation.claims.chen2024._importance`; the band's edge is (1 + h)/2),
     up to four settings per row."""
-    data, fig = measurement.figure_data, prediction.figure_data
-    labels = setting_labels(fig)
+    settings = Settings.from_record(prediction.figure_data)
+    data = ImportanceData.from_record(measurement.figure_data, len(settings))
+    labels = settings.labels()
     S = len(labels)
     ncols = min(S, 4)
     figure, axes = new_figure(ncols, -(-S // ncols), width=4.2, height=3.0)
     layer_1, later = measurement.values["layer_1"], measurement.values["later_layers"]
     offset = 0
     for i, (axis, label) in enumerate(zip(axes.flat, labels, strict=False)):
-        h, L = int(fig["setting_heads"][i]), int(fig["setting_layers"][i])
+        h, L = int(settings.heads[i]), int(settings.layers[i])
         share = np.concatenate([[layer_1.value[i]], later.value[offset : offset + L - 1]])
         share_se = np.concatenate([[layer_1.error[i]], later.error[offset : offset + L - 1]])
         mean, se = 1 + share * (h - 1), share_se * (h - 1)  # back to effective heads 1/ΣW²
         offset += L - 1
-        reached = bool(data[f"s{i}_regime_reached"])
-        average = np.asarray(data[f"s{i}_sorted"])
+        reached, average = data.gates[i].reached, data.maps[i].sorted
         image = axis.imshow(average, cmap="viridis", vmin=0, vmax=1, aspect="auto")
         for (r, c), value in np.ndenumerate(average):
             axis.text(c, r, f"{value:.2f}", ha="center", va="center", fontsize=6.5,
@@ -130,7 +128,7 @@ def figure_importance(params, prediction, measurement):
                  for k, (m, e) in enumerate(zip(mean, se, strict=True))]  # fmt: skip
         axis.set(xticks=range(h), xticklabels=[f"#{j + 1}" for j in range(h)],
                  yticks=range(L), yticklabels=ticks, xlabel="head, ranked within its layer",
-                 title=f"{label}: {data[f's{i}_pattern_share']:.0%} of models show the "
+                 title=f"{label}: {data.maps[i].pattern_share:.0%} of models show the "
                        f"pattern\n{'in' if reached else 'NOT in'} the paper's regime; "
                        f"threshold (1 + h)/2 = {(1 + h) / 2:g}")  # fmt: skip
         axis.title.set_fontsize(7.5)
@@ -140,7 +138,7 @@ def figure_importance(params, prediction, measurement):
         axis.set_visible(False)
     _title(figure, "Head importance W (3.1) at n = 10, rows sorted and averaged over models; y "
            "labels: mean effective heads 1/ΣW² per layer (± SE in the regime); "
-           f"{_regime_text(data)}; {_model_text(params)}", 4.2 * ncols)  # fmt: skip
+           f"{_regime_text(data.reached)}; {_model_text(params)}", 4.2 * ncols)  # fmt: skip
     return figure
 
 
@@ -148,26 +146,25 @@ def figure_prune(params, prediction, measurement, depths=None, note=""):
     """Figures 1d/5-8: probe excess risk per representation for the pruned, unpruned and
     1-head models, a row per pruned (h, L) (of ``depths``, default every depth), the mean
     over all models (±2 SE) then each sigma's models; ``note`` ends the title."""
-    data = measurement.figure_data
+    data = PruneData.from_record(measurement.figure_data, params.settings())
+    judged = data.gates.judged
     settings = [(h, L) for h, L in params.settings() if depths is None or L in depths]
     columns = ["all σ"] + ([f"σ = {sigma:g}" for sigma in params.sigmas]
                            if len(params.sigmas) > 1 else [])  # fmt: skip
     figure, axes = new_figure(len(columns), len(settings), width=3.3 if len(columns) > 1 else 6,
                               height=3.0)  # fmt: skip
-    top = 1.2 * prediction.figure_data["null_risk"]
+    top = 1.2 * RiskScale.from_record(prediction.figure_data).null_risk
     for row, (h, L) in enumerate(settings):
-        key, x = f"h{h}_L{L}", np.arange(L + 1)
-        names = (("pruned", f"pruned h = {h}, fine-tuned {params.prune_steps} steps"),
-                 ("unpruned", f"h = {h}"), ("one_head", "h = 1"))  # fmt: skip
+        x = np.arange(L + 1)
+        labels = (f"pruned h = {h}, fine-tuned {params.prune_steps} steps", f"h = {h}", "h = 1")
+        probes = data.at(h, L).probes  # pruned, unpruned, one head (`PROBED`)
         for col, axis in enumerate(axes[row]):
-            for (name, label), color in zip(names, PALETTE, strict=False):
+            for probe, label, color in zip(probes, labels, PALETTE, strict=False):
                 if col == 0:
-                    measured(axis, x, data[f"{key}_{name}_mean"], data[f"{key}_{name}_se"],
-                             label, color=color, ls="-")  # fmt: skip
+                    measured(axis, x, probe.mean, probe.se, label, color=color, ls="-")
                 else:
-                    axis.plot(x, np.asarray(data[f"{key}_{name}_per_sigma"])[col - 1], "o-",
-                              color=color, ms=3, label=label)  # fmt: skip
-            reached = "" if data[f"L{L}_regime_reached"] else ", NOT in the regime"
+                    axis.plot(x, probe.per_sigma[col - 1], "o-", color=color, ms=3, label=label)
+            reached = "" if judged.at(L) else ", NOT in the regime"
             axis.set(xticks=x, xticklabels=["input"] + [f"layer {i}" for i in x[1:]],
                      ylabel="probe excess risk" if col == 0 else None, ylim=(0, top),
                      title=f"h = {h}, L = {L}: {columns[col]}{reached}")  # fmt: skip
@@ -175,7 +172,8 @@ def figure_prune(params, prediction, measurement, depths=None, note=""):
             axis.tick_params(axis="x", labelsize=7, rotation=30)
         axes[row][0].legend(fontsize=6.5)
     figure.suptitle(f"Pruning and probing (ridge probes λ = {params.probe_lam:g}), ±2 SE\n"
-                    f"{_regime_text(data)}\n{_model_text(params)}" + (f"\n{note}" if note else ""),
+                    f"{_regime_text(judged.every)}\n{_model_text(params)}"
+                    + (f"\n{note}" if note else ""),
                     fontsize=8)  # fmt: skip
     return figure
 
@@ -203,24 +201,25 @@ figure_5, figure_6, figure_7, figure_8 = (_figure_at_depth(L) for L in PRUNING_D
 
 def figure_pprobe(params, prediction, measurement):
     """Figure 2b: P-probing excess risk along GD per sigma, one curve per h."""
-    data = measurement.figure_data
-    steps = np.asarray(data["steps"])
+    data = ProbePaths.from_record(measurement.figure_data, params.heads)
+    steps = data.steps
     colors = _colors(params.heads)
     figure, axes = new_figure(len(params.sigmas), 1, width=max(3.4, 6.5 / len(params.sigmas)),
                               height=3.1)  # fmt: skip
     for k, (sigma, axis) in enumerate(zip(params.sigmas, np.asarray(axes).flatten(),
                                           strict=True)):  # fmt: skip
-        for h in params.heads:
-            mean, se = np.asarray(data[f"h{h}_mean"][k]), np.asarray(data[f"h{h}_se"][k])
+        for h, means, ses in zip(params.heads, data.mean, data.se, strict=True):
+            mean, se = means[k], ses[k]
             axis.plot(steps, mean, color=colors[h], label=f"h = {h}")
             axis.fill_between(steps, mean - 2 * se, mean + 2 * se, color=colors[h], alpha=0.25,
                               lw=0)  # fmt: skip
         axis.set(xlabel="GD steps", ylabel="excess risk, last query" if k == 0 else None,
                  title=f"σ = {sigma:g}",
-                 ylim=(0, 1.3 * prediction.figure_data["null_risk"]))  # fmt: skip
+                 ylim=(0, 1.3 * RiskScale.from_record(prediction.figure_data).null_risk))
         axis.legend(fontsize=7)
     figure.suptitle(f"P-probing (n = {params.n_probe}, q = {params.q_probe}, layer-1 states), "
-                    f"±2 SE\n{_regime_text(data)}\n{_model_text(params)}", fontsize=8)  # fmt: skip
+                    f"±2 SE\n{_regime_text(data.gate.reached)}\n{_model_text(params)}",
+                    fontsize=8)  # fmt: skip
     return figure
 
 

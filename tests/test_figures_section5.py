@@ -16,6 +16,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from icl_verify.figures import activations, linear_attention
+from icl_verify.figures.data.activations import (
+    ActivationData,
+    ActivationRuns,
+    ActivationTheory,
+    PairedCurves,
+)
 from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.records import ClaimRecord, estimate_json, to_json
 
@@ -139,55 +145,44 @@ def act_inputs(unpaired=(3,), seeds=3, n_logs=201, seed=0, a_f=A_F):
     omegas = np.array([0.1, 0.2, 0.3])  # (n_omega,)
     kernel = a_f[:, None] * (1 - np.array([0.1, 0.4, 0.3, 1.5])[:, None] * omegas**2)
     steps = np.arange(n_logs) * 50.0  # (n,)
-    figure_data = {
-        "lengths": LENGTHS,
-        "log_steps": steps,
-        "kernel_measured": kernel + 0.002 * rng.normal(size=kernel.shape),
-        "kernel_measured_se": np.full(kernel.shape, 0.002),
-    }
     eta_fit, table = np.full(len(SPECS), np.nan), np.full((len(SPECS), 3), np.nan)
+    runs, curves = [], []
     for a in range(len(SPECS)):
         paired = a not in unpaired
         omega, mu = 0.13 / A_F[a] ** 0.5, 3.4 / A_F[a] ** 0.5
         signs = np.array([1.0, -1.0 if paired else 1.0])
         grow = 1 - np.exp(-steps / 400)[:, None, None]  # (n, 1, 1)
-        figure_data[f"omega_history_{a}"] = omega * signs * grow * rng.uniform(0.8, 1.2, (seeds, 2))
-        figure_data[f"mu_history_{a}"] = mu * signs * grow * rng.uniform(0.8, 1.2, (seeds, 2))
         KQ = np.zeros((2, d + 1, d + 1))  # (2, D, D)
         KQ[:, :d, :d] = omega * np.eye(d) * signs[:, None, None]
         OV = np.zeros((2, d + 1, d + 1))  # (2, D, D)
         OV[:, -1, -1] = mu * signs
-        figure_data |= {
-            f"KQ_{a}": KQ,
-            f"OV_{a}": OV,
-            f"shown_{a}": float(a % seeds),
-            f"paired_count_{a}": float(2 * paired),
-        }
+        runs.append(ActivationRuns(
+            paired_count=2 * paired,
+            omega_history=omega * signs * grow * rng.uniform(0.8, 1.2, (seeds, 2)),
+            mu_history=mu * signs * grow * rng.uniform(0.8, 1.2, (seeds, 2)),
+            KQ=KQ, OV=OV, shown=a % seeds,
+        ))  # fmt: skip
+        curves.append(None)
         if paired:
             eta_fit[a] = ETA_DGD - 0.01 * a
             table[a] = omega, mu, a % seeds
             dgd = _dgd_risk(eta_fit[a], LENGTHS)
-            figure_data |= {
-                f"mse_{a}": dgd * 1.01,
-                f"mse_se_{a}": np.full(LENGTHS.size, 0.003),
-                f"dgd_fit_{a}": dgd,
-            }
-    figure_data |= {
-        "eta_fit": eta_fit,
-        "eta_fit_error": np.where(np.isnan(eta_fit), np.nan, 0.01),
-        "table": table,
-        "dgd": _dgd_risk(ETA_DGD, LENGTHS),  # at the optimal step, the judged baseline
-    }
-    prediction = Prediction(
-        {},
-        {"a_f": a_f, "kernel_omegas": omegas, "kernel_step": kernel, "eta_star": ETA_DGD,
-         "step_shift": np.full(LENGTHS.size, 0.03)},
+            curves[a] = PairedCurves(dgd * 1.01, np.full(LENGTHS.size, 0.003), dgd)
+    data = ActivationData(
+        steps, tuple(runs), tuple(curves), LENGTHS,
+        dgd=_dgd_risk(ETA_DGD, LENGTHS),  # at the optimal step, the judged baseline
+        kernel_measured=kernel + 0.002 * rng.normal(size=kernel.shape),
+        kernel_measured_se=np.full(kernel.shape, 0.002), table=table, eta_fit=eta_fit,
+        eta_fit_error=np.where(np.isnan(eta_fit), np.nan, 0.01),
     )  # fmt: skip
+    theory = ActivationTheory(a_f=a_f, kernel_omegas=omegas, kernel_step=kernel,
+                              eta_star=ETA_DGD, step_shift=np.full(LENGTHS.size, 0.03))
+    prediction = Prediction({}, theory.to_record())
     ratio = np.zeros((len(SPECS), LENGTHS.size))  # (A, n): as the claim, 0 ± inf if unpaired
     ratio[~np.isnan(eta_fit)] = 1.01
     error = np.where(ratio > 0, 0.002, np.inf)
     tracks = Estimate(ratio.ravel(), error.ravel())  # activation-major, as the claim stores it
-    return params, *_stored(prediction, Measurement({"tracks_dgd": tracks}, figure_data))
+    return params, *_stored(prediction, Measurement({"tracks_dgd": tracks}, data.to_record()))
 
 
 def _texts(figure) -> str:
@@ -284,14 +279,14 @@ def test_figure_10_highlights_the_shown_member():
     lines = [line for line in omega_axis.get_lines() if np.size(line.get_xdata()) > 2]
     assert len(lines) == params.seeds * 2  # every seed, both heads
     bold = [line for line in lines if line.get_alpha() == 1.0]
-    shown = int(measurement.figure_data["shown_1"])
-    history = measurement.figure_data["omega_history_1"]
+    runs = ActivationData.from_record(measurement.figure_data, len(SPECS)).runs[1]
+    shown, history = runs.shown, runs.omega_history
     assert len(bold) == 2 and np.allclose(bold[0].get_ydata(), history[1:, shown, 0])
 
 
 def test_figure_11_says_when_an_activation_has_no_curve():
     params, prediction, measurement = act_inputs(unpaired=(1,))
-    assert "mse_1" not in measurement.figure_data
+    assert ActivationData.from_record(measurement.figure_data, len(SPECS)).curves[1] is None
     figure = activations.figure_11(params, prediction, measurement)
     text = _texts(figure)
     assert text.count("no paired member among 3 seeds") == 1
@@ -305,7 +300,7 @@ def test_figure_kernel_step_normalises_by_a_f_and_marks_missing_steps():
     params, prediction, measurement = act_inputs(unpaired=(2,))
     figure = activations.figure_kernel_step(params, prediction, measurement)
     step_axis, fit_axis = figure.axes[:2]
-    kernel = prediction.figure_data["kernel_step"] / A_F[:, None]
+    kernel = ActivationTheory.from_record(prediction.figure_data).kernel_step / A_F[:, None]
     theory = [line for line in step_axis.get_lines() if line.get_linestyle() == "-"]
     drawn = [line.get_ydata() for line in theory if np.size(line.get_ydata()) == 3]
     assert len(drawn) == len(SPECS) and np.allclose(drawn, kernel)

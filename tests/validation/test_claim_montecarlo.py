@@ -8,6 +8,7 @@ measurement cannot use.
 
 import numpy as np
 import pytest
+from icl_verify.figures.data.risks import RecordedSteps
 from icl_verify.validation.claims.he2025.risks import (
     CLAIM_43,
     CLAIM_T42III,
@@ -37,7 +38,8 @@ def test_43_risk_swapped_formulas_fail_in_both_checks(at_smoke):
 
 def test_43_measures_the_optimal_steps_written_out_here(at_smoke):
     params, _, measurement = at_smoke(CLAIM_43)
-    steps = measurement.figure_data["steps"].reshape(len(params.cases), -1)  # (cases, steps)
+    steps = RecordedSteps.from_record(measurement.figure_data).steps
+    steps = steps.reshape(len(params.cases), -1)  # (cases, steps)
     for (d, L), row in zip(params.cases, steps, strict=True):
         D = d * (1 + params.sigma2)
         np.testing.assert_allclose(row, [*params.etas, L / (L + D + 1), L / (L + D)], rtol=1e-15)

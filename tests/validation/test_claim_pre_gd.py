@@ -4,6 +4,7 @@ either way, the wrong prediction, the figure and the CLI's one-line errors."""
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+from icl_verify.figures.data.pre_gd import PreGdData
 from icl_verify.validation.claims.chen2024.pre_gd import (
     CLAIM_PREGD,
     PRESETS,
@@ -18,18 +19,15 @@ COMMON = ["--preset", "smoke", "--device", "cpu", "--no-progress"]
 
 def test_smoke_measures_both_paths_at_every_sigma_and_pre_gd_ends_lower(at_smoke):
     params, prediction, measurement = at_smoke(CLAIM_PREGD)
-    data = measurement.figure_data
+    data = PreGdData.from_record(measurement.figure_data)
     steps = recorded_steps(params)
-    assert np.asarray(data["gd_mean"]).shape == (len(params.sigma), steps.size)
-    for method in ("gd", "pre_gd"):
-        mean = np.asarray(data[f"{method}_mean"])
+    assert data.gd.mean.shape == (len(params.sigma), steps.size)
+    for path in data.paths():
         # every path starts at w = 0, whose excess risk is ||w*||^2 (mean s = 4)
-        assert np.all(np.abs(mean[:, 0] - params.s) < 1.0)
-        assert set(data[f"{method}_rate"]) <= set(params.rates)
+        assert np.all(np.abs(path.mean[:, 0] - params.s) < 1.0)
+        assert set(path.rate) <= set(params.rates)
     gap = measurement.values["gap"]
-    np.testing.assert_allclose(
-        gap.value, np.asarray(data["gd_mean"])[:, -1] - np.asarray(data["pre_gd_mean"])[:, -1]
-    )
+    np.testing.assert_allclose(gap.value, data.gd.mean[:, -1] - data.pre_gd.mean[:, -1])
     assert CLAIM_PREGD.verdicts(params, prediction, measurement) == {"gap": AGREES}
 
 
@@ -66,8 +64,9 @@ def test_figure_2c_draws_the_stored_paths_and_gaps(at_smoke):
     (figure,) = CLAIM_PREGD.draw(params, prediction, measurement)
     assert len(figure.axes) == len(params.sigma) + 1
     first = figure.axes[0]
-    np.testing.assert_allclose(first.lines[0].get_ydata(), measurement.figure_data["gd_mean"][0])
-    assert f"η={measurement.figure_data['pre_gd_rate'][0]:g}" in first.lines[2].get_label()
+    data = PreGdData.from_record(measurement.figure_data)
+    np.testing.assert_allclose(first.lines[0].get_ydata(), data.gd.mean[0])
+    assert f"η={data.pre_gd.rate[0]:g}" in first.lines[2].get_label()
     table = CLAIM_PREGD.table(params, prediction, measurement)
     assert table.count("\n| ") == len(params.sigma) + 1  # header and one row per sigma
     plt.close(figure)

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from icl_verify.figures.data.softmax_norm import SoftmaxNormMeasured
 from icl_verify.validation.claim import evaluate
 from icl_verify.validation.claims.he2025.softmax_norm import (
     CLAIM_SOFTMAXNORM,
@@ -14,11 +15,11 @@ from icl_verify.validation.estimates import Estimate, worst_verdict
 
 def test_smoke_measures_every_point_and_rejects_the_wrong_prediction(at_smoke):
     params, prediction, measurement = at_smoke(CLAIM_SOFTMAXNORM)
-    for sweep in ("fixed_d", "proportional", "scaled"):
+    measured = SoftmaxNormMeasured.from_record(measurement.figure_data)
+    for sweep, sample in zip(("fixed_d", "proportional", "scaled"), measured.sweeps, strict=True):
         mean = measurement.values[f"mean_{sweep}"]
         assert mean.value.shape == prediction.values[f"mean_{sweep}"].shape
-        density = measurement.figure_data[f"{sweep}_density"]
-        widths = np.diff(measurement.figure_data[f"{sweep}_edges"])
+        density, widths = sample.density, np.diff(sample.edges)
         assert np.all((density * widths).sum(axis=1) > 0.98)  # 0.995 quantile of the top row
     verdicts = CLAIM_SOFTMAXNORM.verdicts(params, prediction, measurement)
     assert "disagrees" not in verdicts.values()

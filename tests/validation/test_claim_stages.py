@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 import pytest
+from icl_verify.figures.data.stages import StageOneTheory
 from icl_verify.theory import Setting, manifold_loss
 from icl_verify.validation.cache import ArtefactCache
 from icl_verify.validation.claims.he2025._stages import random_start_stages
@@ -47,7 +48,7 @@ def test_stage_one_is_judged_from_the_end_of_stage_one_to_t_end(runtime):
     start = (math.log(2 / ((1 + kappa) * H * params.scale**2)) / 4
              + math.log(1 / params.tolerance) / (2 * c * H))  # fmt: skip
     prediction = CLAIM_STAGE_ONE.predict(params)
-    window_t = prediction.figure_data["window_t"]
+    window_t = StageOneTheory.from_record(prediction.figure_data).window_t
     assert window_t[0] >= start and window_t[-1] == pytest.approx(params.t_end)
     floor = np.asarray(prediction.values["p_approach"])[0]
     assert np.all(np.diff(floor) > 0) and floor[-1] < 1 / (1 + kappa)

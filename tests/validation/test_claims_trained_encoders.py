@@ -6,8 +6,9 @@ import json
 
 import numpy as np
 import pytest
+from icl_verify.figures.data.trained_encoders import ImportanceData, Regime, Settings
 from icl_verify.validation.claim import evaluate
-from icl_verify.validation.claims.chen2024._encoders import Regime, gated, training
+from icl_verify.validation.claims.chen2024._encoders import gated, training
 from icl_verify.validation.claims.chen2024.trained_heads import CLAIM_HEADS
 from icl_verify.validation.claims.chen2024.trained_importance import CLAIM_IMPORTANCE
 from icl_verify.validation.claims.chen2024.trained_pprobe import CLAIM_PPROBE
@@ -58,7 +59,7 @@ def test_outside_the_papers_regime_a_wrong_sign_is_inconclusive_inside_it_disagr
     reached, verdict
 ):
     regime = Regime(risk=1.0, ridge=2.0 if reached else 0.5, gap=1.0 if reached else -0.5,
-                    gap_se=0.1)  # fmt: skip
+                    gap_se=0.1, reached=reached)  # fmt: skip
     measured = gated(Estimate([-1.0], [0.1]), regime, scale=4.0)  # -1 is inside the range
     rule = Inequality("at_least", justification="paired", max_z=3)
     assert rule.judge(0.0, measured).verdict == verdict
@@ -95,13 +96,13 @@ def test_in_the_regime_the_importance_rules_reject_one_head_everywhere(
 
 def test_smoke_importance_rows_sum_to_one_and_effective_heads_match_them(at_smoke):
     params, prediction, measurement = at_smoke(CLAIM_IMPORTANCE)
-    data, settings = measurement.figure_data, prediction.figure_data
-    for i, (h, L) in enumerate(zip(settings["setting_heads"], settings["setting_layers"],
-                                   strict=True)):  # fmt: skip
-        W = np.asarray(data[f"s{i}_weights"])
+    settings = Settings.from_record(prediction.figure_data)
+    data = ImportanceData.from_record(measurement.figure_data, len(settings))
+    for head_map, h, L in zip(data.maps, settings.heads, settings.layers, strict=True):
+        W = head_map.weights
         assert W.shape == (len(params.member_sigmas), L, h)
         np.testing.assert_allclose(W.sum(axis=-1), 1.0, rtol=1e-9)
-        np.testing.assert_allclose(data[f"s{i}_effective"], 1 / (W**2).sum(-1), rtol=1e-12)
+        np.testing.assert_allclose(head_map.effective, 1 / (W**2).sum(-1), rtol=1e-12)
 
 
 @pytest.mark.parametrize(

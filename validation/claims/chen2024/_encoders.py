@@ -18,7 +18,8 @@ They share the gate of the paper's regime too (`regime`: the h_max models agains
 at n = 10, `numerics.ridge_gap`, on prompts fixed by ``train_seed``; `depth_gates`, one per L),
 and `gated`, which widens an estimate's SE to the quantity's whole range outside that regime.
 What they measure is in `numerics.encoder_evaluation`; the averages per sigma are `per_sigma`
-and `per_sigma_se`; the risk curves against n `risk_curves` and `curve_data`.
+and `per_sigma_se`; the risk curves against n `risk_curves` and `curves`. What their figures
+draw is typed in `figures.data.trained_encoders` (built here, stored as its records).
 
 Every preset trains in float32 (``precision``; tf32 and bf16 are the GPU's matrix units, DESIGN
 "Numerics conventions"): the faster arithmetic earns its place only once it gives the float32
@@ -44,6 +45,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import icl_verify.figures.data.trained_encoders as fig_data
 import numpy as np
 from icl_verify.validation.estimates import Estimate
 from icl_verify.validation.params import Footprint, ParameterError, Params, param
@@ -263,11 +265,20 @@ def per_sigma_se(means, ses, params: EncoderParams) -> tuple[np.ndarray, np.ndar
     return numerics.noise_level_mean_se(means, ses, params.replicates)
 
 
-def risk_curves(params, runtime, ensembles: dict, lasso_tol: float | None) -> dict:
-    """Per-prompt excess risks (E, len(n_eval), B) against n (`numerics.compare_over_n`, fresh
-    prompts per n from the claim's streams "prompts-i"): every (h, L) model of ``ensembles``
-    (L -> h -> trained) as ``L{L}_h{h}``, and OLS, tuned ridge and Lasso (``lasso_tol`` None:
-    none) on the same prompts as ``ols``, ``ridge``, ``lasso``."""
+@dataclass(frozen=True)
+class CurveErrors:
+    """Per-prompt excess risks (E, len(n_eval), B) against n of `risk_curves`."""
+
+    models: dict[tuple[int, int], np.ndarray]  # (L, h) -> that ensemble's
+    ols: np.ndarray
+    ridge: np.ndarray
+    lasso: np.ndarray  # NaN where not solved (``lasso_tol`` None: everywhere)
+
+
+def risk_curves(params, runtime, ensembles: dict, lasso_tol: float | None) -> CurveErrors:
+    """Per-prompt excess risks against n (`numerics.compare_over_n`, fresh prompts per n from
+    the claim's streams "prompts-i"): every (L, h) model of ``ensembles`` (L -> h -> trained),
+    and OLS, tuned ridge and Lasso (``lasso_tol`` None: none) on the same prompts."""
     models = [(L, h) for L, by_h in ensembles.items() for h in by_h]
     seeds = [runtime.seed_for(f"prompts-{i}") for i in range(len(params.n_eval))]
     points = runtime.progress(list(zip(params.n_eval, seeds, strict=True)), "n")
@@ -275,50 +286,43 @@ def risk_curves(params, runtime, ensembles: dict, lasso_tol: float | None) -> di
         [ensembles[L][h] for L, h in models], points, n_tune=params.n_tune,
         n_read=params.n_prompts, grid=GRID, lasso_tol=lasso_tol, device=runtime.device,
     )  # fmt: skip
-    errors = {f"L{L}_h{h}": e for (L, h), e in zip(models, compared.encoders, strict=True)}
-    return errors | {"ols": compared.ols, "ridge": compared.ridge, "lasso": compared.lasso}
+    return CurveErrors(dict(zip(models, compared.encoders, strict=True)), compared.ols,
+                       compared.ridge, compared.lasso)  # fmt: skip
 
 
-def curve_data(params, errors: dict, prefix: str = "") -> dict:
-    """The curves drawn (Figures 1b, 3, 10): ``n`` and, per name of ``errors``, the mean over
-    replicates and prompts per sigma and n with its SE (``{prefix}{name}_mean``, ``_se``)."""
-    data = {"n": np.asarray(params.n_eval, dtype=float)}
-    for name, value in errors.items():
-        data[f"{prefix}{name}_mean"], data[f"{prefix}{name}_se"] = per_sigma_se(
-            *mean_se(value), params
-        )
-    return data
+def curves(params, errors: CurveErrors) -> fig_data.RiskCurves:
+    """The curves drawn (Figures 1b, 3, 10): per (L, h) of ``params`` and per baseline, the
+    mean over replicates and prompts per sigma and n with its SE (`per_sigma_se`)."""
+    models = [[per_sigma_se(*mean_se(errors.models[L, h]), params) for h in params.heads]
+              for L in params.layers]  # fmt: skip
+    baselines = [per_sigma_se(*mean_se(e), params) for e in (errors.ols, errors.ridge,
+                                                            errors.lasso)]  # fmt: skip
+    return fig_data.RiskCurves(
+        np.asarray(params.n_eval, dtype=float), tuple(params.layers), tuple(params.heads),
+        mean=np.array([[m for m, _ in row] for row in models]),
+        se=np.array([[se for _, se in row] for row in models]),
+        baseline_mean=np.array([m for m, _ in baselines]),
+        baseline_se=np.array([se for _, se in baselines]),
+    )  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------
 # the paper's regime: the gate of the four claims
 
 
-@dataclass(frozen=True)
-class Regime:
-    """Whether the h_max models are in the paper's regime (beat tuned ridge at n = 10)."""
-
-    risk: float  # h_max models' mean excess risk at n = 10
-    ridge: float  # tuned ridge on the same prompts
-    gap: float  # ridge - risk, paired mean over members and prompts
-    gap_se: float
-
-    @property
-    def reached(self) -> bool:
-        return self.gap >= MAX_Z * self.gap_se
-
-
-def regime(params: EncoderParams, runtime, trained) -> Regime:
+def regime(params: EncoderParams, runtime, trained) -> fig_data.Regime:
     """The gate (`numerics.ridge_gap`), read on prompts fixed by the training seed (not the
-    claim's run seed), so the four claims of one training report the same gate."""
+    claim's run seed), so the four claims of one training report the same gate: reached when
+    the h_max models beat tuned ridge at n = 10 by ``MAX_Z`` paired SEs."""
     gap = numerics.ridge_gap(
         trained, EVAL_N, count=params.n_regime, grid=GRID,
         seed=derived_seed(params.train_seed, "regime"), device=runtime.device,
     )  # fmt: skip
-    return Regime(gap.risk, gap.ridge, gap.gap, gap.gap_se)
+    reached = bool(gap.gap >= MAX_Z * gap.gap_se)
+    return fig_data.Regime(gap.risk, gap.ridge, gap.gap, gap.gap_se, reached)
 
 
-def gated(estimate: Estimate, regime: Regime, scale: float) -> Estimate:
+def gated(estimate: Estimate, regime: fig_data.Regime, scale: float) -> Estimate:
     """The estimate as measured in the paper's regime; else `widened` to ``scale``."""
     return estimate if regime.reached else widened(estimate, scale)
 
@@ -330,40 +334,26 @@ def widened(estimate: Estimate, scale: float) -> Estimate:
     return Estimate(estimate.value, error, estimate.error_kind)
 
 
-def regime_data(regime: Regime, prefix: str = "") -> dict:
-    """The gate's numbers as figure data, keys ``{prefix}regime_*`` (one prefix per gate)."""
-    return {
-        f"{prefix}regime_risk": regime.risk, f"{prefix}regime_ridge": regime.ridge,
-        f"{prefix}regime_gap": regime.gap, f"{prefix}regime_gap_se": regime.gap_se,
-        f"{prefix}regime_reached": float(regime.reached),
-    }  # fmt: skip
+def depth_gates(params: EncoderParams, runtime, ensembles: dict) -> fig_data.DepthGates:
+    """One gate per depth L (its h_max models, ``ensembles[L][h_max]``)."""
+    gates = [regime(params, runtime, by_h[max(by_h)]) for by_h in ensembles.values()]
+    return fig_data.DepthGates(tuple(ensembles), tuple(gates))
 
 
-def depth_gates(params: EncoderParams, runtime, ensembles: dict) -> tuple[dict, dict]:
-    """One gate per depth L (its h_max models, ``ensembles[L][h_max]``): L -> `Regime`, and
-    their figure data (``L{L}_regime_*``, and ``regime_reached`` when every depth reached it)."""
-    gates = {L: regime(params, runtime, by_h[max(by_h)]) for L, by_h in ensembles.items()}
-    data = {"regime_reached": float(all(g.reached for g in gates.values()))}
-    for L, gate in gates.items():
-        data |= regime_data(gate, f"L{L}_")
-    return gates, data
-
-
-def regime_line(heads: int, data, prefix: str = "", what: str = "") -> str:
+def regime_line(heads: int, gate: fig_data.Regime, what: str = "") -> str:
     """The gate in words: the h = ``heads`` models (``what``) against tuned ridge."""
-    reached = data[f"{prefix}regime_reached"]
-    state = "reached" if reached else "NOT reached: inconclusive by design"
+    state = "reached" if gate.reached else "NOT reached: inconclusive by design"
     return (
         f"Paper's regime{what} ({state}): h = {heads} models' excess risk at n = 10 "
-        f"{data[f'{prefix}regime_risk']:.3f} vs tuned ridge {data[f'{prefix}regime_ridge']:.3f} "
-        f"(gap {data[f'{prefix}regime_gap']:+.3f} ± {data[f'{prefix}regime_gap_se']:.3f})."
+        f"{gate.risk:.3f} vs tuned ridge {gate.ridge:.3f} "
+        f"(gap {gate.gap:+.3f} ± {gate.gap_se:.3f})."
     )
 
 
-def depth_regime_lines(params: EncoderParams, data) -> str:
+def depth_regime_lines(params: EncoderParams, gates: fig_data.DepthGates) -> str:
     """`regime_line` per depth, then why the quick size cannot decide when a gate is shut."""
-    lines = [regime_line(max(params.heads), data, f"L{L}_", f" at L = {L}") for L in params.layers]
-    if not data["regime_reached"]:
+    lines = [regime_line(max(params.heads), gates.at(L), f" at L = {L}") for L in params.layers]
+    if not gates.judged.every:
         lines.append(DECIDING_SIZE)
     return " ".join(lines)
 

@@ -23,25 +23,21 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
+import icl_verify.figures.data.trained_encoders as fig_data
 import numpy as np
 from icl_verify.validation.claim import Check
 from icl_verify.validation.claims.chen2024._encoders import (
     EVAL_N,
     MAX_Z,
     REGIME_WHY,
-    Regime,
     gated,
     regime,
-    regime_data,
     regime_line,
 )
 from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.rules import Inequality
 
 from icl_verify import numerics
-
-#: The fields that tell settings apart (`figures.trained_encoders.setting_labels` names them).
-SETTING_FIELDS = ("zeta", "heads", "layers")
 
 
 def _gate_training(training, trainings) -> numerics.EncoderTraining:
@@ -57,41 +53,36 @@ def predict_importance(trainings: Sequence) -> Prediction:
             "layer_1": np.ones(len(trainings)),
             "later_layers": np.zeros(sum(t.layers - 1 for t in trainings)),
         },
-        figure_data={
-            f"setting_{name}": np.array([getattr(t, name) for t in trainings], dtype=float)
-            for name in SETTING_FIELDS
-        },
+        figure_data=fig_data.Settings.of(trainings).to_record(),
     )
 
 
 def measure_importance(params, runtime, trainings: Sequence) -> Measurement:
     """Per setting: W (3.1) of every model on the same prompts, the effective heads per layer,
-    gated by its group's regime; figure data keyed ``s{i}_...`` per setting i."""
+    gated by its group's regime; the figure data a `fig_data.ImportanceData`."""
     gates: dict = {}
     for t in trainings:  # one gate per group, its h_max ensemble against tuned ridge
         key = _gate_training(t, trainings)
         if key not in gates:
             gates[key] = regime(params, runtime, runtime.trained(key))
-    first, later, data = [], [], {}
+    first, later, maps, setting_gates = [], [], [], []
     for i, t in enumerate(trainings):
         summary = numerics.importance_summary(
             runtime.trained(t), EVAL_N, count=params.n_prompts, seed=runtime.seed_for("masking"),
             bootstrap=params.bootstrap, rng=runtime.rng(f"bootstrap-{i}"), device=runtime.device,
         )  # fmt: skip
-        gate: Regime = gates[_gate_training(t, trainings)]
+        gate = gates[_gate_training(t, trainings)]
+        setting_gates.append(gate)
         share = (summary.mean - 1) / (t.heads - 1)  # (L,) of the heads used: 0 one, 1 all h
         se = summary.se / (t.heads - 1)
         span = t.heads / (t.heads - 1)  # 1/ΣW² lies in (0, h]: the share's whole range
         first.append(gated(Estimate(share[0], se[0]), gate, span))
         later.append(gated(Estimate(share[1:], se[1:]), gate, span))
         importance = summary.importance
-        data |= {
-            f"s{i}_weights": importance.weights, f"s{i}_delta": importance.delta,
-            f"s{i}_delta_se": importance.delta_se, f"s{i}_intact": importance.intact,
-            f"s{i}_effective": summary.effective, f"s{i}_sorted": summary.sorted,
-            f"s{i}_pattern_share": summary.pattern_share,
-        } | regime_data(gate, f"s{i}_")  # fmt: skip
-    data["regime_reached"] = float(all(g.reached for g in gates.values()))
+        maps.append(fig_data.HeadMap(importance.weights, importance.delta, importance.delta_se,
+                            importance.intact, summary.effective, summary.sorted,
+                            summary.pattern_share))  # fmt: skip
+    data = fig_data.ImportanceData(tuple(maps), tuple(setting_gates))
     values = {
         "layer_1": Estimate([e.value for e in first], [e.error for e in first]),
         "later_layers": Estimate(
@@ -99,7 +90,7 @@ def measure_importance(params, runtime, trainings: Sequence) -> Measurement:
             np.concatenate([np.atleast_1d(e.error) for e in later]),
         ),
     }
-    return Measurement(values=values, figure_data=data)
+    return Measurement(values=values, figure_data=data.to_record())
 
 
 def checks_importance(params) -> tuple[Check, ...]:
@@ -126,28 +117,25 @@ def one_head_everywhere(params, prediction: Prediction) -> Prediction:
 
 def table_importance(params, prediction: Prediction, measurement: Measurement) -> str:
     """Per setting: the regime gate, the effective heads of every model and its unsorted W."""
-    from icl_verify.figures.trained_encoders import setting_labels  # matplotlib: only here
-
-    data, fig = measurement.figure_data, prediction.figure_data
+    settings = fig_data.Settings.from_record(prediction.figure_data)
+    data = fig_data.ImportanceData.from_record(measurement.figure_data, len(settings))
     rows = []
-    for i, label in enumerate(setting_labels(fig)):
-        L = int(fig["setting_layers"][i])
-        eff = np.asarray(data[f"s{i}_effective"])
-        h_max = int(max(fig["setting_heads"]))
+    for i, label in enumerate(settings.labels()):
+        L, head_map = int(settings.layers[i]), data.maps[i]
+        h_max = int(max(settings.heads))
         rows += [
-            f"**{label}**: " + regime_line(h_max, data, f"s{i}_") + " Single models showing the "
-            f"pattern: {data[f's{i}_pattern_share']:.0%}.", "",
+            f"**{label}**: " + regime_line(h_max, data.gates[i]) + " Single models showing the "
+            f"pattern: {head_map.pattern_share:.0%}.", "",
             "| model | σ | " + " | ".join(f"layer {k + 1}" for k in range(L))
             + " | W (unsorted rows) |",
             "|" + "---|" * (L + 3),
         ]  # fmt: skip
         for e, sigma in enumerate(params.member_sigmas):
-            W = np.asarray(data[f"s{i}_weights"])[e]
-            matrix = "; ".join(" ".join(f"{v:+.2f}" for v in row) for row in W)
-            rows.append(f"| {e} | {sigma:g} | " + " | ".join(f"{v:.2f}" for v in eff[e])
-                        + f" | {matrix} |")  # fmt: skip
+            matrix = "; ".join(" ".join(f"{v:+.2f}" for v in row) for row in head_map.weights[e])
+            effective = " | ".join(f"{v:.2f}" for v in head_map.effective[e])
+            rows.append(f"| {e} | {sigma:g} | {effective} | {matrix} |")
         rows.append("")
-    if not data["regime_reached"]:
+    if not data.reached:
         rows.append("Outside the paper's regime at this size; the paper preset (d_hid = 256, "
                     "320k Adam steps: a GPU's size) decides.")  # fmt: skip
     return "\n".join(rows)

@@ -35,8 +35,10 @@ Figure: `figures.pre_gd`.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
+import icl_verify.figures.data.pre_gd as fig_data
 import numpy as np
 from icl_verify.validation.claim import Check, Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER
@@ -49,8 +51,6 @@ from icl_verify import numerics
 PAPER_RATES = (1.0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)  # reference §2.5, the P-probing grid
 PAPER_SIGMAS = (0.0, 0.1, 0.2, 0.4, 0.8)  # noise standard deviations, one panel each
 MAX_Z = 3.0  # one-sided, per sigma: P(z < -3) = 0.0013
-# each method's figure data: these fields of its `numerics.TunedPath`
-PATH_FIELDS = "rate mean se final_means min_step best_rate best_step best_mean best_se".split()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -107,7 +107,7 @@ def predict_pre_gd(params: PreGdParams) -> Prediction:
     """
     return Prediction(
         values={"gap": np.zeros(len(params.sigma))},
-        figure_data={"null_risk": float(params.s)},
+        figure_data=fig_data.RiskScale(float(params.s)).to_record(),
     )
 
 
@@ -133,14 +133,16 @@ def measure_pre_gd(params: PreGdParams, runtime) -> Measurement:
     def stack(method: str, name: str) -> np.ndarray:
         return np.array([getattr(getattr(r, method), name) for r in results])
 
-    data = {"steps": steps.astype(float)}
-    for method in ("gd", "pre_gd"):
-        for name in PATH_FIELDS:
-            data[f"{method}_{name}"] = stack(method, name).astype(float)
-    data["best_gap"] = np.array([r.best_gap for r in results])
-    data["best_gap_se"] = np.array([r.best_gap_se for r in results])
+    gd, pre_gd = (  # each method's figure data: its `numerics.TunedPath` per sigma
+        fig_data.TunedPaths(**{f.name: stack(method, f.name).astype(float)
+                               for f in dataclasses.fields(fig_data.TunedPaths)})
+        for method in fig_data.METHODS
+    )  # fmt: skip
+    data = fig_data.PreGdData(steps.astype(float), gd, pre_gd,
+                              np.array([r.best_gap for r in results]),
+                              np.array([r.best_gap_se for r in results]))  # fmt: skip
     gap = Estimate([r.final_gap for r in results], [r.final_gap_se for r in results])
-    return Measurement(values={"gap": gap}, figure_data=data)
+    return Measurement(values={"gap": gap}, figure_data=data.to_record())
 
 
 def checks_pre_gd(params: PreGdParams) -> tuple[Check, ...]:
@@ -174,7 +176,7 @@ def literal_theorem_gap(params: PreGdParams, prediction: Prediction) -> Predicti
 
 def table_pre_gd(params: PreGdParams, prediction: Prediction, measurement: Measurement) -> str:
     """Per σ: each method's chosen rate and final risk, the final and early-stopped gaps."""
-    data = measurement.figure_data
+    data = fig_data.PreGdData.from_record(measurement.figure_data)
     gap = measurement.values["gap"]
     rows = [
         f"Figure 2c (d={params.d}, s={params.s}, n={params.n}, {params.steps} GD steps, "
@@ -187,18 +189,13 @@ def table_pre_gd(params: PreGdParams, prediction: Prediction, measurement: Measu
     ]
     for i, sigma in enumerate(params.sigma):
         cells = [f"{sigma:g}"]
-        for method in ("gd", "pre_gd"):
-            cells += [
-                f"{data[f'{method}_rate'][i]:g}",
-                f"{data[f'{method}_mean'][i][-1]:.3f} ± {data[f'{method}_se'][i][-1]:.3f}",
-            ]
+        for path in data.paths():
+            cells += [f"{path.rate[i]:g}", f"{path.mean[i][-1]:.3f} ± {path.se[i][-1]:.3f}"]
         cells.append(f"{gap.value[i]:+.3f} ± {gap.error[i]:.3f}")
-        for method in ("gd", "pre_gd"):
-            cells.append(
-                f"{data[f'{method}_best_mean'][i]:.3f} "
-                f"({data[f'{method}_best_rate'][i]:g}, {int(data[f'{method}_best_step'][i])})"
-            )
-        cells.append(f"{data['best_gap'][i]:+.3f} ± {data['best_gap_se'][i]:.3f}")
+        for path in data.paths():
+            early = f"({path.best_rate[i]:g}, {int(path.best_step[i])})"
+            cells.append(f"{path.best_mean[i]:.3f} {early}")
+        cells.append(f"{data.best_gap[i]:+.3f} ± {data.best_gap_se[i]:.3f}")
         rows.append("| " + " | ".join(cells) + " |")
     return "\n".join(rows)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import icl_verify.figures.data.trained_encoders as fig_data
 from icl_verify.validation.claim import Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER, _importance
 from icl_verify.validation.claims.chen2024._encoders import (
@@ -107,32 +108,27 @@ def measure_decoder(params: DecoderParams, runtime) -> Measurement:
     data = dict(measurement.figure_data)
     for i, t in enumerate(params.footnote()):
         gate = regime(params, runtime, runtime.trained(t))
-        data |= {f"footnote{i}_heads": float(t.heads), f"footnote{i}_layers": float(t.layers),
-                 f"footnote{i}_risk": gate.risk, f"footnote{i}_ridge": gate.ridge,
-                 f"footnote{i}_gap_se": gate.gap_se}  # fmt: skip
+        footnote = fig_data.Footnote(t.heads, t.layers, gate.risk, gate.ridge, gate.gap_se)
+        data |= footnote.to_record(i)
     return Measurement(measurement.values, data)
 
 
 def table_decoder(params: DecoderParams, prediction: Prediction, measurement: Measurement) -> str:
-    data = measurement.figure_data
+    footnotes = [fig_data.Footnote.from_record(measurement.figure_data, i)
+                 for i in range(len(params.footnote()))]  # fmt: skip
     rows = [
         f"Decoder (d={params.d}, s={params.s}, d_hid={params.d_hid}, h={params.heads}, trained "
         f"on n={params.n_train} examples with (G.1) from k={params.k}, {params.steps} steps).",
         "", _importance.table_importance(params, prediction, measurement),
     ]  # fmt: skip
-    smaller = [i for i in range(2) if f"footnote{i}_risk" in data]
-    if smaller:
+    if footnotes:
         rows += [
             "The paper's footnote (smaller h or L failed to train), reported: excess risk at "
             f"n = {EVAL_N} against tuned ridge and the null risk s = {params.s} (predicting 0).",
             "", "| h | L | excess risk | tuned ridge | gap SE |", "|---|---|---|---|---|",
         ]  # fmt: skip
-        for i in smaller:
-            rows.append(
-                f"| {data[f'footnote{i}_heads']:g} | {data[f'footnote{i}_layers']:g} | "
-                f"{data[f'footnote{i}_risk']:.3f} | {data[f'footnote{i}_ridge']:.3f} | "
-                f"{data[f'footnote{i}_gap_se']:.3f} |"
-            )
+        rows += [f"| {f.heads} | {f.layers} | {f.risk:.3f} | {f.ridge:.3f} | {f.gap_se:.3f} |"
+                 for f in footnotes]  # fmt: skip
     return "\n".join(rows)
 
 

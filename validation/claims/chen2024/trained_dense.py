@@ -28,15 +28,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import icl_verify.figures.data.trained_encoders as fig_data
 import numpy as np
 from icl_verify.validation.claim import Check, Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.claims.chen2024._encoders import (
     MAX_Z,
-    curve_data,
+    curves,
     encoder_presets,
     regime,
-    regime_data,
     regime_line,
     risk_curves,
     training,
@@ -89,7 +89,7 @@ def predict_dense(params: DenseParams) -> Prediction:
     zeros = np.zeros(len(params.layers))
     return Prediction(
         values={"no_clear_gain": zeros, "no_clear_loss": zeros},
-        figure_data={"null_risk": float(params.s)},
+        figure_data=fig_data.RiskScale(float(params.s)).to_record(),
     )
 
 
@@ -104,30 +104,30 @@ def measure_dense(params: DenseParams, runtime) -> Measurement:
     dense = risk_curves(params, runtime, trained[params.s], LASSO_TOL)
     sparse = risk_curves(params, runtime, trained[params.s_sparse], None)
     one, top = min(params.heads), max(params.heads)
-    data = curve_data(params, dense)
     bounds = {"no_clear_gain": [], "no_clear_loss": []}
-    judged_all = True
+    gains, gates, judged_depths = [], [], []
     for L in params.layers:
-        for name, s, errors in (("dense", params.s, dense), ("sparse", params.s_sparse, sparse)):
-            data[f"L{L}_gain_{name}"], data[f"L{L}_gain_{name}_se"] = numerics.head_gain(
-                errors[f"L{L}_h{one}"], errors[f"L{L}_h{top}"], params.replicates, float(s)
-            )
-        g_d, se_d = data[f"L{L}_gain_dense"], data[f"L{L}_gain_dense_se"]
-        g_s, se_s = data[f"L{L}_gain_sparse"], data[f"L{L}_gain_sparse_se"]
+        g_d, se_d, g_s, se_s = (
+            value for s, errors in ((params.s, dense), (params.s_sparse, sparse))
+            for value in numerics.head_gain(errors.models[L, one], errors.models[L, top],
+                                            params.replicates, float(s))
+        )  # fmt: skip
         gate = regime(params, runtime, trained[params.s_sparse][L][top])
         judged = gate.reached and g_s >= MAX_Z * se_s  # the positive effect, clearly there
-        judged_all &= judged
-        data |= regime_data(gate, f"L{L}_sparse_") | {f"L{L}_regime_reached": float(judged)}
+        gains.append(fig_data.Gain(g_d, se_d, g_s, se_s))
+        gates.append(gate)
+        judged_depths.append(bool(judged))
         se = float(np.hypot(se_s / 2, se_d))  # the two settings' models are independent
         for name, value in (("no_clear_gain", g_s / 2 - g_d), ("no_clear_loss", g_s / 2 + g_d)):
             estimate = Estimate(value, se)
             bounds[name].append(estimate if judged else widened(estimate, GAIN_RANGE))
-    data["regime_reached"] = float(judged_all)
+    judged = fig_data.Judged(tuple(params.layers), tuple(judged_depths))
+    data = fig_data.DenseData(curves(params, dense), tuple(gains), tuple(gates), judged)
     values = {
         name: Estimate([e.value for e in row], [e.error for e in row])
         for name, row in bounds.items()
     }
-    return Measurement(values=values, figure_data=data)
+    return Measurement(values=values, figure_data=data.to_record())
 
 
 def checks_dense(params: DenseParams) -> tuple[Check, ...]:
@@ -155,7 +155,7 @@ def dense_gain_beyond_range(params: DenseParams, prediction: Prediction) -> Pred
 
 
 def table_dense(params: DenseParams, prediction: Prediction, measurement: Measurement) -> str:
-    data = measurement.figure_data
+    data = fig_data.DenseData.from_record(measurement.figure_data, params.layers, params.heads)
     rows = [
         f"Gain of h = {max(params.heads)} over h = 1 in units of the null risk s, mean over n "
         "and σ, per depth (dense s = d against the sparse reference); judged where the sparse "
@@ -163,16 +163,15 @@ def table_dense(params: DenseParams, prediction: Prediction, measurement: Measur
         f"| L | judged | G_sparse (s = {params.s_sparse}) | G_dense (s = {params.s}) |",
         "|---|---|---|---|",
     ]  # fmt: skip
-    for L in params.layers:
+    for L, gain in zip(params.layers, data.gains, strict=True):
         rows.append(
-            f"| {L} | {'yes' if data[f'L{L}_regime_reached'] else 'no'} | "
-            f"{data[f'L{L}_gain_sparse']:+.3f} ± {data[f'L{L}_gain_sparse_se']:.3f} | "
-            f"{data[f'L{L}_gain_dense']:+.3f} ± {data[f'L{L}_gain_dense_se']:.3f} |"
+            f"| {L} | {'yes' if data.judged.at(L) else 'no'} | "
+            f"{gain.sparse:+.3f} ± {gain.sparse_se:.3f} | {gain.dense:+.3f} ± {gain.dense_se:.3f} |"
         )
     rows.append("")
-    rows += [regime_line(max(params.heads), data, f"L{L}_sparse_", f" of the sparse models at "
-                         f"L = {L}") for L in params.layers]  # fmt: skip
-    rows += ["", "Figure 10, the dense setting's curves:", "", curve_table(params, data)]
+    rows += [regime_line(max(params.heads), gate, f" of the sparse models at L = {L}")
+             for L, gate in zip(params.layers, data.sparse_gates, strict=True)]  # fmt: skip
+    rows += ["", "Figure 10, the dense setting's curves:", "", curve_table(params, data.curves)]
     return "\n".join(rows)
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+import icl_verify.figures.data.trained_encoders as fig_data
 import numpy as np
 from icl_verify.validation.claim import Check, Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER
@@ -31,7 +32,7 @@ from icl_verify.validation.claims.chen2024._encoders import (
     REGIME_WHY,
     EncoderParams,
     all_trainings,
-    curve_data,
+    curves,
     depth_gates,
     depth_regime_lines,
     encoder_presets,
@@ -88,7 +89,7 @@ def predict_heads(params: HeadsParams) -> Prediction:
             "beats_ols": np.zeros((D, k)),
             "beats_ridge": np.zeros((D, k)),
         },
-        figure_data={"null_risk": float(params.s)},
+        figure_data=fig_data.RiskScale(float(params.s)).to_record(),
     )
 
 
@@ -96,23 +97,25 @@ def measure_heads(params: HeadsParams, runtime) -> Measurement:
     """Per n: fresh prompts per member, every (h, L) ensemble's squared errors, OLS, tuned
     ridge and Lasso on them (the baselines once for all depths)."""
     ensembles = {L: trained_ensembles(params, runtime, L) for L in params.layers}
-    gates, data = depth_gates(params, runtime, ensembles)
+    gates = depth_gates(params, runtime, ensembles)
     errors = risk_curves(params, runtime, ensembles, LASSO_TOL)
     R, few = params.replicates, np.asarray(params.n_eval) <= params.few_shot
-    more, beats = [], {"ols": [], "ridge": []}
+    more, beats_ols, beats_ridge = [], [], []
     for L in params.layers:
         pairs = [  # over every n
-            numerics.noise_level_gap(errors[f"L{L}_h{a}"], errors[f"L{L}_h{b}"], R)
+            numerics.noise_level_gap(errors.models[L, a], errors.models[L, b], R)
             for a, b in itertools.pairwise(params.heads)
         ]
-        more.append(gated(Estimate([p[0] for p in pairs], [p[1] for p in pairs]), gates[L],
+        more.append(gated(Estimate([p[0] for p in pairs], [p[1] for p in pairs]), gates.at(L),
                           float(params.s)))  # fmt: skip
-        top = errors[f"L{L}_h{max(params.heads)}"][:, few]
-        for name in beats:  # at few shots, against the h_max models
-            gap = numerics.noise_level_gap(errors[name][:, few], top, R)
-            beats[name].append(gated(Estimate(*gap), gates[L], float(params.s)))
-    values = {"more_heads": _stack(more)} | {f"beats_{k}": _stack(v) for k, v in beats.items()}
-    return Measurement(values=values, figure_data=data | curve_data(params, errors))
+        top = errors.models[L, max(params.heads)][:, few]
+        for beats, baseline in ((beats_ols, errors.ols), (beats_ridge, errors.ridge)):
+            gap = numerics.noise_level_gap(baseline[:, few], top, R)  # few shots, against h_max
+            beats.append(gated(Estimate(*gap), gates.at(L), float(params.s)))
+    values = {"more_heads": _stack(more), "beats_ols": _stack(beats_ols),
+              "beats_ridge": _stack(beats_ridge)}  # fmt: skip
+    data = fig_data.HeadsData(gates, curves(params, errors))
+    return Measurement(values=values, figure_data=data.to_record())
 
 
 def _stack(estimates: list[Estimate]) -> Estimate:
@@ -155,25 +158,26 @@ def heads_beat_ols_by_the_null_risk(params: HeadsParams, prediction: Prediction)
 
 
 def table_heads(params: HeadsParams, prediction: Prediction, measurement: Measurement) -> str:
-    data = measurement.figure_data
-    return depth_regime_lines(params, data) + "\n\n" + curve_table(params, data)
+    data = fig_data.HeadsData.from_record(measurement.figure_data, params.layers, params.heads)
+    return depth_regime_lines(params, data.gates) + "\n\n" + curve_table(params, data.curves)
 
 
-def curve_table(params: HeadsParams, data) -> str:
+def curve_table(params: HeadsParams, data: fig_data.RiskCurves) -> str:
     """Figures 1b/3 (and 10) as tables, one per depth: excess risk ± SE per σ and n."""
-    head = "| σ | n | " + " | ".join(f"h = {h}" for h in params.heads) + " | ols | ridge | lasso |"
+    names = [f"h = {h}" for h in params.heads] + list(fig_data.BASELINES)
+    head = "| σ | n | " + " | ".join(names) + " |"
     rows = []
     for L in params.layers:
-        names = [f"L{L}_h{h}" for h in params.heads] + ["ols", "ridge", "lasso"]
+        curves = [data.model(L, h) for h in params.heads]
+        curves += [data.baseline(name) for name in fig_data.BASELINES]
         rows += [
             f"At L = {L} (d={params.d}, s={params.s}, d_hid={params.d_hid}, {params.steps} "
             f"steps, {params.replicates} model(s) per σ): excess risk ± SE, {params.n_prompts} "
-            "prompts per member and n.", "", head, "|" + "---|" * (len(names) + 2),
+            "prompts per member and n.", "", head, "|" + "---|" * (len(curves) + 2),
         ]  # fmt: skip
         for k, sigma in enumerate(params.sigmas):
             for i, n in enumerate(params.n_eval):
-                cells = [f"{data[f'{m}_mean'][k][i]:.3f} ± {data[f'{m}_se'][k][i]:.3f}"
-                         for m in names]  # fmt: skip
+                cells = [f"{mean[k][i]:.3f} ± {se[k][i]:.3f}" for mean, se in curves]
                 rows.append(f"| {sigma:g} | {n} | " + " | ".join(cells) + " |")
         rows.append("")
     return "\n".join(rows)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import icl_verify.figures.data.trained_encoders as fig_data
 import numpy as np
 from icl_verify.validation.claim import Check, Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER
@@ -25,7 +26,6 @@ from icl_verify.validation.claims.chen2024._encoders import (
     gated,
     per_sigma_se,
     regime,
-    regime_data,
     regime_line,
     trained_ensembles,
     training,
@@ -83,7 +83,7 @@ def predict_pprobe(params: PProbeParams) -> Prediction:
     multi = [h for h in params.heads if h > 1]
     return Prediction(
         values={"gap": np.zeros((len(multi), len(params.sigmas)))},
-        figure_data={"null_risk": float(params.s)},
+        figure_data=fig_data.RiskScale(float(params.s)).to_record(),
     )
 
 
@@ -92,7 +92,7 @@ def measure_pprobe(params: PProbeParams, runtime) -> Measurement:
     trained = trained_ensembles(params, runtime, params.probe_depth)
     gate = regime(params, runtime, trained[max(params.heads)])
     steps = np.unique(np.round(np.linspace(0, params.gd_steps, params.records + 1))).astype(int)
-    finals, data = {}, regime_data(gate) | {"steps": steps.astype(float)}
+    finals, paths = {}, []
     for h, ensemble in trained.items():
         result = numerics.encoder_p_probe(
             ensemble, params.n_probe, params.q_probe, layer=1, rates=params.rates, steps=steps,
@@ -100,12 +100,14 @@ def measure_pprobe(params: PProbeParams, runtime) -> Measurement:
             read_seed=runtime.seed_for("read"), device=runtime.device,
         )  # fmt: skip
         finals[h] = result.risks[:, -1]  # (E, prompts)
-        data[f"h{h}_mean"], data[f"h{h}_se"] = per_sigma_se(*mean_se(result.risks), params)
-        data[f"h{h}_rate"] = result.rate
+        paths.append((*per_sigma_se(*mean_se(result.risks), params), result.rate))
     multi = [h for h in params.heads if h > 1]
     gaps = [numerics.noise_level_gap(finals[1], finals[h], params.replicates) for h in multi]
     gap = Estimate([g[0] for g in gaps], [g[1] for g in gaps])
-    return Measurement(values={"gap": gated(gap, gate, float(params.s))}, figure_data=data)
+    mean, se, rate = (np.array(column) for column in zip(*paths, strict=True))
+    data = fig_data.ProbePaths(gate, steps.astype(float), tuple(trained), mean, se, rate)
+    return Measurement(values={"gap": gated(gap, gate, float(params.s))},
+                       figure_data=data.to_record())  # fmt: skip
 
 
 def checks_pprobe(params: PProbeParams) -> tuple[Check, ...]:
@@ -126,10 +128,10 @@ def pprobe_far_apart(params: PProbeParams, prediction: Prediction) -> Prediction
 
 
 def table_pprobe(params: PProbeParams, prediction: Prediction, measurement: Measurement) -> str:
-    data = measurement.figure_data
+    data = fig_data.ProbePaths.from_record(measurement.figure_data, params.heads)
     rows = [
-        regime_line(max(params.heads), data, what=f" at L = {params.probe_depth}")
-        + ("" if data["regime_reached"] else " " + DECIDING_SIZE), "",
+        regime_line(max(params.heads), data.gate, what=f" at L = {params.probe_depth}")
+        + ("" if data.gate.reached else " " + DECIDING_SIZE), "",
         f"Figure 2b, L = {params.probe_depth}: P-probing (n = {params.n_probe}, "
         f"q = {params.q_probe}, layer-1 query "
         f"states, {params.gd_steps} GD steps), final excess risk ± SE per σ; chosen rates per "
@@ -140,10 +142,9 @@ def table_pprobe(params: PProbeParams, prediction: Prediction, measurement: Meas
     k = len(params.sigmas)
     for i, sigma in enumerate(params.sigmas):
         cells = []
-        for h in params.heads:
-            rates = ", ".join(f"{r:g}" for r in np.asarray(data[f"h{h}_rate"])[i::k])
-            cells.append(f"{data[f'h{h}_mean'][i][-1]:.3f} ± {data[f'h{h}_se'][i][-1]:.3f} "
-                         f"[{rates}]")  # fmt: skip
+        for mean, se, rate in zip(data.mean, data.se, data.rate, strict=True):  # per h
+            rates = ", ".join(f"{r:g}" for r in rate[i::k])
+            cells.append(f"{mean[i][-1]:.3f} ± {se[i][-1]:.3f} [{rates}]")
         rows.append(f"| {sigma:g} | " + " | ".join(cells) + " |")
     return "\n".join(rows)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import icl_verify.figures.data.trained_encoders as fig_data
 import numpy as np
 from icl_verify.validation.claim import Check, Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER
@@ -76,20 +77,20 @@ def predict_prune(params: PruneParams) -> Prediction:
     """Per (h, L) and layer >= 1: the pruned model no farther from the unpruned than h = 1."""
     return Prediction(
         values={"closer": np.zeros(sum(L for _, L in params.settings()))},
-        figure_data={"null_risk": float(params.s)},
+        figure_data=fig_data.RiskScale(float(params.s)).to_record(),
     )
 
 
 def measure_prune(params: PruneParams, runtime) -> Measurement:
     """Per (h, L): prune the models by their own W, fine-tune (cached), probe the three."""
     ensembles = {L: trained_ensembles(params, runtime, L) for L in params.layers}
-    gates, data = depth_gates(params, runtime, ensembles)
+    gates = depth_gates(params, runtime, ensembles)
     probe = dict(
         n_fit=params.n_fit, n_read=params.n_prompts, lam=params.probe_lam,
         fit_seed=runtime.seed_for("probe-fit"), read_seed=runtime.seed_for("probe-read"),
         device=runtime.device,
     )  # fmt: skip
-    closer = []
+    closer, settings = [], []
     for h, L in params.settings():
         trained = ensembles[L]
         importance = numerics.masked_importance(
@@ -101,25 +102,24 @@ def measure_prune(params: PruneParams, runtime) -> Measurement:
         pruned = runtime.trained(
             numerics.PrunedTraining(training(params, h, layers=L), kept, params.prune_steps)
         )
-        errors = {
-            name: numerics.layer_probe_errors(model, EVAL_N, **probe)
-            for name, model in (("pruned", pruned), ("unpruned", trained[h]),
-                                ("one_head", trained[1]))
-        }  # each (E, L + 1, prompts)  # fmt: skip
-        key = f"h{h}_L{L}"
-        data[f"{key}_kept"] = np.asarray(kept)
-        for name, value in errors.items():
-            data[f"{key}_{name}_mean"] = value.mean(axis=(0, 2))  # (L + 1,)
-            data[f"{key}_{name}_se"] = mean_se(value.mean(axis=0))[1]
-            data[f"{key}_{name}_per_sigma"] = per_sigma(value.mean(axis=2), params)  # (σ, L + 1)
+        models = (pruned, trained[h], trained[1])  # in the order of fig_data.PROBED
+        errors = {name: numerics.layer_probe_errors(model, EVAL_N, **probe)
+                  for name, model in zip(fig_data.PROBED, models, strict=True)}  # (E, L + 1, B)
+        probes = tuple(
+            fig_data.Probes(mean=value.mean(axis=(0, 2)), se=mean_se(value.mean(axis=0))[1],
+                            per_sigma=per_sigma(value.mean(axis=2), params))  # (L + 1,), (σ, L + 1)
+            for value in errors.values()
+        )  # fmt: skip
+        settings.append(fig_data.PrunedSetting(h, L, np.asarray(kept), probes))
         unpruned = errors["unpruned"].mean(axis=0)  # (L + 1, prompts): mean over the members
         one, one_se = paired_difference(errors["one_head"].mean(axis=0), unpruned)
         near, near_se = paired_difference(errors["pruned"].mean(axis=0), unpruned)
         estimate = Estimate((np.abs(one) - np.abs(near))[1:], (one_se + near_se)[1:])
-        closer.append(gated(estimate, gates[L], float(params.s)))
+        closer.append(gated(estimate, gates.at(L), float(params.s)))
     value = Estimate(np.concatenate([np.atleast_1d(e.value) for e in closer]),
                      np.concatenate([np.atleast_1d(e.error) for e in closer]))  # fmt: skip
-    return Measurement(values={"closer": value}, figure_data=data)
+    data = fig_data.PruneData(gates, tuple(settings))
+    return Measurement(values={"closer": value}, figure_data=data.to_record())
 
 
 def checks_prune(params: PruneParams) -> tuple[Check, ...]:
@@ -142,10 +142,9 @@ def prune_far_apart(params: PruneParams, prediction: Prediction) -> Prediction:
 
 
 def table_prune(params: PruneParams, prediction: Prediction, measurement: Measurement) -> str:
-    data = measurement.figure_data
-    rows = [depth_regime_lines(params, data), ""]
+    data = fig_data.PruneData.from_record(measurement.figure_data, params.settings())
+    rows = [depth_regime_lines(params, data.gates), ""]
     for h, L in params.settings():
-        key = f"h{h}_L{L}"
         rows += [
             f"Figures 1d / 5-8, h = {h}, L = {L}: probe excess risk (ridge λ = "
             f"{params.probe_lam:g}, query token, {params.n_fit} fitting and {params.n_prompts} "
@@ -155,8 +154,7 @@ def table_prune(params: PruneParams, prediction: Prediction, measurement: Measur
         ]  # fmt: skip
         for i in range(L + 1):
             where = "embedding" if i == 0 else f"after layer {i}"
-            cells = [f"{data[f'{key}_{m}_mean'][i]:.3f} ± {data[f'{key}_{m}_se'][i]:.3f}"
-                     for m in ("pruned", "unpruned", "one_head")]  # fmt: skip
+            cells = [f"{p.mean[i]:.3f} ± {p.se[i]:.3f}" for p in data.at(h, L).probes]
             rows.append(f"| {where} | " + " | ".join(cells) + " |")
         rows.append("")
     return "\n".join(rows)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import icl_verify.figures.data.activations as fig_data
 import numpy as np
 from icl_verify.validation.claim import Check, Claim, FigureRef, Reconstructed, Source, scaled
 from icl_verify.validation.claims._trained import (
@@ -218,13 +219,10 @@ def predict_act(params: ActivationParams) -> Prediction:
             "eta_fit": np.full(len(specs), eta_star),
             "tracks_dgd": np.ones(len(specs) * len(params.lengths)),
         },
-        figure_data={
-            "a_f": a_f,
-            "kernel_omegas": omega,
-            "kernel_step": kernel,
-            "eta_star": eta_star,
-            "step_shift": _step_shift(params),
-        },
+        figure_data=fig_data.ActivationTheory(
+            a_f=a_f, kernel_omegas=omega, kernel_step=kernel, eta_star=eta_star,
+            step_shift=_step_shift(params),
+        ).to_record(),
     )
 
 
@@ -262,29 +260,28 @@ def measure_act(params: ActivationParams, runtime) -> Measurement:
     eta_error = np.where(groups.omega > params.omega_max, np.inf, groups.step_error)
     local = np.where(reached, groups.shown - seeds * np.arange(len(specs)), np.nan)
     KQ, OV = ensemble.circuits()
-    figure_data: dict = {"log_steps": ensemble.steps.astype(float)}
+    runs, curves = [], []
     for a, shown in enumerate(groups.shown):
         members = slice(a * seeds, (a + 1) * seeds)
-        figure_data |= {
-            f"paired_count_{a}": float(groups.paired_count[a]),
-            f"omega_history_{a}": ensemble.omega[:, members, :2],
-            f"mu_history_{a}": ensemble.mu[:, members, :2],
-            f"KQ_{a}": KQ[shown],
-            f"OV_{a}": OV[shown],
-            f"shown_{a}": float(shown - a * seeds),
-        }
-        if reached[a]:
-            figure_data[f"mse_{a}"], figure_data[f"mse_se_{a}"] = groups.mse[a], groups.mse_se[a]
-            figure_data[f"dgd_fit_{a}"] = groups.dgd_fit[a]  # at the seeds' fitted step: drawn
-    figure_data |= {
-        "lengths": np.array(params.lengths, dtype=float),
-        "dgd": groups.dgd,  # debiased GD at the theory's step, the judged baseline
-        "kernel_measured": kernel.value.reshape(len(specs), -1),
-        "kernel_measured_se": kernel.stderr.reshape(len(specs), -1),
-        "table": np.stack([groups.omega, groups.mu, local], axis=1),
-        "eta_fit": np.where(reached, groups.step, np.nan),
-        "eta_fit_error": np.where(reached, eta_error, np.nan),
-    }
+        runs.append(fig_data.ActivationRuns(
+            paired_count=int(groups.paired_count[a]),
+            omega_history=ensemble.omega[:, members, :2], mu_history=ensemble.mu[:, members, :2],
+            KQ=KQ[shown], OV=OV[shown], shown=int(shown - a * seeds),
+        ))  # fmt: skip
+        curves.append(  # dgd_fit: debiased GD at the seeds' fitted step, drawn
+            fig_data.PairedCurves(groups.mse[a], groups.mse_se[a], groups.dgd_fit[a])
+            if reached[a] else None
+        )  # fmt: skip
+    figure_data = fig_data.ActivationData(
+        log_steps=ensemble.steps.astype(float), runs=tuple(runs), curves=tuple(curves),
+        lengths=np.array(params.lengths, dtype=float),
+        dgd=groups.dgd,  # debiased GD at the theory's step, the judged baseline
+        kernel_measured=kernel.value.reshape(len(specs), -1),
+        kernel_measured_se=kernel.stderr.reshape(len(specs), -1),
+        table=np.stack([groups.omega, groups.mu, local], axis=1),
+        eta_fit=np.where(reached, groups.step, np.nan),
+        eta_fit_error=np.where(reached, eta_error, np.nan),
+    )  # fmt: skip
     return Measurement(
         values={
             "kernel_step": Estimate(kernel.value, kernel.stderr),
@@ -292,7 +289,7 @@ def measure_act(params: ActivationParams, runtime) -> Measurement:
             "eta_fit": Estimate(groups.step, eta_error),
             "tracks_dgd": Estimate(groups.ratio.ravel(), groups.ratio_se.ravel()),
         },
-        figure_data=figure_data,
+        figure_data=figure_data.to_record(),
     )
 
 
@@ -373,9 +370,10 @@ def table_act(params: ActivationParams, prediction: Prediction, measurement: Mea
     from icl_verify.figures.activations import table_1  # matplotlib: only when a record is made
 
     specs = _specs(params)
+    table = fig_data.ActivationData.from_record(measurement.figure_data, len(specs)).table
     kernel = [
         theory.kernel_mean_step(spec, omega, mu, params.d) if np.isfinite(omega) else None
-        for spec, (omega, mu, _) in zip(specs, measurement.figure_data["table"], strict=True)
+        for spec, (omega, mu, _) in zip(specs, table, strict=True)
     ]
     paper = [theory.PAPER_TABLE_1.get(spec, (np.nan,) * 3) for spec in specs]
     return table_1(specs, prediction, measurement, kernel, paper)

@@ -54,6 +54,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+import icl_verify.figures.data.multitask as fig_data
 import numpy as np
 from icl_verify.theory.multitask import (
     PAPER_TABLE_2,
@@ -189,13 +190,13 @@ def predict_mt(params: MultiTaskParams) -> Prediction:
             "mode_one_overlap": 1.0,
             "mode_one_tasks": 0.0,
         },
-        figure_data={
+        figure_data=fig_data.MultiTaskTheory(
             # the paper's mode of every trained H (ascending), H = 1 included
-            "paper_modes": np.array([paper_mode(H, K) for H in sorted(set(params.heads))], float),
-            "eta_star": np.array([t.eta for t in optimum]),
-            "paper_zero_sum": table.zero_sum,
-            "paper_gamma": np.concatenate(table.on_support + table.off_support),
-        },
+            paper_modes=np.array([paper_mode(H, K) for H in sorted(set(params.heads))], float),
+            eta_star=np.array([t.eta for t in optimum]),
+            paper_zero_sum=table.zero_sum,
+            paper_gamma=np.concatenate(table.on_support + table.off_support),
+        ).to_record(),
     )
 
 
@@ -268,14 +269,14 @@ def measure_mt(params: MultiTaskParams, runtime) -> Measurement:
         for H in Hs
     ]  # fmt: skip
     dgd = [losses[f"dgd:{k}"] for k in range(K)]
-    figure_data: dict = {
-        "log_steps": ensemble.steps.astype(float),
-        "first_order_gap": np.array([gap[shown[H]] for H in Hs]),  # of the shown members
-        "modes_final": modes[-1].astype(float),
-        "test_loss": ensemble.test_loss[-1],
-    }
-    for H, m in shown.items():
-        figure_data |= _member_figure_data(params, final, KQ[m, :H, :d, :d], m, H, modes[-1, m])
+    figure_data = fig_data.MultiTaskData(
+        log_steps=ensemble.steps.astype(float),
+        first_order_gap=np.array([gap[shown[H]] for H in Hs]),  # of the shown members
+        modes_final=modes[-1].astype(float),
+        test_loss=ensemble.test_loss[-1],
+        members={H: _member_heads(params, final, KQ[m, :H, :d, :d], m, H, modes[-1, m])
+                 for H, m in shown.items()},
+    )  # fmt: skip
 
     def pattern(m: int, H: int) -> tuple[np.ndarray, np.ndarray]:  # (5.8): (value, error) x 3
         b = numerics.block_pattern(ensemble.KQ_history, ensemble.OV_history, m, H, d)
@@ -296,7 +297,7 @@ def measure_mt(params: MultiTaskParams, runtime) -> Measurement:
             "block_pattern": joined(block),
             **_mode_one(params, history, seeds),
         },
-        figure_data=figure_data,
+        figure_data=figure_data.to_record(),
     )
 
 
@@ -332,21 +333,19 @@ def _mode_estimate(params: MultiTaskParams, modes: np.ndarray, shown: dict) -> E
     return Estimate([r.mode for r in reads], np.where(judged, 0.0, np.inf), "bound")
 
 
-def _member_figure_data(params: MultiTaskParams, final, KQ11, m: int, H: int, mode) -> dict:
+def _member_heads(
+    params: MultiTaskParams, final, KQ11, m: int, H: int, mode
+) -> fig_data.MemberHeads:
     """The figures' and table's numbers of the shown member m with H heads (final heads)."""
     supports = params.task_supports
     groups = support_groups(supports, params.d)
     omega, mu = final.omega[m, :H], final.mu[m, :H]
-    return {
-        f"member_{H}": float(m),
-        f"KQ11_{H}": KQ11,
-        f"labels_{H}": final.labels[m, :H],
-        f"omega_groups_{H}": group_means(omega, groups),
-        f"mu_{H}": mu,
-        f"gamma_groups_{H}": group_means(task_preconditioners(omega, mu), groups),
-        f"zero_sum_{H}": support_conditions(omega, mu, supports).zero_sum,
-        f"mode_{H}": float(mode),
-    }
+    return fig_data.MemberHeads(
+        member=int(m), KQ11=KQ11, labels=final.labels[m, :H],
+        omega_groups=group_means(omega, groups), mu=mu,
+        gamma_groups=group_means(task_preconditioners(omega, mu), groups),
+        zero_sum=support_conditions(omega, mu, supports).zero_sum, mode=int(mode),
+    )  # fmt: skip
 
 
 def checks_mt(params: MultiTaskParams) -> tuple[Check, ...]:
@@ -464,20 +463,20 @@ def table_mt(params: MultiTaskParams, prediction: Prediction, measurement: Measu
     the conditions (`theory.support_conditions`) computed here from the stored heads."""
     from icl_verify.figures.multitask import table_2  # matplotlib: only when a record is made
 
-    data = measurement.figure_data
+    members = fig_data.MultiTaskData.from_record(measurement.figure_data, params.heads).members
     sources = [("paper", PAPER_TABLE_2.omega, PAPER_TABLE_2.mu, PAPER_TABLE_2.conditions())]
     released_layout = len(support_groups(params.task_supports, params.d)) == 3
-    if "omega_groups_3" in data and len(params.task_supports) == 2 and released_layout:
-        omega, mu = np.asarray(data["omega_groups_3"]), np.asarray(data["mu_3"])
+    if 3 in members and len(params.task_supports) == 2 and released_layout:
+        omega, mu = members[3].omega_groups, members[3].mu
         group_supports = ((0, 1), (1, 2))
         sources.append(("toolkit", omega, mu, support_conditions(omega, mu, group_supports)))
     head_conditions = {
         H: support_conditions(
-            np.diagonal(np.asarray(data[f"KQ11_{H}"]), axis1=-2, axis2=-1),  # (H, d)
-            np.asarray(data[f"mu_{H}"]),
+            np.diagonal(member.KQ11, axis1=-2, axis2=-1),  # (H, d)
+            member.mu,
             params.task_supports,
         )
-        for H in sorted(set(params.heads))
+        for H, member in members.items()
     }
     return table_2(params, prediction, measurement, sources, head_conditions)
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import icl_verify.figures.data.risks as fig_data
 import numpy as np
 from icl_verify.validation.claim import Check, Claim, FigureRef, Source
 from icl_verify.validation.claims.he2025 import PAPER
@@ -87,18 +88,19 @@ def risk_steps(params: OneStepRiskParams, d: int, L: int) -> np.ndarray:
 
 def predict_one_step(params: OneStepRiskParams) -> Prediction:
     """R_GD and R_dGD at every (case, step), flattened case-major, and curves for the figure."""
-    gd, dgd, curves = [], [], {}
+    gd, dgd, gd_fine, dgd_fine = [], [], [], []
     fine = np.linspace(0.0, 1.6, 100)
-    for k, (d, L) in enumerate(params.cases):
+    for d, L in params.cases:
         setting = theory.Setting(d, L, params.sigma2)
         steps = risk_steps(params, d, L)
         gd.append(theory.gd_risk(steps, setting))
         dgd.append(theory.debiased_gd_risk(steps, setting))
-        curves[f"gd_{k}"] = theory.gd_risk(fine, setting)
-        curves[f"dgd_{k}"] = theory.debiased_gd_risk(fine, setting)
+        gd_fine.append(theory.gd_risk(fine, setting))
+        dgd_fine.append(theory.debiased_gd_risk(fine, setting))
+    curves = fig_data.StepCurves(fine, np.array(gd_fine), np.array(dgd_fine))
     return Prediction(
         values={"gd_risk": np.concatenate(gd), "dgd_risk": np.concatenate(dgd)},
-        figure_data={"eta_fine": fine, **curves},
+        figure_data=curves.to_record(),
     )
 
 
@@ -125,7 +127,7 @@ def measure_one_step(params: OneStepRiskParams, runtime) -> Measurement:
                 np.concatenate([r.dgd for r in risks]), np.concatenate([r.dgd_se for r in risks])
             ),
         },
-        figure_data={"steps": np.concatenate([r.eta for r in risks])},
+        figure_data=fig_data.RecordedSteps(np.concatenate([r.eta for r in risks])).to_record(),
     )
 
 
@@ -230,14 +232,19 @@ def predict_proportional(params: ProportionalParams) -> Prediction:
     """Limits of the Bayes and tuned-GD risks, their ratios, and curves over ξ for the figure."""
     comparisons = [theory.compare_with_bayes(xi, sigma2) for xi, sigma2 in params.cases]
     fine = np.geomspace(0.02, 1.0, 80)
-    curves = {}
-    for k, (_, sigma2) in enumerate(params.cases):
+    curves = []
+    for _, sigma2 in params.cases:
         fine_cmp = [theory.compare_with_bayes(xi, sigma2) for xi in fine]
-        curves[f"bayes_{k}"] = np.array([c.bayes_risk for c in fine_cmp])
-        curves[f"gd_{k}"] = np.array([c.gd_risk for c in fine_cmp])
-        curves[f"ratio_{k}"] = np.array([c.risk_ratio for c in fine_cmp])
-        curves[f"ratio_bound_{k}"] = np.array([c.risk_ratio_bound for c in fine_cmp])
-        curves[f"excess_ratio_{k}"] = np.array([c.excess_ratio for c in fine_cmp])
+        curves.append(fig_data.XiCurves(
+            bayes=np.array([c.bayes_risk for c in fine_cmp]),
+            gd=np.array([c.gd_risk for c in fine_cmp]),
+            ratio=np.array([c.risk_ratio for c in fine_cmp]),
+            ratio_bound=np.array([c.risk_ratio_bound for c in fine_cmp]),
+            excess_ratio=np.array([c.excess_ratio for c in fine_cmp]),
+        ))  # fmt: skip
+    figure_data = fig_data.ProportionalCurves(
+        fine, np.array([c.excess_ratio_bound for c in comparisons]), tuple(curves)
+    )
     return Prediction(
         values={
             "bayes_risk": np.array([c.bayes_risk for c in comparisons]),
@@ -245,11 +252,7 @@ def predict_proportional(params: ProportionalParams) -> Prediction:
             "risk_ratio": np.array([c.risk_ratio for c in comparisons]),
             "excess_ratio": np.array([c.excess_ratio for c in comparisons]),
         },
-        figure_data={
-            "xi_fine": fine,
-            "excess_ratio_bound": np.array([c.excess_ratio_bound for c in comparisons]),
-            **curves,
-        },
+        figure_data=figure_data.to_record(),
     )
 
 
@@ -286,7 +289,9 @@ def measure_proportional(params: ProportionalParams, runtime) -> Measurement:
             "excess_ratio": Estimate(excess[:, 0], excess[:, 1]),
         },
         # (cases, 2, len(d_values)): per-d Monte Carlo Bayes and tuned GD risks
-        figure_data={"raw": np.array([[limit.bayes, limit.gd] for limit in limits])},
+        figure_data=fig_data.LimitRisks(
+            np.array([[limit.bayes, limit.gd] for limit in limits])
+        ).to_record(),
     )
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import icl_verify.figures.data.softmax_norm as fig_data
 import numpy as np
 from icl_verify.theory.softmax_norm import (
     MOMENT_LIMIT,
@@ -44,7 +45,7 @@ from icl_verify.validation.params import ParameterError, Params, param
 
 from icl_verify import numerics
 
-SWEEPS = ("fixed_d", "proportional", "scaled")  # (i), (ii), (iii)
+SWEEPS = fig_data.SWEEPS  # (i), (ii), (iii)
 SWEEP_TITLES = {
     "fixed_d": "(i) d fixed, L growing",
     "proportional": "(ii) d = L/8, ω fixed",
@@ -164,8 +165,8 @@ def _status(rho: np.ndarray, params: SoftmaxNormParams) -> tuple[str, ...]:
     )
 
 
-def _theory(params: SoftmaxNormParams, sweep: str, exponent: float = 1.0) -> dict:
-    """Leading and corrected approximations, next term and ρ of a sweep.
+def _theory(params: SoftmaxNormParams, sweep: str, exponent: float = 1.0) -> fig_data.SweepTheory:
+    """Leading and corrected approximations, next term and ρ of a sweep, at its points.
 
     `exponent` scales ω² (1 is the theory; the wrong prediction uses 1/2).
     """
@@ -177,35 +178,28 @@ def _theory(params: SoftmaxNormParams, sweep: str, exponent: float = 1.0) -> dic
     rho = np.array([softmax_norm_regime(w, int(k), n) for w, k, n in zip(omega, d, L, strict=True)])
     next_term = np.array([e.next_term(n, 1) for e, n in zip(expansions, L, strict=True)])
     approximation = np.where(rho >= params.rho_fails, leading, corrected)
-    return {"leading": leading, "corrected": corrected, "next_term": next_term, "rho": rho,
-            "approximation": approximation}  # fmt: skip
+    return fig_data.SweepTheory(leading, corrected, next_term, rho, approximation,
+                                L.astype(float), d.astype(float), omega)  # fmt: skip
 
 
 def _values(params: SoftmaxNormParams, exponent: float = 1.0) -> dict:
-    return {f"mean_{s}": _theory(params, s, exponent)["approximation"] for s in SWEEPS}
+    return {f"mean_{s}": _theory(params, s, exponent).approximation for s in SWEEPS}
 
 
 def predict_softmax_norm(params: SoftmaxNormParams) -> Prediction:
     """Per point: M + C_1/L where the expansion holds, the leading M where it fails."""
     from scipy.stats import chi2
 
-    figure_data = {}
-    for sweep in SWEEPS:
-        L, d, omega = sweep_points(params, sweep)
-        theory = _theory(params, sweep)
-        figure_data.update({f"{sweep}_{k}": v for k, v in theory.items()})
-        figure_data.update({f"{sweep}_L": L.astype(float), f"{sweep}_d": d.astype(float),
-                            f"{sweep}_omega": omega})  # fmt: skip
+    sweeps = tuple(_theory(params, sweep) for sweep in SWEEPS)
     top = float(np.exp(params.omega**2 * chi2.ppf(0.999, params.d)))
     y = np.geomspace(1.0, top, 200)  # (200,)
-    figure_data["limit_y"] = y
-    figure_data["limit_density"] = limit_density(y, params.omega, params.d)
-    return Prediction(values=_values(params), figure_data=figure_data)
+    data = fig_data.SoftmaxNormTheory(sweeps, y, limit_density(y, params.omega, params.d))
+    return Prediction(values=_values(params), figure_data=data.to_record())
 
 
 def measure_softmax_norm(params: SoftmaxNormParams, runtime) -> Measurement:
     """Plain Monte Carlo of L ‖p‖² at every point: mean, SE, quantiles, log-binned histogram."""
-    values, figure_data = {}, {}
+    values, sweeps = {}, []
     for sweep in SWEEPS:
         L, d, omega = sweep_points(params, sweep)
         seeds = [runtime.seed_for(f"{sweep}-{j}") for j in range(L.size)]
@@ -214,14 +208,10 @@ def measure_softmax_norm(params: SoftmaxNormParams, runtime) -> Measurement:
             bins=params.bins, quantiles=QUANTILES, device=runtime.device,
         )  # fmt: skip
         values[f"mean_{sweep}"] = Estimate(summary.mean, summary.se)
-        figure_data.update({
-            f"{sweep}_mean": summary.mean,
-            f"{sweep}_se": summary.se,
-            f"{sweep}_quantiles": summary.quantiles,  # (P, 3)
-            f"{sweep}_edges": summary.edges,
-            f"{sweep}_density": summary.density,  # (P, B)
-        })  # fmt: skip
-    return Measurement(values=values, figure_data=figure_data)
+        sweeps.append(fig_data.SweepMeasured(summary.mean, summary.se, summary.quantiles,
+                                             summary.edges, summary.density))  # fmt: skip
+    data = fig_data.SoftmaxNormMeasured(tuple(sweeps))
+    return Measurement(values=values, figure_data=data.to_record())
 
 
 @dataclass(frozen=True)
@@ -303,16 +293,16 @@ def checks_softmax_norm(params: SoftmaxNormParams) -> tuple[Check, ...]:
     checks = []
     for sweep in SWEEPS:
         theory = _theory(params, sweep)
-        status = _status(theory["rho"], params)
+        status = _status(theory.rho, params)
         why = (
             f"Derived (theory.softmax_norm): E L‖p‖² = M + C₁/L + C₂/L² + O(L⁻³) with "
             f"expansion parameter ρ = (e^{{4ω²d}} − 1)/L (per point ρ = "
-            f"{', '.join(f'{x:.3g}' for x in theory['rho'])}). Where ρ ≤ {params.rho_holds:g} "
+            f"{', '.join(f'{x:.3g}' for x in theory.rho)}). Where ρ ≤ {params.rho_holds:g} "
             f"the mean must equal M + C₁/L within the next term |C₂|/L² + {MAX_Z:g} MC SE; where "
             f"ρ ≥ {params.rho_fails:g} the approximation fails: the mean departs from M by more "
             f"than {params.failure_rtol:g}·M beyond {MAX_Z:g} SE; in between not judged."
         )
-        rule = RegimeRule(why, status, tuple(theory["next_term"]), params.failure_rtol)
+        rule = RegimeRule(why, status, tuple(theory.next_term), params.failure_rtol)
         checks.append(Check(f"mean_{sweep}", rule, f"mean L‖p‖², {SWEEP_TITLES[sweep]}"))
     return tuple(checks)
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import icl_verify.figures.data.stages as fig_data
 import numpy as np
 from icl_verify.validation.claim import Check, Claim, FigureRef, Source
 from icl_verify.validation.claims.he2025 import PAPER
@@ -164,7 +165,7 @@ def predict_bound(params: BoundParams) -> Prediction:
             "gap_on_manifold": np.full((), params.loss_gap_tolerance),
             "gap_trapped": np.full((), params.loss_gap_tolerance),
         },
-        figure_data={"tolerance": params.loss_gap_tolerance},
+        figure_data=fig_data.BoundTheory(params.loss_gap_tolerance).to_record(),
     )
 
 
@@ -187,16 +188,16 @@ def measure_bound(params: BoundParams, runtime) -> Measurement:
             "gap_trapped": Estimate(off.min(), 0.0, "bound") if off.size
             else Estimate(params.loss_gap_tolerance, np.inf, "bound"),
         },
-        figure_data={
-            "random_loss": above.value,
-            "random_gap": above.value
+        figure_data=fig_data.BoundPoints(
+            random_loss=above.value,
+            random_gap=above.value
             - theory.stage_two_lower_bound(points.omega, points.mu, setting),
-            "manifold_loss": manifold.value,
-            "manifold_gap": manifold.value
+            manifold_loss=manifold.value,
+            manifold_gap=manifold.value
             - theory.stage_two_lower_bound(points.manifold_omega, points.manifold_mu, setting),
-            **{f"H{h}_gap": gap for h, (gap, _) in gaps.items()},
-            **{f"H{h}_on": ends.astype(float) for h, (_, ends) in gaps.items()},
-        },
+            end_gap={h: gap for h, (gap, _) in gaps.items()},
+            ends_on={h: ends for h, (_, ends) in gaps.items()},
+        ).to_record(),
     )
 
 

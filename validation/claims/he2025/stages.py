@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import icl_verify.figures.data.stages as fig_data
 import numpy as np
 from icl_verify.validation.claim import (
     Check,
@@ -93,17 +94,17 @@ def _rates(successes) -> Estimate:
 
 
 def _figure_data(params: RandomStartParams, stages) -> dict:
-    data = {"t": stages[params.heads[0]].t}
-    for heads, run in stages.items():
-        data |= {
-            f"H{heads}_p": run.mu_dot_omega, f"H{heads}_zero_sum": run.final_zero_sum_ratio,
-            f"H{heads}_dispersion": run.final_dispersion,
-            f"H{heads}_loss_gap": run.final_loss_gap, f"H{heads}_stage_one": run.stage_one_time,
-            f"H{heads}_homogeneous": run.homogeneous_time,
-            f"H{heads}_sign_time": run.sign_matching_time,
-            f"H{heads}_zero_sum_time": run.zero_sum_time,
-        }  # fmt: skip
-    return data
+    """The runs per H as the figures draw them (`figures.data.stages.RandomStarts`)."""
+    runs = {
+        heads: fig_data.HeadRuns(
+            p=run.mu_dot_omega, zero_sum=run.final_zero_sum_ratio,
+            dispersion=run.final_dispersion, loss_gap=run.final_loss_gap,
+            stage_one=run.stage_one_time, homogeneous=run.homogeneous_time,
+            sign_time=run.sign_matching_time, zero_sum_time=run.zero_sum_time,
+        )
+        for heads, run in stages.items()
+    }  # fmt: skip
+    return fig_data.RandomStarts(stages[params.heads[0]].t, runs).to_record()
 
 
 RATE = ZScore(
@@ -133,8 +134,8 @@ def predict_stage_one(params: StageOneParams) -> Prediction:
             "p_limit": np.full((count, window.size), limit),
             "p_approach": np.tile(limit - band, (count, 1)),
         },
-        figure_data={"limit": limit, "window_t": t[window], "band": band,
-                     "stage_one_start": stage_one_start(params)},
+        figure_data=fig_data.StageOneTheory(limit, t[window], band,
+                                            stage_one_start(params)).to_record(),
     )  # fmt: skip
 
 
@@ -196,22 +197,24 @@ def table_stage_one(
     params: StageOneParams, prediction: Prediction, measurement: Measurement
 ) -> str:
     """Per H: runs in the same-sign trap, when Stage I's patterns appear, μᵀω at t_end."""
-    data, limit = measurement.figure_data, prediction.figure_data["limit"]
+    data = fig_data.RandomStarts.from_record(measurement.figure_data, params.heads)
+    theory = fig_data.StageOneTheory.from_record(prediction.figure_data)
+    limit = theory.limit
     rows = [
         f"Per H ({params.n_seeds} starts each): runs never zero-sum (the same-sign trap: every "
         f"ω_h of one sign, ending at μᵀω = 1/(1+eκ)), when sign matching and zero-sum appear "
         f"(median, range over the runs that reach them; predicted end of Stage I t = "
-        f"{prediction.figure_data['stage_one_start']:.3g} at H = {params.heads[0]}), and "
+        f"{theory.stage_one_start:.3g} at H = {params.heads[0]}), and "
         f"1/(1+κ) − μᵀω at t_end ({limit:.4f} − median, range over the other runs):",
         "",
         "| H | never zero-sum | sign matching at t = | zero-sum at t = | 1/(1+κ) − μᵀω at t_end |",
         "|---|---|---|---|---|",
     ]
     for h in params.heads:
-        zero_sum_time = np.asarray(data[f"H{h}_zero_sum_time"])
-        sign_time = np.asarray(data[f"H{h}_sign_time"])
+        runs = data.runs[h]
+        zero_sum_time, sign_time = runs.zero_sum_time, runs.sign_time
         trapped = ~np.isfinite(zero_sum_time)
-        deficit = limit - np.asarray(data[f"H{h}_p"])[~trapped, -1]
+        deficit = limit - runs.p[~trapped, -1]
         rows.append(
             f"| {h} | {int(trapped.sum())} | {_spread(sign_time)} | {_spread(zero_sum_time)} | "
             + (f"{np.median(deficit):.2e} ({deficit.min():.2e}-{deficit.max():.2e})"
@@ -237,10 +240,10 @@ def predict_stage_two(params: StageTwoParams) -> Prediction:
     count, kappa = len(params.heads), params.setting.kappa
     return Prediction(
         values={"homogeneous": np.ones(count), "on_manifold": np.ones(count)},
-        figure_data={
-            "trap_loss": theory.single_head_optimum(params.setting).loss,
-            "manifold_floor": params.sigma2 + kappa / (1 + kappa),  # inf of Ltilde on S_omega
-        },
+        figure_data=fig_data.StageTwoTheory(
+            trap_loss=theory.single_head_optimum(params.setting).loss,
+            manifold_floor=params.sigma2 + kappa / (1 + kappa),  # inf of Ltilde on S_omega
+        ).to_record(),
     )
 
 
