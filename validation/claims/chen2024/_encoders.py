@@ -86,7 +86,7 @@ class TrainedParams(Params):
         help="label-noise standard deviations, one model each per replicate", low=0
     )
     replicates: int = param(
-        help="independent models (init seeds, data) per sigma", low=1, role="ensemble"
+        help="independent models (init seeds, data) per σ", low=1, role="ensemble"
     )
     lr: float = param(help="Adam learning rate (constant)", low=0, low_open=True)
     steps: int = param(help="Adam steps on fresh prompts", low=1, role="count")
@@ -245,7 +245,7 @@ def all_trainings(params: EncoderParams) -> tuple[numerics.EncoderTraining, ...]
 
 
 def trained_ensembles(params: EncoderParams, runtime, layers: int, heads=None) -> dict:
-    """The trained ensembles of depth ``layers``, h -> `numerics.TrainedEncoders`, for every h
+    """The trained ensembles of depth ``layers``, h → `numerics.TrainedEncoders`, for every h
     of ``params`` or for ``heads``, trained in increasing h."""
     return {
         h: runtime.trained(training(params, h, layers=layers))
@@ -277,7 +277,7 @@ class CurveErrors:
 
 def risk_curves(params, runtime, ensembles: dict, lasso_tol: float | None) -> CurveErrors:
     """Per-prompt excess risks against n (`numerics.compare_over_n`, fresh prompts per n from
-    the claim's streams "prompts-i"): every (L, h) model of ``ensembles`` (L -> h -> trained),
+    the claim's streams "prompts-i"): every (L, h) model of ``ensembles`` (L → h → trained),
     and OLS, tuned ridge and Lasso (``lasso_tol`` None: none) on the same prompts."""
     models = [(L, h) for L, by_h in ensembles.items() for h in by_h]
     seeds = [runtime.seed_for(f"prompts-{i}") for i in range(len(params.n_eval))]
@@ -292,7 +292,7 @@ def risk_curves(params, runtime, ensembles: dict, lasso_tol: float | None) -> Cu
 
 def curves(params, errors: CurveErrors) -> fig_data.RiskCurves:
     """The curves drawn (Figures 1b, 3, 10): per (L, h) of ``params`` and per baseline, the
-    mean over replicates and prompts per sigma and n with its SE (`per_sigma_se`)."""
+    mean over replicates and prompts per σ and n with its SE (`per_sigma_se`)."""
     models = [[per_sigma_se(*mean_se(errors.models[L, h]), params) for h in params.heads]
               for L in params.layers]  # fmt: skip
     baselines = [per_sigma_se(*mean_se(e), params) for e in (errors.ols, errors.ridge,

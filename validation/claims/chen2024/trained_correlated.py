@@ -35,7 +35,7 @@ class CorrelatedParams(ImportanceParams):
     """CZZ-G-CORRELATED: the designs and the (h, L) read at each."""
 
     zetas: tuple[float, ...] = param(
-        help="zeta of Sigma = I + zeta 11^T, one design each (the paper: 0, 0.1, 0.2, 0.4)", low=0
+        help="ζ of Σ = I + ζ 11ᵀ, one design each (the paper: 0, 0.1, 0.2, 0.4)", low=0
     )
     heads: tuple[int, ...] = param(
         help="numbers of heads h > 1 read, at every depth", low=1, role="heads"
@@ -44,7 +44,7 @@ class CorrelatedParams(ImportanceParams):
     READS_ONE_HEAD: ClassVar[bool] = False
 
     def trainings(self) -> tuple:
-        """A setting per (h, L, zeta): rows (h, L), columns zeta, as Figure 11."""
+        """A setting per (h, L, ζ): rows (h, L), columns ζ, as Figure 11."""
         return tuple(
             training(self, h, layers=L, zeta=zeta)
             for L in self.layers for h in self.heads for zeta in self.zetas
@@ -57,7 +57,7 @@ def predict_correlated(params: CorrelatedParams) -> Prediction:
 
 
 def measure_correlated(params: CorrelatedParams, runtime) -> Measurement:
-    """`_importance.measure_importance` per (h, L, zeta), a gate per (L, zeta)."""
+    """`_importance.measure_importance` per (h, L, ζ), a gate per (L, ζ)."""
     return _importance.measure_importance(params, runtime, params.trainings())
 
 
@@ -94,9 +94,9 @@ CLAIM_CORRELATED = Claim(
             11,
             ("CZZ-G-CORRELATED",),
             FigureRef("icl_verify.figures.trained_encoders", "figure_importance"),
-            "head heat maps, correlated design: columns zeta in {0, .1, .2, .4}, rows (h, L) in "
-            "{(4, 3), (8, 3), (4, 4), (8, 4)}, averaged over sigma",
-            "CZZ-G-CORRELATED's figure: a panel per (zeta, h, L) of the preset",
+            "head heat maps, correlated design: columns ζ in {0, .1, .2, .4}, rows (h, L) in "
+            "{(4, 3), (8, 3), (4, 4), (8, 4)}, averaged over σ",
+            "CZZ-G-CORRELATED's figure: a panel per (ζ, h, L) of the preset",
         ),
     ),
 )

@@ -176,7 +176,7 @@ CLAIM_DECODER = Claim(
             9,
             ("CZZ-G-DECODER",),
             FigureRef("icl_verify.figures.trained_encoders", "figure_importance"),
-            "decoder-only head maps, h = 8, L in {4, 5, 6}, averaged over sigma",
+            "decoder-only head maps, h = 8, L in {4, 5, 6}, averaged over σ",
             "CZZ-G-DECODER's figure: one panel per depth of the preset",
         ),
     ),

@@ -85,7 +85,7 @@ class DenseParams(HeadsParams):
 
 
 def predict_dense(params: DenseParams) -> Prediction:
-    """No clear advantage either way: both bounds >= 0, per depth."""
+    """No clear advantage either way: both bounds ≥ 0, per depth."""
     zeros = np.zeros(len(params.layers))
     return Prediction(
         values={"no_clear_gain": zeros, "no_clear_loss": zeros},
@@ -208,7 +208,7 @@ CLAIM_DENSE = Claim(
             ("CZZ-G-DENSE",),
             FigureRef("icl_verify.figures.trained_encoders", "figure_heads"),
             "ICL curves as Figure 3 with s = d = 16 (y range 0-10)",
-            "CZZ-G-DENSE's figure: rows sigma, columns L, as Figure 3",
+            "CZZ-G-DENSE's figure: rows σ, columns L, as Figure 3",
         ),
     ),
 )

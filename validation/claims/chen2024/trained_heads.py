@@ -81,7 +81,7 @@ class HeadsParams(EncoderParams):
 
 
 def predict_heads(params: HeadsParams) -> Prediction:
-    """The paper's ordering: every paired gap >= 0 (Figures 1b, 3), per depth."""
+    """The paper's ordering: every paired gap ≥ 0 (Figures 1b, 3), per depth."""
     D, k = len(params.layers), len(params.sigmas)
     return Prediction(
         values={
@@ -194,7 +194,7 @@ CLAIM_HEADS = Claim(
     id="CZZ-HEADS",
     source=Source(PAPER, "3, App. B; Figures 1b, 3"),
     statement="Trained encoders' ICL excess risk falls with more heads (h = 1 worst) at every "
-    "noise level, and at few shots (n <= 10 < d = 16) they beat OLS and tuned ridge.",
+    "noise level, and at few shots (n ≤ 10 < d = 16) they beat OLS and tuned ridge.",
     params=HeadsParams,
     presets=HEADS_PRESETS,
     predict=predict_heads,
@@ -225,7 +225,7 @@ CLAIM_HEADS = Claim(
             3,
             ("CZZ-HEADS",),
             FigureRef("icl_verify.figures.trained_encoders", "figure_heads"),
-            "ICL curves as 1b on a grid: rows sigma in {0, .1, .2, .4, .8}, columns L in "
+            "ICL curves as 1b on a grid: rows σ in {0, .1, .2, .4, .8}, columns L in "
             "{3, 4, 5, 6}",
             "CZZ-HEADS's figure: the same grid over the preset's depths",
         ),

@@ -90,7 +90,7 @@ CLAIM_IMPORTANCE = Claim(
             4,
             ("CZZ-IMPORTANCE",),
             FigureRef("icl_verify.figures.trained_encoders", "figure_importance"),
-            "W_avg heat maps (rows sorted, averaged over sigma): rows h in {4, 8}, columns L in "
+            "W_avg heat maps (rows sorted, averaged over σ): rows h in {4, 8}, columns L in "
             "{3, 4, 5, 6}",
             "CZZ-IMPORTANCE's figure: a panel per (h, L) of the preset, rows h, columns L",
         ),

@@ -181,7 +181,7 @@ CLAIM_PPROBE = Claim(
             ("CZZ-PPROBE", "CZZ-PREGD"),
             FigureRef("icl_verify.figures.trained_encoders", "figure_2"),
             "(a) schematic of P-probing; (b) last-query excess risk vs GD steps on the layer-1 "
-            "states, h in {1, 4, 8}; (c) gd vs pre-gd vs GD steps, one panel per sigma",
+            "states, h in {1, 4, 8}; (c) gd vs pre-gd vs GD steps, one panel per σ",
             "(b) CZZ-PPROBE's figure, (c) CZZ-PREGD's, side by side; (a) is a schematic",
         ),
     ),

@@ -74,7 +74,7 @@ class PruneParams(EncoderParams):
 
 
 def predict_prune(params: PruneParams) -> Prediction:
-    """Per (h, L) and layer >= 1: the pruned model no farther from the unpruned than h = 1."""
+    """Per (h, L) and layer ≥ 1: the pruned model no farther from the unpruned than h = 1."""
     return Prediction(
         values={"closer": np.zeros(sum(L for _, L in params.settings()))},
         figure_data=fig_data.RiskScale(float(params.s)).to_record(),
@@ -198,8 +198,8 @@ CLAIM_PRUNE = Claim(
             number,
             ("CZZ-PRUNE",),
             FigureRef("icl_verify.figures.trained_encoders", f"figure_{number}"),
-            f"pruning and probing at L = {depth}: rows h in {{4, 8}}; the sigma-average then "
-            "each sigma; pruned h, h and h = 1",
+            f"pruning and probing at L = {depth}: rows h in {{4, 8}}; the σ-average then "
+            "each σ; pruned h, h and h = 1",
             f"CZZ-PRUNE's panels at L = {depth} (the paper preset trains it; another preset "
             "draws its first depth)",
         )
