@@ -5,7 +5,7 @@ with d heads runs Algorithm 1 (feature-label correlations ``r_hat = X^T y / n``,
 context and query, rescaled to ``x_tilde = r_hat * x``; Eq. (4.2)) and that t single-head layers
 stacked on it run t steps of GD (4.3) on the preprocessed examples, predicting
 ``<w_tilde^t, R_hat x_{n+i}>`` at every query. This module is the formula side, numpy float64,
-written independently of the network (`numerics.linear_transformer`):
+written independently of the network (`numerics._core.linear_transformer`):
 
 - `preprocessed_prompt`: Algorithm 1's output as the prompt matrix (4.2);
 - `preprocessed_gd_predictions`: the query predictions after 0, 1, ..., t GD steps;
@@ -142,7 +142,7 @@ def absolute_evaluation(
 
 
 def network_roundings(d: int, n: int, t: int, input_roundings: int = 0) -> int:
-    """K of the network of Props. 4.1/4.2 (`numerics.linear_transformer`), per output.
+    """K of the network of Props. 4.1/4.2 (`numerics._core.linear_transformer`), per output.
 
     ``input_roundings`` (0 in float64, 1 for float32 inputs cast from float64) is added to every
     input; the weights 1/n and -eta/n carry one rounding more (computed, then cast). Per

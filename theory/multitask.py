@@ -181,7 +181,7 @@ def paper_mode(H: int, K: int) -> int:
 
     1 (I): one head, one weighted kernel regressor; 2 (II): 2 <= H <= K, one ± pair shared by
     every task; 4 (IV): K < H < 2K, superposition; 3 (III): H >= 2K, a ± pair per task.
-    (Codes as `numerics.multitask.MODE_NAMES`; the paper ran K = 2, H = 1..4.)
+    (Codes as `numerics._he2025.multitask.MODE_NAMES`; the paper ran K = 2, H = 1..4.)
 
     >>> [paper_mode(H, 2) for H in (1, 2, 3, 4, 8)]
     [1, 2, 4, 3, 3]

@@ -17,7 +17,7 @@ GD's stable range: ``eta lambda_max(G_tilde) <= rho / t``.
 
 Prediction: `theory.constructions` (numpy float64 Algorithm 1 and GD). Measurement:
 `numerics.preprocessing_layer_output` and `numerics.gd_layer_readouts`, the network with the
-constructed weights (`numerics.linear_transformer`), in float64 and in float32 (weights and
+constructed weights (`numerics._core.linear_transformer`), in float64 and in float32 (weights and
 prompts cast), on the CPU whatever the run's device. Both are divided elementwise by the
 prompts' absolute evaluation f_abs (`theory.constructions.absolute_evaluation`, float64, the
 scale of the bound), and compared with a Tolerance equal to the stated rounding bound

@@ -29,7 +29,7 @@ used below).
   Gaussian-tail bound ``s exp(-n beta^2/(8V))`` as the law (rate ``beta^2/(8V)``, 2.7 and 2.2 x
   below the slowest secant at quick and paper size) and takes delta at every c.
 
-Measurements: `numerics.sparse_lemmas.sample_correlations`. Figures: `figures.sparse_bounds`.
+Measurements: `numerics.sample_correlations`. Figures: `figures.sparse_bounds`.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ configuration, and every trained value below is their mean with `statistics.repl
 inconclusive), the figures and Table 2 showing the lowest-validation-loss member
 (`numerics.representative`). Checks, per H >= 2:
 
-- ``mode``: some member with H heads is in the paper's mode (`numerics.multitask.multitask_mode`,
+- ``mode``: some member with H heads is in the paper's mode (`numerics.multitask_mode`,
   its stated rule). Either outcome, the paper's mode or another, is judged only for a training
   as long as the paper's (500k steps) whose mode read held over the last half of the logs;
   otherwise inconclusive: modes III and IV implement the same first-order predictor, and only

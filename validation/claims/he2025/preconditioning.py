@@ -13,8 +13,8 @@ Predictions (`theory.preconditioning`): the debiased optimum
 ``Gamma*_d = [Sigma + ((tr Sigma + d sigma2)/L) I]^{-1}`` (the trained model centres the
 covariates, (5.5); derived in `theory.preconditioning`), the vanilla ``Gamma*`` of the reference,
 ``Sigma^{-1}`` (`theory.kms_inverse`) and the risk ``preconditioned_gd_risk(Gamma*_d)``.
-Measurements (`numerics.preconditioning`): ``Gamma_eff`` of every paired member (members whose
-heads end with one sign are trapped, `numerics.member_kinds`, and are excluded and counted, as
+Measurements (`numerics._he2025.preconditioning`): ``Gamma_eff`` of every paired member (members
+whose heads end with one sign are trapped, `numerics.member_kinds`, and are excluded and counted, as
 in HE-OBS1), its distances to the three targets with bootstrap errors over members, what the
 model applies (the least-squares fit of its predictions on the d^2 debiased-GD features), the
 heads' opposition, and the Monte Carlo risk on KMS prompts. Checks:
