@@ -60,7 +60,7 @@ def head_types(omega, mu, threshold: float = DUMMY_THRESHOLD) -> np.ndarray:
 
 #: The four modes of multi-head attention on K tasks, He et al. (2025) §5.4 (reference
 #: §HE-5.4-MT), by the codes `numerics.multitask_mode` returns and
-#: `theory.multitask.paper_mode` predicts: I one weighted kernel regressor, II one ± pair shared
+#: `theory.paper_mode` predicts: I one weighted kernel regressor, II one ± pair shared
 #: by every task, III a ± pair per task, IV superposition (a head serves two tasks with opposite
 #: signs); 0 when a trained model fits none of them.
 MODE_NAMES = {0: "unclassified", 1: "I", 2: "II", 3: "III", 4: "IV"}

@@ -98,3 +98,34 @@ def test_the_user_docs_name_numerics_by_its_public_names():
     private = re.compile(r"numerics\._\w")
     pages = [ROOT / "README.md", *(ROOT / "docs" / "site").rglob("*.md")]
     assert [p.name for p in pages if private.search(p.read_text())] == []
+
+
+# `theory` (no torch: eager) the same way: private modules, re-exported as `X as X` in
+# theory/__init__.py; `theory.symbolic` is a public subpackage of its own.
+
+
+def test_theory_exports_each_name_once_from_its_private_module():
+    from icl_verify import theory
+
+    path = Path(theory.__file__)
+    assert [p.name for p in path.parent.glob("*.py") if not p.name.startswith("_")] == []
+    imports = [n for n in ast.parse(path.read_text()).body if isinstance(n, ast.ImportFrom)]
+    for node in imports:
+        assert node.module.startswith("icl_verify.theory._"), node.module
+        assert all(a.asname == a.name for a in node.names), node.module
+    names = [a.name for n in imports for a in n.names]
+    assert sorted(names) == theory.__all__ == sorted(set(names))
+
+
+def test_code_outside_theory_imports_no_private_theory_module():
+    wrong = []
+    for path in _outside_numerics() + list((ROOT / "numerics").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel.startswith(("tests/", "benchmarks/", "theory/")):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            wrong += [f"{rel}: {n}" for n in names if n.startswith("icl_verify.theory._")]
+    assert wrong == []

@@ -459,7 +459,7 @@ def first_order_gaps(
     a CPU generator seeded by ``seed``): the kernel form (5.8) is `kernel_multitask_prediction`
     of the member's heads (omega (H, d), label blocks (H, K, K)); the first-order one is
     ``first_order(omega, mu, X, Y, x_query) -> (n, K)`` (mu the diagonals (H, K); float64 numpy
-    arrays), passed in by the caller, e.g. `theory.multitask.first_order_prediction`.
+    arrays), passed in by the caller, e.g. `theory.first_order_prediction`.
 
     heads: final heads (E, H, ...); member e has ``head_counts[e]`` heads.
 

@@ -13,7 +13,7 @@ from icl_verify.numerics import (
     fitted_steps,
     relative_mse,
 )
-from icl_verify.theory.normalised_attention import kernel_mean_step
+from icl_verify.theory import kernel_mean_step
 
 D_COV, L, SIGMA2, ETA = 5, 40, 0.1, 0.85
 

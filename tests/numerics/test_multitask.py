@@ -23,7 +23,7 @@ from icl_verify.numerics import (
     train_ensemble,
 )
 from icl_verify.numerics._core.montecarlo import _block_generator
-from icl_verify.theory.multitask import (
+from icl_verify.theory import (
     first_order_prediction,
     restricted_dgd_risk,
     support_groups,

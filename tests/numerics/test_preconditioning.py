@@ -24,8 +24,7 @@ from icl_verify.numerics import (
     train_ensemble,
 )
 from icl_verify.numerics._core.ensemble import WEIGHT_NAMES
-from icl_verify.theory.preconditioning import optimal_preconditioner, preconditioned_gd_risk
-from icl_verify.theory.setting import Setting
+from icl_verify.theory import Setting, optimal_preconditioner, preconditioned_gd_risk
 
 from icl_verify.covariance import kms_covariance
 

@@ -5,7 +5,7 @@ the coordinates of its support S_k, beta^(k) ~ N(0, I_s), relative noise 0.1, no
 released setting K = 2, d = 6, S_1 = {1,2,3,4}, S_2 = {3,4,5,6}, L = 48) learn heads
 ``KQ11_h = diag(omega^h)`` with OV label weights ``mu^h`` (K,), and to first order predict task k
 by ``(1/L) sum_i y_ik (x_i - xbar)^T Gamma_k x_q + ybar_k sum_h mu^h_k`` with
-``Gamma_k = sum_h mu^h_k diag(omega^h)`` (`theory.multitask`). The paper's modes: H = 1 one kernel
+``Gamma_k = sum_h mu^h_k diag(omega^h)`` (`theory._multitask`). The paper's modes: H = 1 one kernel
 regressor (I), H = 2 one ± pair shared by both tasks (II), H = 3 superposition (IV), H = 4 a ±
 pair per task (III); with H > K heads the tasks get support-restricted debiased GD.
 
@@ -55,7 +55,7 @@ import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.theory.multitask import (
+from icl_verify.theory import (
     PAPER_TABLE_2,
     first_order_prediction,
     optimal_task_preconditioners,

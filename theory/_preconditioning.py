@@ -48,7 +48,7 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from icl_verify.theory.setting import Setting
+from icl_verify.theory._setting import Setting
 
 from icl_verify.covariance import check_covariance, check_rho
 
@@ -119,7 +119,7 @@ def preconditioned_gd_risk(
     reads ``tr(Sigma)/d + ... - 2 a tr(Gamma Sigma^2)/d``); ``query_noise=False`` drops the
     floor sigma2 of a noiseless query label. With B = diag(1_S), Sigma = I, context noise
     r |S| and no query noise this is one task of the multi-task data (§HE-5.4-MT,
-    `theory.multitask.preconditioned_dgd_risk`).
+    `theory.preconditioned_dgd_risk`).
 
     >>> from icl_verify.covariance import kms_covariance
     >>> s, sigma = Setting(d=5, L=40, sigma2=0.1), kms_covariance(5, 0.5)

@@ -17,7 +17,7 @@ which is support-restricted debiased GD (A.1) when ``sum_h mu^h_k = 0`` and
 
 Risks (Monte-Carlo tested): for a diagonal ``Gamma`` (any d entries) the predictor
 ``(1/L) sum_i y_i (x_i - xbar)^T Gamma x_q`` of one task (support S, s = |S|) is preconditioned
-debiased GD (`theory.preconditioning.preconditioned_gd_risk`) with Sigma = I, beta ~ N(0,
+debiased GD (`theory.preconditioned_gd_risk`) with Sigma = I, beta ~ N(0,
 diag(1_S)), context noise r s and a noiseless query; with n = L - 1 its risk reads
 
     R(Gamma) = s - 2 (n/L) sum_{j in S} Gamma_j
@@ -38,9 +38,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.theory.preconditioning import preconditioned_gd_risk
-from icl_verify.theory.risks import TunedRisk, debiased_gd_risk, optimal_gd
-from icl_verify.theory.setting import Setting
+from icl_verify.theory._preconditioning import preconditioned_gd_risk
+from icl_verify.theory._risks import TunedRisk, debiased_gd_risk, optimal_gd
+from icl_verify.theory._setting import Setting
 
 __all__ = [
     "PAPER_TABLE_2",
@@ -203,7 +203,7 @@ def preconditioned_dgd_risk(gamma, support, L: int, relative_noise: float = 0.1)
     """Risk of ``(1/L) sum_i y_i (x_i - xbar)^T diag(gamma) x_q`` on one task (module formula).
 
     The task's data are those of `numerics.sample_multitask_regression` (beta ~ N(0, I_s),
-    context noise r s, noiseless query): `theory.preconditioning.preconditioned_gd_risk` with
+    context noise r s, noiseless query): `theory.preconditioned_gd_risk` with
     that signal and noise, ``R = s - 2 (n/L) sum_S gamma_j + (n/L^2) [(n+1) sum_S gamma_j^2 +
     s (1+r) sum_j gamma_j^2]``, n = L - 1. gamma: (d,); support: indices.
 

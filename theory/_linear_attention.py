@@ -28,8 +28,8 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.theory.risks import gd_risk, optimal_gd
-from icl_verify.theory.setting import Setting
+from icl_verify.theory._risks import gd_risk, optimal_gd
+from icl_verify.theory._setting import Setting
 
 from icl_verify import MAX_PROMPT_LENGTH
 

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import sympy as sp
-from icl_verify.theory.setting import _positive_int
+from icl_verify.theory._setting import _positive_int
 from scipy.special import roots_genlaguerre, roots_legendre
 
 from icl_verify.activations import Activation, ActivationError, parse_activation
