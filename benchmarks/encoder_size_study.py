@@ -1,7 +1,7 @@
 """At which CPU-sized setting do Chen et al.'s trained-encoder findings appear? (issue 14)
 
-Trains, for each number of heads h, one ensemble of encoders (`numerics.encoder_training`) in
-the paper's regime (d = 16, s = 4, n = 12 training examples, q = 4 queries, x ~ N(0, I),
+Trains, for each number of heads h, one ensemble of encoders (`numerics._chen2024.encoder_training`)
+in the paper's regime (d = 16, s = 4, n = 12 training examples, q = 4 queries, x ~ N(0, I),
 w* ~ N(0, I) on the support), one member per (replicate, sigma), with only width, depth and
 steps reduced; then reads every member at the paper's evaluation (n = 10, q = 1):
 
@@ -29,15 +29,14 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _machine import machine  # noqa: E402  (benchmarks/, the script's folder)
-from icl_verify.numerics.encoder_analysis import (  # noqa: E402
+from icl_verify.numerics import (  # noqa: E402  # noqa: E402  # noqa: E402
+    EncoderTraining,
     effective_heads,
     head_importance,
-    member_prompts,
-)
-from icl_verify.numerics.encoder_training import EncoderTraining, train_encoders  # noqa: E402
-from icl_verify.numerics.sparse_regression import (  # noqa: E402
     least_squares_excess_risks,
+    member_prompts,
     oracle_tuned,
+    train_encoders,
 )
 
 RIDGE_GRID = (1.0, 1e-1, 1e-2, 1e-3, 1e-4)

@@ -1,4 +1,4 @@
-"""Milliseconds per Adam step of `numerics.encoder.Encoder` ensembles, by size (issue 14's study).
+"""Milliseconds per Adam step of `numerics.Encoder` ensembles, by size (issue 14's study).
 
 The training step of Chen, Zhao, Zou (2024) App. B: sparse-regression prompts (d = 16, s = 4,
 n = 12 examples, q = 4 queries, batch 64 per member; fresh prompts every step), squared error at
@@ -24,8 +24,12 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _machine import machine  # noqa: E402  (benchmarks/, the script's folder)
-from icl_verify.numerics.data import sample_sparse_regression  # noqa: E402
-from icl_verify.numerics.encoder import Encoder, EncoderConfig, encoder_tokens  # noqa: E402
+from icl_verify.numerics import (  # noqa: E402
+    Encoder,
+    EncoderConfig,
+    encoder_tokens,
+    sample_sparse_regression,  # noqa: E402
+)
 
 from icl_verify._files import write_atomic  # noqa: E402
 

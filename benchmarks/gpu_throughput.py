@@ -2,7 +2,7 @@
 
 Measured in one run on one card (``--device cuda``), every number below from the same process:
 
-- **grid**: model-steps/s (E members x steps / s) of `numerics.trainer.train` for E in {1, 16,
+- **grid**: model-steps/s (E members x steps / s) of `numerics.train` for E in {1, 16,
   64, 256, 1024} and H in {1, 2, 4, 8} at d = 5, L = 40, batch 256 per member (He et al. §0.5,
   one shared data stream as the claims' ensembles draw), with the step captured as a CUDA graph
   and with plain launches. Each rate is timed inside one training: the device is synchronised
@@ -21,7 +21,7 @@ Measured in one run on one card (``--device cuda``), every number below from the
 - **encoder**: the Chen et al. encoder (d = 16, d_hid 256, 4 layers, batch 64, n + q = 16
   tokens, members with their own data streams over the sigma grid), per precision (float32 as
   today: explicit attention; tf32 and bf16: `scaled_dot_product_attention`, the matrix units;
-  `numerics.encoder`): E = 5 at h in {1, 2, 4, 8}, and E in {20, 40, 80} at h = 8 (where the
+  `numerics._core.encoder`): E = 5 at h in {1, 2, 4, 8}, and E in {20, 40, 80} at h = 8 (where the
   card fills; 20 = every (h, sigma) of one depth). Per row: ms per step (graph; plain too for
   float32 at E = 5), ms per member-step, and TFLOP/s from the exact matrix-product FLOPs of a
   member-step (`encoder_step_flops`: 19.55 GFLOP at this size) against the ceiling;
@@ -50,14 +50,15 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _machine import machine  # noqa: E402  (benchmarks/, the script's folder)
-from icl_verify.numerics.encoder import EncoderConfig, matrix_precision  # noqa: E402
-from icl_verify.numerics.models import AttentionConfig  # noqa: E402
-from icl_verify.numerics.trainer import (  # noqa: E402
+from icl_verify.numerics import (  # noqa: E402
+    AttentionConfig,  # noqa: E402
+    EncoderConfig,
     LinearRegressionTask,
     SparseRegressionTask,
     TrainConfig,
     train,
 )
+from icl_verify.numerics._core.encoder import matrix_precision  # noqa: E402
 
 from icl_verify._files import write_atomic  # noqa: E402
 

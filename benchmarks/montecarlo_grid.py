@@ -1,7 +1,7 @@
 """Time the true-loss landscape of the two-head kernel-sum predictor (3.2) on a 50 x 50 grid.
 
 He et al. (2025) Fig. 6 compares the true loss with the approximate loss (4.1) over (omega, mu)
-for the ± pair ``(omega, -omega), (mu, -mu)``. `numerics.montecarlo.kernel_sum_loss_grid` gets
+for the ± pair ``(omega, -omega), (mu, -mu)``. `numerics.kernel_sum_loss_grid` gets
 every mu from one pass per omega (the loss is quadratic in mu), so the cost is one softmax per
 (omega, prompt). This script measures the wall time of the default landscape (d=5, L=40,
 sigma2=0.1, 50 omega x 50 mu, 1e5 prompts each, all on the same prompts) and prints it with
@@ -18,7 +18,7 @@ import time
 from types import SimpleNamespace
 
 import torch
-from icl_verify.numerics.montecarlo import kernel_sum_loss_grid
+from icl_verify.numerics import kernel_sum_loss_grid
 
 
 def main() -> None:

@@ -32,7 +32,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _machine import machine  # noqa: E402  (benchmarks/, the script's folder)
-from icl_verify.numerics.ensemble import train_ensemble  # noqa: E402
+from icl_verify.numerics import train_ensemble  # noqa: E402
 from icl_verify.validation.claims._trained import training  # noqa: E402
 from icl_verify.validation.registry import select_claims  # noqa: E402
 

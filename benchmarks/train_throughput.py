@@ -1,7 +1,7 @@
 """Training throughput of batched attention ensembles: model-steps per second (E * steps / s).
 
 Setting of He et al. (2025) §0.5: d = 5, L = 40, batch 256, H = 4 heads, Adam. Each ensemble size
-E trains with `numerics.trainer.train` for two run lengths; the rate is taken from the difference,
+E trains with `numerics.train` for two run lengths; the rate is taken from the difference,
 so set-up (initialisation, validation prompts, process start-up, first-call overheads) cancels.
 With per-member data streams each E >= 2 is also trained by ``TrainConfig.workers`` = 2, ...
 processes side by side (one torch thread each), in the same run, and the ratio to one worker is
@@ -34,8 +34,12 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _machine import machine  # noqa: E402  (benchmarks/, the script's folder)
-from icl_verify.numerics.models import AttentionConfig  # noqa: E402
-from icl_verify.numerics.trainer import LinearRegressionTask, TrainConfig, train  # noqa: E402
+from icl_verify.numerics import (  # noqa: E402
+    AttentionConfig,  # noqa: E402
+    LinearRegressionTask,
+    TrainConfig,
+    train,
+)
 
 from icl_verify._files import write_atomic  # noqa: E402
 
@@ -110,8 +114,8 @@ def profile(E: int, steps: int) -> dict:
     """Milliseconds per step of one process on one thread, by phase: drawing the E members' data,
     forward + backward, the Adam update (the trainer's loop without its bookkeeping)."""
     import torch.nn.functional as F  # noqa: N812
-    from icl_verify.numerics._training.loop import stream_seed
-    from icl_verify.numerics.models import MultiHeadAttention
+    from icl_verify.numerics import MultiHeadAttention
+    from icl_verify.numerics._core._training.loop import stream_seed
 
     task = LinearRegressionTask(5, 40, 0.1)
     model = MultiHeadAttention(AttentionConfig(d=5, heads=4, ensemble=E), list(range(E)))

@@ -3,7 +3,7 @@
 He et al. (2025), Appendix B study the flow (B.4) of Ltilde in the effective parameters
 (omega_h, mu_h). A trained model has weights instead: omega_h = mean_i (W_K)_ii (W_Q^h)_ii /
 sqrt(D) over the d covariate entries and mu_h = W_O^h W_V^h (last entries), D = d + 1 the
-token dimension (`numerics.models`). Gradient flow on those weights, with the loss Ltilde of
+token dimension (`numerics._core.models`). Gradient flow on those weights, with the loss Ltilde of
 (omega, mu), is the chain rule through the products: for head 1 with KQ diagonals a (W_K),
 b (W_Q) and OV weights v (W_V), o (W_O),
 

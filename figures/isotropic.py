@@ -236,8 +236,8 @@ def figure_isotropic(params, prediction, measurement):
 
 # -- the record's markdown tables (stored numbers only) -----------------------------------------
 
-READINGS = ("theorem", "discussion")  # the bound: theory.sparse_isotropic.READINGS
-STEP_READINGS = ("beta", "appendix")  # F.1 condition on t: theory.sparse_isotropic.STEP_READINGS
+READINGS = ("theorem", "discussion")  # the bound: theory.READINGS
+STEP_READINGS = ("beta", "appendix")  # F.1 condition on t: theory.STEP_READINGS
 
 
 def step_rows(params) -> list[tuple[str, int, int, int, int, float]]:
@@ -260,7 +260,7 @@ def step_rows(params) -> list[tuple[str, int, int, int, int, float]]:
 def table_isotropic(params, prediction, measurement, step_budgets) -> str:
     """Mean excess risks per n in both regimes (evaluation prompts), with exact OLS; pre-gd over
     s beside both readings of the bound; the eta t table of `step_rows`, ``step_budgets`` being
-    F.1's eta t in each of `STEP_READINGS` per row (`theory.sparse_isotropic`, from the claim)."""
+    F.1's eta t in each of `STEP_READINGS` per row (`theory._sparse_isotropic`, from the claim)."""
     data = measurement.figure_data
     lines = [
         "| regime | n | OLS (exact) | ridge | GD | pre-gd | Lasso |",

@@ -192,7 +192,7 @@ def table_2(params, prediction, measurement, sources, head_conditions) -> str:
         "",
         f"Optimal restricted steps η*_k = L/(L + |S_k|(1+r)) = {eta}.",
         "",
-        f"Modes at the end (`numerics.multitask.multitask_mode`), member: {modes}.",
+        f"Modes at the end (`numerics.multitask_mode`), member: {modes}.",
         "",
         f"First-order truncation (RMS gap kernel vs first-order prediction / RMS prediction): "
         f"{gaps}.",

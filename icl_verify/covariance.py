@@ -4,7 +4,7 @@ equicorrelated matrix of Chen et al. (2024) App. G.
 The non-isotropic experiment of He et al. draws ``x ~ N(0, Sigma)`` with the
 Kac-Murdock-Szegő matrix ``Sigma_ij = rho^|i-j|`` (reference §HE-5.3-KMS; the authors'
 ``generate_covariance_matrix``, default rho = 0.5). This module is its one definition:
-`theory.preconditioning` computes with it in float64 numpy, `numerics.data.kms_covariance`
+`theory._preconditioning` computes with it in float64 numpy, `numerics.kms_covariance`
 wraps it in torch for the samplers. `check_covariance` is the one validation of a covariance
 argument. Chen et al.'s correlated design (reference chen2024 §2.7) draws
 ``x ~ N(0, I + zeta 11^T)`` (`equicorrelated_covariance`). Plain numpy, so every layer may

@@ -2,7 +2,7 @@
 
 `resolve_device` turns a name into the torch device string a run uses (``auto``: CUDA when
 present, else the CPU) and refuses, in one line, a name that is malformed or names a card this
-machine does not have. The trainer (`numerics.trainer`) and every command (`--device`) use it;
+machine does not have. The trainer (`numerics._core.trainer`) and every command (`--device`) use it;
 torch is imported only when a CUDA name must be checked, so a CPU run's start stays light.
 """
 

@@ -10,7 +10,7 @@ A head is *dummy* when that share is negligible,
 
 (it may still add ``mu_h ybar``, which the zero-sum ratio counts), and otherwise
 *positive* or *negative* by the sign of omega_h. This module is the one definition:
-`numerics.circuits` (trained models), `dynamics.trajectory` (ODE solutions) and the
+`numerics._core.circuits` (trained models), `dynamics.trajectory` (ODE solutions) and the
 claims all classify heads with `head_types`. Plain numpy, so every layer may import it.
 """
 
@@ -26,7 +26,7 @@ DUMMY_THRESHOLD = 0.05
 
 def head_scales(KQ, OV, d: int) -> tuple[np.ndarray, np.ndarray]:
     """The effective head scales (3.1) of circuits, in numpy: ``omega_h = mean diag(KQ11_h)``
-    (the first d diagonal entries), ``mu_h = OV_h[-1, -1]``; `numerics.circuits.omega_mu` is the
+    (the first d diagonal entries), ``mu_h = OV_h[-1, -1]``; `numerics.omega_mu` is the
     same in torch (for tensors on a device).
 
     KQ, OV: (..., D, D) -> omega, mu of shape (...).
@@ -59,8 +59,8 @@ def head_types(omega, mu, threshold: float = DUMMY_THRESHOLD) -> np.ndarray:
 
 
 #: The four modes of multi-head attention on K tasks, He et al. (2025) §5.4 (reference
-#: §HE-5.4-MT), by the codes `numerics.multitask.multitask_mode` returns and
-#: `theory.multitask.paper_mode` predicts: I one weighted kernel regressor, II one ± pair shared
+#: §HE-5.4-MT), by the codes `numerics.multitask_mode` returns and
+#: `theory.paper_mode` predicts: I one weighted kernel regressor, II one ± pair shared
 #: by every task, III a ± pair per task, IV superposition (a head serves two tasks with opposite
 #: signs); 0 when a trained model fits none of them.
 MODE_NAMES = {0: "unclassified", 1: "I", 2: "II", 3: "III", 4: "IV"}

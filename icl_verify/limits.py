@@ -33,7 +33,7 @@ MAX_COUNT = 10**9
 MAX_DIMENSION = 10_000
 MAX_PROMPT_LENGTH = 100_000
 MAX_VALUE = 1e12
-#: Prompts per independently seeded block of a Monte Carlo (`numerics.montecarlo`): the most
+#: Prompts per independently seeded block of a Monte Carlo (`numerics._core.montecarlo`): the most
 #: prompts a Monte Carlo holds at once.
 MONTE_CARLO_BLOCK = 4096
 

@@ -86,7 +86,7 @@ def mean_of_estimates(values, stderrs, axis: int = 0) -> tuple[np.ndarray, np.nd
 
 def group_means(values, groups) -> np.ndarray:
     """(..., d) -> (..., G): the mean of ``values`` over each group of last-axis indices (tuples
-    of indices, e.g. `theory.multitask.support_groups`).
+    of indices, e.g. `theory.support_groups`).
 
     >>> group_means(np.array([1.0, 3.0, 5.0, 6.0]), ((0, 1), (2, 3)))
     array([2. , 5.5])

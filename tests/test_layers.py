@@ -3,7 +3,8 @@
 Read from the source with `ast`, every import statement counts, including those inside
 functions: numerics uses neither theory nor dynamics (a measurement never uses the
 formula it checks); theory uses no other layer; dynamics only theory; figures neither
-validation nor numerics; and nothing below validation imports it.
+validation nor numerics; and nothing below validation imports it. Inside numerics, the
+generic core reads neither paper's read-outs, and the two papers' read-outs not each other.
 """
 
 import ast
@@ -110,3 +111,51 @@ def test_light_commands_import_neither_torch_nor_matplotlib(argv):
         [sys.executable, "-c", program], capture_output=True, text=True, timeout=120, check=True
     )
     assert "HEAVY []" in result.stderr, result.stderr[-2000:]
+
+
+# Inside numerics: the generic core reads no paper's read-outs, and each paper's read-outs
+# read only the core (and their own part).
+NUMERICS_PARTS = {"_core": {"_he2025", "_chen2024"}, "_he2025": {"_chen2024"},
+                  "_chen2024": {"_he2025"}}  # fmt: skip
+
+
+def numerics_parts_imported(path: Path) -> set[str]:
+    """The parts of numerics (``_core``, ``_he2025``, ``_chen2024``) a source file imports."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        found |= {n.split(".")[2] for n in names if n.startswith("icl_verify.numerics._")}
+    return found
+
+
+@pytest.mark.parametrize("part", sorted(NUMERICS_PARTS))
+def test_the_numerics_core_reads_no_paper_and_the_papers_not_each_other(part):
+    wrong = {
+        str(path.relative_to(ROOT)): sorted(numerics_parts_imported(path) & NUMERICS_PARTS[part])
+        for path in sorted((ROOT / "numerics" / part).rglob("*.py"))
+    }
+    assert {k: v for k, v in wrong.items() if v} == {}
+
+
+def test_the_check_sees_a_read_out_imported_by_the_core(tmp_path):
+    source = tmp_path / "x.py"
+    source.write_text("from icl_verify.numerics._he2025.patterns import settled_mean\n")
+    assert numerics_parts_imported(source) == {"_he2025"}
+
+
+def test_a_torch_free_numerics_name_loads_no_torch():
+    # the stub is read, not the modules: torch comes with the first name that needs it
+    program = (
+        "import sys\n"
+        "import icl_verify.numerics as numerics\n"
+        "numerics.single_thread, dir(numerics), numerics.__all__\n"
+        "print('TORCH', 'torch' in sys.modules)\n"
+        "numerics.Prompts\n"
+        "print('TORCH', 'torch' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert result.stdout.split() == ["TORCH", "False", "TORCH", "True"], result.stdout

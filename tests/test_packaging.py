@@ -2,7 +2,8 @@
 
 Builds the wheel (no dependencies, no network) and reads its file list: the only
 top-level names are `icl_verify/` and its dist-info, and every Python file of the
-five layer folders is in it under `icl_verify/<layer>/`.
+five layer folders is in it under `icl_verify/<layer>/`, stubs too (`numerics` reads its own
+at import).
 """
 
 import shutil
@@ -32,9 +33,8 @@ def test_wheel_holds_exactly_the_icl_verify_package(tmp_path):
     assert {t for t in top if not t.endswith(".dist-info")} == {"icl_verify"}
     expected = {f"icl_verify/{p.name}" for p in (ROOT / "icl_verify").glob("*.py")}
     for layer in icl_verify.SUBPACKAGES:
-        expected |= {
-            f"icl_verify/{p.relative_to(ROOT).as_posix()}" for p in (ROOT / layer).rglob("*.py")
-        }
+        sources = [*(ROOT / layer).rglob("*.py"), *(ROOT / layer).rglob("*.pyi")]  # stubs too
+        expected |= {f"icl_verify/{p.relative_to(ROOT).as_posix()}" for p in sources}
     assert expected - set(names) == set()
     (top_level,) = [n for n in names if n.endswith("top_level.txt")]
     assert zipfile.ZipFile(wheel).read(top_level).decode().split() == ["icl_verify"]

@@ -32,232 +32,143 @@ The closed forms a researcher needs every day are re-exported here flat:
   bounds, the exact OLS risks and the Lasso rate on isotropic data (`sparse_isotropic`).
 
 `theory.symbolic` derives these formulas with sympy. Nothing here imports torch.
+
+The modules named above are private (``theory/_risks.py`` ...): each public name has one path,
+``icl_verify.theory.X``, re-exported below as ``X as X`` (what IDEs and type checkers read);
+``__all__`` is derived from those lines. `theory.symbolic` is a public subpackage of its own.
 """
 
-from icl_verify.theory.approximate_loss import (
-    approximate_loss,
-    approximate_loss_grad,
-    approximate_loss_hessian,
-    optimal_mu,
-    optimal_mu_loss,
-    stage_two_lower_bound,
+from icl_verify.theory._approximate_loss import approximate_loss as approximate_loss
+from icl_verify.theory._approximate_loss import approximate_loss_grad as approximate_loss_grad
+from icl_verify.theory._approximate_loss import approximate_loss_hessian as approximate_loss_hessian
+from icl_verify.theory._approximate_loss import optimal_mu as optimal_mu
+from icl_verify.theory._approximate_loss import optimal_mu_loss as optimal_mu_loss
+from icl_verify.theory._approximate_loss import stage_two_lower_bound as stage_two_lower_bound
+from icl_verify.theory._approximation_error import approximation_constant as approximation_constant
+from icl_verify.theory._approximation_error import (
+    dgd_gap_length_slope_bias as dgd_gap_length_slope_bias,
 )
-from icl_verify.theory.approximation_error import (
-    approximation_constant,
-    dgd_gap_length_slope_bias,
-    dgd_gap_omega_slope_bias,
-    dgd_gap_rms_large_d,
-    manifold_gap_limit,
-    manifold_gap_slope_bias,
-    product_gap_limit,
+from icl_verify.theory._approximation_error import (
+    dgd_gap_omega_slope_bias as dgd_gap_omega_slope_bias,
 )
-from icl_verify.theory.constructions import (
-    absolute_evaluation,
-    algorithm_roundings,
-    higham_gamma,
-    network_roundings,
-    normalised_error_bound,
-    preprocessed_gd_predictions,
-    preprocessed_prompt,
+from icl_verify.theory._approximation_error import dgd_gap_rms_large_d as dgd_gap_rms_large_d
+from icl_verify.theory._approximation_error import manifold_gap_limit as manifold_gap_limit
+from icl_verify.theory._approximation_error import (
+    manifold_gap_slope_bias as manifold_gap_slope_bias,
 )
-from icl_verify.theory.linear_attention import (
-    FrozenLinearMinimum,
-    SoftmaxPairExpansion,
-    frozen_linear_attention_minimum,
-    frozen_linear_attention_risk,
-    frozen_linear_attention_risk_shift,
-    softmax_pair_expansion,
+from icl_verify.theory._approximation_error import product_gap_limit as product_gap_limit
+from icl_verify.theory._constructions import absolute_evaluation as absolute_evaluation
+from icl_verify.theory._constructions import algorithm_roundings as algorithm_roundings
+from icl_verify.theory._constructions import higham_gamma as higham_gamma
+from icl_verify.theory._constructions import network_roundings as network_roundings
+from icl_verify.theory._constructions import normalised_error_bound as normalised_error_bound
+from icl_verify.theory._constructions import (
+    preprocessed_gd_predictions as preprocessed_gd_predictions,
 )
-from icl_verify.theory.manifold import (
-    SingleHeadOptimum,
-    effective_learning_rate,
-    manifold_limit_bound,
-    manifold_loss,
-    manifold_mu,
-    single_head_optimum,
+from icl_verify.theory._constructions import preprocessed_prompt as preprocessed_prompt
+from icl_verify.theory._linear_attention import FrozenLinearMinimum as FrozenLinearMinimum
+from icl_verify.theory._linear_attention import SoftmaxPairExpansion as SoftmaxPairExpansion
+from icl_verify.theory._linear_attention import (
+    frozen_linear_attention_minimum as frozen_linear_attention_minimum,
 )
-from icl_verify.theory.multitask import (
-    PAPER_TABLE_2,
-    GroupTable,
-    SupportConditions,
-    first_order_prediction,
-    optimal_task_preconditioners,
-    paper_mode,
-    preconditioned_dgd_risk,
-    restricted_dgd_risk,
-    restricted_optimum,
-    shared_preconditioner,
-    support_conditions,
-    support_groups,
-    task_preconditioners,
+from icl_verify.theory._linear_attention import (
+    frozen_linear_attention_risk as frozen_linear_attention_risk,
 )
-from icl_verify.theory.normalised_attention import (
-    PAPER_TABLE_1,
-    ActivationCoefficients,
-    activation_coefficients,
-    first_order_step,
-    kernel_mean_step,
-    second_order_step,
+from icl_verify.theory._linear_attention import (
+    frozen_linear_attention_risk_shift as frozen_linear_attention_risk_shift,
 )
-from icl_verify.theory.preconditioning import (
-    debiased_excess_risk_bound,
-    kms_inverse,
-    optimal_preconditioner,
-    preconditioned_gd_risk,
+from icl_verify.theory._linear_attention import softmax_pair_expansion as softmax_pair_expansion
+from icl_verify.theory._manifold import SingleHeadOptimum as SingleHeadOptimum
+from icl_verify.theory._manifold import effective_learning_rate as effective_learning_rate
+from icl_verify.theory._manifold import manifold_limit_bound as manifold_limit_bound
+from icl_verify.theory._manifold import manifold_loss as manifold_loss
+from icl_verify.theory._manifold import manifold_mu as manifold_mu
+from icl_verify.theory._manifold import single_head_optimum as single_head_optimum
+from icl_verify.theory._multitask import PAPER_TABLE_2 as PAPER_TABLE_2
+from icl_verify.theory._multitask import GroupTable as GroupTable
+from icl_verify.theory._multitask import SupportConditions as SupportConditions
+from icl_verify.theory._multitask import first_order_prediction as first_order_prediction
+from icl_verify.theory._multitask import (
+    optimal_task_preconditioners as optimal_task_preconditioners,
 )
-from icl_verify.theory.risks import (
-    BayesComparison,
-    TunedRisk,
-    bayes_risk_limit,
-    compare_with_bayes,
-    debiased_gd_risk,
-    gd_risk,
-    gd_risk_limit,
-    optimal_gd,
+from icl_verify.theory._multitask import paper_mode as paper_mode
+from icl_verify.theory._multitask import preconditioned_dgd_risk as preconditioned_dgd_risk
+from icl_verify.theory._multitask import restricted_dgd_risk as restricted_dgd_risk
+from icl_verify.theory._multitask import restricted_optimum as restricted_optimum
+from icl_verify.theory._multitask import shared_preconditioner as shared_preconditioner
+from icl_verify.theory._multitask import support_conditions as support_conditions
+from icl_verify.theory._multitask import support_groups as support_groups
+from icl_verify.theory._multitask import task_preconditioners as task_preconditioners
+from icl_verify.theory._normalised_attention import PAPER_TABLE_1 as PAPER_TABLE_1
+from icl_verify.theory._normalised_attention import ActivationCoefficients as ActivationCoefficients
+from icl_verify.theory._normalised_attention import (
+    activation_coefficients as activation_coefficients,
 )
-from icl_verify.theory.setting import Setting
-from icl_verify.theory.softmax_norm import (
-    NormExpansion,
-    TiltedMoments,
-    conditional_norm_expansion,
-    limit_density,
-    softmax_norm_expansion,
-    softmax_norm_regime,
-    tilted_moments,
+from icl_verify.theory._normalised_attention import first_order_step as first_order_step
+from icl_verify.theory._normalised_attention import kernel_mean_step as kernel_mean_step
+from icl_verify.theory._normalised_attention import second_order_step as second_order_step
+from icl_verify.theory._preconditioning import (
+    debiased_excess_risk_bound as debiased_excess_risk_bound,
 )
-from icl_verify.theory.sparse_gd import (
-    PreprocessedGD,
-    RateBound,
-    SupportLossRates,
-    coordinate_loss_probability,
-    lemma_d1_bound,
-    lemma_d2_sample_size,
-    lemma_d4_bound,
-    margin_term_bounds,
-    noise_term_independent,
-    population_correlations,
-    preprocessed_gd_closed_form,
-    product_mean_rate,
-    sign_prior_constants,
-    support_loss_rates,
-    support_margin,
-    support_retention_sample_size,
-    theorem_5_1_bound,
-    theorem_5_2_bound,
+from icl_verify.theory._preconditioning import kms_inverse as kms_inverse
+from icl_verify.theory._preconditioning import optimal_preconditioner as optimal_preconditioner
+from icl_verify.theory._preconditioning import preconditioned_gd_risk as preconditioned_gd_risk
+from icl_verify.theory._risks import BayesComparison as BayesComparison
+from icl_verify.theory._risks import TunedRisk as TunedRisk
+from icl_verify.theory._risks import bayes_risk_limit as bayes_risk_limit
+from icl_verify.theory._risks import compare_with_bayes as compare_with_bayes
+from icl_verify.theory._risks import debiased_gd_risk as debiased_gd_risk
+from icl_verify.theory._risks import gd_risk as gd_risk
+from icl_verify.theory._risks import gd_risk_limit as gd_risk_limit
+from icl_verify.theory._risks import optimal_gd as optimal_gd
+from icl_verify.theory._setting import Setting as Setting
+from icl_verify.theory._softmax_norm import MOMENT_LIMIT as MOMENT_LIMIT
+from icl_verify.theory._softmax_norm import NormExpansion as NormExpansion
+from icl_verify.theory._softmax_norm import TiltedMoments as TiltedMoments
+from icl_verify.theory._softmax_norm import conditional_norm_expansion as conditional_norm_expansion
+from icl_verify.theory._softmax_norm import limit_density as limit_density
+from icl_verify.theory._softmax_norm import softmax_norm_expansion as softmax_norm_expansion
+from icl_verify.theory._softmax_norm import softmax_norm_regime as softmax_norm_regime
+from icl_verify.theory._softmax_norm import tilted_moments as tilted_moments
+from icl_verify.theory._sparse_gd import PreprocessedGD as PreprocessedGD
+from icl_verify.theory._sparse_gd import RateBound as RateBound
+from icl_verify.theory._sparse_gd import SupportLossRates as SupportLossRates
+from icl_verify.theory._sparse_gd import coordinate_loss_probability as coordinate_loss_probability
+from icl_verify.theory._sparse_gd import lemma_d1_bound as lemma_d1_bound
+from icl_verify.theory._sparse_gd import lemma_d2_sample_size as lemma_d2_sample_size
+from icl_verify.theory._sparse_gd import lemma_d4_bound as lemma_d4_bound
+from icl_verify.theory._sparse_gd import margin_term_bounds as margin_term_bounds
+from icl_verify.theory._sparse_gd import noise_term_independent as noise_term_independent
+from icl_verify.theory._sparse_gd import population_correlations as population_correlations
+from icl_verify.theory._sparse_gd import preprocessed_gd_closed_form as preprocessed_gd_closed_form
+from icl_verify.theory._sparse_gd import product_mean_rate as product_mean_rate
+from icl_verify.theory._sparse_gd import sign_prior_constants as sign_prior_constants
+from icl_verify.theory._sparse_gd import support_loss_rates as support_loss_rates
+from icl_verify.theory._sparse_gd import support_margin as support_margin
+from icl_verify.theory._sparse_gd import (
+    support_retention_sample_size as support_retention_sample_size,
 )
-from icl_verify.theory.sparse_isotropic import (
-    READINGS,
-    STEP_READINGS,
-    lasso_rate,
-    ols_excess_risk,
-    theorem_5_3_d_log_slope,
-    theorem_5_3_lower_bound,
-    theorem_5_3_n_log_slope,
-    theorem_5_3_sparsity_exponent,
-    theorem_5_3_step_budget,
-    theorem_5_3_step_exponent,
-    theorem_5_3_upper_bound,
+from icl_verify.theory._sparse_gd import theorem_5_1_bound as theorem_5_1_bound
+from icl_verify.theory._sparse_gd import theorem_5_2_bound as theorem_5_2_bound
+from icl_verify.theory._sparse_isotropic import READINGS as READINGS
+from icl_verify.theory._sparse_isotropic import STEP_READINGS as STEP_READINGS
+from icl_verify.theory._sparse_isotropic import app_f1_bias_bound as app_f1_bias_bound
+from icl_verify.theory._sparse_isotropic import app_f1_step_count as app_f1_step_count
+from icl_verify.theory._sparse_isotropic import app_f1_variance_bound as app_f1_variance_bound
+from icl_verify.theory._sparse_isotropic import lasso_rate as lasso_rate
+from icl_verify.theory._sparse_isotropic import lemma_f1_noise_bound as lemma_f1_noise_bound
+from icl_verify.theory._sparse_isotropic import ols_excess_risk as ols_excess_risk
+from icl_verify.theory._sparse_isotropic import theorem_5_3_d_log_slope as theorem_5_3_d_log_slope
+from icl_verify.theory._sparse_isotropic import theorem_5_3_lower_bound as theorem_5_3_lower_bound
+from icl_verify.theory._sparse_isotropic import theorem_5_3_n_log_slope as theorem_5_3_n_log_slope
+from icl_verify.theory._sparse_isotropic import (
+    theorem_5_3_sparsity_exponent as theorem_5_3_sparsity_exponent,
 )
+from icl_verify.theory._sparse_isotropic import theorem_5_3_step_budget as theorem_5_3_step_budget
+from icl_verify.theory._sparse_isotropic import (
+    theorem_5_3_step_exponent as theorem_5_3_step_exponent,
+)
+from icl_verify.theory._sparse_isotropic import theorem_5_3_upper_bound as theorem_5_3_upper_bound
 
-__all__ = [
-    "absolute_evaluation",
-    "activation_coefficients",
-    "ActivationCoefficients",
-    "algorithm_roundings",
-    "approximate_loss",
-    "approximate_loss_grad",
-    "approximate_loss_hessian",
-    "bayes_risk_limit",
-    "BayesComparison",
-    "compare_with_bayes",
-    "conditional_norm_expansion",
-    "coordinate_loss_probability",
-    "debiased_excess_risk_bound",
-    "debiased_gd_risk",
-    "dgd_gap_length_slope_bias",
-    "dgd_gap_omega_slope_bias",
-    "dgd_gap_rms_large_d",
-    "effective_learning_rate",
-    "first_order_prediction",
-    "first_order_step",
-    "frozen_linear_attention_minimum",
-    "frozen_linear_attention_risk",
-    "frozen_linear_attention_risk_shift",
-    "FrozenLinearMinimum",
-    "gd_risk",
-    "gd_risk_limit",
-    "GroupTable",
-    "higham_gamma",
-    "kernel_mean_step",
-    "kms_inverse",
-    "lasso_rate",
-    "lemma_d1_bound",
-    "lemma_d2_sample_size",
-    "lemma_d4_bound",
-    "noise_term_independent",
-    "limit_density",
-    "manifold_gap_limit",
-    "product_gap_limit",
-    "manifold_gap_slope_bias",
-    "approximation_constant",
-    "manifold_limit_bound",
-    "manifold_loss",
-    "manifold_mu",
-    "margin_term_bounds",
-    "network_roundings",
-    "normalised_error_bound",
-    "NormExpansion",
-    "ols_excess_risk",
-    "optimal_gd",
-    "optimal_mu",
-    "optimal_mu_loss",
-    "optimal_preconditioner",
-    "optimal_task_preconditioners",
-    "paper_mode",
-    "PAPER_TABLE_1",
-    "PAPER_TABLE_2",
-    "population_correlations",
-    "preconditioned_dgd_risk",
-    "preconditioned_gd_risk",
-    "preprocessed_gd_closed_form",
-    "preprocessed_gd_predictions",
-    "preprocessed_prompt",
-    "PreprocessedGD",
-    "product_mean_rate",
-    "RateBound",
-    "READINGS",
-    "restricted_dgd_risk",
-    "restricted_optimum",
-    "second_order_step",
-    "Setting",
-    "shared_preconditioner",
-    "sign_prior_constants",
-    "single_head_optimum",
-    "SingleHeadOptimum",
-    "softmax_norm_expansion",
-    "softmax_norm_regime",
-    "softmax_pair_expansion",
-    "SoftmaxPairExpansion",
-    "STEP_READINGS",
-    "stage_two_lower_bound",
-    "support_conditions",
-    "support_groups",
-    "support_loss_rates",
-    "support_margin",
-    "support_retention_sample_size",
-    "SupportLossRates",
-    "SupportConditions",
-    "task_preconditioners",
-    "theorem_5_1_bound",
-    "theorem_5_2_bound",
-    "theorem_5_3_d_log_slope",
-    "theorem_5_3_lower_bound",
-    "theorem_5_3_n_log_slope",
-    "theorem_5_3_sparsity_exponent",
-    "theorem_5_3_step_budget",
-    "theorem_5_3_step_exponent",
-    "theorem_5_3_upper_bound",
-    "TiltedMoments",
-    "tilted_moments",
-    "TunedRisk",
-]
+# Every name imported above, as `X as X`: the public names, each with one path.
+__all__ = sorted(name for name in dir() if not name.startswith("_") and name != "symbolic")

@@ -63,7 +63,7 @@ class Producer:
     versions watches that code)."""
 
     version: int  # bump when a change can alter what the producer returns
-    module: str  # e.g. "icl_verify.numerics.ensemble"
+    module: str  # e.g. "icl_verify.numerics._core.ensemble"
 
 
 #: The packages whose modules declare the kinds of cached artefact (`producers`).
@@ -74,18 +74,18 @@ PRODUCING_PACKAGES = ("icl_verify.numerics", "icl_verify.dynamics")
 def producers() -> Mapping[str, Producer]:
     """Every kind of cached artefact, by its cache name, as the code declares it: beside what
     makes it, as ``ARTEFACT`` (the name) and ``ARTEFACT_VERSION`` (the version), on a class a
-    module of `PRODUCING_PACKAGES` defines (a training spec, e.g. `numerics.EnsembleTraining`)
-    or at a module's top level (a function's arrays, e.g. `numerics.isotropic`). A name not
-    here cannot be cached; one declared twice is an error. Imports those packages' modules
-    (torch among them) on first use.
+    module of `PRODUCING_PACKAGES` (at any depth) defines (a training spec, e.g.
+    `numerics.EnsembleTraining`) or at a module's top level (a function's arrays, e.g.
+    `numerics._chen2024.isotropic`). A name not here cannot be cached; one declared twice is an
+    error. Imports those packages' modules (torch among them) on first use.
 
     >>> producers()["trained-ensemble"]
-    Producer(version=1, module='icl_verify.numerics.ensemble')
+    Producer(version=1, module='icl_verify.numerics._core.ensemble')
     """
     found: dict[str, Producer] = {}
     for package in PRODUCING_PACKAGES:
-        for info in pkgutil.iter_modules(importlib.import_module(package).__path__):
-            module = importlib.import_module(f"{package}.{info.name}")
+        for info in pkgutil.walk_packages(importlib.import_module(package).__path__, f"{package}."):
+            module = importlib.import_module(info.name)
             owners = [module, *(value for value in vars(module).values()
                                 if inspect.isclass(value) and value.__module__ == module.__name__
                                 and "ARTEFACT" in vars(value))]  # fmt: skip

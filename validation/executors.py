@@ -147,7 +147,7 @@ class _NotStarted(Exception):
 def _on_one_thread(fn: Callable[[T], R], task: T, stop: Path | None = None) -> R:
     """`fn(task)` with torch on one thread (the same in this process and in any worker);
     not started when the file ``stop`` exists."""
-    from icl_verify.numerics.threads import single_thread
+    from icl_verify.numerics import single_thread
 
     if stop is not None and stop.exists():
         raise _NotStarted()

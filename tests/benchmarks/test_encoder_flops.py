@@ -8,8 +8,7 @@ import sys
 from pathlib import Path
 
 import torch
-from icl_verify.numerics.data import sample_sparse_regression
-from icl_verify.numerics.encoder import EncoderConfig, encoder_tokens
+from icl_verify.numerics import EncoderConfig, encoder_tokens, sample_sparse_regression
 from torch.utils.flop_counter import FlopCounterMode
 
 ROOT = Path(__file__).resolve().parents[2]

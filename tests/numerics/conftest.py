@@ -4,8 +4,8 @@
 import numpy as np
 import pytest
 import torch
-from icl_verify.numerics.ensemble import WEIGHT_NAMES, TrainedEnsemble
-from icl_verify.numerics.models import MultiHeadAttention
+from icl_verify.numerics import MultiHeadAttention, TrainedEnsemble
+from icl_verify.numerics._core.ensemble import WEIGHT_NAMES
 
 
 @pytest.fixture

@@ -6,10 +6,18 @@ import dataclasses
 import numpy as np
 import pytest
 import torch
-from icl_verify.numerics.data import embed, sample_linear_regression
-from icl_verify.numerics.ensemble import EnsembleTraining, TrainedEnsemble, train_ensemble
-from icl_verify.numerics.models import AttentionConfig, MultiHeadAttention
-from icl_verify.numerics.trainer import LinearRegressionTask, TrainConfig, train
+from icl_verify.numerics import (
+    AttentionConfig,
+    EnsembleTraining,
+    LinearRegressionTask,
+    MultiHeadAttention,
+    TrainConfig,
+    TrainedEnsemble,
+    embed,
+    sample_linear_regression,
+    train,
+    train_ensemble,
+)
 from torch import nn
 
 D_COV, L = 3, 9

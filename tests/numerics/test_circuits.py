@@ -1,12 +1,18 @@
-"""numerics.circuits: each pattern measure on hand-built circuits, against values by hand."""
+"""numerics._core.circuits: each pattern measure on hand-built circuits, against values by hand."""
 
 import math
 
 import numpy as np
 import pytest
 import torch
-from icl_verify.numerics.circuits import kq_circuit, omega_mu, ov_circuit, summarize_circuits
-from icl_verify.numerics.models import AttentionConfig, MultiHeadAttention
+from icl_verify.numerics import (
+    AttentionConfig,
+    MultiHeadAttention,
+    kq_circuit,
+    omega_mu,
+    ov_circuit,
+    summarize_circuits,
+)
 
 from icl_verify.heads import DUMMY_THRESHOLD
 

@@ -15,9 +15,9 @@ import dataclasses
 import numpy as np
 import pytest
 import torch
-from icl_verify.numerics.encoder import EncoderConfig
-from icl_verify.numerics.models import AttentionConfig
-from icl_verify.numerics.trainer import (
+from icl_verify.numerics import (
+    AttentionConfig,
+    EncoderConfig,
     LinearRegressionTask,
     MultiTaskRegressionTask,
     SparseRegressionTask,

@@ -1,10 +1,11 @@
-"""numerics.data samplers: distributions (Monte Carlo within 4 SE), shapes, seeding, checks."""
+"""numerics._core.data samplers: distributions (Monte Carlo within 4 SE), shapes, seeding,
+checks."""
 
 import math
 
 import pytest
 import torch
-from icl_verify.numerics.data import (
+from icl_verify.numerics import (
     MultiTaskPrompts,
     embed,
     kms_covariance,

@@ -1,4 +1,4 @@
-"""numerics.decoder: the GPT-2-style decoder of Chen, Zhao, Zou (2024) App. G, batched over
+"""numerics._core.decoder: the GPT-2-style decoder of Chen, Zhao, Zou (2024) App. G, batched over
 members: the interleaved layout, causality, a member alone, torch's own pre-LN layers as peer,
 training through the trainer (ensemble = solo runs), and the correlated design's covariates."""
 
@@ -8,10 +8,18 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F  # noqa: N812
-from icl_verify.numerics.data import sample_sparse_regression
-from icl_verify.numerics.decoder import LN_EPS, Decoder, DecoderConfig, decoder_tokens
-from icl_verify.numerics.encoder_training import EncoderTraining, train_encoders
-from icl_verify.numerics.trainer import SparseRegressionTask, TrainConfig, train
+from icl_verify.numerics import (
+    Decoder,
+    DecoderConfig,
+    EncoderTraining,
+    SparseRegressionTask,
+    TrainConfig,
+    decoder_tokens,
+    sample_sparse_regression,
+    train,
+    train_encoders,
+)
+from icl_verify.numerics._core.decoder import LN_EPS
 
 from icl_verify.covariance import equicorrelated_covariance
 

@@ -1,18 +1,19 @@
-"""numerics.effective_steps: the least-squares step of a model on debiased one-step GD recovers
+"""numerics._he2025.effective_steps: the least-squares step of a model on debiased one-step GD
+recovers
 the step of a model built to be debiased GD, and its delta-method SE is the spread over seeds."""
 
 import math
 
 import numpy as np
 import pytest
-from icl_verify.numerics.effective_steps import (
+from icl_verify.numerics import (
+    JointMonteCarloEstimate,
     extrapolated_pattern_steps,
     fitted_pattern_steps,
     fitted_steps,
     relative_mse,
 )
-from icl_verify.numerics.montecarlo import JointMonteCarloEstimate
-from icl_verify.theory.normalised_attention import kernel_mean_step
+from icl_verify.theory import kernel_mean_step
 
 D_COV, L, SIGMA2, ETA = 5, 40, 0.1, 0.85
 

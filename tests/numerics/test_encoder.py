@@ -1,9 +1,9 @@
-"""numerics.encoder: the multi-layer encoder of Chen, Zhao, Zou (2024) §3, batched over members."""
+"""numerics._core.encoder: the multi-layer encoder of Chen, Zhao, Zou (2024) §3, batched over
+members."""
 
 import pytest
 import torch
-from icl_verify.numerics.data import sample_sparse_regression
-from icl_verify.numerics.encoder import Encoder, EncoderConfig, encoder_tokens
+from icl_verify.numerics import Encoder, EncoderConfig, encoder_tokens, sample_sparse_regression
 
 CONFIG = EncoderConfig(d=6, d_hid=24, heads=4, layers=3, ensemble=3)
 N, Q = 9, 3  # labelled examples, queries

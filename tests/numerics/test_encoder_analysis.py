@@ -1,18 +1,22 @@
-"""numerics.encoder_analysis: head importance by masking, App. B's aggregate, linear probes."""
+"""numerics._chen2024.encoder_analysis: head importance by masking, App. B's aggregate, linear
+probes."""
 
 import numpy as np
 import pytest
 import torch
-from icl_verify.numerics.data import embed, sample_sparse_regression
-from icl_verify.numerics.encoder import Encoder, EncoderConfig, encoder_tokens
-from icl_verify.numerics.encoder_analysis import (
+from icl_verify.numerics import (
+    Encoder,
+    EncoderConfig,
     effective_heads,
+    embed,
+    encoder_tokens,
     fit_probe,
     head_importance,
+    preprocess_then_gd_transformer,
     probe_excess_risks,
+    sample_sparse_regression,
     sorted_average,
 )
-from icl_verify.numerics.linear_transformer import preprocess_then_gd_transformer
 
 D, N = 5, 8
 

@@ -1,14 +1,17 @@
-"""numerics.encoder_evaluation: trained encoders read from a seed beside closed-form OLS and
+"""numerics._chen2024.encoder_evaluation: trained encoders read from a seed beside closed-form OLS
+and
 ridge, the regime gate's numbers, probes per layer, P-probing, averages per noise level."""
 
 import numpy as np
 import pytest
 import torch
-from icl_verify.numerics.encoder_analysis import head_importance
-from icl_verify.numerics.encoder_evaluation import (
+from icl_verify.numerics import (
+    EncoderTraining,
+    TrainedEncoders,
     compare_with_baselines,
     encoder_p_probe,
     evaluation_prompts,
+    head_importance,
     layer_probe_errors,
     masked_importance,
     noise_level_gap,
@@ -16,7 +19,6 @@ from icl_verify.numerics.encoder_evaluation import (
     noise_level_mean_se,
     ridge_gap,
 )
-from icl_verify.numerics.encoder_training import EncoderTraining, TrainedEncoders
 
 from icl_verify.statistics import mean_se, paired_difference
 

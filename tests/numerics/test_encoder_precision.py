@@ -1,4 +1,4 @@
-"""numerics.encoder's precision option (float32 | tf32 | bf16) and its fused attention.
+"""numerics._core.encoder's precision option (float32 | tf32 | bf16) and its fused attention.
 
 - a float32 training keeps the cache key and the checkpoint fingerprint it had before the option
   existed (pinned digests); tf32 and bf16 have keys and fingerprints of their own;
@@ -15,21 +15,19 @@ import hashlib
 import numpy as np
 import pytest
 import torch
-from icl_verify.numerics._training.checkpoints import fingerprint
-from icl_verify.numerics.data import sample_sparse_regression
-from icl_verify.numerics.decoder import DecoderConfig, decoder_tokens
-from icl_verify.numerics.encoder import (
+from icl_verify.numerics import (
+    DecoderConfig,
     EncoderConfig,
-    MixedPrecisionEncoderConfig,
-    attention_heads,
-    encoder_tokens,
-    precision_output,
-)
-from icl_verify.numerics.encoder_training import (
     EncoderTraining,
-    MixedPrecisionTraining,
+    attention_heads,
+    decoder_tokens,
+    encoder_tokens,
+    sample_sparse_regression,
     train_encoders,
 )
+from icl_verify.numerics._chen2024.encoder_training import MixedPrecisionTraining
+from icl_verify.numerics._core._training.checkpoints import fingerprint
+from icl_verify.numerics._core.encoder import MixedPrecisionEncoderConfig, precision_output
 from icl_verify.validation.cache import canonical_json
 
 U32 = 2.0**-24  # unit roundoff of float32

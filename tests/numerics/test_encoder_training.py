@@ -1,4 +1,5 @@
-"""Training the Chen et al. encoder with numerics.trainer: ensemble = solo runs, workers, resume,
+"""Training the Chen et al. encoder with numerics._core.trainer: ensemble = solo runs, workers,
+resume,
 pruning kept through fine-tuning, and P-probing against GD's exact excess risk."""
 
 import dataclasses
@@ -6,16 +7,18 @@ import dataclasses
 import numpy as np
 import pytest
 import torch
-from icl_verify.numerics.data import sample_sparse_regression
-from icl_verify.numerics.encoder import EncoderConfig
-from icl_verify.numerics.encoder_analysis import p_probe
-from icl_verify.numerics.encoder_training import (
+from icl_verify.numerics import (
+    EncoderConfig,
     EncoderTraining,
+    SparseRegressionTask,
+    TrainConfig,
     fine_tune_pruned,
+    gd_excess_risks,
+    p_probe,
+    sample_sparse_regression,
+    train,
     train_encoders,
 )
-from icl_verify.numerics.sparse_regression import gd_excess_risks
-from icl_verify.numerics.trainer import SparseRegressionTask, TrainConfig, train
 
 TASK = SparseRegressionTask(d=4, n=6, q=2, s=2, sigma=0.1)
 CONFIG = TrainConfig(steps=12, batch=8, log_every=4, validation_batch=16, dtype="float64",
@@ -75,7 +78,7 @@ def test_fine_tuning_keeps_the_pruned_heads_pruned_and_their_weights_untouched()
 
 def test_p_probe_on_raw_covariates_is_gd_and_matches_its_exact_excess_risk():
     # features = x itself (a known linear map: the identity): P-probing is then GD on the first
-    # q - 1 queries, whose exact excess risk (v - w*)^T (v - w*) (numerics.sparse_regression,
+    # q - 1 queries, whose exact excess risk (v - w*)^T (v - w*) (numerics._core.sparse_regression,
     # an independent path) the last query's squared error estimates without bias; the paired
     # difference per prompt has mean 0 and the check is 4 of its SEs
     g = torch.Generator().manual_seed(3)

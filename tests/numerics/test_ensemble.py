@@ -3,8 +3,7 @@ and the ensemble loss is the sum of the members' mean losses."""
 
 import pytest
 import torch
-from icl_verify.numerics.models import AttentionConfig
-from icl_verify.numerics.trainer import LinearRegressionTask, TrainConfig, train
+from icl_verify.numerics import AttentionConfig, LinearRegressionTask, TrainConfig, train
 
 D_COV, L = 3, 6
 

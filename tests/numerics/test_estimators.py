@@ -1,11 +1,12 @@
-"""Estimators of numerics.estimators against independent float64 numpy computations and limits."""
+"""Estimators of numerics._core.estimators against independent float64 numpy computations and
+limits."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import torch
-from icl_verify.numerics.estimators import (
+from icl_verify.numerics import (
     bayes_prediction,
     gd_coefficients,
     gd_prediction,

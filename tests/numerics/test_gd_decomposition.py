@@ -1,5 +1,5 @@
-"""numerics.gd_decomposition: pre-gd's excess risk split into bias, variance and cross parts by
-iterating GD (Chen et al. 2024 App. D, (D.1)-(D.3)).
+"""numerics._chen2024.gd_decomposition: pre-gd's excess risk split into bias, variance and cross
+parts by iterating GD (Chen et al. 2024 App. D, (D.1)-(D.3)).
 
 Checked against GD iterated by hand in numpy on the clean labels and on the noise, against the
 pre-gd risk of `sparse_regression.gd_excess_risks`, and statistically: with R_hat from an
@@ -9,9 +9,12 @@ R_hat from the same labels it does not.
 
 import numpy as np
 import torch
-from icl_verify.numerics.data import sample_sparse_regression
-from icl_verify.numerics.gd_decomposition import pre_gd_parts, split_pre_gd_parts
-from icl_verify.numerics.sparse_regression import gd_excess_risks
+from icl_verify.numerics import (
+    gd_excess_risks,
+    pre_gd_parts,
+    sample_sparse_regression,
+    split_pre_gd_parts,
+)
 
 from icl_verify.statistics import mean_se
 

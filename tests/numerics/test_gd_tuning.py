@@ -1,5 +1,5 @@
-"""numerics.gd_tuning: GD and pre-gd oracle-tuned on diagonal-Sigma sparse prompts (Chen et al.
-2024 Thms 5.1, 5.2, §4.3).
+"""numerics._chen2024.gd_tuning: GD and pre-gd oracle-tuned on diagonal-Sigma sparse prompts (Chen
+et al. 2024 Thms 5.1, 5.2, §4.3).
 
 The tuned point is checked against a direct search: every (eta, t) risk recomputed in numpy
 (GD iterated by hand, the exact excess risk (v - w*)^T Sigma (v - w*)) on the returned tuning
@@ -9,7 +9,7 @@ draw against the prior (support size s, entries ±1/sqrt(s), covariance diag(spe
 
 import numpy as np
 import pytest
-from icl_verify.numerics.gd_tuning import tuned_gd
+from icl_verify.numerics import tuned_gd
 
 SPECTRUM = np.linspace(0.5, 1.0, 6)
 ETAS = (0.3, 1.0, 1.9)

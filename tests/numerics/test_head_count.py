@@ -1,11 +1,11 @@
-"""numerics.head_count on synthetic logged histories with known answers, and on the smoke
+"""numerics._he2025.head_count on synthetic logged histories with known answers, and on the smoke
 ensemble against the per-head logs read directly."""
 
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from icl_verify.numerics.head_count import (
+from icl_verify.numerics import (
     MemberScales,
     dummy_decay,
     dummy_example,

@@ -1,10 +1,10 @@
-"""numerics.isotropic.isotropic_setting: the row CZZ-T5.3 caches per setting, against
+"""numerics.isotropic_setting: the row CZZ-T5.3 caches per setting, against
 `isotropic_risks` on the same generator and against its own definitions (pre-gd's absolute
 eta t = relative step x t / lambda_max; s lambda_max)."""
 
 import numpy as np
 import torch
-from icl_verify.numerics.isotropic import isotropic_risks, isotropic_setting
+from icl_verify.numerics import isotropic_risks, isotropic_setting
 
 GRIDS = dict(etas=(0.5, 1.0), steps=(2, 8), lambdas=(0.0, 0.1, 1.0))
 

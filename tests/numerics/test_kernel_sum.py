@@ -1,4 +1,4 @@
-"""Measurements of the kernel-sum predictor (numerics.kernel_sum) against exact statements.
+"""Measurements of the kernel-sum predictor (numerics._he2025.kernel_sum) against exact statements.
 
 - (4.9): heads sharing a KQ scale compute the same softmax average, so any split of a group
   sum predicts what the two-head model predicts, to float64 rounding; a 1% error in a group

@@ -1,14 +1,10 @@
-"""numerics.length_generalisation: the fixed kernel predictors of He et al. Figure 4 (right) on
-the prompts of `mse_by_test_length`, checked against trained-model ensembles built on the same
+"""numerics._he2025.length_generalisation: the fixed kernel predictors of He et al. Figure 4 (right)
+on the prompts of `mse_by_test_length`, checked against trained-model ensembles built on the same
 pattern (KQ11 = omega I, OV last row (0, ..., 0, mu)), whose predictions are those kernels."""
 
 import numpy as np
 import pytest
-from icl_verify.numerics.ensemble import mse_by_test_length
-from icl_verify.numerics.length_generalisation import (
-    fixed_kernel_mse_by_test_length,
-    length_curve,
-)
+from icl_verify.numerics import fixed_kernel_mse_by_test_length, length_curve, mse_by_test_length
 
 D, L, SIGMA2 = 5, 40, 0.1
 LENGTHS = (10, 40, 100)

@@ -1,16 +1,12 @@
-"""numerics.linear_attention: one-head linear attention on the GD pattern is vanilla GD with the
-step omega mu, frozen at its training 1/L; its Monte Carlo risks against the exact ones of
+"""numerics._he2025.linear_attention: one-head linear attention on the GD pattern is vanilla GD with
+the step omega mu, frozen at its training 1/L; its Monte Carlo risks against the exact ones of
 `theory` (He et al. §5.1, reference §HE-5.1-LIN, §HE-5.1-LENGTH)."""
 
 import dataclasses
 
 import numpy as np
 import pytest
-from icl_verify.numerics.linear_attention import (
-    learned_steps,
-    linear_vs_softmax_by_test_length,
-    read_linear_members,
-)
+from icl_verify.numerics import learned_steps, linear_vs_softmax_by_test_length, read_linear_members
 from icl_verify.theory import (
     Setting,
     debiased_gd_risk,

@@ -4,12 +4,13 @@ plain per-prompt loop of Algorithm 1 and GD written out here; the mask; the read
 import numpy as np
 import pytest
 import torch
-from icl_verify.numerics.data import embed, sample_sparse_regression
-from icl_verify.numerics.linear_transformer import (
+from icl_verify.numerics import (
     LinearAttentionLayer,
+    embed,
     gd_layer,
     preprocess_then_gd_transformer,
     preprocessing_layer,
+    sample_sparse_regression,
 )
 
 
@@ -136,10 +137,7 @@ def test_bad_arguments_are_one_line(build, message):
 def test_the_numpy_entry_points_match_algorithm_1_and_gd(seed):
     """`preprocessing_layer_output` and `gd_layer_readouts` against the plain loop, and their
     float32 runs within float32 rounding of it."""
-    from icl_verify.numerics.linear_transformer import (
-        gd_layer_readouts,
-        preprocessing_layer_output,
-    )
+    from icl_verify.numerics import gd_layer_readouts, preprocessing_layer_output
 
     rng = np.random.default_rng(seed)
     d, n, q, t = int(rng.integers(1, 6)), int(rng.integers(2, 20)), int(rng.integers(1, 4)), 4

@@ -1,12 +1,18 @@
-"""numerics.models: forward passes agree, variants compute their formulas, inits are as stated."""
+"""numerics._core.models: forward passes agree, variants compute their formulas, inits are as
+stated."""
 
 import math
 
 import pytest
 import torch
-from icl_verify.numerics.circuits import omega_mu
-from icl_verify.numerics.data import embed, sample_linear_regression
-from icl_verify.numerics.models import AttentionConfig, KernelSumModel, MultiHeadAttention
+from icl_verify.numerics import (
+    AttentionConfig,
+    KernelSumModel,
+    MultiHeadAttention,
+    embed,
+    omega_mu,
+    sample_linear_regression,
+)
 from torch import nn
 
 D_COV, L = 4, 9

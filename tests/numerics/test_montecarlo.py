@@ -8,22 +8,22 @@ import numpy as np
 import pytest
 import scipy.stats
 import torch
-from icl_verify.numerics.data import Prompts, kms_covariance, sample_linear_regression
-from icl_verify.numerics.estimators import (
-    bayes_prediction,
-    gd_prediction,
-    kernel_sum_prediction,
-    lasso_prediction,
-    ols_prediction,
-    ridge_prediction,
-)
-from icl_verify.numerics.montecarlo import (
+from icl_verify.numerics import (
     RANDOMNESS_BLOCK,
     JointMonteCarloEstimate,
     LinearInLabels,
+    Prompts,
+    bayes_prediction,
+    gd_prediction,
     kernel_sum_loss_grid,
+    kernel_sum_prediction,
+    kms_covariance,
+    lasso_prediction,
     monte_carlo_loss,
     monte_carlo_losses,
+    ols_prediction,
+    ridge_prediction,
+    sample_linear_regression,
 )
 
 

@@ -4,7 +4,7 @@
 
 import numpy as np
 import pytest
-from icl_verify.numerics.ensemble import mse_by_test_length
+from icl_verify.numerics import mse_by_test_length
 
 D_COV, L, SIGMA2 = 5, 40, 0.1
 GAMMA, ETA, OMEGA = 0.9, 0.85, 0.01

@@ -6,11 +6,11 @@ import math
 import numpy as np
 import pytest
 import torch
-from icl_verify.numerics.data import embed, sample_multitask_regression
-from icl_verify.numerics.ensemble import EnsembleTraining, train_ensemble
-from icl_verify.numerics.models import AttentionConfig, MultiHeadAttention
-from icl_verify.numerics.montecarlo import _block_generator
-from icl_verify.numerics.multitask import (
+from icl_verify.numerics import (
+    AttentionConfig,
+    EnsembleTraining,
+    MultiHeadAttention,
+    embed,
     first_order_gaps,
     kernel_multitask_prediction,
     mode_history,
@@ -18,9 +18,12 @@ from icl_verify.numerics.multitask import (
     multitask_heads,
     multitask_losses,
     multitask_mode,
+    sample_multitask_regression,
     settled_heads,
+    train_ensemble,
 )
-from icl_verify.theory.multitask import (
+from icl_verify.numerics._core.montecarlo import _block_generator
+from icl_verify.theory import (
     first_order_prediction,
     restricted_dgd_risk,
     support_groups,

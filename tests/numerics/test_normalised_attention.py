@@ -1,12 +1,11 @@
-"""numerics.normalised_attention: groups of two-head members per activation, read on their
+"""numerics._he2025.normalised_attention: groups of two-head members per activation, read on their
 paired seeds against debiased GD at a given step (He et al. §5.2, reference §HE-5.2-ACT). Members
 built on the pattern (a pair (omega, mu), (-omega, -mu) at small omega is debiased GD at
 2 a_f omega mu; a same-sign pair is trapped), so every read-out has a known value."""
 
 import numpy as np
 import pytest
-from icl_verify.numerics.effective_steps import fitted_steps
-from icl_verify.numerics.normalised_attention import read_activation_groups
+from icl_verify.numerics import fitted_steps, read_activation_groups
 from icl_verify.theory import Setting, debiased_gd_risk
 
 D_COV, L, ETA = 3, 20, 0.8

@@ -1,11 +1,12 @@
-"""numerics.patterns: the end-of-training error bars and the trajectory measures of He et al. §3,
+"""numerics._he2025.patterns: the end-of-training error bars and the trajectory measures of He et
+al. §3,
 on series whose answer is known."""
 
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from icl_verify.numerics.patterns import (
+from icl_verify.numerics import (
     fractions_by_h,
     group_patterns,
     logged_steps,
@@ -183,7 +184,7 @@ def test_a_single_head_on_its_pattern_is_its_kernel_regressor(pattern_ensemble):
     dtype), and (omega, mu) are read back exactly from a settled history."""
     import dataclasses
 
-    from icl_verify.numerics.patterns import kernel_reading
+    from icl_verify.numerics import kernel_reading
 
     built = pattern_ensemble([[0.45], [-0.3]], [[1.6], [-1.2]], d=5, L=40)
     logs = 8  # a settled history: the same value logged 8 times

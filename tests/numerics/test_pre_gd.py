@@ -1,4 +1,4 @@
-"""numerics.pre_gd: gd vs pre-gd at tuned learning rates (Chen et al. 2024 Figure 2c).
+"""numerics._chen2024.pre_gd: gd vs pre-gd at tuned learning rates (Chen et al. 2024 Figure 2c).
 
 The rate rule, the divergence guard and the paired gap are checked against direct
 computations: every rate's risks from `gd_excess_risks` one rate at a time, argmins in numpy,
@@ -10,10 +10,15 @@ import math
 import numpy as np
 import pytest
 import torch
-from icl_verify.numerics.data import SparsePrompts, sample_sparse_regression
-from icl_verify.numerics.estimators import gd_path
-from icl_verify.numerics.pre_gd import compare_pre_gd, stable_learning_rates
-from icl_verify.numerics.sparse_regression import gd_excess_risks, largest_gram_eigenvalue
+from icl_verify.numerics import (
+    SparsePrompts,
+    compare_pre_gd,
+    gd_excess_risks,
+    gd_path,
+    largest_gram_eigenvalue,
+    sample_sparse_regression,
+    stable_learning_rates,
+)
 
 RATES = [1.0, 0.1, 0.01, 1e-3]
 STEPS = [0, 1, 3, 10, 30, 100, 300]
@@ -127,7 +132,7 @@ def test_no_stable_rate_is_one_line_value_error():
 
 
 def test_pre_gd_comparison_is_compare_pre_gd_on_the_tuning_then_held_out_prompts_of_its_seed():
-    from icl_verify.numerics.pre_gd import pre_gd_comparison
+    from icl_verify.numerics import pre_gd_comparison
 
     result = pre_gd_comparison(
         16, 10, 4, 0.2, n_tune=24, n_prompts=32, rates=RATES, steps=STEPS, seed=9

@@ -1,4 +1,5 @@
-"""numerics.preconditioning: the learned and fitted preconditioners, bootstrap, paired risks.
+"""numerics._he2025.preconditioning: the learned and fitted preconditioners, bootstrap, paired
+risks.
 
 Independent sources: a softmax pair built from given circuits (its applied preconditioner is
 2 mu omega Gamma up to O(omega^2)), the delta-method SE of a distance (bootstrap), and the exact
@@ -8,14 +9,10 @@ risk of preconditioned debiased GD (theory, Lemma E.4) for the Monte Carlo on KM
 import numpy as np
 import pytest
 import torch
-from icl_verify.numerics.ensemble import (
-    WEIGHT_NAMES,
+from icl_verify.numerics import (
     EnsembleTraining,
+    MultiHeadAttention,
     TrainedEnsemble,
-    train_ensemble,
-)
-from icl_verify.numerics.models import MultiHeadAttention
-from icl_verify.numerics.preconditioning import (
     bootstrap_distances,
     fitted_preconditioners,
     head_opposition,
@@ -24,9 +21,10 @@ from icl_verify.numerics.preconditioning import (
     preconditioned_losses,
     read_paired_preconditioners,
     settled_opposition,
+    train_ensemble,
 )
-from icl_verify.theory.preconditioning import optimal_preconditioner, preconditioned_gd_risk
-from icl_verify.theory.setting import Setting
+from icl_verify.numerics._core.ensemble import WEIGHT_NAMES
+from icl_verify.theory import Setting, optimal_preconditioner, preconditioned_gd_risk
 
 from icl_verify.covariance import kms_covariance
 
@@ -201,7 +199,7 @@ def test_the_simulated_optimal_preconditioner_is_lemma_e4s_on_isotropic_data():
     d (1 + sigma2)) (Gamma* of Lemma E.4 at Sigma = I, written out here); the fit finds it
     within 5 block standard errors (t with 15 dof, 9 entries: P(any |t| > 5) ~ 0.1%), and its
     off-diagonal entries are 0 to the same accuracy."""
-    from icl_verify.numerics.preconditioning import simulated_optimal_preconditioner
+    from icl_verify.numerics import simulated_optimal_preconditioner
 
     d, L, sigma2 = 3, 20, 0.1
     fit = simulated_optimal_preconditioner(d, L, sigma2, n_prompts=16 * 4096, seed=1)

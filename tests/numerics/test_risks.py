@@ -1,5 +1,5 @@
-"""Monte Carlo risks of one-step GD and the Bayes predictor (numerics.risks) against formulas
-written out here from (4.11) of He et al. (2025), never through `theory`.
+"""Monte Carlo risks of one-step GD and the Bayes predictor (numerics._he2025.risks) against
+formulas written out here from (4.11) of He et al. (2025), never through `theory`.
 
 Exact risks at finite (d, L), D = d (1 + sigma2):
   GD   1 + sigma2 - 2 eta + eta^2 (L + D + 1)/L,

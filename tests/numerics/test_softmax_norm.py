@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 import torch
-from icl_verify.numerics import softmax_norm as module
-from icl_verify.numerics.softmax_norm import softmax_norm_samples, softmax_norm_sweep
+from icl_verify.numerics import softmax_norm_samples, softmax_norm_sweep
+from icl_verify.numerics._he2025 import softmax_norm as module
 
 from icl_verify.statistics import mean_se
 
@@ -91,7 +91,7 @@ def test_tilted_moments_are_reproducible_and_their_errors_honest():
     moment against its exact value e^{omega^2 r / 2} (written out here) have unit spread."""
     import math
 
-    from icl_verify.numerics.softmax_norm import tilted_moment_estimates
+    from icl_verify.numerics import tilted_moment_estimates
 
     omega, x_query, beta = [0.4], [[1.0, -0.5, 2.0]], [[0.3, 0.1, -0.2]]
     first = tilted_moment_estimates(omega, x_query, beta, 0.1, 5000, seed=4)

@@ -1,14 +1,10 @@
-"""numerics.softmax_pair: the softmax pair (5.2) built as MultiHeadAttention models computes the
-two attention forms written out here in numpy, and its gap to the linear head converges like
+"""numerics._he2025.softmax_pair: the softmax pair (5.2) built as MultiHeadAttention models computes
+the two attention forms written out here in numpy, and its gap to the linear head converges like
 eps^2 (He et al. §5.1, reference §HE-5.1-SM2LIN)."""
 
 import numpy as np
 import pytest
-from icl_verify.numerics.softmax_pair import (
-    pair_gap_expansion,
-    pair_roundoff_bounds,
-    softmax_pair_gaps,
-)
+from icl_verify.numerics import pair_gap_expansion, pair_roundoff_bounds, softmax_pair_gaps
 
 D, L, B = 6, 40, 8
 

@@ -1,16 +1,17 @@
-"""numerics.sparse_lemmas: Algorithm 1's r_hat beside r = Sigma w* (Chen et al. 2024 Lemmas D.1,
-D.2), against the prompts replayed from the seed, and the events of the lemmas computed by hand;
-the noise's ||X^T eps / n||^2 (Lemma F.1) replayed, and against its chi-square product moments.
+"""numerics._chen2024.sparse_lemmas: Algorithm 1's r_hat beside r = Sigma w* (Chen et al. 2024
+Lemmas D.1, D.2), against the prompts replayed from the seed, and the events of the lemmas computed
+by hand; the noise's ||X^T eps / n||^2 (Lemma F.1) replayed, and against its chi-square product
+moments.
 """
 
 import numpy as np
 import pytest
 import torch
-from icl_verify.numerics.data import sample_sparse_regression
-from icl_verify.numerics.sparse_lemmas import (
+from icl_verify.numerics import (
     CorrelationDraws,
     noise_correlation_norms,
     sample_correlations,
+    sample_sparse_regression,
 )
 
 COVARIANCE = np.diag(np.linspace(0.5, 1.0, 6))

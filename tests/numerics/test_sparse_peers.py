@@ -1,4 +1,4 @@
-"""OLS, ridge and Lasso of `numerics.estimators` / `numerics.sparse_regression` against
+"""OLS, ridge and Lasso of `numerics._core.estimators` / `numerics._core.sparse_regression` against
 scikit-learn on the same data (the peer of Chen et al. 2024 §2.2's baselines).
 
 Tolerances are argued from the solvers:
@@ -17,12 +17,13 @@ Tolerances are argued from the solvers:
 import numpy as np
 import pytest
 import torch
-from icl_verify.numerics.data import sample_sparse_regression
-from icl_verify.numerics.estimators import lasso_coefficients, least_squares_coefficients
-from icl_verify.numerics.sparse_regression import (
+from icl_verify.numerics import (
     excess_risk,
+    lasso_coefficients,
     lasso_excess_risks,
+    least_squares_coefficients,
     least_squares_excess_risks,
+    sample_sparse_regression,
 )
 
 linear_model = pytest.importorskip("sklearn.linear_model")
@@ -105,7 +106,7 @@ def test_lasso_excess_risks_reach_the_optimum_where_fista_stalls():
     # n << d: FISTA within 200 iterations leaves a KKT violation far above 1e-8 on these
     # prompts; lasso_excess_risks (coordinate descent, held to the same KKT rule) gives the
     # risks of sklearn's optimum
-    from icl_verify.numerics.estimators import lasso_kkt_violations
+    from icl_verify.numerics import lasso_kkt_violations
 
     problems = [_prompt(16, 6, s=4, seed=seed) for seed in range(8)]
     X = torch.stack([p[0] for p in problems])  # (8, 6, 16)
@@ -125,7 +126,7 @@ def test_pregd_curvature_is_numpys_largest_eigenvalue_of_the_evaluation_prompts(
     """`isotropic_risks`'s curvature (the unit of pre-gd's relative step) against numpy on the
     evaluation prompts replayed from the same generator: r_hat = X^T y / n, eigvalsh of
     (X diag(r_hat))^T (X diag(r_hat)) / n. Direct symmetric eigensolves: 1e-10 relative."""
-    from icl_verify.numerics.isotropic import isotropic_risks
+    from icl_verify.numerics import isotropic_risks
 
     risks = isotropic_risks(
         12, 40, 3, 0.5, prompts=5, generator=torch.Generator().manual_seed(3),

@@ -1,4 +1,4 @@
-"""Exact excess risks of numerics.sparse_regression against independent numpy computations:
+"""Exact excess risks of numerics._core.sparse_regression against independent numpy computations:
 the risk as a Monte Carlo test error, GD paths as a per-step numpy loop, ridge in the paper's
 normalisation as a numpy solve, and the tuning rule on hand-made grids."""
 
@@ -7,14 +7,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from icl_verify.numerics.data import sample_sparse_regression
-from icl_verify.numerics.estimators import gd_path
-from icl_verify.numerics.sparse_regression import (
+from icl_verify.numerics import (
     excess_risk,
     gd_excess_risks,
+    gd_path,
     largest_gram_eigenvalue,
     least_squares_excess_risks,
     oracle_tuned,
+    sample_sparse_regression,
 )
 
 F64 = torch.float64

@@ -4,8 +4,8 @@ import dataclasses
 
 import pytest
 import torch
-from icl_verify.numerics.models import AttentionConfig
-from icl_verify.numerics.trainer import (
+from icl_verify.numerics import (
+    AttentionConfig,
     LinearRegressionTask,
     MultiTaskRegressionTask,
     TrainConfig,
@@ -163,7 +163,7 @@ def test_two_workers_with_per_member_heads_are_bit_for_bit_the_same_run():
 
 
 def test_two_workers_resume_after_a_kill_bit_for_bit(tmp_path):
-    from icl_verify.numerics._training.workers import slices, sub_run
+    from icl_verify.numerics._core._training.workers import slices, sub_run
 
     uninterrupted = train(WORKERS_MODEL, TASK, CONFIG, progress=False)
     path = tmp_path / "run.pt"
@@ -192,7 +192,7 @@ def test_two_workers_resume_a_one_worker_checkpoint(tmp_path):
 
 
 def test_two_workers_progress_bar_counts_the_workers_steps(monkeypatch):
-    from icl_verify.numerics._training import workers
+    from icl_verify.numerics._core._training import workers
 
     updates = []
 

@@ -1,17 +1,18 @@
-"""numerics.ensemble: the trained ensemble of the He et al. §3 claims, its resume, its members and
+"""numerics._core.ensemble: the trained ensemble of the He et al. §3 claims, its resume, its members
+and
 their test MSE at other prompt lengths (Figure 4) on nested prompts."""
 
 import numpy as np
 import pytest
-from icl_verify.numerics.ensemble import (
+from icl_verify.numerics import (
     EnsembleTraining,
     TrainedEnsemble,
+    TrainingStopped,
     member_kinds,
     mse_by_test_length,
     representative,
     train_ensemble,
 )
-from icl_verify.numerics.trainer import TrainingStopped
 from icl_verify.theory import Setting, debiased_gd_risk, optimal_gd
 
 SMOKE = EnsembleTraining(d=5, L=40, sigma2=0.1, heads=(1, 2, 2, 4), lr=1e-2, steps=300,

@@ -19,11 +19,16 @@ how often runs do.
 """
 
 import torch
-from icl_verify.numerics.circuits import summarize_circuits
-from icl_verify.numerics.data import embed, sample_linear_regression
-from icl_verify.numerics.estimators import gd_prediction
-from icl_verify.numerics.models import AttentionConfig
-from icl_verify.numerics.trainer import LinearRegressionTask, TrainConfig, train
+from icl_verify.numerics import (
+    AttentionConfig,
+    LinearRegressionTask,
+    TrainConfig,
+    embed,
+    gd_prediction,
+    sample_linear_regression,
+    summarize_circuits,
+    train,
+)
 
 d, L, SIGMA2 = 5, 40, 0.1
 

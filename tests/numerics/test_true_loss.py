@@ -1,4 +1,4 @@
-"""SGD on the true loss of the kernel-sum model (numerics.true_loss), checked independently.
+"""SGD on the true loss of the kernel-sum model (numerics._he2025.true_loss), checked independently.
 
 `conditional_risk` integrates the labels out analytically; here its mean is compared with the
 plain sampled-label MSE of `kernel_sum_prediction` (Monte Carlo, a different estimator), and
@@ -8,12 +8,12 @@ its gradient with a finite difference of that sampled MSE on common prompts.
 import numpy as np
 import pytest
 import torch
-from icl_verify.numerics.data import sample_linear_regression
-from icl_verify.numerics.estimators import kernel_sum_prediction
-from icl_verify.numerics.true_loss import (
+from icl_verify.numerics import (
     TrueLossHistory,
     TrueLossTraining,
     conditional_risk,
+    kernel_sum_prediction,
+    sample_linear_regression,
     train_true_loss,
     true_loss_summary,
     true_losses,

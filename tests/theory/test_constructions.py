@@ -1,10 +1,9 @@
-"""theory.constructions: Algorithm 1 and GD on its data against independent derivations, the
+"""theory._constructions: Algorithm 1 and GD on its data against independent derivations, the
 absolute evaluation, and the rounding bound's formula."""
 
 import numpy as np
 import pytest
-from icl_verify.theory.constructions import (
-    UNIT_ROUNDOFF,
+from icl_verify.theory import (
     absolute_evaluation,
     algorithm_roundings,
     higham_gamma,
@@ -13,6 +12,7 @@ from icl_verify.theory.constructions import (
     preprocessed_gd_predictions,
     preprocessed_prompt,
 )
+from icl_verify.theory._constructions import UNIT_ROUNDOFF
 
 
 @pytest.fixture(scope="module")

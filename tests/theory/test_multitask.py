@@ -5,8 +5,8 @@ exact kernel predictor."""
 import numpy as np
 import pytest
 import torch
-from icl_verify.numerics.multitask import kernel_multitask_prediction
-from icl_verify.theory.multitask import (
+from icl_verify.numerics import kernel_multitask_prediction
+from icl_verify.theory import (
     PAPER_TABLE_2,
     first_order_prediction,
     preconditioned_dgd_risk,

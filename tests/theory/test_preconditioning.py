@@ -1,4 +1,4 @@
-"""theory.preconditioning (He et al. 2025 §5.3, Lemma E.4) against independent sources.
+"""theory._preconditioning (He et al. 2025 §5.3, Lemma E.4) against independent sources.
 
 - the isotropic case already in theory (optimal_gd, gd_risk, debiased_gd_risk), to roundoff;
 - the KMS inverse against numpy.linalg.inv (roundoff u cond(Sigma));
@@ -11,13 +11,15 @@
 
 import numpy as np
 import pytest
-from icl_verify.theory.preconditioning import (
+from icl_verify.theory import (
+    Setting,
+    debiased_gd_risk,
+    gd_risk,
     kms_inverse,
+    optimal_gd,
     optimal_preconditioner,
     preconditioned_gd_risk,
 )
-from icl_verify.theory.risks import debiased_gd_risk, gd_risk, optimal_gd
-from icl_verify.theory.setting import Setting
 from icl_verify.theory.symbolic.preconditioning import derive_preconditioned_gd, trace_sigma
 from icl_verify.theory.symbolic.symbols import L as sym_L
 from icl_verify.theory.symbolic.symbols import d as sym_d

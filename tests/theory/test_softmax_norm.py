@@ -9,12 +9,12 @@ leading term must fall as 1/L (fitted order) with the derived coefficient.
 import numpy as np
 import pytest
 import sympy as sp
-from icl_verify.theory.softmax_norm import (
-    chi2_mgf,
+from icl_verify.theory import (
     conditional_norm_expansion,
     softmax_norm_expansion,
     softmax_norm_regime,
 )
+from icl_verify.theory._softmax_norm import chi2_mgf
 from icl_verify.theory.symbolic import derive_softmax_norm
 from icl_verify.theory.symbolic.softmax_norm import u
 from icl_verify.theory.symbolic.symbols import L, d, w

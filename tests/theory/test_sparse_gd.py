@@ -1,4 +1,4 @@
-"""theory.sparse_gd: the closed form (D.1-D.3) against GD iterated in numerics, the bound
+"""theory._sparse_gd: the closed form (D.1-D.3) against GD iterated in numerics, the bound
 expressions at hand-computed values, Lemma D.2's tail exponents against the product's moment
 generating function sampled and maximised numerically, and against every support."""
 
@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from icl_verify.theory.sparse_gd import (
+from icl_verify.theory import (
     coordinate_loss_probability,
     lemma_d1_bound,
     lemma_d2_sample_size,

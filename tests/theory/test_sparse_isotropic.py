@@ -1,4 +1,4 @@
-"""Theorem 5.3's expressions (theory.sparse_isotropic): the exact Gaussian-design OLS risks
+"""Theorem 5.3's expressions (theory._sparse_isotropic): the exact Gaussian-design OLS risks
 against Monte Carlo of OLS itself (numpy lstsq / pinv, an independent code path), and the bounds
 at hand-computed values."""
 
@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from icl_verify.theory.sparse_isotropic import (
+from icl_verify.theory import (
     lasso_rate,
     ols_excess_risk,
     theorem_5_3_lower_bound,

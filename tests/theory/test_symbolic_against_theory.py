@@ -16,7 +16,7 @@ import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from icl_verify.theory.risks import _risk_coefficients
+from icl_verify.theory._risks import _risk_coefficients
 from icl_verify.theory.symbolic import (
     DERIVATIONS,
     derive,
@@ -206,7 +206,7 @@ def test_one_head_optimal_mu_matches_derivation(dim, length, noise, scaled_omega
 
 @pytest.mark.parametrize("debiased, key", [(False, "gd"), (True, "debiased")])
 def test_risk_coefficients_equal_derivation_symbolically(debiased, key):
-    # theory.risks writes (a, b) as plain arithmetic on setting.L and setting.D, so
+    # theory._risks writes (a, b) as plain arithmetic on setting.L and setting.D, so
     # it evaluates on sympy symbols as well as on floats.
     symbolic_setting = SimpleNamespace(L=L, D=d * (1 + sigma2))
     a, b = _risk_coefficients(symbolic_setting, debiased)

@@ -107,7 +107,7 @@ def test_the_key_holds_the_version_of_the_code_that_makes_the_artefact(monkeypat
 
     before = config_key("trained-ensemble", {"d": 5})
     bumped = dict(cache.producers())
-    bumped["trained-ensemble"] = cache.Producer(2, "icl_verify.numerics.ensemble")
+    bumped["trained-ensemble"] = cache.Producer(2, "icl_verify.numerics._core.ensemble")
     with monkeypatch.context() as patched:
         patched.setattr(cache, "producers", lambda: bumped)
         assert config_key("trained-ensemble", {"d": 5}) != before

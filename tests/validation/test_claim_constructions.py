@@ -3,7 +3,7 @@ the paper's literal read-out and a corrupted weight disagree, bad settings exit 
 
 import numpy as np
 import pytest
-from icl_verify.numerics import linear_transformer
+from icl_verify.numerics._core import linear_transformer
 from icl_verify.validation.cache import ArtefactCache
 from icl_verify.validation.claims.chen2024.construction_gd import CLAIM_P42
 from icl_verify.validation.claims.chen2024.construction_preprocessing import CLAIM_P41

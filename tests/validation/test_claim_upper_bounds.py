@@ -5,7 +5,7 @@ exit 2."""
 
 import numpy as np
 import pytest
-from icl_verify.theory.sparse_gd import support_margin
+from icl_verify.theory import support_margin
 from icl_verify.validation.claim import evaluate
 from icl_verify.validation.claims.chen2024.gd_bound import CLAIM_T52
 from icl_verify.validation.claims.chen2024.lemmas import CLAIM_D1, CLAIM_D2

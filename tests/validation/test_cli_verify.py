@@ -262,7 +262,7 @@ def test_a_run_stopped_at_its_budget_exits_3_and_the_same_run_id_finishes_it(
     import time
     from types import SimpleNamespace
 
-    import icl_verify.numerics._training.deadline as trainer_deadline
+    import icl_verify.numerics._core._training.deadline as trainer_deadline
     import icl_verify.validation.runner as runner
 
     ids = ["HE-OBS1", "HE-OBS2", "HE-MAN"]

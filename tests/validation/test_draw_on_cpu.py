@@ -18,7 +18,7 @@ from icl_verify.numerics import (
     seeded_generator,
     train,
 )
-from icl_verify.numerics._training.checkpoints import fingerprint
+from icl_verify.numerics._core._training.checkpoints import fingerprint
 from icl_verify.validation.cache import ArtefactCache, canonical_json
 from icl_verify.validation.comparison import compare_runs
 from icl_verify.validation.registry import select_claims

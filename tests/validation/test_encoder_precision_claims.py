@@ -26,7 +26,7 @@ from statistics import NormalDist
 
 import numpy as np
 import pytest
-from icl_verify.numerics import encoder as numerics_encoder
+from icl_verify.numerics._core import encoder as numerics_encoder
 from icl_verify.validation.cache import ArtefactCache
 from icl_verify.validation.claims.chen2024 import _encoders as encoders
 from icl_verify.validation.params import ParameterError

@@ -184,14 +184,14 @@ SPEC = dict(d=3, L=8, sigma2=0.1, heads=(1, 2), lr=1e-3, steps=6000, batch=16, s
             log_every=100, checkpoint_every=100, validation_batch=64)  # fmt: skip
 TRAINING = f"""
 import sys
-from icl_verify.numerics.ensemble import EnsembleTraining, train_ensemble
+from icl_verify.numerics import EnsembleTraining, train_ensemble
 train_ensemble(EnsembleTraining(**{SPEC!r}), "cpu", sys.argv[1])
 """
 
 
 def test_a_training_killed_with_9_resumes_to_the_numbers_of_an_uninterrupted_one(tmp_path):
     import torch
-    from icl_verify.numerics.ensemble import EnsembleTraining, train_ensemble
+    from icl_verify.numerics import EnsembleTraining, train_ensemble
 
     job = subprocess.Popen([sys.executable, "-c", TRAINING, str(tmp_path)])
     checkpoint = tmp_path / "checkpoint.pt"

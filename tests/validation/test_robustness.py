@@ -229,8 +229,7 @@ def _checkpoint_damage(good: bytes) -> dict[str, bytes]:
 
 def test_the_trainer_starts_over_from_a_damaged_checkpoint(tmp_path, capsys):
     import torch
-    from icl_verify.numerics.models import AttentionConfig
-    from icl_verify.numerics.trainer import LinearRegressionTask, TrainConfig, train
+    from icl_verify.numerics import AttentionConfig, LinearRegressionTask, TrainConfig, train
 
     model, task = AttentionConfig(d=2, heads=2, ensemble=2), LinearRegressionTask(2, 6, 0.1)
     config = TrainConfig(

@@ -14,7 +14,7 @@ from __future__ import annotations
 from functools import cache
 
 import sympy as sp
-from icl_verify.theory.normalised_attention import exact_coefficients
+from icl_verify.theory._normalised_attention import exact_coefficients
 from icl_verify.theory.symbolic.approximate_loss import _gaussian_mean, gaussian_moments, q, s
 from icl_verify.theory.symbolic.approximate_loss import a as rate
 from icl_verify.theory.symbolic.derivation import Check, Derivation, Step, residual_check

@@ -14,8 +14,9 @@ How to add a claim, the whole checklist:
    - the simulation in `numerics` (Monte Carlo, training, estimators, read-outs of trained
      models; torch lives here and only here): public functions that take plain values (seeds
      as ints, the device string) and return numpy arrays or typed results. A new numerics
-     module needs ``__all__`` and its row in the export table of `numerics/__init__.py`
-     (`tests/test_exports.py` checks it); numerics imports neither theory nor dynamics;
+     module goes in the paper's part (``numerics/_he2025/``, ``numerics/_chen2024/``; generic
+     machinery in ``_core/``), with ``__all__`` and its names' lines in `numerics/__init__.pyi`
+     (`tests/test_exports.py` checks both); numerics imports neither theory nor dynamics;
    - statistics from `icl_verify.statistics` (means with SEs, paired differences,
      proportions, bootstrap, slope fits, Richardson), one definition each;
    - the figure in `figures/<family>.py` as ``figure_x(params, prediction, measurement)``,

@@ -15,13 +15,13 @@ which keeps the rounding bound meaningful (with eta at a fixed fraction of the s
 f_abs grows like (1 + c d)^t and the bound says nothing at d = 32, t = 20). Such eta lies in
 GD's stable range: ``eta lambda_max(G_tilde) <= rho / t``.
 
-Prediction: `theory.constructions` (numpy float64 Algorithm 1 and GD). Measurement:
+Prediction: `theory._constructions` (numpy float64 Algorithm 1 and GD). Measurement:
 `numerics.preprocessing_layer_output` and `numerics.gd_layer_readouts`, the network with the
-constructed weights (`numerics.linear_transformer`), in float64 and in float32 (weights and
+constructed weights (`numerics._core.linear_transformer`), in float64 and in float32 (weights and
 prompts cast), on the CPU whatever the run's device. Both are divided elementwise by the
-prompts' absolute evaluation f_abs (`theory.constructions.absolute_evaluation`, float64, the
+prompts' absolute evaluation f_abs (`theory.absolute_evaluation`, float64, the
 scale of the bound), and compared with a Tolerance equal to the stated rounding bound
-(`theory.constructions.normalised_error_bound`). Figures: `figures.constructions`.
+(`theory.normalised_error_bound`). Figures: `figures.constructions`.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.theory.constructions import normalised_error_bound
+from icl_verify.theory import normalised_error_bound
 from icl_verify.validation.params import ParameterError, Params, param
 from icl_verify.validation.rules import Tolerance
 
@@ -147,7 +147,7 @@ def rounding_tolerance(bound: float, precision: str, what: str) -> Tolerance:
     return Tolerance(
         f"Rounding only: network and algorithm compute the same polynomial of the prompts, so "
         f"|network − algorithm| ≤ (γ_net + γ_alg) f_abs with γ_K = Ku/(1−Ku) (Higham §3), K "
-        f"the longest chain of roundings counted in theory.constructions.network_roundings / "
+        f"the longest chain of roundings counted in theory.network_roundings / "
         f"algorithm_roundings (exact products by 0, 1 and sums with zeros add none); divided by "
         f"the float64 f_abs of the prompts, the bound normalised_error_bound depends only on "
         f"(d, n, t) and u and grows with each; taken at the largest d, n drawn{what}, here "

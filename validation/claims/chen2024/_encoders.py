@@ -17,9 +17,9 @@ recipe leaves open (s, zeta, the architecture), so where their setting is the ma
 They share the gate of the paper's regime too (`regime`: the h_max models against tuned ridge
 at n = 10, `numerics.ridge_gap`, on prompts fixed by ``train_seed``; `depth_gates`, one per L),
 and `gated`, which widens an estimate's SE to the quantity's whole range outside that regime.
-What they measure is in `numerics.encoder_evaluation`; the averages per sigma are `per_sigma`
-and `per_sigma_se`; the risk curves against n `risk_curves` and `curves`. What their figures
-draw is typed in `figures.data.trained_encoders` (built here, stored as its records).
+What they measure is in `numerics._chen2024.encoder_evaluation`; the averages per sigma are
+`per_sigma` and `per_sigma_se`; the risk curves against n `risk_curves` and `curves`. What their
+figures draw is typed in `figures.data.trained_encoders` (built here, stored as its records).
 
 Every preset trains in float32 (``precision``; tf32 and bf16 are the GPU's matrix units, DESIGN
 "Numerics conventions"): the faster arithmetic earns its place only once it gives the float32
@@ -58,7 +58,7 @@ PAPER_SIGMAS = (0.0, 0.1, 0.2, 0.4, 0.8)  # noise standard deviations, one model
 EVAL_N = 10  # the paper's evaluation prompts for head assessment and probing: n = 10, q = 1
 GRID = (1.0, 1e-1, 1e-2, 1e-3, 1e-4)  # ridge lambda and Lasso alpha (reference §2.2)
 MAX_Z = 3.0  # one-sided: P(z < -3) = 0.0013 per compared value
-# numerics.encoder.PRECISIONS, written out: importing it loads torch, which `icl-verify list`
+# numerics._core.encoder.PRECISIONS, written out: importing it loads torch, which `icl-verify list`
 # and `show` must not (tests/test_layers.py); tests/validation/test_encoder_precision_claims.py
 # pins the two equal
 PRECISIONS = ("float32", "tf32", "bf16")
@@ -218,8 +218,8 @@ def encoder_presets(params: type[EncoderParams], **own: dict[str, Any]) -> dict[
 def training(params: TrainedParams, heads: int, **setting) -> numerics.EncoderTraining:
     """The training of the h = ``heads`` ensemble of ``params``; ``setting`` sets the fields
     the recipe does not (App. G: ``layers``, ``zeta``, ``s``, ``architecture``, ``n``, ``q``);
-    a precision other than float32 makes it a `numerics.encoder_training.MixedPrecisionTraining`
-    (a cache key of its own).
+    a precision other than float32 makes it a
+    `numerics._chen2024.encoder_training.MixedPrecisionTraining` (a cache key of its own).
 
     >>> from icl_verify.validation.registry import select_claims
     >>> claims = select_claims(["CZZ-HEADS", "CZZ-IMPORTANCE", "CZZ-PRUNE", "CZZ-PPROBE"])

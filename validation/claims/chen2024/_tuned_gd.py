@@ -12,7 +12,7 @@ for every prompt (a Gaussian w* has coordinates near 0, where beta and the bound
 The bounds hold per prompt with constants; the prompts' beta and Tr(R Sigma R) vary with the
 drawn support, so the bound is evaluated at the prior's guaranteed margin
 ``beta = 1/(kappa sqrt(s))``, its largest ``||R Sigma R|| = 1/s`` and its mean
-``Tr(R Sigma R) = (1/d) sum_j Sigma_jj^3`` (`theory.sparse_gd.sign_prior_constants`): constants
+``Tr(R Sigma R) = (1/d) sum_j Sigma_jj^3`` (`theory.sign_prior_constants`): constants
 only, which the rule's one fitted C absorbs.
 "Tuned" = oracle over relative step sizes (units of 1/lambda_max of each prompt's Gram) and
 step counts 1, 2, 4, ..., t_max, chosen on tuning prompts and read on independent ones
@@ -24,11 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.theory.sparse_gd import (
-    sign_prior_constants,
-    theorem_5_1_bound,
-    theorem_5_2_bound,
-)
+from icl_verify.theory import sign_prior_constants, theorem_5_1_bound, theorem_5_2_bound
 from icl_verify.validation.estimates import Estimate, Prediction
 from icl_verify.validation.params import ParameterError, SparseSettingParams, param
 from icl_verify.validation.rules import BoundTrend, fit_loglog_slope

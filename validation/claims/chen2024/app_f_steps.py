@@ -11,7 +11,7 @@ Setting of Theorem 5.3: Sigma = I, ``w* = ±1/sqrt(s)`` on a random support (bet
 ||w*||_1^2 = s), noise sigma. GD on Algorithm 1's preprocessed data at F.1's own prescription,
 not tuned: the absolute step eta = c s (eta beta^2 = c; F.1 needs eta <~ 1/||R Sigma R||
 = s) and t = ceil(budget / eta) steps, the budget of its bias step
-(`theory.sparse_isotropic.app_f1_step_count`, in the ``step_reading`` of §7 item 11). On
+(`theory.app_f1_step_count`, in the ``step_reading`` of §7 item 11). On
 fresh prompts at each n (`numerics.sign_prior_parts`), the excess risk's parts by iterating GD
 on the noiseless labels and on the noise (R_hat from the prompt's own labels):
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.theory.sparse_isotropic import (
+from icl_verify.theory import (
     STEP_READINGS,
     app_f1_bias_bound,
     app_f1_step_count,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.theory.constructions import (
+from icl_verify.theory import (
     absolute_evaluation,
     normalised_error_bound,
     preprocessed_gd_predictions,
@@ -67,7 +67,7 @@ def _prediction_scale(config: Configuration) -> np.ndarray:
 
 
 def predict_42(params: GDConstructionParams) -> Prediction:
-    """``<w_tilde^l, R_hat x_{n+i}>`` after l = 1..t GD steps (`theory.constructions`) / f_abs."""
+    """``<w_tilde^l, R_hat x_{n+i}>`` after l = 1..t GD steps (`theory._constructions`) / f_abs."""
     configs = draw_configurations(params)
     scaled_, config, step = [], [], []
     for i, c in enumerate(configs):

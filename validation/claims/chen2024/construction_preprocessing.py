@@ -10,11 +10,7 @@ the queries (compared at the first two and last two examples and every query,
 from __future__ import annotations
 
 import numpy as np
-from icl_verify.theory.constructions import (
-    absolute_evaluation,
-    normalised_error_bound,
-    preprocessed_prompt,
-)
+from icl_verify.theory import absolute_evaluation, normalised_error_bound, preprocessed_prompt
 from icl_verify.validation.claim import Check, Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.claims.chen2024._constructions import (
@@ -63,7 +59,7 @@ def _layer_one(matrix: np.ndarray, config: Configuration) -> np.ndarray:
 
 
 def predict_41(params: ConstructionParams) -> Prediction:
-    """Algorithm 1's prompt matrix (4.2) (`theory.constructions.preprocessed_prompt`) / f_abs,
+    """Algorithm 1's prompt matrix (4.2) (`theory.preprocessed_prompt`) / f_abs,
     at the `compared_columns`."""
     configs = draw_configurations(params)
     scaled_ = [_layer_one(preprocessed_prompt(c.X, c.y, c.X_query), c) for c in configs]

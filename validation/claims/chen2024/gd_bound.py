@@ -2,7 +2,7 @@
 §4.2, §4.5; the setting, its parameters and the bound on the n grid in `_tuned_gd`.
 
 The oracle-tuned excess risk of plain GD (`numerics.tuned_gd`) against ``log t sqrt(sigma^2
-Tr(Sigma) log(d/delta)/n)`` (`theory.sparse_gd.theorem_5_2_bound`). Figure:
+Tr(Sigma) log(d/delta)/n)`` (`theory.theorem_5_2_bound`). Figure:
 `figures.sparse_bounds`.
 """
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.theory.sparse_isotropic import (
+from icl_verify.theory import (
     READINGS,
     STEP_READINGS,
     lasso_rate,

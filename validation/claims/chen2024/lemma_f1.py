@@ -6,7 +6,7 @@ Setting of Theorem 5.3: X (n, d) with N(0, I_d) rows, eps ~ N(0, sigma^2 I_n). M
 (`numerics.noise_correlation_norms`): ``||X^T eps / n||^2`` on independent draws at every
 point of a product grid of (n, d), and its delta-quantile (`statistics.quantile_se`): the
 value it exceeds with probability 1 - delta, which the lemma bounds from below. Predicted:
-``sigma^2 d / n`` (`theory.sparse_isotropic.lemma_f1_noise_bound`), up to the lemma's constant.
+``sigma^2 d / n`` (`theory.lemma_f1_noise_bound`), up to the lemma's constant.
 The reference catalogue does not restate the lemma's conditions; the grids keep n >= 4 d (the
 regime n >~ d of the lower bound that uses it) and d >= 8 > log(1/delta).
 
@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.theory.sparse_isotropic import lemma_f1_noise_bound
+from icl_verify.theory import lemma_f1_noise_bound
 from icl_verify.validation.claim import Check, Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.estimates import Estimate, Measurement, Prediction

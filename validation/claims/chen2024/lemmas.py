@@ -13,7 +13,7 @@ used below).
   loses a support coordinate), at ``n = c s log(d/delta)/beta^2`` over a grid of c. Lemma D.2
   says it is <= delta beyond some constant c; the constant is unstated, so the check uses
   the explicit one derived from the Gaussian tail of ``r_hat_i``
-  (`theory.sparse_gd.support_retention_sample_size`, ``n* = 8 V log(s/delta)/beta^2``): the
+  (`theory.support_retention_sample_size`, ``n* = 8 V log(s/delta)/beta^2``): the
   failure fraction must be <= delta at every c with ``c s log(d/delta)/beta^2 >= n*``. The
   figure and record give the smallest c of the grid where the data already reach delta.
   Below n* the lemma's content is its proof: a tail per coordinate and a union bound over S,
@@ -23,13 +23,13 @@ used below).
   normal approximation, under which the delta method's SE of the log holds): the slope of its
   log on n (`validation.rules.weighted_log_slope`) lies between the smallest and the largest secant
   slope of a coordinate's exact loss probability between neighbouring grid points
-  (`theory.sparse_gd.support_loss_rates`, re-derived: a mixture's log-secants, and any
+  (`theory.support_loss_rates`, re-derived: a mixture's log-secants, and any
   least-squares slope over grid points, lie between its components'). As n grows the secants
   tend to Cramér's exponent of the tail (figure). The wrong prediction reads the derived
   Gaussian-tail bound ``s exp(-n beta^2/(8V))`` as the law (rate ``beta^2/(8V)``, 2.7 and 2.2 x
   below the slowest secant at quick and paper size) and takes delta at every c.
 
-Measurements: `numerics.sparse_lemmas.sample_correlations`. Figures: `figures.sparse_bounds`.
+Measurements: `numerics.sample_correlations`. Figures: `figures.sparse_bounds`.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from icl_verify.theory.sparse_gd import (
+from icl_verify.theory import (
     lemma_d1_bound,
     lemma_d2_sample_size,
     support_loss_rates,
@@ -245,7 +245,7 @@ MIN_EVENTS = 5  # lost coordinates a grid point needs to enter the rate's fit
 
 @lru_cache(maxsize=4)
 def _loss_rates(params: SupportRetentionParams):
-    """`theory.sparse_gd.support_loss_rates` on the claim's spectrum and grid (one quadrature
+    """`theory.support_loss_rates` on the claim's spectrum and grid (one quadrature
     per coordinate, support extreme and n: cached for the prediction and the checks)."""
     return support_loss_rates(params.spectrum, s=params.s, sigma=params.sigma, n=params.n_values)
 
@@ -311,7 +311,7 @@ def checks_d2(params: SupportRetentionParams) -> tuple[Check, ...]:
         "secants) lies between the smallest and largest secant slope of log Pᵢ between "
         "neighbouring grid points over the coordinates and supports, "
         f"{rates.slowest:.4g} and {rates.fastest:.4g} (Pᵢ exact: r̂ᵢ is a mean of Gaussian "
-        "products xᵢy, one quadrature over Σₖxₖᵢ², `theory.sparse_gd.support_loss_rates`, "
+        "products xᵢy, one quadrature over Σₖxₖᵢ², `theory.support_loss_rates`, "
         "re-derived; as n → ∞ the rate tends to Cramér's exponent, at slowest "
         f"{rates.exponent:.4g}). Fitted by inverse-variance weighted least squares over the grid "
         f"points with ≥ {MIN_EVENTS} lost coordinates (the binomial's normal approximation), "

@@ -25,7 +25,7 @@ jointly) changes no sign beyond noise (n = 16, sigma = 0.1: +0.025 final, -0.006
 ineligible (its mean risk is infinite); pre-gd's Gram is heavy-tailed, so with 2048 prompts
 its rate 0.01 is excluded at some sigma (chosen 0.001 instead): more prompts, smaller rates.
 
-Measured (`numerics.pre_gd.compare_pre_gd`): exact excess risks ``(v - w*)^T (v - w*)`` of the
+Measured (`numerics.compare_pre_gd`): exact excess risks ``(v - w*)^T (v - w*)`` of the
 iterates (``v = R_hat w_tilde`` for pre-gd, the proofs' definition without the main text's 1/2,
 reference §6), the rate of each curve chosen at the final step on tuning prompts, everything
 read on independent held-out prompts; the paired final gap risk(gd) - risk(pre-gd) per sigma is

@@ -4,7 +4,7 @@
 
 The theorem's conclusion only: the oracle-tuned excess risk of pre-gd (`numerics.tuned_gd`)
 against Theorem 5.1's full bound ``(log t / beta) sqrt(A)``
-(`theory.sparse_gd.theorem_5_1_bound`). Steps of its proof are claims of their own, with
+(`theory.theorem_5_1_bound`). Steps of its proof are claims of their own, with
 verdicts of their own: the closed form (D.1)-(D.3) and its cross term (CZZ-D-CROSS,
 `pre_gd_cross`), Lemmas D.4-D.7 and excess <= 2 (bias + variance) (CZZ-D4-7, `proof_lemmas`),
 Lemmas D.1, D.2 (CZZ-D1, CZZ-D2, `lemmas`). Figure: `figures.sparse_bounds`.

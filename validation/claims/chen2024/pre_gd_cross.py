@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.theory.sparse_gd import preprocessed_gd_closed_form
+from icl_verify.theory import preprocessed_gd_closed_form
 from icl_verify.validation.claim import Check, Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.claims.chen2024._tuned_gd import SIZES, TunedGDParams, tuned_draws

@@ -5,7 +5,7 @@ The setting of CZZ-T5.1 (`_tuned_gd`: flat diagonal Sigma, the ``±1/sqrt(s)`` p
 ||w*|| = 1 at every s and only the support's size changes) at one sample size, n = the largest
 of ``n_grid``, over ``s_grid``. Measured: the oracle-tuned excess risk of pre-gd
 (`numerics.tuned_gd`) per s. Predicted: Theorem 5.1's full bound (log t / beta) sqrt(A) per s,
-with the prior's constants (beta = 1/(kappa sqrt(s)), `theory.sparse_gd.sign_prior_constants`).
+with the prior's constants (beta = 1/(kappa sqrt(s)), `theory.sign_prior_constants`).
 
 What the theorem implies over s, and only that: risk <= C bound with one constant C for every s
 (the theorem's constants do not depend on s). As for n (CZZ-T5.1, reference §4.5), that is a
@@ -25,7 +25,7 @@ import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.theory.sparse_gd import sign_prior_constants, theorem_5_1_bound
+from icl_verify.theory import sign_prior_constants, theorem_5_1_bound
 from icl_verify.validation.claim import Check, Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.claims.chen2024._tuned_gd import (

@@ -8,14 +8,14 @@ attained (not the printed ``/n``), is an identity of the prior (``s/(n^2 beta^2)
 (kappa^2 s^2/n^2) = 1/(kappa min_S Sigma_ii)^2``): it is pinned in the tests
 (tests/theory/test_sparse_gd.py, and against independent draws in
 tests/validation/test_claim_upper_bounds.py) and drawn in the figure over the drawn tasks'
-margins (`theory.sparse_gd.support_margin`), not judged: a check of an identity cannot fail.
+margins (`theory.support_margin`), not judged: a check of an identity cannot fail.
 Figure: `figures.sparse_bounds`.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from icl_verify.theory.sparse_gd import margin_term_bounds, sign_prior_constants, support_margin
+from icl_verify.theory import margin_term_bounds, sign_prior_constants, support_margin
 from icl_verify.validation.claim import Check, Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.claims.chen2024._tuned_gd import (
@@ -35,7 +35,7 @@ COMPARISON_PRESETS = {name: TunedGDParams(**size) for name, size in SIZES.items(
 
 
 def margin_bounds(params: TunedGDParams) -> dict[str, np.ndarray]:
-    """§4.3's bounds on ``s / (n^2 beta^2)`` on `n_grid` (`theory.sparse_gd.margin_term_bounds`).
+    """§4.3's bounds on ``s / (n^2 beta^2)`` on `n_grid` (`theory.margin_term_bounds`).
 
     >>> b = margin_bounds(COMPARISON_PRESETS["smoke"])  # kappa = 2, s = 2, n = 32, 128, 512
     >>> [float(b[key][0]) for key in ("over_n2", "over_n", "condition")]

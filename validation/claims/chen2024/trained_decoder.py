@@ -1,7 +1,7 @@
 """CZZ-G-DECODER of Chen, Zhao, Zou (2024) App. G (Figure 9): a decoder-only transformer uses
 its heads as the encoder does, every head in layer 1 and one in each later layer.
 
-The model (`numerics.decoder`, reference §2.7): a GPT-2-style causal decoder on interleaved
+The model (`numerics._core.decoder`, reference §2.7): a GPT-2-style causal decoder on interleaved
 prompts (x_1, y_1, ..., x_n, y_n), y zero-padded to d, trained through the encoders' trainer
 (`numerics.EncoderTraining` with ``architecture="decoder"``) with the loss (G.1) on the
 predictions of examples k..n (n = 24, k = 8), fresh s-sparse prompts, one model per sigma.

@@ -1,9 +1,10 @@
 """CZZ-HEADS of Chen, Zhao, Zou (2024) §3, App. B (Figures 1b, 3): trained encoders' ICL excess
 risk falls with more heads, and at few shots they beat OLS and tuned ridge.
 
-The models (`_encoders`): encoders of `numerics.encoder` trained by `numerics.encoder_training`,
-one ensemble per h, one member per (replicate, sigma), the same members' noise levels for
-every h so that member e of each h is evaluated on the same prompts (paired).
+The models (`_encoders`): encoders of `numerics._core.encoder` trained by
+`numerics._chen2024.encoder_training`, one ensemble per h, one member per (replicate, sigma), the
+same members' noise levels for every h so that member e of each h is evaluated on the same prompts
+(paired).
 
 ICL excess risk against n beside OLS (minimum norm), ridge and Lasso (each oracle-tuned over
 {1, ..., 1e-4} on tuning prompts, read on the evaluation ones). Checks, per sigma, averaged over

@@ -10,7 +10,7 @@ One-head linear attention (5.1) against softmax attention, one claim per module:
   training 1/L (GD with a frozen step), softmax models renormalise and keep improving.
 
 LIN and LENGTH read the same trained linear members (`linear_training`, with their parameters
-`LinearMembers`; `numerics.linear_attention`), LENGTH beside the shared softmax ensemble of
+`LinearMembers`; `numerics._he2025.linear_attention`), LENGTH beside the shared softmax ensemble of
 HE-OBS1..4. Figures: `figures.linear_attention`.
 """
 

@@ -79,7 +79,7 @@ def exception_rule(rate: float, what: str, evidence: str = ""):
     )
 
 
-#: The pattern (3.1) in the measures of `numerics.circuits.CircuitSummary`
+#: The pattern (3.1) in the measures of `numerics.CircuitSummary`
 #: (`numerics.CIRCUIT_MEASURES`): KQ11 diagonal with equal entries, zero off-pattern KQ and OV
 #: blocks (HE-OBS1; HE-5.3-KMS reads its OV measure).
 CIRCUIT_PATTERN = {

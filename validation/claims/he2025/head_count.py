@@ -30,7 +30,7 @@ group sums at that omega are theory's (HE-MAN). Both are checked here, as relati
 differences to the smallest compared H.
 
 The common scale of a member is the |mu|-weighted mean sum |omega_h mu_h| / sum |mu_h| over
-non-dummy heads (`numerics.head_count.member_scales`): with the group sums it reproduces the
+non-dummy heads (`numerics.member_scales`): with the group sums it reproduces the
 member's first-order step, and a head carrying little OV weight (still settling, HE-OBS4) moves
 it little (H = 8 at the end: weighted 0.157, plain mean 0.155).
 
@@ -40,7 +40,7 @@ Checks:
   reference H) - 1, each member read where it settles (`numerics.settled_mean`: last-quarter
   mean); prediction 0. Error: per H the mean settled_mean error (drift plus batch-means SE)
   plus 2 seed SEs (pooled SD between paired members of the same H,
-  `numerics.head_count.pooled_spread`, over sqrt(n_H)), propagated to the ratio. Allowed: the
+  `numerics.pooled_spread`, over sqrt(n_H)), propagated to the ratio. Allowed: the
   reference's 5% rule for "equal |omega|" (§HE-OBS2).
 - manifold_eta: 2 sum |omega_h mu_h| per group of every compared paired member vs 1/(1+kappa),
   the rule of HE-OBS2 (rtol 1/L from Prop. 4.1, atol the O(kappa d^2 omega^4) curvature).
@@ -156,7 +156,7 @@ def predict_heads(params: HeadsParams) -> Prediction:
 
 
 def measure_heads(params: HeadsParams, runtime) -> Measurement:
-    """Read-outs of `numerics.head_count` on the paired members of the compared H."""
+    """Read-outs of `numerics._he2025.head_count` on the paired members of the compared H."""
     ensemble = runtime.trained(training(params))
     kinds, heads = numerics.member_kinds(ensemble), ensemble.heads
     members = np.flatnonzero(kinds.paired & np.isin(heads, params.compare_heads))

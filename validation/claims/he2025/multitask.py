@@ -5,7 +5,7 @@ the coordinates of its support S_k, beta^(k) ~ N(0, I_s), relative noise 0.1, no
 released setting K = 2, d = 6, S_1 = {1,2,3,4}, S_2 = {3,4,5,6}, L = 48) learn heads
 ``KQ11_h = diag(omega^h)`` with OV label weights ``mu^h`` (K,), and to first order predict task k
 by ``(1/L) sum_i y_ik (x_i - xbar)^T Gamma_k x_q + ybar_k sum_h mu^h_k`` with
-``Gamma_k = sum_h mu^h_k diag(omega^h)`` (`theory.multitask`). The paper's modes: H = 1 one kernel
+``Gamma_k = sum_h mu^h_k diag(omega^h)`` (`theory._multitask`). The paper's modes: H = 1 one kernel
 regressor (I), H = 2 one ± pair shared by both tasks (II), H = 3 superposition (IV), H = 4 a ±
 pair per task (III); with H > K heads the tasks get support-restricted debiased GD.
 
@@ -15,7 +15,7 @@ configuration, and every trained value below is their mean with `statistics.repl
 inconclusive), the figures and Table 2 showing the lowest-validation-loss member
 (`numerics.representative`). Checks, per H >= 2:
 
-- ``mode``: some member with H heads is in the paper's mode (`numerics.multitask.multitask_mode`,
+- ``mode``: some member with H heads is in the paper's mode (`numerics.multitask_mode`,
   its stated rule). Either outcome, the paper's mode or another, is judged only for a training
   as long as the paper's (500k steps) whose mode read held over the last half of the logs;
   otherwise inconclusive: modes III and IV implement the same first-order predictor, and only
@@ -56,7 +56,7 @@ from dataclasses import dataclass
 
 import icl_verify.figures.data.multitask as fig_data
 import numpy as np
-from icl_verify.theory.multitask import (
+from icl_verify.theory import (
     PAPER_TABLE_2,
     first_order_prediction,
     optimal_task_preconditioners,

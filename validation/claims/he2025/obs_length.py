@@ -8,7 +8,7 @@ multi-head's (the nonparametric against the parametric rate of Section 4.3, fitt
 
 Read on the shared trained ensemble (terms and findings: `_observations`). Predictions: `theory`
 (optimal_gd, the exact GD risks, the single-head optimum). Measurements:
-`numerics.mse_by_test_length` with `numerics.length_generalisation` (Monte Carlo on nested
+`numerics.mse_by_test_length` with `numerics._he2025.length_generalisation` (Monte Carlo on nested
 prompts), paired ratios `JointMonteCarloEstimate.ratio`, slopes `propagated_loglog_slope`.
 Figure: `figures.observations`.
 

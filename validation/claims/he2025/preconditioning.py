@@ -9,12 +9,12 @@ preconditioner is close to the optimal ``Gamma*`` of Lemma E.4 and closer to it 
 d = 5, L = 40, sigma2 = 0.1, rho = 0.5 — the paper's own d, L and rho are stripped [OPEN]
 (reference §HE-5.3-KMS, §8 item 5).
 
-Predictions (`theory.preconditioning`): the debiased optimum
+Predictions (`theory._preconditioning`): the debiased optimum
 ``Gamma*_d = [Sigma + ((tr Sigma + d sigma2)/L) I]^{-1}`` (the trained model centres the
-covariates, (5.5); derived in `theory.preconditioning`), the vanilla ``Gamma*`` of the reference,
+covariates, (5.5); derived in `theory._preconditioning`), the vanilla ``Gamma*`` of the reference,
 ``Sigma^{-1}`` (`theory.kms_inverse`) and the risk ``preconditioned_gd_risk(Gamma*_d)``.
-Measurements (`numerics.preconditioning`): ``Gamma_eff`` of every paired member (members whose
-heads end with one sign are trapped, `numerics.member_kinds`, and are excluded and counted, as
+Measurements (`numerics._he2025.preconditioning`): ``Gamma_eff`` of every paired member (members
+whose heads end with one sign are trapped, `numerics.member_kinds`, and are excluded and counted, as
 in HE-OBS1), its distances to the three targets with bootstrap errors over members, what the
 model applies (the least-squares fit of its predictions on the d^2 debiased-GD features), the
 heads' opposition, and the Monte Carlo risk on KMS prompts. Checks:
@@ -36,11 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.theory.preconditioning import (
-    kms_inverse,
-    optimal_preconditioner,
-    preconditioned_gd_risk,
-)
+from icl_verify.theory import kms_inverse, optimal_preconditioner, preconditioned_gd_risk
 from icl_verify.validation.claim import Check, Claim, FigureRef, Reconstructed, Source
 from icl_verify.validation.claims._trained import (
     TrainingParams,

@@ -2,7 +2,7 @@
 
 The proof of Prop. 4.1 replaces ||p||^2, p = softmax(omega X^T x_q), by e^{omega^2 ||x_q||^2}/L
 (~ 1/L when omega^2 d -> 0; the paper's formula is stripped, reference §HE-P4.1, §8 item 1).
-`theory.softmax_norm` derives E[L ||p||^2] = M(omega^2) + C_1/L + C_2/L^2 + O(L^-3) over
+`theory._softmax_norm` derives E[L ||p||^2] = M(omega^2) + C_1/L + C_2/L^2 + O(L^-3) over
 x_q ~ N(0, I_d) (the delta method for the ratio of the two sample means, derivation
 "softmax_norm") and the regime parameter rho = (e^{4 omega^2 d} - 1)/L: the expansion holds
 for rho << 1 and fails for rho >> 1.
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import icl_verify.figures.data.softmax_norm as fig_data
 import numpy as np
-from icl_verify.theory.softmax_norm import (
+from icl_verify.theory import (
     MOMENT_LIMIT,
     limit_density,
     softmax_norm_expansion,
@@ -295,7 +295,7 @@ def checks_softmax_norm(params: SoftmaxNormParams) -> tuple[Check, ...]:
         theory = _theory(params, sweep)
         status = _status(theory.rho, params)
         why = (
-            f"Derived (theory.softmax_norm): E L‖p‖² = M + C₁/L + C₂/L² + O(L⁻³) with "
+            f"Derived (theory._softmax_norm): E L‖p‖² = M + C₁/L + C₂/L² + O(L⁻³) with "
             f"expansion parameter ρ = (e^{{4ω²d}} − 1)/L (per point ρ = "
             f"{', '.join(f'{x:.3g}' for x in theory.rho)}). Where ρ ≤ {params.rho_holds:g} "
             f"the mean must equal M + C₁/L within the next term |C₂|/L² + {MAX_Z:g} MC SE; where "
