@@ -349,25 +349,35 @@ def _member_heads(
 
 
 def checks_mt(params: MultiTaskParams) -> tuple[Check, ...]:
+    return (_mode_check(), *_optimum_checks(params), *_pattern_checks(), _dgd_check())
+
+
+def _mode_check() -> Check:
+    """The members' mode per H, judged only after a training of the paper's length."""
+    return Check(
+        "mode",
+        Tolerance(
+            f"A category: equal or not (atol half a code). The paper shows one run per H; "
+            f"a member in its mode confirms it. A different mode is judged only for a "
+            f"training of the paper's length ({PAPER_STEPS:,} steps) that held its mode over "
+            f"the last half of the logs; shorter runs read inconclusive: modes III and IV "
+            f"give the same first-order predictor, so the loss separates them only at higher "
+            f"order, over long training.",
+            atol=0.5,
+        ),
+        "mode of the members per H ≥ 2 (codes: 1 I, 2 II, 3 III, 4 IV, 0 unclassified)",
+    )
+
+
+def _optimum_checks(params: MultiTaskParams) -> tuple[Check, ...]:
+    """The trained weights against the optimal first-order predictor: Γ_k, the zero-sum
+    weight of ybar_k, and the per-task risk."""
     allowance = 1.0 / params.L
     eta_star = max(
         restricted_optimum(len(s), params.L, params.sigma2).eta for s in params.task_supports
     )
     groups = len(support_groups(params.task_supports, params.d))
     return (
-        Check(
-            "mode",
-            Tolerance(
-                f"A category: equal or not (atol half a code). The paper shows one run per H; "
-                f"a member in its mode confirms it. A different mode is judged only for a "
-                f"training of the paper's length ({PAPER_STEPS:,} steps) that held its mode over "
-                f"the last half of the logs; shorter runs read inconclusive: modes III and IV "
-                f"give the same first-order predictor, so the loss separates them only at higher "
-                f"order, over long training.",
-                atol=0.5,
-            ),
-            "mode of the members per H ≥ 2 (codes: 1 I, 2 II, 3 III, 4 IV, 0 unclassified)",
-        ),
         Check(
             "gamma",
             Tolerance(
@@ -408,6 +418,12 @@ def checks_mt(params: MultiTaskParams) -> tuple[Check, ...]:
             ),
             "per-task test MSE vs the optimal Γ's risk (H × task)",
         ),
+    )
+
+
+def _pattern_checks() -> tuple[Check, ...]:
+    """The block pattern (5.8) the mode reading assumes, and mode I's two signatures."""
+    return (
         Check(
             "block_pattern",
             Tolerance(
@@ -444,16 +460,20 @@ def checks_mt(params: MultiTaskParams) -> tuple[Check, ...]:
             ),
             "one head: (max − min)|μ_k| / Σ_k |μ_k|",
         ),
-        Check(
-            "dgd_risk",
-            ZScore(
-                "Exact formula (Wishart moments) against Monte Carlo on the same prompts as the "
-                "members: only Monte Carlo error. Resolution 5% of the risk.",
-                max_z=4.0,
-                rel_resolution=0.05,
-            ),
-            "restricted debiased GD at η*_k: formula vs Monte Carlo (per task)",
+    )
+
+
+def _dgd_check() -> Check:
+    """Restricted debiased GD's exact risk against Monte Carlo."""
+    return Check(
+        "dgd_risk",
+        ZScore(
+            "Exact formula (Wishart moments) against Monte Carlo on the same prompts as the "
+            "members: only Monte Carlo error. Resolution 5% of the risk.",
+            max_z=4.0,
+            rel_resolution=0.05,
         ),
+        "restricted debiased GD at η*_k: formula vs Monte Carlo (per task)",
     )
 
 
