@@ -187,19 +187,7 @@ def measure_obs3(params: Obs3Params, runtime) -> Measurement:
     eta_eff = ensemble.first_order_steps(members)
     drawn = [h for h in sorted(set(params.heads)) if h not in params.compare_heads]  # Figure 4
     shown = members + [numerics.representative(ensemble, h) for h in drawn]
-    losses = numerics.mse_by_test_length(
-        {f"member{k}": (ensemble, member) for k, member in enumerate(shown)},
-        lengths,
-        debiased_steps={
-            **{f"dGDeff{k}": float(eta) for k, eta in enumerate(eta_eff)},
-            "dGD": theory.optimal_gd(setting, debiased=True).eta,
-        },
-        gd_steps={"GD": theory.optimal_gd(setting).eta},
-        n_prompts=params.n_prompts,
-        seed=seed,
-        device=runtime.device,
-        progress=runtime.show_progress,
-    )
+    losses = _nested_losses(params, runtime, ensemble, shown, eta_eff, seed)
     index = {h: k for k, h in enumerate((*params.compare_heads, *drawn))}  # H -> k in losses
     L, longest, multi = setting.L, max(lengths), _multi(params)
     tf = np.array([numerics.length_curve(losses, f"member{index[h]}", lengths) for h in multi])
@@ -233,14 +221,7 @@ def measure_obs3(params: Obs3Params, runtime) -> Measurement:
         "bayes_ratio_se": bayes_ratio[1],
         "slopes": np.array([[slopes[h].value, slopes[h].error] for h in params.compare_heads]),
     }
-    at_train = numerics.mse_by_test_length(
-        {f"member{index[h]}": (ensemble, members[index[h]]) for h in multi},
-        [L],
-        n_prompts=params.bayes_prompts,
-        seed=runtime.seed_for("Bayes prompts"),
-        device=runtime.device,
-    )
-    sharp = _paired_ratios(at_train, [index[h] for h in multi], "Bayes", [L])[:, :, 0]  # (2, H)
+    sharp = _sharp_bayes_ratio(params, runtime, ensemble, members, index)  # (2, H)
     figure_data["bayes_sharp_ratio"] = sharp
     return Measurement(
         values={
@@ -256,6 +237,39 @@ def measure_obs3(params: Obs3Params, runtime) -> Measurement:
         },
         figure_data=figure_data,
     )
+
+
+def _nested_losses(params: Obs3Params, runtime, ensemble, shown, eta_eff, seed: int):
+    """Test MSE of the `shown` members, debiased GD at each member's η_eff and at η*, GD at
+    its η* and Bayes, at every L' on the same nested prompts (drawn from `seed`)."""
+    setting, lengths = params.setting, list(params.lengths)
+    return numerics.mse_by_test_length(
+        {f"member{k}": (ensemble, member) for k, member in enumerate(shown)},
+        lengths,
+        debiased_steps={
+            **{f"dGDeff{k}": float(eta) for k, eta in enumerate(eta_eff)},
+            "dGD": theory.optimal_gd(setting, debiased=True).eta,
+        },
+        gd_steps={"GD": theory.optimal_gd(setting).eta},
+        n_prompts=params.n_prompts,
+        seed=seed,
+        device=runtime.device,
+        progress=runtime.show_progress,
+    )
+
+
+def _sharp_bayes_ratio(params: Obs3Params, runtime, ensemble, members, index) -> np.ndarray:
+    """MSE over the Bayes risk of the multi-head members at L' = L on prompts of their own
+    (bayes_prompts): (mean/SE, H)."""
+    L, multi = params.setting.L, _multi(params)
+    at_train = numerics.mse_by_test_length(
+        {f"member{index[h]}": (ensemble, members[index[h]]) for h in multi},
+        [L],
+        n_prompts=params.bayes_prompts,
+        seed=runtime.seed_for("Bayes prompts"),
+        device=runtime.device,
+    )
+    return _paired_ratios(at_train, [index[h] for h in multi], "Bayes", [L])[:, :, 0]
 
 
 def _paired_ratios(losses, members: list[int], baseline: str, lengths) -> np.ndarray:
