@@ -146,7 +146,6 @@ def figure_11(params, prediction, measurement):
     data = ActivationData.from_record(measurement.figure_data, len(params.activations))
     theory = ActivationTheory.from_record(prediction.figure_data)
     lengths = data.lengths  # (n,)
-    eta_fit = data.eta_fit  # (A,), NaN without a paired member
     figure, pairs = _panel_grid(params, width=2.7, height=1.6, ratios=(1.0, 0.55))
     drawn = [a for a, paired in enumerate(data.curves) if paired is not None]
     dgd = data.dgd  # (n,) at the optimal step, the same for all
@@ -160,94 +159,18 @@ def figure_11(params, prediction, measurement):
     ratio, ratio_se = ratio.reshape(-1, lengths.size), ratio_se.reshape(-1, lengths.size)
     finite = np.where(np.isfinite(ratio_se), ratio_se, 0.0)  # one paired seed: no bar drawn
     reach = max([2.2 * band] + [1.1 * np.max(np.abs(ratio[a] - 1) + finite[a]) for a in drawn])
+    ylim = (low - margin, high + margin)
     for a, (spec, (curve_axis, ratio_axis)) in enumerate(
         zip(params.activations, pairs, strict=True)
     ):
         curve_axis.set_title(f"{spec}: {_paired(params, data, a)}", fontsize=7.5)
         curve_axis.axvline(params.L, color=REFERENCE, ls=":", lw=1)
         if a not in drawn:
-            curve_axis.text(
-                0.5,
-                0.5,
-                f"no paired member among {params.seeds} seeds:\nno fitted "
-                "step, no curve to compare",
-                transform=curve_axis.transAxes,
-                ha="center",
-                va="center",
-                fontsize=7.5,
-                color=MEASURED,
-                bbox=dict(facecolor="white", edgecolor="none"),
-            )
-            curve_axis.set(xlim=(lengths.min(), lengths.max()), ylim=(low - margin, high + margin))
+            _no_pair_panel(curve_axis, params, lengths, ylim)
             ratio_axis.axis("off")
             continue
-        mse, se = data.curves[a].mse, data.curves[a].mse_se
-        curve_axis.plot(
-            lengths,
-            dgd,
-            "--",
-            color=THEORY,
-            lw=1.2,
-            label=f"debiased GD at η* = 1/(1+κ) = {theory.eta_star:.3f} "
-            "(MC, same prompts; judged)",
-        )
-        curve_axis.plot(
-            lengths,
-            data.curves[a].dgd_fit,
-            "-.",
-            color=PALETTE[2],
-            lw=1.0,
-            label="debiased GD at the seeds' mean fitted step η̂ (MC; drawn, not judged)",
-        )
-        curve_axis.errorbar(
-            lengths,
-            mse,
-            se,
-            ls="none",
-            marker="o",
-            ms=3,
-            color=MEASURED,
-            capsize=1.5,
-            elinewidth=0.8,
-            label="trained two-head models, mean of the paired seeds (± SE over seeds)",
-        )
-        curve_axis.text(
-            0.97,
-            0.93,
-            f"η̂ = {eta_fit[a]:.3f}",
-            transform=curve_axis.transAxes,
-            ha="right",
-            va="top",
-            fontsize=7.5,
-        )
-        curve_axis.set(ylim=(low - margin, high + margin), ylabel="test MSE")
-        curve_axis.tick_params(labelbottom=False)
-        ratio_axis.axhspan(
-            1 - band,
-            1 + band,
-            color=REFERENCE,
-            alpha=0.18,
-            lw=0,
-            label=f"1 ± (dgd_rtol + step allowance) = 1 ± {band:.3g}",
-        )
-        ratio_axis.axhline(1.0, color=THEORY, lw=1)
-        ratio_axis.axvline(params.L, color=REFERENCE, ls=":", lw=1)
-        ratio_axis.errorbar(
-            lengths,
-            ratio[a],
-            ratio_se[a],
-            ls="none",
-            marker="o",
-            ms=2.5,
-            color=MEASURED,
-            capsize=1.2,
-            elinewidth=0.7,
-        )
-        ratio_axis.set(
-            ylim=(1 - reach, 1 + reach),
-            ylabel="MSE / dGD(η*)\n(± SE over seeds)",
-            xlabel="test prompt length L'",
-        )
+        _curve_panel(curve_axis, params, data, theory, a, ylim)
+        _ratio_panel(ratio_axis, params, lengths, ratio[a], ratio_se[a], band, reach)
     if drawn:
         first = pairs[drawn[0]]
         handles, labels = first[0].get_legend_handles_labels()
@@ -264,11 +187,119 @@ def figure_11(params, prediction, measurement):
     return figure
 
 
+def _no_pair_panel(curve_axis, params, lengths, ylim):
+    """An activation without a paired member: a note where its curves would be."""
+    curve_axis.text(
+        0.5,
+        0.5,
+        f"no paired member among {params.seeds} seeds:\nno fitted "
+        "step, no curve to compare",
+        transform=curve_axis.transAxes,
+        ha="center",
+        va="center",
+        fontsize=7.5,
+        color=MEASURED,
+        bbox=dict(facecolor="white", edgecolor="none"),
+    )
+    curve_axis.set(xlim=(lengths.min(), lengths.max()), ylim=ylim)
+
+
+def _curve_panel(curve_axis, params, data, theory, a, ylim):
+    """Activation `a`'s test MSE against L' beside debiased GD at η* (judged) and at the
+    seeds' fitted step (drawn)."""
+    mse, se = data.curves[a].mse, data.curves[a].mse_se
+    curve_axis.plot(
+        data.lengths,
+        data.dgd,  # at the optimal step, the same for all
+        "--",
+        color=THEORY,
+        lw=1.2,
+        label=f"debiased GD at η* = 1/(1+κ) = {theory.eta_star:.3f} "
+        "(MC, same prompts; judged)",
+    )
+    curve_axis.plot(
+        data.lengths,
+        data.curves[a].dgd_fit,
+        "-.",
+        color=PALETTE[2],
+        lw=1.0,
+        label="debiased GD at the seeds' mean fitted step η̂ (MC; drawn, not judged)",
+    )
+    curve_axis.errorbar(
+        data.lengths,
+        mse,
+        se,
+        ls="none",
+        marker="o",
+        ms=3,
+        color=MEASURED,
+        capsize=1.5,
+        elinewidth=0.8,
+        label="trained two-head models, mean of the paired seeds (± SE over seeds)",
+    )
+    curve_axis.text(
+        0.97,
+        0.93,
+        f"η̂ = {data.eta_fit[a]:.3f}",
+        transform=curve_axis.transAxes,
+        ha="right",
+        va="top",
+        fontsize=7.5,
+    )
+    curve_axis.set(ylim=ylim, ylabel="test MSE")
+    curve_axis.tick_params(labelbottom=False)
+
+
+def _ratio_panel(ratio_axis, params, lengths, ratio, ratio_se, band, reach):
+    """One activation's MSE over debiased GD at η* against L' (± SE over seeds), in the
+    rule's band."""
+    ratio_axis.axhspan(
+        1 - band,
+        1 + band,
+        color=REFERENCE,
+        alpha=0.18,
+        lw=0,
+        label=f"1 ± (dgd_rtol + step allowance) = 1 ± {band:.3g}",
+    )
+    ratio_axis.axhline(1.0, color=THEORY, lw=1)
+    ratio_axis.axvline(params.L, color=REFERENCE, ls=":", lw=1)
+    ratio_axis.errorbar(
+        lengths,
+        ratio,
+        ratio_se,
+        ls="none",
+        marker="o",
+        ms=2.5,
+        color=MEASURED,
+        capsize=1.2,
+        elinewidth=0.7,
+    )
+    ratio_axis.set(
+        ylim=(1 - reach, 1 + reach),
+        ylabel="MSE / dGD(η*)\n(± SE over seeds)",
+        xlabel="test prompt length L'",
+    )
+
+
 def figure_kernel_step(params, prediction, measurement):
     """(a) step of a fixed (omega, 1/(2 omega)) pair / a_f vs omega; (b) trained fitted steps."""
-    specs = list(params.activations)
-    data = ActivationData.from_record(measurement.figure_data, len(specs))
+    data = ActivationData.from_record(measurement.figure_data, len(params.activations))
     theory = ActivationTheory.from_record(prediction.figure_data)
+    figure, axes = new_figure(2, width=4.9, height=4.3)
+    step_axis, fit_axis = axes[0]
+    _kernel_step_panel(step_axis, figure, params, data, theory)
+    _fitted_step_panel(fit_axis, figure, params, data, theory)
+    figure.suptitle(
+        f"HE-5.2-ACT: the step a normalised activation's ± pair applies (σ²={params.sigma2:g})",
+        fontsize=9.5,
+    )
+    return figure
+
+
+def _kernel_step_panel(step_axis, figure, params, data, theory):
+    """(a) the step a fixed ± pair (ω, 1/(2ω)) applies, over a_f, against ω: the exact kernel
+    mean beside the step fitted on prompts; its legend below the figure's left."""
+    specs = list(params.activations)
     a_f = theory.a_f  # (A,)
     omegas = theory.kernel_omegas  # (n_omega,)
     scale = np.where(a_f == 0, np.nan, a_f)[:, None]  # steps / a_f; a_f = 0 is not drawn
@@ -276,8 +307,6 @@ def figure_kernel_step(params, prediction, measurement):
     measured = data.kernel_measured / scale  # (A, n_omega)
     measured_se = data.kernel_measured_se / np.abs(scale)
     colours = activation_colours(len(specs))
-    figure, axes = new_figure(2, width=4.9, height=4.3)
-    step_axis, fit_axis = axes[0]
     width = np.ptp(omegas) if omegas.size > 1 else omegas[0]
     offsets = (np.arange(len(specs)) - (len(specs) - 1) / 2) * 0.015 * width  # side by side
     step_axis.axhline(
@@ -331,6 +360,12 @@ def figure_kernel_step(params, prediction, measurement):
     handles, labels = step_axis.get_legend_handles_labels()
     figure.legend(handles, labels, loc="outside lower left", ncols=2, fontsize=7)
 
+
+def _fitted_step_panel(fit_axis, figure, params, data, theory):
+    """(b) the trained two-head models' fitted steps per activation beside the optimal
+    1/(1+κ) and Table 1's 2 a_f ω μ; its legend below the figure's right."""
+    specs = list(params.activations)
+    a_f = theory.a_f  # (A,)
     eta = data.eta_fit  # (A,), NaN without a paired member
     error = data.eta_fit_error
     table = data.table  # (A, 3): omega, mu, member
@@ -401,11 +436,6 @@ def figure_kernel_step(params, prediction, measurement):
     )
     handles, labels = fit_axis.get_legend_handles_labels()
     figure.legend(handles, labels, loc="outside lower right", fontsize=7)
-    figure.suptitle(
-        f"HE-5.2-ACT: the step a normalised activation's ± pair applies (σ²={params.sigma2:g})",
-        fontsize=9.5,
-    )
-    return figure
 
 
 def table_1(specs, prediction, measurement, kernel, paper) -> str:

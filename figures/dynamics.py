@@ -229,6 +229,16 @@ def figure_phase1(params, prediction, measurement):
     """(a) ODE Phase I; (b) SGD vs the flows at t = lr k; (c) Adam vs steps; (d) orbits."""
     figure, axes = new_figure(2, 2, width=4.6, height=3.4)
     (early, sgd_axis), (adam_axis, orbit) = axes
+    _phase_one_panel(early, params, prediction, measurement)
+    _sgd_panel(sgd_axis, params, measurement.figure_data, prediction.figure_data)
+    _adam_panel(adam_axis, params, measurement.figure_data, prediction.figure_data)
+    _orbit_panel(orbit, params, measurement.figure_data, prediction.figure_data)
+    return figure
+
+
+def _phase_one_panel(early, params, prediction, measurement):
+    """(a) head 1's ω, μ in Phase I of (B.4) against ε e^{2t}, T1 measured and predicted;
+    inset: μ/ω − 1 against u = d ω² (B.7)."""
     data, fig_pred = measurement.figure_data, prediction.figure_data
     t = _a(data["ode_t"])
     eps = params.eps
@@ -257,6 +267,9 @@ def figure_phase1(params, prediction, measurement):
         inset.tick_params(labelsize=5.5)
         inset.minorticks_off()
 
+
+def _sgd_panel(sgd_axis, params, data, fig_pred):
+    """(b) the SGD-trained model (mean ± SE over runs) against the flows at t = lr k."""
     flow_t = _a(fig_pred["flow_t"])
     sgd_t, sgd_omega, sgd_mu = _a(data["sgd_t"]), _a(data["sgd_omega"]), _a(data["sgd_mu"])
     members = sgd_omega.shape[1]
@@ -292,6 +305,10 @@ def figure_phase1(params, prediction, measurement):
     )
     sgd_axis.legend(fontsize=6.5, loc="lower right")
 
+
+def _adam_panel(adam_axis, params, data, fig_pred):
+    """(c) the Adam-trained model against the weight-space flow, over Adam steps."""
+    flow_t = _a(fig_pred["flow_t"])
     adam_steps = _a(data["adam_steps"])
     adam_omega, adam_mu = _a(data["adam_omega"]), _a(data["adam_mu"])
     adam_axis.plot(
@@ -323,6 +340,11 @@ def figure_phase1(params, prediction, measurement):
     )
     adam_axis.legend(fontsize=7)
 
+
+def _orbit_panel(orbit, params, data, fig_pred):
+    """(d) the orbits of the flows, SGD and Adam in the (ω, μ) plane."""
+    sgd_omega, sgd_mu = _a(data["sgd_omega"]), _a(data["sgd_mu"])
+    adam_omega, adam_mu = _a(data["adam_omega"]), _a(data["adam_mu"])
     orbit.plot(
         _a(fig_pred["flow_omega"]),
         _a(fig_pred["flow_mu"]),
@@ -355,7 +377,6 @@ def figure_phase1(params, prediction, measurement):
     )
     orbit.set(xlabel="ω (head 1)", ylabel="μ (head 1)", title="(d) orbits in the (ω, μ) plane")
     orbit.legend(fontsize=7)
-    return figure
 
 
 def figure_phase2(params, prediction, measurement):

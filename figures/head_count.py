@@ -52,72 +52,16 @@ def figure_13(params, prediction, measurement):
     steps = data["steps"]
     reference_omega = data["omega_mean"][0]
     reference_sum = np.interp(reference_omega, guide["omega_fine"], guide["mu_star_fine"])
+    reference = (compared[0], reference_omega, reference_sum)
     for k, H in enumerate(heads):
-        omega, mu = data["omega"][:, k, :H], data["mu"][:, k, :H]
-        dummy = head_types(omega[-1], mu[-1]) == DUMMY
-        omega_axis, mu_axis = axes[0, k], axes[1, k]
-        for h in range(H):
-            label = f"head {h + 1}" + (" (dummy)" if dummy[h] else "")
-            omega_axis.plot(steps, omega[:, h], label=label, **_style(h, dummy[h]))
-            mu_axis.plot(steps, mu[:, h], **_style(h, dummy[h]))
-        positive, negative = ~dummy & (omega[-1] > 0), ~dummy & (omega[-1] < 0)
-        mu_axis.plot(steps, mu[:, positive].sum(axis=1), color="black", lw=1.3, label="Σ₊μ, Σ₋μ")
-        mu_axis.plot(steps, mu[:, negative].sum(axis=1), color="black", lw=1.3)
-        for sign in (1, -1):
-            first = sign > 0
-            omega_axis.axhline(
-                sign * reference_omega,
-                color=REFERENCE,
-                ls=":",
-                lw=1.2,
-                label=f"±ω̄ of H={compared[0]} (last quarter)" if first else None,
-            )
-            mu_axis.axhline(
-                sign * reference_sum,
-                color=THEORY,
-                ls="--",
-                lw=1,
-                label=f"±μ*(ω̄ of H={compared[0]}) (4.6)" if first else None,
-            )
-        omega_axis.set(xscale="log", title=f"H = {H}", ylabel=r"$\omega_h(t)$", ylim=(-0.7, 0.7))
-        bound = 1.6 * reference_sum
-        mu_axis.set(xscale="log", xlabel="Adam step", ylabel=r"$\mu_h(t)$", ylim=(-bound, bound))
-        omega_axis.legend(fontsize=5.5, loc="upper left", ncols=2 if H > 4 else 1)
-        mu_axis.legend(fontsize=5.5, loc="upper left")
-
+        omega, mu = data["omega"][:, k, :H], data["mu"][:, k, :H]  # (n, H) each
+        _trajectory_panels(axes[0, k], axes[1, k], steps, omega, mu, reference)
     omega_axis, sums_axis = axes[0, -1], axes[1, -1]
     for axis, name, title in (
         (omega_axis, "omega", r"$\bar\omega = \Sigma|\omega_h\mu_h| / \Sigma|\mu_h|$"),
         (sums_axis, "sums", r"mean$(\Sigma_+\mu, |\Sigma_-\mu|)$"),
     ):
-        relative = data[f"{name}_mean"] / data[f"{name}_mean"][0] - 1.0
-        error = (data[f"{name}_error"] + np.abs(relative + 1.0) * data[f"{name}_error"][0]) / data[
-            f"{name}_mean"
-        ][0]
-        error[0] = data[f"{name}_error"][0] / data[f"{name}_mean"][0]  # the reference's own
-        axis.errorbar(
-            compared, relative, error, ls="none", marker="o", color=MEASURED, capsize=3,
-            label="mean of paired members (± bound)",
-        )  # fmt: skip
-        axis.axhline(0.0, color=THEORY, label="claim: equal across H")
-        for sign in (1, -1):
-            axis.axhline(
-                sign * params.equal_rtol,
-                color=REFERENCE,
-                ls="--",
-                lw=1,
-                label=f"allowed ±{params.equal_rtol:g}" if sign > 0 else None,
-            )
-        axis.set_xticks(
-            compared,
-            [
-                f"{H}\n{int(p)}/{int(n)}"
-                for H, p, n in zip(compared, data["paired_counts"], data["counts"], strict=True)
-            ],
-            fontsize=7,
-        )
-        axis.set(ylabel=f"{title}\nrelative to H={compared[0]}")
-        axis.legend(fontsize=5.5, loc="lower center")
+        _comparison_panel(axis, name, title, params, data, compared)
     omega_axis.set_title("per-H means (last log quarter)")
     sums_axis.set_xlabel("H, paired / trained members")
     figure.suptitle(
@@ -126,6 +70,76 @@ def figure_13(params, prediction, measurement):
         fontsize=9,
     )
     return figure
+
+
+def _trajectory_panels(omega_axis, mu_axis, steps, omega, mu, reference):
+    """One H's column: ω_h(t) and μ_h(t) (`omega`, `mu`: (n, H)) of its shown member, the
+    dummy heads marked, the group sums Σ₊μ, Σ₋μ, against ±ω̄ and ±μ*(ω̄) of the reference H
+    (`reference`: that H, its ω̄, μ*(ω̄))."""
+    H = omega.shape[1]
+    reference_h, reference_omega, reference_sum = reference
+    dummy = head_types(omega[-1], mu[-1]) == DUMMY
+    for h in range(H):
+        label = f"head {h + 1}" + (" (dummy)" if dummy[h] else "")
+        omega_axis.plot(steps, omega[:, h], label=label, **_style(h, dummy[h]))
+        mu_axis.plot(steps, mu[:, h], **_style(h, dummy[h]))
+    positive, negative = ~dummy & (omega[-1] > 0), ~dummy & (omega[-1] < 0)
+    mu_axis.plot(steps, mu[:, positive].sum(axis=1), color="black", lw=1.3, label="Σ₊μ, Σ₋μ")
+    mu_axis.plot(steps, mu[:, negative].sum(axis=1), color="black", lw=1.3)
+    for sign in (1, -1):
+        first = sign > 0
+        omega_axis.axhline(
+            sign * reference_omega,
+            color=REFERENCE,
+            ls=":",
+            lw=1.2,
+            label=f"±ω̄ of H={reference_h} (last quarter)" if first else None,
+        )
+        mu_axis.axhline(
+            sign * reference_sum,
+            color=THEORY,
+            ls="--",
+            lw=1,
+            label=f"±μ*(ω̄ of H={reference_h}) (4.6)" if first else None,
+        )
+    omega_axis.set(xscale="log", title=f"H = {H}", ylabel=r"$\omega_h(t)$", ylim=(-0.7, 0.7))
+    bound = 1.6 * reference_sum
+    mu_axis.set(xscale="log", xlabel="Adam step", ylabel=r"$\mu_h(t)$", ylim=(-bound, bound))
+    omega_axis.legend(fontsize=5.5, loc="upper left", ncols=2 if H > 4 else 1)
+    mu_axis.legend(fontsize=5.5, loc="upper left")
+
+
+def _comparison_panel(axis, name, title, params, data, compared):
+    """The per-H mean of ω̄ (`name` "omega") or of the group sums ("sums") relative to the
+    first H, with its bound, against equality within ± equal_rtol."""
+    relative = data[f"{name}_mean"] / data[f"{name}_mean"][0] - 1.0
+    error = (data[f"{name}_error"] + np.abs(relative + 1.0) * data[f"{name}_error"][0]) / data[
+        f"{name}_mean"
+    ][0]
+    error[0] = data[f"{name}_error"][0] / data[f"{name}_mean"][0]  # the reference's own
+    axis.errorbar(
+        compared, relative, error, ls="none", marker="o", color=MEASURED, capsize=3,
+        label="mean of paired members (± bound)",
+    )  # fmt: skip
+    axis.axhline(0.0, color=THEORY, label="claim: equal across H")
+    for sign in (1, -1):
+        axis.axhline(
+            sign * params.equal_rtol,
+            color=REFERENCE,
+            ls="--",
+            lw=1,
+            label=f"allowed ±{params.equal_rtol:g}" if sign > 0 else None,
+        )
+    axis.set_xticks(
+        compared,
+        [
+            f"{H}\n{int(p)}/{int(n)}"
+            for H, p, n in zip(compared, data["paired_counts"], data["counts"], strict=True)
+        ],
+        fontsize=7,
+    )
+    axis.set(ylabel=f"{title}\nrelative to H={compared[0]}")
+    axis.legend(fontsize=5.5, loc="lower center")
 
 
 def figure_14(params, prediction, measurement):

@@ -78,10 +78,8 @@ def _through(measured, curve) -> np.ndarray:
     return curve * float(np.exp(np.mean(np.log(measured / curve))))
 
 
-def _step_panels(by_s, by_n, params, prediction, measurement):
-    """Pre-gd's tuned absolute eta t against s (both s grids) beside F.1's two readings, and
-    against n beside log(n s/σ²) (the same n-shape in both readings)."""
-    data, theory = measurement.figure_data, prediction.figure_data
+def _step_by_s(by_s, params, data, theory):
+    """Pre-gd's tuned absolute η t against s (both s grids) beside F.1's two readings."""
     s = np.array(params.s_reading, dtype=float)
     for panel, colour, marker, text in (
         ("step", MEASURED, "D", f"d={params.d}, n={params.n_step}, σ={params.sigma:g}"),
@@ -131,6 +129,10 @@ def _step_panels(by_s, by_n, params, prediction, measurement):
     set_log_ticks(by_s, log_ticks(low, high), which="y")
     by_s.legend(fontsize=6)
 
+
+def _step_by_n(by_n, params, data, theory):
+    """Pre-gd's tuned absolute η t against n beside log(n s/σ²) (the same n-shape in both
+    readings)."""
     n = np.array(params.n_grid, dtype=float)
     measured(
         by_n,
@@ -230,7 +232,8 @@ def figure_isotropic(params, prediction, measurement):
     set_log_ticks(reading, list(s))
     set_log_ticks(reading, log_ticks(np.min(pregd) / 2, np.max(pregd) * 3), which="y")
     reading.legend(fontsize=6.5)
-    _step_panels(step_s, step_n, params, prediction, measurement)
+    _step_by_s(step_s, params, measurement.figure_data, prediction.figure_data)
+    _step_by_n(step_n, params, measurement.figure_data, prediction.figure_data)
     return figure
 
 

@@ -32,13 +32,22 @@ def figure_landscape(params, prediction, measurement):
     omega, mu = np.asarray(theory["omega"]), np.asarray(theory["mu"])
     ltilde, loss = np.asarray(theory["ltilde"]), np.asarray(measured["loss"])
     figure, axes = new_figure(4, width=3.6, height=3.4)
+    _loss_panels(figure, axes[0, :2], omega, mu, ltilde, loss, theory)
+    _gap_map_panel(figure, axes[0, 2], omega, mu, ltilde, loss, measured)
+    _gap_panel(axes[0, 3], params, theory, measured, measurement)
+    return figure
+
+
+def _loss_panels(figure, axes, omega, mu, ltilde, loss, theory):
+    """(a) the Monte Carlo true loss and (b) L̃ (4.1) over (ω, μ) on one logarithmic colour
+    scale, the manifold μ*(ω) on both."""
     from matplotlib.colors import LogNorm
 
     low, high = float(min(loss.min(), ltilde.min())), float(max(loss.max(), ltilde.max()))
     levels = np.geomspace(low, high, 15)  # one logarithmic colour scale for (a) and (b)
     for axis, values, title in (
-        (axes[0, 0], loss, "(a) true loss, Monte Carlo"),
-        (axes[0, 1], ltilde, r"(b) approximate loss $\tilde L$ (4.1)"),
+        (axes[0], loss, "(a) true loss, Monte Carlo"),
+        (axes[1], ltilde, r"(b) approximate loss $\tilde L$ (4.1)"),
     ):
         mesh = axis.contourf(
             omega, mu, values.T, levels=levels, cmap="viridis", norm=LogNorm(low, high)
@@ -51,15 +60,18 @@ def figure_landscape(params, prediction, measurement):
         )
         axis.set_ylim(mu.min(), mu.max())
         axis.legend(loc="upper right", fontsize=7)
-    colorbar = figure.colorbar(mesh, ax=axes[0, :2], label="loss (log scale)", shrink=0.85)
+    colorbar = figure.colorbar(mesh, ax=axes, label="loss (log scale)", shrink=0.85)
     colorbar.ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:.2g}"))
 
+
+def _gap_map_panel(figure, axis, omega, mu, ltilde, loss, measured):
+    """(c) the relative gap (MC − L̃)/MC over (ω, μ), its worst point starred."""
     relative = (loss - ltilde) / loss
     bound = float(np.max(np.abs(relative)))
-    mesh = axes[0, 2].pcolormesh(omega, mu, relative.T, cmap="RdBu_r", vmin=-bound, vmax=bound)
+    mesh = axis.pcolormesh(omega, mu, relative.T, cmap="RdBu_r", vmin=-bound, vmax=bound)
     worst = np.unravel_index(np.argmax(np.abs(relative)), relative.shape)
-    axes[0, 2].plot(omega[worst[0]], mu[worst[1]], "k*", ms=8)
-    axes[0, 2].set(
+    axis.plot(omega[worst[0]], mu[worst[1]], "k*", ms=8)
+    axis.set(
         xlabel=r"$\omega$",
         ylabel=r"$\mu$",
         title=f"(c) (MC − L̃)/MC; ★ worst: MC {loss[worst]:.3g}\nvs L̃ {ltilde[worst]:.3g} "
@@ -67,13 +79,15 @@ def figure_landscape(params, prediction, measurement):
     )
     figure.colorbar(
         mesh,
-        ax=axes[0, 2],
+        ax=axis,
         label=f"relative gap (MC SE ≤ {np.max(measured['loss_se'] / loss):.1%})",
         shrink=0.85,
     )
 
+
+def _gap_panel(axis, params, theory, measured, measurement):
+    """(d) the gap on the manifold against L + D beside its ω → 0 limit 1/(L+D)."""
     D = theory["D"]
-    axis = axes[0, 3]
     axis.plot(
         np.asarray(theory["L_fine"]) + D,
         theory["gap_limit_fine"],
@@ -102,7 +116,6 @@ def figure_landscape(params, prediction, measurement):
     axis.grid(True, which="both", color=REFERENCE, alpha=0.2)
     set_log_ticks(axis, log_ticks(min(measured["L"]) + D, max(measured["L"]) + D))
     axis.legend(loc="lower left", fontsize=7)
-    return figure
 
 
 def figure_approximation_map(params, prediction, measurement):

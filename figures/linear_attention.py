@@ -52,7 +52,20 @@ def figure_lin(params, prediction, measurement):
         [["step", "risk"], ["zoom", "risk"]], width_ratios=(1.6, 1.0), height_ratios=(1.6, 1.0)
     )
     step_axis, zoom, risk_axis = panels["step"], panels["zoom"], panels["risk"]
+    _step_panels(step_axis, zoom, right, params, data, measurement, eta, atol)
+    _risk_panel(risk_axis, params, theory, measurement)
+    figure.suptitle(
+        f"HE-5.1-LIN: one-head linear attention trained at {setting_text(params)}; "
+        f"{training_text(params)}",
+        fontsize=9.5,
+    )
+    return figure
 
+
+def _step_panels(step_axis, zoom, right, params, data, measurement, eta, atol):
+    """(b) each member's learned step γ(t) = ω(t) μ(t) against η_GD* ± step_atol; (b′) the
+    last quarter of the logs with the compared means; the legend below `right`."""
+    members = len(data["KQ"])
     steps = np.asarray(data["log_steps"], dtype=float)  # (n,)
     history = np.asarray(data["step_history"], dtype=float)  # (n, E)
     shown = steps > 0  # log time axis
@@ -107,6 +120,9 @@ def figure_lin(params, prediction, measurement):
     handles, labels = step_axis.get_legend_handles_labels()
     right.legend(handles, labels, loc="outside lower center", ncols=3, fontsize=7)
 
+
+def _risk_panel(risk_axis, params, theory, measurement):
+    """(c) each member's test MSE at L against R_GD(η*)."""
     risk = measurement.values["risk"]
     value = np.atleast_1d(np.asarray(risk.value, dtype=float))
     error = np.broadcast_to(np.asarray(risk.error, dtype=float), value.shape)
@@ -136,12 +152,6 @@ def figure_lin(params, prediction, measurement):
         title=f"(c) test MSE at L = {params.L}\n({params.n_prompts} Monte Carlo prompts)",
     )
     risk_axis.legend(loc="upper right", fontsize=7)
-    figure.suptitle(
-        f"HE-5.1-LIN: one-head linear attention trained at {setting_text(params)}; "
-        f"{training_text(params)}",
-        fontsize=9.5,
-    )
-    return figure
 
 
 def figure_pair(params, prediction, measurement):
@@ -205,14 +215,31 @@ def figure_pair(params, prediction, measurement):
 def figure_length(params, prediction, measurement):
     """Figure 8: test MSE against L', (a) every curve on a log scale, (b) L' >= L, linear scale."""
     data, theory = measurement.figure_data, prediction.figure_data
-    lengths = np.asarray(data["lengths"], dtype=float)  # (n,)
     figure, axes = new_figure(2, width=4.8, height=4.2)
     full, zoom = axes[0]
-    eta_fit = float(np.mean(np.asarray(data["fitted_steps"], dtype=float)))  # the H = 2 seeds' mean
-    argmin, measured_argmin = float(theory["argmin"]), float(data["measured_argmin"])
+    lengths = np.asarray(data["lengths"], dtype=float)  # (n,)
     linear_mean = np.asarray(data["linear_mean"], dtype=float)
+    for axis in (full, zoom):
+        _reference_curves(axis, lengths, data, theory)
+        _measured_curves(axis, lengths, linear_mean, params, data)
+        _length_marks(axis, lengths, linear_mean, params, data, theory)
+    _full_scale(full, linear_mean, params, data, theory)
+    _zoom_scale(zoom, lengths, params, data, theory)
+    handles, labels = full.get_legend_handles_labels()
+    figure.legend(handles, labels, loc="outside lower center", ncols=2, fontsize=7)
+    figure.suptitle(
+        f"HE-5.1-LENGTH (Figure 8): trained at {setting_text(params)} ({training_text(params)}); "
+        f"{params.n_prompts} shared test prompts per L'",
+        fontsize=9.5,
+    )
+    return figure
+
+
+def _length_series(data) -> tuple:
+    """The softmax models and the Bayes predictor, measured at every L': (key, label,
+    marker, colour) each."""
     ones, twos = np.size(data["one_head_members"]), np.size(data["two_head_members"])
-    series = (  # key, label, marker, colour
+    return (  # key, label, marker, colour
         ("H1", f"softmax, H = 1, mean of {ones} seeds (measured ± SE over seeds)", "s", PALETTE[1]),
         (
             "H2",
@@ -222,82 +249,100 @@ def figure_length(params, prediction, measurement):
         ),
         ("Bayes", "Bayes: ridge λ = σ²d (MC ± 1 SE)", "D", "#3d3d3d"),
     )
-    for axis in (full, zoom):
+
+
+def _reference_curves(axis, lengths, data, theory):
+    """Frozen-step GD (linear attention's theory), debiased GD at η* and at H = 2's fitted
+    step, against L'."""
+    eta_fit = float(np.mean(np.asarray(data["fitted_steps"], dtype=float)))  # the H = 2 seeds' mean
+    axis.plot(
+        lengths,
+        theory["frozen"],
+        color=THEORY,
+        lw=1.3,
+        label="linear attention: frozen-step GD R_lin(L') (exact)",
+    )
+    axis.plot(
+        lengths, theory["dgd"], "--", color=THEORY, lw=1.1, label="debiased GD at η* (exact)"
+    )
+    axis.plot(
+        lengths,
+        data["dGDfit_mean"],
+        "-.",
+        color=PALETTE[2],
+        lw=1.1,
+        label=f"debiased GD at H = 2's mean fitted step {eta_fit:.3f} (MC, not judged)",
+    )
+
+
+def _measured_curves(axis, lengths, linear_mean, params, data):
+    """Linear attention's members and their mean, the softmax models and Bayes, against L'."""
+    for k, member in enumerate(np.asarray(data["linear_members"], dtype=float)):
         axis.plot(
             lengths,
-            theory["frozen"],
-            color=THEORY,
-            lw=1.3,
-            label="linear attention: frozen-step GD R_lin(L') (exact)",
+            member,
+            color=MEASURED,
+            lw=0.6,
+            alpha=0.45,
+            label="linear attention, each member (measured)" if k == 0 else None,
         )
-        axis.plot(
-            lengths, theory["dgd"], "--", color=THEORY, lw=1.1, label="debiased GD at η* (exact)"
-        )
-        axis.plot(
-            lengths,
-            data["dGDfit_mean"],
-            "-.",
-            color=PALETTE[2],
-            lw=1.1,
-            label=f"debiased GD at H = 2's mean fitted step {eta_fit:.3f} (MC, not judged)",
-        )
-        for k, member in enumerate(np.asarray(data["linear_members"], dtype=float)):
-            axis.plot(
-                lengths,
-                member,
-                color=MEASURED,
-                lw=0.6,
-                alpha=0.45,
-                label="linear attention, each member (measured)" if k == 0 else None,
-            )
+    axis.errorbar(
+        lengths,
+        linear_mean,
+        data["linear_se"],
+        ls="none",
+        marker="o",
+        ms=3.5,
+        color=MEASURED,
+        capsize=1.5,
+        elinewidth=0.8,
+        label=f"linear attention, mean of {params.linear_members} members (± SE over seeds)",
+    )
+    for key, label, marker, colour in _length_series(data):
         axis.errorbar(
             lengths,
-            linear_mean,
-            data["linear_se"],
+            data[f"{key}_mean"],
+            data[f"{key}_se"],
             ls="none",
-            marker="o",
+            marker=marker,
             ms=3.5,
-            color=MEASURED,
+            color=colour,
             capsize=1.5,
             elinewidth=0.8,
-            label=f"linear attention, mean of {params.linear_members} members (± SE over seeds)",
+            label=label,
         )
-        for key, label, marker, colour in series:
-            axis.errorbar(
-                lengths,
-                data[f"{key}_mean"],
-                data[f"{key}_se"],
-                ls="none",
-                marker=marker,
-                ms=3.5,
-                color=colour,
-                capsize=1.5,
-                elinewidth=0.8,
-                label=label,
-            )
-        axis.axvline(params.L, color=REFERENCE, ls=":", lw=1)
-        axis.axvline(
-            argmin,
-            color=THEORY,
-            lw=0.8,
-            alpha=0.8,
-            label=f"argmin R_lin = L + (d(1+σ²)+1)/2 = {argmin:.2f} (exact)",
-        )
-        at = int(np.argmin(np.abs(lengths - measured_argmin)))
-        axis.plot(
-            measured_argmin,
-            linear_mean[at],
-            "*",
-            ms=13,
-            mfc="none",
-            mec="black",
-            mew=0.8,
-            label=f"measured argmin on the grid: L' = {measured_argmin:g}",
-        )
-        axis.set_xlabel("test prompt length L'")
+
+
+def _length_marks(axis, lengths, linear_mean, params, data, theory):
+    """The training L, the exact argmin of R_lin and the measured one on the grid."""
+    argmin, measured_argmin = float(theory["argmin"]), float(data["measured_argmin"])
+    axis.axvline(params.L, color=REFERENCE, ls=":", lw=1)
+    axis.axvline(
+        argmin,
+        color=THEORY,
+        lw=0.8,
+        alpha=0.8,
+        label=f"argmin R_lin = L + (d(1+σ²)+1)/2 = {argmin:.2f} (exact)",
+    )
+    at = int(np.argmin(np.abs(lengths - measured_argmin)))
+    axis.plot(
+        measured_argmin,
+        linear_mean[at],
+        "*",
+        ms=13,
+        mfc="none",
+        mec="black",
+        mew=0.8,
+        label=f"measured argmin on the grid: L' = {measured_argmin:g}",
+    )
+    axis.set_xlabel("test prompt length L'")
+
+
+def _full_scale(full, linear_mean, params, data, theory):
+    """(a) every model on a log scale."""
     every = np.concatenate(
         [np.ravel(theory["frozen"]), linear_mean]
-        + [np.ravel(data[f"{key}_mean"]) for key, *_ in series]
+        + [np.ravel(data[f"{key}_mean"]) for key, *_ in _length_series(data)]
     )
     full.set_yscale("log")
     set_log_ticks(full, log_ticks(every.min(), every.max()), which="y")
@@ -311,6 +356,10 @@ def figure_length(params, prediction, measurement):
         fontsize=7,
         color=REFERENCE,
     )
+
+
+def _zoom_scale(zoom, lengths, params, data, theory):
+    """(b) L' >= L on a linear scale, fitted to the softmax models and their GD references."""
     longer = lengths >= params.L
     softmax = np.concatenate(
         [np.asarray(data[f"{key}_mean"], dtype=float)[longer] for key in ("H1", "H2", "Bayes")]
@@ -321,11 +370,3 @@ def figure_length(params, prediction, measurement):
     zoom.set_xlim(params.L - 0.04 * (lengths.max() - params.L), lengths.max() * 1.02)
     zoom.set_ylim(softmax.min() - 0.1 * span, softmax.max() + 0.35 * span)
     zoom.set(ylabel="test MSE", title="(b) zoom on L' ≥ L, linear scale: the softmax models")
-    handles, labels = full.get_legend_handles_labels()
-    figure.legend(handles, labels, loc="outside lower center", ncols=2, fontsize=7)
-    figure.suptitle(
-        f"HE-5.1-LENGTH (Figure 8): trained at {setting_text(params)} ({training_text(params)}); "
-        f"{params.n_prompts} shared test prompts per L'",
-        fontsize=9.5,
-    )
-    return figure

@@ -36,12 +36,30 @@ def _heads_figure(params, prediction, measurement, H: int, number: int):
         )  # fmt: skip
         return figure
     shown = members[H]
-    KQ, labels, gamma = shown.KQ11, shown.labels, shown.gamma_groups  # (H, d, d), (H, K, K), (K, G)
-    K, G, d = labels.shape[-1], gamma.shape[-1], KQ.shape[-1]
     # circuits per head above, Gamma_k below, each subfigure with its own layout
     figure, (top, bottom) = new_subfigures(2.3 * max(H, 3), 6.0, nrows=2, height_ratios=(2, 1))
     axes = top.subplots(2, max(H, 3), squeeze=False)  # (2, columns): KQ11 row, OV row
     bars = bottom.subplots()
+    _circuit_panels(top, axes, shown)
+    _gamma_panel(bars, params, prediction, shown)
+    member, found = shown.member, MODE_NAMES.get(shown.mode, "?")
+    trained = sorted(set(params.heads))  # the paper's mode of each, in the prediction
+    paper_modes = MultiTaskTheory.from_record(prediction.figure_data).paper_modes
+    paper = MODE_NAMES[int(paper_modes[trained.index(H)])]
+    figure.suptitle(
+        f"HE-5.4-MT (Figure {number}): H = {H}, member {member}; mode found {found}, paper's "
+        f"{paper}\nsupports {[list(s) for s in params.supports]}, "
+        f"{setting_text(params)} (relative noise); {training_text(params)}",
+        fontsize=8.5,
+    )
+    return figure
+
+
+def _circuit_panels(top, axes, shown):
+    """Each head's KQ11 block (ω per coordinate group below it) above its OV label block
+    (its μ_k), on one colour scale per row; spare columns blank."""
+    KQ, labels = shown.KQ11, shown.labels  # (H, d, d), (H, K, K)
+    H, K, d = KQ.shape[0], labels.shape[-1], KQ.shape[-1]
     kq_scale = np.abs(KQ).max() or 1.0
     ov_scale = np.abs(labels).max() or 1.0
     omega_groups = shown.omega_groups  # (H, G)
@@ -67,6 +85,12 @@ def _heads_figure(params, prediction, measurement, H: int, number: int):
     top.colorbar(kq_image, ax=axes[0, :H], shrink=0.85, label="KQ entry")
     top.colorbar(ov_image, ax=axes[1, :H], shrink=0.85, label="OV entry")
 
+
+def _gamma_panel(bars, params, prediction, shown):
+    """Γ_k per coordinate group, measured, beside the optimum of the paper's mode where H is
+    judged (H ≥ 2)."""
+    labels, gamma = shown.labels, shown.gamma_groups  # (H, K, K), (K, G)
+    H, K, G = labels.shape[0], labels.shape[-1], gamma.shape[-1]
     width = 0.8 / K
     positions = np.arange(G)
     judged = sorted({h for h in params.heads if h >= 2})
@@ -91,22 +115,11 @@ def _heads_figure(params, prediction, measurement, H: int, number: int):
         ]
     bars.set_xticks(positions, names)
     bars.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)
-    member, found = shown.member, MODE_NAMES.get(shown.mode, "?")
-    trained = sorted(set(params.heads))  # the paper's mode of each, in the prediction
-    paper_modes = MultiTaskTheory.from_record(prediction.figure_data).paper_modes
-    paper = MODE_NAMES[int(paper_modes[trained.index(H)])]
     zero_sum = ", ".join(f"{z:+.3f}" for z in shown.zero_sum)
     bars.set_title(
         f"Γ_k = Σ_h μ^h_k diag(ω^h), mean per coordinate group; Σ_h μ^h_k = ({zero_sum})",
         fontsize=7.5,
     )
-    figure.suptitle(
-        f"HE-5.4-MT (Figure {number}): H = {H}, member {member}; mode found {found}, paper's "
-        f"{paper}\nsupports {[list(s) for s in params.supports]}, "
-        f"{setting_text(params)} (relative noise); {training_text(params)}",
-        fontsize=8.5,
-    )
-    return figure
 
 
 def figure_16(params, prediction, measurement):

@@ -238,6 +238,31 @@ def paper_index(
         "paper verdict is the newest published run that finished it; *reduced* marks a run "
         "below the paper preset's size, with what was changed.",
         "",
+        *_runs_table(published, notes),
+    ]
+    changed, disagree, both = [], [], []
+    claims = all_claims()
+    for paper_name in dict.fromkeys(claim.source.paper for claim in claims):
+        ours = [claim for claim in claims if claim.source.paper == paper_name]
+        lines += ["", f"## {paper_name}", "",
+                  "| claim | quick | paper size | what is checked | size; device, time | "
+                  "figure |", "|---|---|---|---|---|---|"]  # fmt: skip
+        # the verdicts beside the claim: on a phone's width the later columns scroll
+        for claim in ours:
+            row, its_disagree, its_changed, its_both = _claim_row(
+                claim, quick, published, claim_link, claim.id in trained
+            )
+            lines.append(row)
+            disagree += its_disagree
+            changed += its_changed
+            both += its_both
+        lines += reconstruction_footnote({c.id: c.source.reconstruction for c in ours})
+    return "\n".join(lines + _closing_sections(disagree, changed, both, findings)) + "\n"
+
+
+def _runs_table(published: dict[str, Publication], notes: bool) -> list[str]:
+    """The index's table of published runs, one row per publication."""
+    lines = [
         "## Published runs",
         "",
         "| folder | preset | device | claims finished | their time (sum) | unfinished | started |"
@@ -253,56 +278,61 @@ def paper_index(
         lines.append(f"| [{name}]({name}/{REPORT_FILE}) | {run.preset} | {run.device} | "
                      f"{len(run.claims)} | {minutes:.1f} min | {len(run.unfinished)}{stopped} | "
                      f"{run.started[:16]} |{told}")  # fmt: skip
-    changed, disagree, both = [], [], []
-    claims = all_claims()
-    for paper_name in dict.fromkeys(claim.source.paper for claim in claims):
-        ours = [claim for claim in claims if claim.source.paper == paper_name]
-        lines += ["", f"## {paper_name}", "",
-                  "| claim | quick | paper size | what is checked | size; device, time | "
-                  "figure |", "|---|---|---|---|---|---|"]  # fmt: skip
-        # the verdicts beside the claim: on a phone's width the later columns scroll
-        for claim in ours:
-            shown = f"[{claim.id}]({claim_link.format(id=claim.id)})" if claim_link else claim.id
-            flag = claim.source.reconstruction
-            entry = quick.claims.get(claim.id)
-            at_quick = marked(entry["verdict"], flag) if entry else "not run"
-            if entry and stability_text(entry):
-                at_quick += f"; {stability_text(entry)}"
-            pub = newest(claim.id, published)
-            if pub is None:
-                stopped = _unfinished(claim.id, published)
-                at_paper = (f"unfinished ([{stopped.name}]({stopped.name}/{REPORT_FILE}))"
-                            if stopped else "needs a GPU: not yet run" if claim.id in trained
-                            else "not yet run")  # fmt: skip
-                lines.append(f"| {shown} | {at_quick} | {at_paper} | {_cell(claim.summary)} "
-                             "| | |")  # fmt: skip
-                continue
-            record = pub.claim(claim.id)
-            devices = newest_by_device(claim.id, published)
-            at_paper = marked(", ".join(f"**{p.claim(claim.id).verdict}** ({device})"
-                                        for device, p in devices.items())
-                              if len(devices) > 1 else f"**{record.verdict}**", flag)  # fmt: skip
-            if len(devices) > 1:
-                both.append(_devices_row(shown, devices, claim.id, flag))
-            figure = (f"[{Path(record.figures[0]).name}]({pub.name}/{record.figures[0]})"
-                      if record.figures else "")  # fmt: skip
-            lines.append(f"| {shown} | {at_quick} | {at_paper} | {_cell(claim.summary)} | "
-                         f"{_cell(_size(record, pub.record))} | {figure} |")  # fmt: skip
-            if record.verdict == "disagrees":
-                failed = [c for c in record.checks if c.verdict == "disagrees"]
-                checks = _as_text(record)
-                disagree.append(f"- **{claim.id}** ([report]({pub.name}/{REPORT_FILE})): "
-                                + "; ".join(_check_line(checks[c.label]) for c in failed))
-                disagree += [f"  {reconstruction_sentence(flag)}"] if flag else []
-            if entry is not None and entry["verdict"] != record.verdict:
-                changed += [f"- **{claim.id}**: {at_quick} at quick → "
-                            f"{marked(record.verdict, flag)} at paper size:",
-                            *_moved(entry, record)]  # fmt: skip
-        lines += reconstruction_footnote({c.id: c.source.reconstruction for c in ours})
-    lines += ["", "## Disagreements at the papers' size", "",
-              "Each claim whose paper-size run disagrees, with the checks that do. What they "
-              f"mean: [The findings, explained]({findings}) (the quick "
-              "preset's evidence) and each run's report.", ""]  # fmt: skip
+    return lines
+
+
+def _claim_row(
+    claim, quick: Verdicts, published: dict[str, Publication], claim_link: str, trained: bool
+) -> tuple[str, list[str], list[str], list[str]]:
+    """One claim's row of its paper's table, and its lines for the closing sections: (row,
+    disagreement lines, changed-with-size lines, both-devices rows)."""
+    shown = f"[{claim.id}]({claim_link.format(id=claim.id)})" if claim_link else claim.id
+    flag = claim.source.reconstruction
+    entry = quick.claims.get(claim.id)
+    at_quick = marked(entry["verdict"], flag) if entry else "not run"
+    if entry and stability_text(entry):
+        at_quick += f"; {stability_text(entry)}"
+    pub = newest(claim.id, published)
+    if pub is None:
+        stopped = _unfinished(claim.id, published)
+        at_paper = (f"unfinished ([{stopped.name}]({stopped.name}/{REPORT_FILE}))"
+                    if stopped else "needs a GPU: not yet run" if trained
+                    else "not yet run")  # fmt: skip
+        return f"| {shown} | {at_quick} | {at_paper} | {_cell(claim.summary)} | | |", [], [], []
+    record = pub.claim(claim.id)
+    devices = newest_by_device(claim.id, published)
+    at_paper = marked(", ".join(f"**{p.claim(claim.id).verdict}** ({device})"
+                                for device, p in devices.items())
+                      if len(devices) > 1 else f"**{record.verdict}**", flag)  # fmt: skip
+    both = [_devices_row(shown, devices, claim.id, flag)] if len(devices) > 1 else []
+    figure = (f"[{Path(record.figures[0]).name}]({pub.name}/{record.figures[0]})"
+              if record.figures else "")  # fmt: skip
+    row = (f"| {shown} | {at_quick} | {at_paper} | {_cell(claim.summary)} | "
+           f"{_cell(_size(record, pub.record))} | {figure} |")  # fmt: skip
+    disagree = []
+    if record.verdict == "disagrees":
+        failed = [c for c in record.checks if c.verdict == "disagrees"]
+        checks = _as_text(record)
+        disagree.append(f"- **{claim.id}** ([report]({pub.name}/{REPORT_FILE})): "
+                        + "; ".join(_check_line(checks[c.label]) for c in failed))
+        disagree += [f"  {reconstruction_sentence(flag)}"] if flag else []
+    changed = []
+    if entry is not None and entry["verdict"] != record.verdict:
+        changed += [f"- **{claim.id}**: {at_quick} at quick → "
+                    f"{marked(record.verdict, flag)} at paper size:",
+                    *_moved(entry, record)]  # fmt: skip
+    return row, disagree, changed, both
+
+
+def _closing_sections(
+    disagree: list[str], changed: list[str], both: list[str], findings: str
+) -> list[str]:
+    """The index's closing sections: disagreements at the papers' size, verdicts that
+    changed with size, and the claims run on both devices."""
+    lines = ["", "## Disagreements at the papers' size", "",
+             "Each claim whose paper-size run disagrees, with the checks that do. What they "
+             f"mean: [The findings, explained]({findings}) (the quick "
+             "preset's evidence) and each run's report.", ""]  # fmt: skip
     lines += disagree or ["None published yet."]
     lines += ["", "## Where quick and paper size differ", "",
               "Each claim whose verdict changed with size, and the checks whose verdict moved: "
@@ -319,7 +349,7 @@ def paper_index(
     lines += (["| claim | verdicts | checks with one verdict on both | checks that differ |",
                "|---|---|---|---|", *both] if both
               else ["No claim has been published at full size from both devices yet."])
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def write_index(docs: Path, quick_summary: Path) -> Path:

@@ -385,18 +385,7 @@ def run_claims(
     deadline = None if budget is None else time.time() + budget
     run_dir = Path(out) / run_id
     sizes = dict(parameters or claim_parameters(claims, preset))  # fail before any work
-    record = open_run(run_dir, preset, seed, device)
-    if record.sweep is not None:  # its points are one claim at other parameters, not a run
-        raise RunMismatchError(
-            f"run-id {run_id!r} holds a sweep of {record.sweep.claim}; resume it with "
-            "`icl-verify sweep` or choose another --run-id"
-        )
-    for stored in record.claims:
-        if stored.id in sizes and stored.params != sizes[stored.id].as_json():
-            raise RunMismatchError(
-                f"run-id {run_id!r} finished {stored.id} with other parameters; resume it with "
-                "the same --set/--config or choose another --run-id"
-            )
+    record = _resumed_run(run_dir, run_id, preset, seed, device, sizes)
     draw_missing_figures(record, run_dir)
     todo = [claim for claim in schedule(claims, sizes) if claim.id not in record.finished_ids()]
     if workers is None and scheduler is None and device.startswith("cuda"):
@@ -430,18 +419,46 @@ def run_claims(
     record.save(run_dir)
     bar = progress_bar(len(claims), len(claims) - len(todo), "claims", "claim", show_progress)
     record, unfinished = store_as_finished(results, record, RunRecord.with_claim, run_dir, bar)
+    record = _in_claims_order(record, claims, unfinished)
+    record.save(run_dir)
+    write_report(record, run_dir)
+    return record
+
+
+def _resumed_run(
+    run_dir: Path, run_id: str, preset: str, seed: int, device: str, sizes: dict[str, Params]
+) -> RunRecord:
+    """The run at `run_dir` (new, or the one to resume), refused when it holds a sweep or a
+    claim finished with other parameters than `sizes`."""
+    record = open_run(run_dir, preset, seed, device)
+    if record.sweep is not None:  # its points are one claim at other parameters, not a run
+        raise RunMismatchError(
+            f"run-id {run_id!r} holds a sweep of {record.sweep.claim}; resume it with "
+            "`icl-verify sweep` or choose another --run-id"
+        )
+    for stored in record.claims:
+        if stored.id in sizes and stored.params != sizes[stored.id].as_json():
+            raise RunMismatchError(
+                f"run-id {run_id!r} finished {stored.id} with other parameters; resume it with "
+                "the same --set/--config or choose another --run-id"
+            )
+    return record
+
+
+def _in_claims_order(
+    record: RunRecord, claims: Sequence[Claim], unfinished: Mapping[str, str]
+) -> RunRecord:
+    """`record` with its claims in the order of `claims` (those not among them first), its
+    unfinished claims in that order, and finished now unless some are unfinished."""
     order = {claim.id: i for i, claim in enumerate(claims)}
     in_order = sorted(record.claims, key=lambda c: (c.id in order, order.get(c.id, 0)))
     unfinished = {c.id: unfinished[c.id] for c in claims if c.id in unfinished}  # in order
-    record = replace(
+    return replace(
         record,
         claims=tuple(in_order),
         finished=None if unfinished else now(),
         unfinished=unfinished,
     )
-    record.save(run_dir)
-    write_report(record, run_dir)
-    return record
 
 
 def progress_bar(total: int, done: int, description: str, unit: str, show_progress: bool):

@@ -438,10 +438,13 @@ def _grid_allowance(params: IsotropicParams) -> float:
 
 
 def checks_isotropic(params: IsotropicParams) -> tuple[Check, ...]:
+    return (*_bound_checks(params), *_rate_checks(params), *_reading_checks(params))
+
+
+def _bound_checks(params: IsotropicParams) -> tuple[Check, ...]:
+    """Theorem 5.3's upper bound on pre-gd, the exact OLS risk and the baselines' lower
+    bound, each over n ≳ d and over d ≳ n."""
     n, wide = tuple(map(float, params.n_grid)), tuple(map(float, params.n_wide))
-    # the slopes the bound's log^2(d/delta) takes over ratio_d and its log^2(n s/sigma^2) adds
-    ratio_allowance = theorem_5_3_d_log_slope(params.ratio_d[0], params.ratio_d[-1], params.delta)
-    log_allowance = theorem_5_3_n_log_slope(params.n_grid[0], params.s, params.sigma)
     upper_why = (
         "upper bound up to one constant (reference §4.5): no upward trend of "
         "risk/bound, slope ≤ 0.1; the bound carries its logs"
@@ -493,6 +496,17 @@ def checks_isotropic(params: IsotropicParams) -> tuple[Check, ...]:
             ),
             "best of ridge/GD ≥ c·(1 − n/d + σ²n/d)",
         ),
+    )
+
+
+def _rate_checks(params: IsotropicParams) -> tuple[Check, ...]:
+    """The rates: baseline over pre-gd in d/s, the Lasso's slope in n, pre-gd against the
+    Lasso in both regimes."""
+    n = tuple(map(float, params.n_grid))
+    # the slopes the bound's log^2(d/delta) takes over ratio_d and its log^2(n s/sigma^2) adds
+    ratio_allowance = theorem_5_3_d_log_slope(params.ratio_d[0], params.ratio_d[-1], params.delta)
+    log_allowance = theorem_5_3_n_log_slope(params.n_grid[0], params.s, params.sigma)
+    return (
         Check(
             "ratio_slope",
             LogLogSlope(
@@ -534,6 +548,12 @@ def checks_isotropic(params: IsotropicParams) -> tuple[Check, ...]:
             ),
             "pre-gd/Lasso ≥ 1, d ≳ n (pre-gd worse)",
         ),
+    )
+
+
+def _reading_checks(params: IsotropicParams) -> tuple[Check, ...]:
+    """§7.11's readings: pre-gd's risk over s, and the s-exponent of its tuned η t."""
+    return (
         Check(
             "reading",
             BoundTrend(

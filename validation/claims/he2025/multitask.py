@@ -227,7 +227,6 @@ def measure_mt(params: MultiTaskParams, runtime) -> Measurement:
     as restricted debiased GD at η*_k (the formula's check).
     """
     supports, d, Hs = params.task_supports, params.d, params.judged_heads
-    K, groups = len(supports), support_groups(supports, d)
     ensemble = runtime.trained(_training(params))
     # (n, E, H, ...): the heads at every logged step
     history = numerics.multitask_heads(ensemble.KQ_history, ensemble.OV_history, d)
@@ -237,6 +236,40 @@ def measure_mt(params: MultiTaskParams, runtime) -> Measurement:
     seeds = _seeds(params)
     judged = [int(m) for H in Hs for m in seeds[H]]  # the members of every H >= 2
     modes = numerics.mode_history(history, params.heads, supports)  # (n, E)
+    gap, gamma, zero_sum = _settled_readings(params, runtime, history, final, judged, seeds)
+    risk, dgd = _risks(params, runtime, ensemble, judged, seeds)
+    figure_data = fig_data.MultiTaskData(
+        log_steps=ensemble.steps.astype(float),
+        first_order_gap=np.array([gap[shown[H]] for H in Hs]),  # of the shown members
+        modes_final=modes[-1].astype(float),
+        test_loss=ensemble.test_loss[-1],
+        members={H: _member_heads(params, final, KQ[m, :H, :d, :d], m, H, modes[-1, m])
+                 for H, m in shown.items()},
+    )  # fmt: skip
+    block = [_over_seeds([_block_pattern(ensemble, m, H, d) for m in seeds[H]]) for H in seeds]
+
+    def joined(readings) -> Estimate:  # over H, task-major
+        return Estimate(*(np.concatenate([r[i] for r in readings]) for i in (0, 1)), "bound")
+
+    return Measurement(
+        values={
+            "mode": _mode_estimate(params, modes, shown),
+            "gamma": joined(gamma),
+            "zero_sum": joined(zero_sum),
+            "risk": Estimate(*(np.concatenate([r[i] for r in risk]) for i in (0, 1))),
+            "dgd_risk": Estimate([r.mean for r in dgd], [r.stderr for r in dgd]),
+            "block_pattern": joined(block),
+            **_mode_one(params, history, seeds),
+        },
+        figure_data=figure_data.to_record(),
+    )
+
+
+def _settled_readings(params: MultiTaskParams, runtime, history, final, judged, seeds):
+    """Per judged H, Γ_k and the zero-sum ratio settled over the logs (mean over its members),
+    with each member's first-order gap: (gap per member, gamma, zero_sum)."""
+    supports, d, Hs = params.task_supports, params.d, params.judged_heads
+    groups = support_groups(supports, d)
     gaps = numerics.first_order_gaps(
         final, judged, params.heads, first_order_prediction, d=d, L=params.L,
         supports=supports, relative_noise=params.sigma2, n_prompts=FIRST_ORDER_PROMPTS,
@@ -257,6 +290,14 @@ def measure_mt(params: MultiTaskParams, runtime) -> Measurement:
         _over_seeds([(settled[m].zero_sum, settled[m].zero_sum_error) for m in seeds[H]])
         for H in Hs
     ]
+    return gap, gamma, zero_sum
+
+
+def _risks(params: MultiTaskParams, runtime, ensemble, judged, seeds):
+    """Per judged H, the per-task test MSE (mean over its members), and restricted debiased GD
+    at η*_k on the same prompts: (risk, dgd)."""
+    supports, Hs = params.task_supports, params.judged_heads
+    K = len(supports)
     optimum = np.array([restricted_optimum(len(s), params.L, params.sigma2).eta for s in supports])
     losses = numerics.multitask_losses(
         ensemble, judged, {"dgd": optimum}, n_prompts=params.n_prompts,
@@ -269,36 +310,14 @@ def measure_mt(params: MultiTaskParams, runtime) -> Measurement:
         for H in Hs
     ]  # fmt: skip
     dgd = [losses[f"dgd:{k}"] for k in range(K)]
-    figure_data = fig_data.MultiTaskData(
-        log_steps=ensemble.steps.astype(float),
-        first_order_gap=np.array([gap[shown[H]] for H in Hs]),  # of the shown members
-        modes_final=modes[-1].astype(float),
-        test_loss=ensemble.test_loss[-1],
-        members={H: _member_heads(params, final, KQ[m, :H, :d, :d], m, H, modes[-1, m])
-                 for H, m in shown.items()},
-    )  # fmt: skip
+    return risk, dgd
 
-    def pattern(m: int, H: int) -> tuple[np.ndarray, np.ndarray]:  # (5.8): (value, error) x 3
-        b = numerics.block_pattern(ensemble.KQ_history, ensemble.OV_history, m, H, d)
-        return np.array([b.kq_off, b.ov_features, b.cross]).T  # (2, 3)
 
-    block = [_over_seeds([tuple(pattern(m, H)) for m in seeds[H]]) for H in seeds]
-
-    def joined(readings) -> Estimate:  # over H, task-major
-        return Estimate(*(np.concatenate([r[i] for r in readings]) for i in (0, 1)), "bound")
-
-    return Measurement(
-        values={
-            "mode": _mode_estimate(params, modes, shown),
-            "gamma": joined(gamma),
-            "zero_sum": joined(zero_sum),
-            "risk": Estimate(*(np.concatenate([r[i] for r in risk]) for i in (0, 1))),
-            "dgd_risk": Estimate([r.mean for r in dgd], [r.stderr for r in dgd]),
-            "block_pattern": joined(block),
-            **_mode_one(params, history, seeds),
-        },
-        figure_data=figure_data.to_record(),
-    )
+def _block_pattern(ensemble, m: int, H: int, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """Member m's distance from the block pattern (5.8): (value, error) of the KQ off-diagonal,
+    the OV covariate part and the cross-task weight."""
+    b = numerics.block_pattern(ensemble.KQ_history, ensemble.OV_history, m, H, d)
+    return tuple(np.array([b.kq_off, b.ov_features, b.cross]).T)  # 2 x (3,)
 
 
 def _mode_one(params: MultiTaskParams, history, seeds: dict) -> dict[str, Estimate]:
@@ -349,25 +368,35 @@ def _member_heads(
 
 
 def checks_mt(params: MultiTaskParams) -> tuple[Check, ...]:
+    return (_mode_check(), *_optimum_checks(params), *_pattern_checks(), _dgd_check())
+
+
+def _mode_check() -> Check:
+    """The members' mode per H, judged only after a training of the paper's length."""
+    return Check(
+        "mode",
+        Tolerance(
+            f"A category: equal or not (atol half a code). The paper shows one run per H; "
+            f"a member in its mode confirms it. A different mode is judged only for a "
+            f"training of the paper's length ({PAPER_STEPS:,} steps) that held its mode over "
+            f"the last half of the logs; shorter runs read inconclusive: modes III and IV "
+            f"give the same first-order predictor, so the loss separates them only at higher "
+            f"order, over long training.",
+            atol=0.5,
+        ),
+        "mode of the members per H ≥ 2 (codes: 1 I, 2 II, 3 III, 4 IV, 0 unclassified)",
+    )
+
+
+def _optimum_checks(params: MultiTaskParams) -> tuple[Check, ...]:
+    """The trained weights against the optimal first-order predictor: Γ_k, the zero-sum
+    weight of ybar_k, and the per-task risk."""
     allowance = 1.0 / params.L
     eta_star = max(
         restricted_optimum(len(s), params.L, params.sigma2).eta for s in params.task_supports
     )
     groups = len(support_groups(params.task_supports, params.d))
     return (
-        Check(
-            "mode",
-            Tolerance(
-                f"A category: equal or not (atol half a code). The paper shows one run per H; "
-                f"a member in its mode confirms it. A different mode is judged only for a "
-                f"training of the paper's length ({PAPER_STEPS:,} steps) that held its mode over "
-                f"the last half of the logs; shorter runs read inconclusive: modes III and IV "
-                f"give the same first-order predictor, so the loss separates them only at higher "
-                f"order, over long training.",
-                atol=0.5,
-            ),
-            "mode of the members per H ≥ 2 (codes: 1 I, 2 II, 3 III, 4 IV, 0 unclassified)",
-        ),
         Check(
             "gamma",
             Tolerance(
@@ -408,6 +437,12 @@ def checks_mt(params: MultiTaskParams) -> tuple[Check, ...]:
             ),
             "per-task test MSE vs the optimal Γ's risk (H × task)",
         ),
+    )
+
+
+def _pattern_checks() -> tuple[Check, ...]:
+    """The block pattern (5.8) the mode reading assumes, and mode I's two signatures."""
+    return (
         Check(
             "block_pattern",
             Tolerance(
@@ -444,16 +479,20 @@ def checks_mt(params: MultiTaskParams) -> tuple[Check, ...]:
             ),
             "one head: (max − min)|μ_k| / Σ_k |μ_k|",
         ),
-        Check(
-            "dgd_risk",
-            ZScore(
-                "Exact formula (Wishart moments) against Monte Carlo on the same prompts as the "
-                "members: only Monte Carlo error. Resolution 5% of the risk.",
-                max_z=4.0,
-                rel_resolution=0.05,
-            ),
-            "restricted debiased GD at η*_k: formula vs Monte Carlo (per task)",
+    )
+
+
+def _dgd_check() -> Check:
+    """Restricted debiased GD's exact risk against Monte Carlo."""
+    return Check(
+        "dgd_risk",
+        ZScore(
+            "Exact formula (Wishart moments) against Monte Carlo on the same prompts as the "
+            "members: only Monte Carlo error. Resolution 5% of the risk.",
+            max_z=4.0,
+            rel_resolution=0.05,
         ),
+        "restricted debiased GD at η*_k: formula vs Monte Carlo (per task)",
     )
 
 

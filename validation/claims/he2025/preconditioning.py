@@ -232,11 +232,11 @@ def measure_kms(params: PreconditioningParams, runtime) -> Measurement:
 
 
 def checks_kms(params: PreconditioningParams) -> tuple[Check, ...]:
-    allowance = _distance_allowance(params)
-    curvature = theory.manifold_limit_bound(params.omega_max, params.setting)
-    risk_atol = theory.debiased_excess_risk_bound(
-        kms_covariance(params.d, params.rho), params.setting, allowance
-    )
+    return (*_ov_checks(), *_kq_checks(), *_optimum_checks(params))
+
+
+def _ov_checks() -> tuple[Check, ...]:
+    """The OV pattern (5.3): last rows (0, ..., 0, ±μ), the two heads' μ of opposite sign."""
     pattern = (
         "(5.3): the OV last rows are (0, ..., 0, ±μ). Structural limit 0; atol 0.05 is the "
         "reference's 5% agreement rule of the trained patterns (§HE-OBS1, as HE-OBS2's "
@@ -250,6 +250,12 @@ def checks_kms(params: PreconditioningParams) -> tuple[Check, ...]:
             Tolerance(pattern, atol=0.05),
             "|μ₁ + μ₂| / (|μ₁| + |μ₂|) per paired member",
         ),
+    )
+
+
+def _kq_checks() -> tuple[Check, ...]:
+    """The KQ side: the first-order preconditioner (5.4)-(5.5) and the opposed heads (5.3)."""
+    return (
         Check(
             "first_order",
             Tolerance(
@@ -277,6 +283,17 @@ def checks_kms(params: PreconditioningParams) -> tuple[Check, ...]:
             ),
             "‖K₂/|K₂| + K₁/|K₁|‖_F (0 when KQ11⁽²⁾ = −c KQ11⁽¹⁾), mean over paired members",
         ),
+    )
+
+
+def _optimum_checks(params: PreconditioningParams) -> tuple[Check, ...]:
+    """Γ_eff against the optimal preconditioner Γ*_d and Σ⁻¹ (Figure 12), and the risk."""
+    allowance = _distance_allowance(params)
+    curvature = theory.manifold_limit_bound(params.omega_max, params.setting)
+    risk_atol = theory.debiased_excess_risk_bound(
+        kms_covariance(params.d, params.rho), params.setting, allowance
+    )
+    return (
         Check(
             "distance_dgd",
             Tolerance(
