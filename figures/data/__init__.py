@@ -47,21 +47,35 @@ def read_fields(cls, data: Mapping, prefix: str, suffix: str = ""):
 _SCALARS = {"bool": bool, "int": int, "float": float}
 
 
+class FlatRecord:
+    """A flat dataclass stored as its own fields, unprefixed (`fields_record` / `read_fields`):
+    a figure family's part whose record keys are its field names.
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class Scale(FlatRecord):
+    ...     low: float
+    >>> Scale.from_record(Scale(0.5).to_record())
+    Scale(low=0.5)
+    """
+
+    def to_record(self) -> dict:
+        return fields_record(self, "")
+
+    @classmethod
+    def from_record(cls, data: Mapping):
+        return read_fields(cls, data, "")
+
+
 def floats(value) -> np.ndarray:
     """A stored list (or array) as a float array."""
     return np.asarray(value, dtype=float)
 
 
 @dataclass(frozen=True)
-class RiskScale:
+class RiskScale(FlatRecord):
     """The y scale of the risk figures (prediction side): the null risk s, the excess risk
     of predicting 0 for an s-sparse w* with N(0, 1) entries."""
 
     null_risk: float
 
-    def to_record(self) -> dict:
-        return fields_record(self, "")
-
-    @classmethod
-    def from_record(cls, data: Mapping) -> RiskScale:
-        return read_fields(cls, data, "")

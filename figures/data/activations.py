@@ -14,11 +14,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.figures.data import fields_record, floats, read_fields
+from icl_verify.figures.data import FlatRecord, fields_record, floats, read_fields
 
 
 @dataclass(frozen=True)
-class ActivationTheory:
+class ActivationTheory(FlatRecord):
     """HE-5.2-ACT's prediction side: a_f per activation, the kernel-mean step of each fixed
     pair model on an omega grid, the optimal debiased step 1/(1+kappa), and the step allowance
     per L' of the tracking rule."""
@@ -29,12 +29,6 @@ class ActivationTheory:
     eta_star: float
     step_shift: np.ndarray  # (n,)
 
-    def to_record(self) -> dict:
-        return fields_record(self, "")
-
-    @classmethod
-    def from_record(cls, data: Mapping) -> ActivationTheory:
-        return read_fields(cls, data, "")
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.figures.data import fields_record, read_fields
+from icl_verify.figures.data import FlatRecord, fields_record, read_fields
 
 
 @dataclass(frozen=True)
-class MultiTaskTheory:
+class MultiTaskTheory(FlatRecord):
     """HE-5.4-MT's prediction side: the paper's mode of every trained H (ascending), the
     optimal restricted steps eta*_k, and the paper's Table 2 conditions."""
 
@@ -27,12 +27,6 @@ class MultiTaskTheory:
     paper_zero_sum: np.ndarray  # (K,)
     paper_gamma: np.ndarray  # Table 2's Gamma on and off the supports, concatenated
 
-    def to_record(self) -> dict:
-        return fields_record(self, "")
-
-    @classmethod
-    def from_record(cls, data: Mapping) -> MultiTaskTheory:
-        return read_fields(cls, data, "")
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.figures.data import fields_record, floats, read_fields
+from icl_verify.figures.data import FlatRecord, fields_record, floats, read_fields
 
 
 @dataclass(frozen=True)
@@ -43,17 +43,11 @@ class StepCurves:
 
 
 @dataclass(frozen=True)
-class RecordedSteps:
+class RecordedSteps(FlatRecord):
     """HE-4.3-RISK's measurement side: the step of every Monte Carlo point, case-major."""
 
     steps: np.ndarray  # (cases * steps per case,)
 
-    def to_record(self) -> dict:
-        return fields_record(self, "")
-
-    @classmethod
-    def from_record(cls, data: Mapping) -> RecordedSteps:
-        return read_fields(cls, data, "")
 
 
 @dataclass(frozen=True)
@@ -91,15 +85,9 @@ class ProportionalCurves:
 
 
 @dataclass(frozen=True)
-class LimitRisks:
+class LimitRisks(FlatRecord):
     """HE-T4.2iii's measurement side: the per-d Monte Carlo Bayes and tuned-GD risks behind the
     extrapolation to d -> infinity."""
 
     raw: np.ndarray  # (cases, 2, len(d_values))
 
-    def to_record(self) -> dict:
-        return fields_record(self, "")
-
-    @classmethod
-    def from_record(cls, data: Mapping) -> LimitRisks:
-        return read_fields(cls, data, "")

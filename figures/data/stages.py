@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.figures.data import fields_record, floats, read_fields
+from icl_verify.figures.data import FlatRecord, fields_record, floats, read_fields
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class RandomStarts:
 
 
 @dataclass(frozen=True)
-class StageOneTheory:
+class StageOneTheory(FlatRecord):
     """HE-S1's prediction side: the limit 1/(1+kappa) of (4.3), the judged window's times and
     the band 2 x valley-floor deficit there, and the end of Stage I."""
 
@@ -61,42 +61,24 @@ class StageOneTheory:
     band: np.ndarray  # (W,)
     stage_one_start: float
 
-    def to_record(self) -> dict:
-        return fields_record(self, "")
-
-    @classmethod
-    def from_record(cls, data: Mapping) -> StageOneTheory:
-        return read_fields(cls, data, "")
 
 
 @dataclass(frozen=True)
-class StageTwoTheory:
+class StageTwoTheory(FlatRecord):
     """HE-S2's prediction side: the loss of the same-sign single-head optimum (every head at
     omega = 1/sqrt(d)) and the infimum of Ltilde on S_omega."""
 
     trap_loss: float
     manifold_floor: float
 
-    def to_record(self) -> dict:
-        return fields_record(self, "")
-
-    @classmethod
-    def from_record(cls, data: Mapping) -> StageTwoTheory:
-        return read_fields(cls, data, "")
 
 
 @dataclass(frozen=True)
-class BoundTheory:
+class BoundTheory(FlatRecord):
     """HE-S2-BOUND's prediction side: HE-S2's loss-gap threshold for 'on S_omega'."""
 
     tolerance: float
 
-    def to_record(self) -> dict:
-        return fields_record(self, "")
-
-    @classmethod
-    def from_record(cls, data: Mapping) -> BoundTheory:
-        return read_fields(cls, data, "")
 
 
 @dataclass(frozen=True)
