@@ -249,6 +249,7 @@ def trainings_left(state: Path, benchmark: dict, preset: str = "paper",
     """Every training of a trained claim not yet published at the full ``preset`` (claims in
     registry order, each training once), with its progress in ``state`` and its estimate."""
     from icl_verify.validation.cache import config_key
+    from icl_verify.validation.params import TrainedParams
     from icl_verify.validation.published import newest_by_device, publications
     from icl_verify.validation.registry import trained_claims
 
@@ -256,9 +257,9 @@ def trainings_left(state: Path, benchmark: dict, preset: str = "paper",
     rows: dict[str, TrainingLeft] = {}
     for paper, prefix in PAPERS.items():
         for claim in trained_claims(prefix):
-            if newest_by_device(claim.id, published) or not claim.trains:
+            if newest_by_device(claim.id, published) or not issubclass(claim.params, TrainedParams):
                 continue
-            specs = list(claim.trains(claim.parameters(preset)))
+            specs = list(claim.trainings(claim.parameters(preset)))
             specs += [s for spec in specs for s in getattr(spec, "inputs", tuple)()]
             for spec in specs:
                 key = config_key(spec.ARTEFACT, {**dataclasses.asdict(spec), "device": device})

@@ -73,17 +73,20 @@ MAX_PARTS = 4  # 8 files at most come back: 4 state parts and 4 others
 
 def claim_groups(paper: str, preset: str) -> list[list[str]]:
     """The paper's trained claims (`validation.registry.trained_claims`) in groups: each
-    training in registry order (``Claim.trains``) with the claims that read only trainings done
-    by then; last, each claim seeded by the run (``TRAINED_BY_RUN_SEED``) on its own.
+    training in registry order (`Claim.trainings`) with the claims that read only trainings
+    done by then; last, each claim that trains inside its measurement, seeded by the run (its
+    parameters not a `TrainedParams`), on its own.
 
     >>> claim_groups("chen2024", "quick")  # doctest: +NORMALIZE_WHITESPACE
     [['CZZ-IMPORTANCE'], ['CZZ-HEADS', 'CZZ-PRUNE', 'CZZ-PPROBE'], ['CZZ-G-DECODER'],
      ['CZZ-G-DENSE'], ['CZZ-G-CORRELATED']]
     """
+    from icl_verify.validation.params import TrainedParams
     from icl_verify.validation.registry import trained_claims
 
     claims = trained_claims(PAPERS[paper])
-    needs = {c.id: set(c.trains(c.parameters(preset))) for c in claims if c.trains}
+    needs = {c.id: set(c.trainings(c.parameters(preset))) for c in claims
+             if issubclass(c.params, TrainedParams)}  # fmt: skip
     groups, done, placed = [], set(), set()
     for claim in claims:
         if claim.id not in needs or claim.id in placed:
@@ -182,7 +185,7 @@ def _encoder_seconds(session: Session, group: list[str], preset: str, device: st
     from icl_verify.validation.cache import config_key
     from icl_verify.validation.registry import select_claims
 
-    trainings = {t for c in select_claims(group) for t in c.trains(_params(c, preset, sets))}
+    trainings = {t for c in select_claims(group) for t in c.trainings(_params(c, preset, sets))}
     todo = [
         t for t in trainings
         if not (session.state / "cache" / config_key(

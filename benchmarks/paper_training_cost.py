@@ -1,8 +1,9 @@
 """What the paper preset's training of HE-OBS1-4 would cost on this CPU, extrapolated.
 
-HE-OBS1-4 read one trained ensemble (`validation.claims._trained.training` of their shared
-parameters): at the paper preset 13 members (H = 1, 1, 2, ..., 8, padded to 8 heads), 500k Adam
-steps, batch 256, d = 5, L = 40, a log (validation loss, omega, mu, circuits) every 1000 steps.
+HE-OBS1-4 read one trained ensemble (`SharedEnsembleParams.training` of their shared
+parameters, `validation.claims.he2025._ensembles`): at the paper preset 13 members (H = 1, 1,
+2, ..., 8, padded to 8 heads), 500k Adam steps, batch 256, d = 5, L = 40, a log (validation
+loss, omega, mu, circuits) every 1000 steps.
 This times `numerics.train_ensemble` on exactly that training, cut to a short and a long run
 (``--steps``, default 300 and 2300 so that the long one crosses two logs), per torch thread
 count (``--threads``, default 1 and 2: the claims run on one thread each; two threads is the
@@ -33,7 +34,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _machine import machine  # noqa: E402  (benchmarks/, the script's folder)
 from icl_verify.numerics import train_ensemble  # noqa: E402
-from icl_verify.validation.claims._trained import training  # noqa: E402
 from icl_verify.validation.registry import select_claims  # noqa: E402
 
 from icl_verify._files import write_atomic  # noqa: E402
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="benchmarks/out/paper_training_cost.json")
     args = parser.parse_args(argv)
     short, long = args.steps
-    paper = training(select_claims([CLAIM])[0].presets[args.preset])
+    paper = select_claims([CLAIM])[0].presets[args.preset].training()
 
     rows = []
     print(f"{CLAIM} ({args.preset}): {len(paper.heads)} members, heads {list(paper.heads)}, "

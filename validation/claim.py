@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 from icl_verify.validation.estimates import Estimate, Judgement, Measurement, Prediction
-from icl_verify.validation.params import ParameterError, Params
+from icl_verify.validation.params import ParameterError, Params, TrainedParams
 from icl_verify.validation.rules import Rule
 
 #: The reference catalogues' tags of a formula whose form the paper's text does not confirm, and
@@ -235,10 +235,6 @@ class Claim:
         table: optional ``table(params, prediction, measurement) -> str``, a markdown table
             of the numbers a reader compares with the paper's own (e.g. He et al.'s Table 1),
             stored with the claim's record and printed in its report section.
-        trains: optional ``trains(params) -> tuple``: the trainings its measurement reads
-            from the artefact cache (hashable keys, e.g. `claims._trained.training`), which
-            other claims may read too; a run schedules by them (`runner.schedule`) so that
-            no worker waits on another's training.
         summary: what is checked, in one line (the claim tables of `icl-verify list
             --markdown` and the README).
         catalogue: its place in its paper's reference catalogue, (section, item): the
@@ -260,7 +256,6 @@ class Claim:
     figure: FigureRef | tuple[FigureRef, ...]
     wrong: Callable[[Any, Prediction], Prediction]
     table: Callable[[Any, Prediction, Measurement], str] | None = None
-    trains: Callable[[Any], tuple] | None = None
     summary: str = ""
     catalogue: tuple[int, int] | None = None
     paper_figures: tuple = ()
@@ -294,6 +289,19 @@ class Claim:
         for figure in self.figures:
             if problem := figure.problem():
                 raise ValueError(f"claim {self.id}: figure {problem}")
+
+    def trainings(self, params: Params) -> tuple:
+        """The trainings its measurement at ``params`` reads from the artefact cache, which
+        other claims may read too (`TrainedParams.trainings`; none for parameters of another
+        kind): a run schedules by them (`runner.schedule`) so that no worker waits on
+        another's training.
+
+        >>> from icl_verify.validation.registry import select_claims
+        >>> obs1, p41 = select_claims(["HE-OBS1", "HE-P4.1"])
+        >>> len(obs1.trainings(obs1.presets["smoke"])), p41.trainings(p41.presets["smoke"])
+        (1, ())
+        """
+        return params.trainings() if isinstance(params, TrainedParams) else ()
 
     @property
     def figures(self) -> tuple[FigureRef, ...]:

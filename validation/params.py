@@ -34,7 +34,7 @@ import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, ClassVar
 
 from icl_verify.theory import Setting
 
@@ -248,6 +248,10 @@ class Params:
     #: Fields whose role is "count" (streamed in blocks) but which this class's measurement
     #: draws at once: held (e.g. ``("n_prompts",)``; found by setting each count to 1e8).
     HELD = ()
+    #: Whether the measurement trains models, so that its result depends on a training and not
+    #: on Monte Carlo alone (`registry.trained_claims`): every `TrainedParams`, and a claim
+    #: that trains inside its measurement, seeded by the run (HE-B-PHASE1, HE-C-TRUELOSS).
+    TRAINS_MODELS = False
 
     def footprint(self) -> Footprint:
         """What these parameters hold in memory at once, estimated from the shapes they imply:
@@ -324,10 +328,11 @@ class SettingParams(Params):
 
 
 @dataclass(frozen=True, kw_only=True)
-class SparseSettingParams(Params):
-    """Parameters of the Chen, Zhao, Zou (2024) data model (§2): d, s, sigma.
+class SparseDesignParams(Params):
+    """The sizes of the Chen, Zhao, Zou (2024) data model (§2): d and s, without the noise
+    (`SparseSettingParams` adds one noise level; the trained claims take a grid of them).
 
-    >>> SparseSettingParams(d=8, s=9)
+    >>> SparseDesignParams(d=8, s=9)
     Traceback (most recent call last):
     ...
     icl_verify.validation.params.ParameterError: s must be an integer in [1, d=8], got 9
@@ -335,13 +340,73 @@ class SparseSettingParams(Params):
 
     d: int = param(16, help="covariate dimension d", low=1, high=MAX_DIMENSION, role="width")
     s: int = param(4, help="sparsity s: non-zero coordinates of w*", low=1, role="width")
-    sigma: float = param(
-        0.1, help="label-noise standard deviation σ (the paper's grids are in std)", low=0
-    )
 
     def validate(self) -> None:
         if self.s > self.d:
             raise ParameterError(f"s must be an integer in [1, d={self.d}], got {self.s}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SparseSettingParams(SparseDesignParams):
+    """Parameters of the Chen, Zhao, Zou (2024) data model (§2): d, s, σ."""
+
+    sigma: float = param(
+        0.1, help="label-noise standard deviation σ (the paper's grids are in std)", low=0
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainedParams(Params):
+    """Parameters of a claim whose measurement reads trained models from the artefact cache:
+    the optimiser's recipe every training of both papers shares. A family builds on it with its
+    data model and architecture (He et al.'s ensembles, `claims.he2025._ensembles`; Chen et
+    al.'s encoders and decoders, `claims.chen2024._encoders`), declares its presets' shared
+    part as data (`SHARED_PRESETS`, read by `presets`) and says which trainings a claim reads
+    (`trainings`, the keys of the cache; `Claim.trainings`).
+
+    The training seed is part of the configuration (like a claim's ``design_seed``): ``--seed``
+    changes only the measurements' Monte Carlo prompts, not which models are read.
+    """
+
+    lr: float = param(help="Adam learning rate (constant)", low=0, low_open=True)
+    steps: int = param(help="Adam steps (online: fresh prompts every step)", low=1, role="count")
+    train_seed: int = param(
+        0,
+        help="init seed of member 0 and of the training data (the models read, not --seed)",
+        low=0, role="count",
+    )
+    checkpoint_every: int = param(
+        help="checkpoint (resumable) every this many steps; 0 = only at the end", low=0,
+        role="count"
+    )
+
+    TRAINS_MODELS = True
+    #: The family's presets, shared by its claims: preset name -> field values (a field the
+    #: class lacks is skipped: a family's shared members, say, which a claim replaces).
+    SHARED_PRESETS: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
+
+    def trainings(self) -> tuple:
+        """Every training the claim's measurement reads from the artefact cache (hashable
+        keys, e.g. `numerics.EnsembleTraining`), which other claims may read too: a run
+        trains each once, ahead of the claims that read it (`runner.schedule`)."""
+        raise NotImplementedError(f"{type(self).__name__} must say which trainings it reads")
+
+    @classmethod
+    def presets(cls, **own: Mapping[str, Any]) -> dict[str, Params]:
+        """The claim's presets: for each preset name, its family's `SHARED_PRESETS` (the
+        fields this class has), then the claim's own fields ``own[name]`` (which may replace
+        a shared one, e.g. fewer steps).
+
+        >>> from icl_verify.validation.claims.he2025._ensembles import SharedEnsembleParams
+        >>> presets = SharedEnsembleParams.presets(smoke={}, quick={}, paper={"d": 10})
+        >>> presets["quick"].steps, presets["smoke"].heads, presets["paper"].d
+        (10000, (1, 2, 2, 4), 10)
+        """
+        names = {f.name for f in dataclasses.fields(cls)}
+        return {
+            name: cls(**{k: v for k, v in shared.items() if k in names} | dict(own[name]))
+            for name, shared in cls.SHARED_PRESETS.items()
+        }
 
 
 @dataclass(frozen=True)

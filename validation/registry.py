@@ -28,10 +28,6 @@ from importlib import metadata
 
 from icl_verify.validation.claim import Claim
 
-# Claims that train models but declare no ``Claim.trains``: their training is seeded by the
-# run's seed, so it is not a function of their parameters alone.
-TRAINED_BY_RUN_SEED = ("HE-B-PHASE1", "HE-C-TRUELOSS")
-
 
 def paper_of(claim: Claim) -> str:
     """The key of the paper subpackage that declares ``claim`` (``"he2025"``), read from the
@@ -125,8 +121,8 @@ def select_claims(ids: list[str] | tuple[str, ...] = ()) -> tuple[Claim, ...]:
 
 
 def trained_claims(paper: str = "") -> tuple[Claim, ...]:
-    """The claims whose measurement trains models (``Claim.trains``, and `TRAINED_BY_RUN_SEED`),
-    in registry order; with ``paper``, those of the papers whose key starts with it.
+    """The claims whose measurement trains models (`Params.TRAINS_MODELS`), in registry order;
+    with ``paper``, those of the papers whose key starts with it.
 
     >>> [c.id for c in trained_claims("Chen")]  # doctest: +NORMALIZE_WHITESPACE
     ['CZZ-IMPORTANCE', 'CZZ-HEADS', 'CZZ-PRUNE', 'CZZ-PPROBE', 'CZZ-G-DECODER', 'CZZ-G-DENSE',
@@ -135,6 +131,6 @@ def trained_claims(paper: str = "") -> tuple[Claim, ...]:
     return tuple(
         claim
         for claim in all_claims()
-        if (claim.trains or claim.id in TRAINED_BY_RUN_SEED)
+        if claim.params.TRAINS_MODELS
         and claim.source.paper.startswith(paper)
     )

@@ -163,7 +163,7 @@ def _draws(runtime: Runtime):
 
 def schedule(claims: Sequence[Claim], sizes: Mapping[str, Params]) -> list[Claim]:
     """The order in which a run hands `claims` to its workers: first each claim that starts a
-    training (``Claim.trains`` names one that no earlier claim reads: the long tasks, begun at
+    training (`Claim.trainings` names one that no earlier claim reads: the long tasks, begun at
     once), then the claims that train nothing, then those whose trainings an earlier claim
     runs, so that these find them in the cache instead of holding a worker while they wait
     on the training's lock. Each group keeps the order of `claims`; a claim's record does not
@@ -177,7 +177,7 @@ def schedule(claims: Sequence[Claim], sizes: Mapping[str, Params]) -> list[Claim
     started: set = set()
     starting, untrained, waiting = [], [], []
     for claim in claims:
-        trainings = set(claim.trains(sizes[claim.id])) if claim.trains else set()
+        trainings = set(claim.trainings(sizes[claim.id]))
         (starting if trainings - started else waiting if trainings else untrained).append(claim)
         started |= trainings
     return starting + untrained + waiting
@@ -186,7 +186,7 @@ def schedule(claims: Sequence[Claim], sizes: Mapping[str, Params]) -> list[Claim
 def work_order(
     claims: Sequence[Claim], sizes: Mapping[str, Params]
 ) -> list[tuple[Claim | Any, tuple[int, ...]]]:
-    """A run's work on a local pool: each item (a claim, or a training of ``Claim.trains``) with
+    """A run's work on a local pool: each item (a claim, or a training of `Claim.trainings`) with
     the indices of the items it waits for (`executors.execute`'s ``after``), in the order the
     pool takes the ready ones. Before each claim, in `schedule`'s order, come the trainings it
     reads that no earlier claim reads, each an item of its own after its own inputs (a pruning's
@@ -211,7 +211,7 @@ def work_order(
         return index[spec]
 
     for claim in schedule(claims, sizes):
-        trainings = claim.trains(sizes[claim.id]) if claim.trains else ()
+        trainings = claim.trainings(sizes[claim.id])
         order.append((claim, tuple(sorted({add(spec) for spec in trainings}))))
     return order
 
@@ -293,7 +293,7 @@ class ClaimTask:
 
 @dataclass(frozen=True)
 class TrainingTask:
-    """One training of a run (``Claim.trains``), made into the cache ahead of the claims that
+    """One training of a run (`Claim.trainings`), made into the cache ahead of the claims that
     read it, as a worker of a local pool gets it (`work_order`)."""
 
     spec: Any  # the training (`validation.runtime.Runtime.trained`)

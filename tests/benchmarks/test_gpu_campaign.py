@@ -43,7 +43,7 @@ def _key(spec, device="cpu"):
 
 def _kms_training():
     claim = select_claims([KMS])[0]
-    (training,) = claim.trains(claim.parameters("smoke"))
+    (training,) = claim.trainings(claim.parameters("smoke"))
     return training
 
 
@@ -81,7 +81,7 @@ def test_a_claim_published_at_full_size_is_not_in_the_plan(tmp_path):
 
 def test_the_encoder_estimate_scales_with_members_layers_batch_and_tokens():
     claim = select_claims(["CZZ-HEADS"])[0]
-    training = claim.trains(claim.parameters("paper"))[0]  # 5 members, L = 3, batch 64
+    training = claim.trainings(claim.parameters("paper"))[0]  # 5 members, L = 3, batch 64
     seconds, basis = campaign.step_seconds(training, BENCHMARK)
     assert seconds == pytest.approx(5.0e-3 * training.layers / 4) and "x0.75" in basis
     decoder = dataclasses.replace(training, architecture="decoder")

@@ -9,7 +9,6 @@ import dataclasses
 
 import pytest
 from icl_verify.validation.cache import ArtefactCache
-from icl_verify.validation.claims._trained import training
 from icl_verify.validation.claims.he2025.obs_dynamics import CLAIM_OBS4
 from icl_verify.validation.claims.he2025.obs_length import CLAIM_OBS3
 from icl_verify.validation.claims.he2025.obs_opposite_heads import CLAIM_OBS2
@@ -22,7 +21,7 @@ CLAIMS = (CLAIM_OBS1, CLAIM_OBS2, CLAIM_OBS3, CLAIM_OBS4)
 
 @pytest.mark.parametrize("preset", ["smoke", "quick", "paper"])
 def test_the_four_claims_share_one_training_per_preset(preset):
-    assert len({training(claim.presets[preset]) for claim in CLAIMS}) == 1
+    assert len({claim.presets[preset].training() for claim in CLAIMS}) == 1
 
 
 def test_the_cache_key_holds_exactly_the_training():
@@ -30,7 +29,7 @@ def test_the_cache_key_holds_exactly_the_training():
     # "seed", the members' attention (He et al. §5 trains other attentions) and the data
     # model's KMS correlation, multi-task supports and their data model (§5.3, §5.4: none
     # here), and the optimiser (Adam, the paper's; HE-ROBUST trains others)
-    key = dataclasses.asdict(training(CLAIMS[0].presets["quick"]))
+    key = dataclasses.asdict(CLAIMS[0].presets["quick"].training())
     assert key == {
         "d": 5, "L": 40, "sigma2": 0.1, "heads": (1, 1, 2, 2, 2, 2, 3, 3, 4, 4, 4, 8),
         "lr": 3e-3, "steps": 10_000, "batch": 256, "seed": 0, "log_every": 25,
@@ -42,9 +41,9 @@ def test_the_cache_key_holds_exactly_the_training():
 
 def test_a_claim_field_keeps_the_training_and_a_training_field_changes_it():
     obs3 = next(claim for claim in CLAIMS if claim.id == "HE-OBS3")
-    quick = training(obs3.presets["quick"])
-    assert training(obs3.parameters("quick", {"n_prompts": "4096"})) == quick
-    assert training(obs3.parameters("quick", {"steps": "2000"})).steps == 2000
+    quick = obs3.presets["quick"].training()
+    assert obs3.parameters("quick", {"n_prompts": "4096"}).training() == quick
+    assert obs3.parameters("quick", {"steps": "2000"}).training().steps == 2000
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from icl_verify.figures.data.trained_encoders import ImportanceData, Regime, Settings
 from icl_verify.validation.claim import evaluate
-from icl_verify.validation.claims.chen2024._encoders import gated, training
+from icl_verify.validation.claims.chen2024._encoders import gated
 from icl_verify.validation.claims.chen2024.trained_heads import CLAIM_HEADS
 from icl_verify.validation.claims.chen2024.trained_importance import CLAIM_IMPORTANCE
 from icl_verify.validation.claims.chen2024.trained_pprobe import CLAIM_PPROBE
@@ -32,9 +32,9 @@ CLAIMS = (CLAIM_HEADS, CLAIM_IMPORTANCE, CLAIM_PRUNE, CLAIM_PPROBE)
 
 def test_the_four_claims_read_the_same_trainings_one_per_h_and_depth_and_two_start_in_parallel():
     for preset in ("smoke", "quick", "paper"):
-        trainings = {c.id: set(c.trains(c.presets[preset])) for c in CLAIMS}
+        trainings = {c.id: set(c.trainings(c.presets[preset])) for c in CLAIMS}
         params = CLAIMS[0].presets[preset]
-        every = {training(params, h, layers=L) for h in params.heads for L in params.layers}
+        every = {params.training(h, layers=L) for h in params.heads for L in params.layers}
         one_head = {t for t in every if t.heads == 1}
         assert trainings["CZZ-IMPORTANCE"] == every - one_head
         assert all(trainings[i] == every for i in ("CZZ-HEADS", "CZZ-PRUNE"))
@@ -162,9 +162,9 @@ def test_the_app_g_claims_share_the_main_claims_trainings_where_the_setting_is_t
     from icl_verify.validation.claims.chen2024.trained_dense import CLAIM_DENSE
 
     for preset in ("quick", "paper"):
-        heads = set(CLAIM_HEADS.trains(CLAIM_HEADS.presets[preset]))
-        dense = set(CLAIM_DENSE.trains(CLAIM_DENSE.presets[preset]))
+        heads = set(CLAIM_HEADS.trainings(CLAIM_HEADS.presets[preset]))
+        dense = set(CLAIM_DENSE.trainings(CLAIM_DENSE.presets[preset]))
         assert {t for t in dense if t.s == 4} == heads
-        correlated = set(CLAIM_CORRELATED.trains(CLAIM_CORRELATED.presets[preset]))
+        correlated = set(CLAIM_CORRELATED.trainings(CLAIM_CORRELATED.presets[preset]))
         zero = {t for t in correlated if t.zeta == 0}
-        assert zero and zero <= set(CLAIM_IMPORTANCE.trains(CLAIM_IMPORTANCE.presets[preset]))
+        assert zero and zero <= set(CLAIM_IMPORTANCE.trainings(CLAIM_IMPORTANCE.presets[preset]))

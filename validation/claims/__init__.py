@@ -24,12 +24,17 @@ How to add a claim, the whole checklist:
 2. In the paper's subpackage (``he2025/``, ``chen2024/``; a new paper is a new subpackage with
    ``PAPER_ORDER`` and ``OMITTED_FIGURES`` in its ``__init__``), in the family's module:
    - the parameters: a frozen ``@dataclass(frozen=True, kw_only=True)`` subclass of
-     `validation.params.SettingParams` (d, L, sigma2) or `Params`, every field made with
+     `validation.params.SettingParams` (d, L, sigma2), `SparseSettingParams` (d, s, sigma),
+     a trained family's (`claims.he2025._ensembles`, `claims.chen2024._encoders`, built on
+     `TrainedParams`: it says which trainings the claim reads, ``trainings()``, and a run
+     schedules by them) or `Params`, every field made with
      ``param(default?, help=..., low=/high=/choices=, role=)`` (role: a size's part in the
      memory estimate, `params.ROLES`), and ``validate()`` for conditions
      joining fields (`check_order`);
    - ``PRESETS``: "smoke" (seconds; the tests), "quick" (the whole registry in minutes on a
-     2-core CPU) and "paper" (the paper's sizes) instances of that class;
+     2-core CPU) and "paper" (the paper's sizes) instances of that class (a trained family's
+     claim: ``Params.presets(smoke=..., quick=..., paper=...)``, its own fields on top of the
+     family's shared presets);
    - ``predict(params) -> Prediction`` from `theory`/`dynamics`;
    - ``measure(params, runtime) -> Measurement``: calls to named `numerics`/`dynamics`
      functions, never the formula under test, each value an ``Estimate(value, error,
@@ -50,16 +55,15 @@ How to add a claim, the whole checklist:
    - ``CLAIM_X = Claim(id, source, statement, params=..., presets=PRESETS, predict=...,
      measure=..., checks=..., figure=FigureRef("icl_verify.figures.family", "figure_x"),
      wrong=scaled("q", 1.5, why="q 50% too high: 10 x the tolerance 0.05."), summary=...,
-     catalogue=(section, item), paper_figures=(...), trains=...)`` listed in the module's
+     catalogue=(section, item), paper_figures=(...))`` listed in the module's
      ``CLAIMS``: ``wrong`` is a deliberately wrong prediction its rules must call
      ``disagrees``, with a docstring (for `scaled`/`shifted` their ``why``, else a named
      function's own) that says what it gets wrong and by how much it misses the rule (the
      claim's page shows it); ``summary`` the one line of the claim tables; ``catalogue`` its
      place in the paper's reference catalogue (the registry's order); ``paper_figures`` the
      paper's numbered figures its records draw (`validation.paper_figures.PaperFigure`,
-     gathered by `icl-verify figures`); ``trains`` the trainings it reads (a run schedules by
-     them). Several figures: a tuple of `FigureRef`s; a table to set beside the paper's:
-     ``table=fn(params, prediction, measurement) -> markdown``.
+     gathered by `icl-verify figures`). Several figures: a tuple of `FigureRef`s; a table to
+     set beside the paper's: ``table=fn(params, prediction, measurement) -> markdown``.
    The claim record (`Claim`, `Check`, `Source`, `FigureRef`, `scaled`) comes from
    `validation.claim`, the numbers (`Prediction`, `Measurement`, `Estimate`) from
    `validation.estimates`, the rules from `validation.rules`. Import `numerics` as the module

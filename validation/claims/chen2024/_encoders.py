@@ -8,8 +8,8 @@ one member per (replicate, sigma); the paper trains one model per sigma in
 of every ensemble has the same noise level, so the claims evaluate member e of each (h, L) on
 the same prompts (paired).
 
-The claims share `EncoderParams` and the presets of the training (`TRAINING_PRESETS`), so they
-read the same cached trainings (``runtime.trained(training(params, h, layers=L))``, keyed by the
+The claims share `EncoderParams` and the presets of the training (`ENCODER_PRESETS`), so they
+read the same cached trainings (``runtime.trained(params.training(h, layers=L))``, keyed by the
 training and the device, resumable from the trainer's checkpoint); App. G's set the fields the
 recipe leaves open (s, zeta, the architecture), so where their setting is the main claims'
 (zeta = 0, the sparse reference of the dense claim) they read the same models.
@@ -48,7 +48,13 @@ from typing import Any, ClassVar
 import icl_verify.figures.data.trained_encoders as fig_data
 import numpy as np
 from icl_verify.validation.estimates import Estimate
-from icl_verify.validation.params import Footprint, ParameterError, Params, param
+from icl_verify.validation.params import (
+    Footprint,
+    ParameterError,
+    SparseDesignParams,
+    TrainedParams,
+    param,
+)
 from icl_verify.validation.runtime import derived_seed
 
 from icl_verify import numerics
@@ -69,16 +75,31 @@ REGIME_WHY = (
 )
 
 
-@dataclass(frozen=True, kw_only=True)
-class TrainedParams(Params):
-    """What every trained-model claim of Chen et al. shares: the data model, the width, the
-    members and Adam (reference §2.1), and the regime gate's prompts. A subclass says which
-    trainings it reads (`trainings`)."""
+# The presets of the training, shared by the claims (`TrainedParams.presets`).
+ENCODER_PRESETS: dict[str, dict[str, Any]] = {
+    "smoke": dict(
+        d_hid=8, layers=(2,), heads=(1, 2), sigmas=(0.1,), replicates=2, lr=1e-3, steps=60,
+        batch=16, checkpoint_every=30, n_regime=32,
+    ),
+    "quick": dict(
+        d_hid=32, layers=(3,), heads=(1, 4), sigmas=(0.1,), replicates=2, lr=1e-3, steps=250,
+        checkpoint_every=125, n_regime=128,
+    ),
+    "paper": dict(
+        d_hid=256, layers=(3, 4, 5, 6), heads=(1, 2, 4, 8), sigmas=PAPER_SIGMAS, replicates=1,
+        lr=1e-4, steps=320_000, checkpoint_every=10_000, n_regime=1024,
+    ),
+}  # fmt: skip
 
-    d: int = param(16, help="covariate dimension d", low=1, role="width")
-    s: int = param(
-        4, help="sparsity s: non-zero coordinates of w* (N(0, 1) each)", low=1, role="width"
-    )
+
+@dataclass(frozen=True, kw_only=True)
+class SparseTrainedParams(TrainedParams, SparseDesignParams):
+    """What every trained-model claim of Chen et al. shares: the sparse data model's d and s,
+    Adam's recipe, the width and the members (one per noise level and replicate, reference
+    §2.1), and the regime gate's prompts. A subclass says which trainings it reads
+    (`trainings`)."""
+
+    batch: int = param(64, help="prompts per member per step", low=1, role="held")
     d_hid: int = param(
         help="hidden width (each head has d_hid / h dimensions)", low=1, role="width"
     )
@@ -87,15 +108,6 @@ class TrainedParams(Params):
     )
     replicates: int = param(
         help="independent models (init seeds, data) per σ", low=1, role="ensemble"
-    )
-    lr: float = param(help="Adam learning rate (constant)", low=0, low_open=True)
-    steps: int = param(help="Adam steps on fresh prompts", low=1, role="count")
-    batch: int = param(64, help="prompts per member per step", low=1, role="held")
-    train_seed: int = param(
-        0, help="init seed of member 0 (the models read, not --seed)", low=0, role="count"
-    )
-    checkpoint_every: int = param(
-        help="checkpoint every this many steps; 0 = at the end", low=0, role="count"
     )
     n_regime: int = param(
         help="prompts per member tuning ridge, and as many judging the regime gate of the claims",
@@ -108,17 +120,11 @@ class TrainedParams(Params):
         choices=PRECISIONS,
     )
 
-    def validate(self) -> None:
-        if self.s > self.d:
-            raise ParameterError(f"s must be an integer in [1, d={self.d}], got {self.s}")
+    SHARED_PRESETS: ClassVar = ENCODER_PRESETS
 
     @property
     def member_sigmas(self) -> tuple[float, ...]:
         return tuple(float(s) for s in self.sigmas) * self.replicates
-
-    def trainings(self) -> tuple[numerics.EncoderTraining, ...]:
-        """Every training the claim reads."""
-        raise NotImplementedError
 
     #: The prompt counts of one evaluation, drawn together per member (tuning and reading
     #: prompts): `footprint` holds their sum. A subclass names its own fields.
@@ -127,6 +133,31 @@ class TrainedParams(Params):
     def probe_tokens(self) -> int:
         """Tokens of the longest prompt an evaluation feeds beyond the trainings' (0: none)."""
         return 0
+
+    def training(self, heads: int, **setting) -> numerics.EncoderTraining:
+        """The training of the h = ``heads`` ensemble; ``setting`` sets the fields the recipe
+        does not (App. G: ``layers``, ``zeta``, ``s``, ``architecture``, ``n``, ``q``); a
+        precision other than float32 makes it a
+        `numerics._chen2024.encoder_training.MixedPrecisionTraining` (a cache key of its own).
+
+        >>> from icl_verify.validation.registry import select_claims
+        >>> claims = select_claims(["CZZ-HEADS", "CZZ-IMPORTANCE", "CZZ-PRUNE", "CZZ-PPROBE"])
+        >>> len({t for c in claims for t in c.trainings(c.presets["quick"])})  # shared
+        2
+        """
+        recipe = dict(
+            d=self.d, s=self.s, d_hid=self.d_hid, sigmas=tuple(self.sigmas),
+            replicates=self.replicates, lr=self.lr, steps=self.steps, batch=self.batch,
+            seed=self.train_seed, log_every=max(self.steps // 40, 1),
+            checkpoint_every=self.checkpoint_every,
+        )  # fmt: skip
+        training = numerics.EncoderTraining(heads=heads, **(recipe | self.prompt_shape() | setting))
+        return training.with_precision(self.precision)
+
+    def prompt_shape(self) -> dict[str, int]:
+        """The training prompts' examples and queries where the class sets them (``n``,
+        ``q`` of `numerics.EncoderTraining`; none: its defaults)."""
+        return {}
 
     def footprint(self) -> Footprint:
         """The largest batch of prompts an ensemble holds: the training batch, another held
@@ -154,7 +185,7 @@ class TrainedParams(Params):
 
 
 @dataclass(frozen=True, kw_only=True)
-class EncoderParams(TrainedParams):
+class EncoderParams(SparseTrainedParams):
     """The trained encoders: data model, architecture, members and Adam (reference §2.1)."""
 
     n_train: int = param(12, help="labelled examples per training prompt", low=1, role="length")
@@ -189,66 +220,21 @@ class EncoderParams(TrainedParams):
         if tuple(sorted(set(self.heads))) != tuple(self.heads):
             raise ParameterError(f"heads must be increasing, got {list(self.heads)}")
 
+    def prompt_shape(self) -> dict[str, int]:
+        return dict(n=self.n_train, q=self.q_train)
+
     def trainings(self) -> tuple[numerics.EncoderTraining, ...]:
-        return all_trainings(self)
+        """Every (h, L): depth by depth, h in increasing order."""
+        return tuple(self.training(h, layers=L) for L in self.layers for h in self.heads)
 
 
-TRAINING_PRESETS: dict[str, dict[str, Any]] = {
-    "smoke": dict(
-        d_hid=8, layers=(2,), heads=(1, 2), sigmas=(0.1,), replicates=2, lr=1e-3, steps=60,
-        batch=16, checkpoint_every=30, n_regime=32,
-    ),
-    "quick": dict(
-        d_hid=32, layers=(3,), heads=(1, 4), sigmas=(0.1,), replicates=2, lr=1e-3, steps=250,
-        checkpoint_every=125, n_regime=128,
-    ),
-    "paper": dict(
-        d_hid=256, layers=(3, 4, 5, 6), heads=(1, 2, 4, 8), sigmas=PAPER_SIGMAS, replicates=1,
-        lr=1e-4, steps=320_000, checkpoint_every=10_000, n_regime=1024,
-    ),
-}  # fmt: skip
-
-
-def encoder_presets(params: type[EncoderParams], **own: dict[str, Any]) -> dict[str, Params]:
-    """A claim's presets: the shared training of `TRAINING_PRESETS` with its own fields (which
-    may replace a training field, e.g. the heads or depths a claim reads)."""
-    return {name: params(**(TRAINING_PRESETS[name] | own[name])) for name in TRAINING_PRESETS}
-
-
-def training(params: TrainedParams, heads: int, **setting) -> numerics.EncoderTraining:
-    """The training of the h = ``heads`` ensemble of ``params``; ``setting`` sets the fields
-    the recipe does not (App. G: ``layers``, ``zeta``, ``s``, ``architecture``, ``n``, ``q``);
-    a precision other than float32 makes it a
-    `numerics._chen2024.encoder_training.MixedPrecisionTraining` (a cache key of its own).
-
-    >>> from icl_verify.validation.registry import select_claims
-    >>> claims = select_claims(["CZZ-HEADS", "CZZ-IMPORTANCE", "CZZ-PRUNE", "CZZ-PPROBE"])
-    >>> len({t for c in claims for t in c.trains(c.presets["quick"])})  # shared by the claims
-    2
-    """
-    recipe = dict(
-        d=params.d, s=params.s, d_hid=params.d_hid, sigmas=tuple(params.sigmas),
-        replicates=params.replicates, lr=params.lr, steps=params.steps, batch=params.batch,
-        seed=params.train_seed, log_every=max(params.steps // 40, 1),
-        checkpoint_every=params.checkpoint_every,
-    )  # fmt: skip
-    if isinstance(params, EncoderParams):
-        recipe |= dict(n=params.n_train, q=params.q_train)
-    return numerics.EncoderTraining(heads=heads, **(recipe | setting)).with_precision(
-        params.precision
-    )
-
-
-def all_trainings(params: EncoderParams) -> tuple[numerics.EncoderTraining, ...]:
-    """``Claim.trains`` of a claim reading every (h, L): depth by depth, h in increasing order."""
-    return tuple(training(params, h, layers=L) for L in params.layers for h in params.heads)
 
 
 def trained_ensembles(params: EncoderParams, runtime, layers: int, heads=None) -> dict:
     """The trained ensembles of depth ``layers``, h → `numerics.TrainedEncoders`, for every h
     of ``params`` or for ``heads``, trained in increasing h."""
     return {
-        h: runtime.trained(training(params, h, layers=layers))
+        h: runtime.trained(params.training(h, layers=layers))
         for h in (params.heads if heads is None else heads)
     }
 

@@ -23,7 +23,6 @@ from typing import ClassVar
 
 from icl_verify.validation.claim import Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER, _importance
-from icl_verify.validation.claims.chen2024._encoders import encoder_presets, training
 from icl_verify.validation.claims.chen2024.trained_importance import ImportanceParams
 from icl_verify.validation.estimates import Measurement, Prediction
 from icl_verify.validation.paper_figures import PaperFigure
@@ -46,7 +45,7 @@ class CorrelatedParams(ImportanceParams):
     def trainings(self) -> tuple:
         """A setting per (h, L, ζ): rows (h, L), columns ζ, as Figure 11."""
         return tuple(
-            training(self, h, layers=L, zeta=zeta)
+            self.training(h, layers=L, zeta=zeta)
             for L in self.layers for h in self.heads for zeta in self.zetas
         )  # fmt: skip
 
@@ -61,8 +60,7 @@ def measure_correlated(params: CorrelatedParams, runtime) -> Measurement:
     return _importance.measure_importance(params, runtime, params.trainings())
 
 
-CORRELATED_PRESETS = encoder_presets(
-    CorrelatedParams,
+CORRELATED_PRESETS = CorrelatedParams.presets(
     smoke=dict(zetas=(0.0, 0.4), heads=(2,), n_prompts=128, bootstrap=100),
     quick=dict(zetas=(0.0, 0.4), heads=(4,), n_prompts=1024),  # zeta = 0: CZZ-IMPORTANCE's
     paper=dict(zetas=(0.0, 0.1, 0.2, 0.4), heads=(4, 8), layers=(3, 4), n_prompts=8192),
@@ -82,7 +80,6 @@ CLAIM_CORRELATED = Claim(
     figure=FigureRef("icl_verify.figures.trained_encoders", "figure_importance"),
     table=_importance.table_importance,
     wrong=_importance.one_head_everywhere,
-    trains=CorrelatedParams.trainings,
     summary=(
         "encoders trained on x ~ N(0, I + ζ11ᵀ); W (3.1) by masking at n = 10 per (ζ, h, L): "
         "share of heads used 1 ± ½ in layer 1, 0 ± ½ later, gated per design on "

@@ -24,10 +24,8 @@ from icl_verify.validation.claim import Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER, _importance
 from icl_verify.validation.claims.chen2024._encoders import (
     EVAL_N,
-    PAPER_SIGMAS,
-    TrainedParams,
+    SparseTrainedParams,
     regime,
-    training,
 )
 from icl_verify.validation.estimates import Measurement, Prediction
 from icl_verify.validation.paper_figures import PaperFigure
@@ -35,7 +33,7 @@ from icl_verify.validation.params import ParameterError, param
 
 
 @dataclass(frozen=True, kw_only=True)
-class DecoderParams(TrainedParams):
+class DecoderParams(SparseTrainedParams):
     """CZZ-G-DECODER: the decoder's prompts and architecture, the masking prompts, the
     footnote's smaller models."""
 
@@ -93,7 +91,7 @@ class DecoderParams(TrainedParams):
 
     def _training(self, heads: int, layers: int):
         # the loss (G.1) on examples k..n: n = k - 1 context-only examples, q = n - k + 1
-        return training(self, heads, layers=layers, architecture="decoder", n=self.k - 1,
+        return self.training(heads, layers=layers, architecture="decoder", n=self.k - 1,
                         q=self.n_train - self.k + 1)  # fmt: skip
 
 
@@ -134,21 +132,12 @@ def table_decoder(params: DecoderParams, prediction: Prediction, measurement: Me
 
 # The quick decoder (d_hid 32, h = 4, 3 layers, 48 tokens, 60 steps) exercises the path only,
 # as the encoders' quick size does; the paper's size is a GPU's (the GPU issue's command).
-DECODER_PRESETS = {
-    "smoke": DecoderParams(
-        n_train=12, k=4, d_hid=8, heads=2, layers=(2,), sigmas=(0.1,), replicates=2, lr=1e-3,
-        steps=40, batch=16, checkpoint_every=20, n_regime=32, n_prompts=128, bootstrap=100,
-    ),
-    "quick": DecoderParams(
-        d_hid=32, heads=4, layers=(3,), sigmas=(0.1,), replicates=2, lr=1e-3, steps=60,
-        checkpoint_every=60, n_regime=128, n_prompts=512,
-    ),
-    "paper": DecoderParams(
-        d_hid=256, heads=8, layers=(4, 5, 6), footnote_layers=3, footnote_heads=4,
-        sigmas=PAPER_SIGMAS, replicates=1, lr=1e-4, steps=320_000, checkpoint_every=10_000,
-        n_regime=1024, n_prompts=8192,
-    ),
-}  # fmt: skip
+DECODER_PRESETS = DecoderParams.presets(
+    smoke=dict(n_train=12, k=4, heads=2, steps=40, checkpoint_every=20, n_prompts=128,
+               bootstrap=100),
+    quick=dict(heads=4, steps=60, checkpoint_every=60, n_prompts=512),
+    paper=dict(heads=8, layers=(4, 5, 6), footnote_layers=3, footnote_heads=4, n_prompts=8192),
+)  # fmt: skip
 
 CLAIM_DECODER = Claim(
     id="CZZ-G-DECODER",
@@ -164,7 +153,6 @@ CLAIM_DECODER = Claim(
     figure=FigureRef("icl_verify.figures.trained_encoders", "figure_importance"),
     table=table_decoder,
     wrong=_importance.one_head_everywhere,
-    trains=DecoderParams.trainings,
     summary=(
         "causal decoder on (x_1, y_1, ..., x_n, y_n), loss (G.1) from k = 8 of n = 24; W (3.1) "
         "by masking at n = 10 per depth: share of heads used 1 ± ½ in layer 1, 0 ± ½ "

@@ -35,11 +35,9 @@ from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.claims.chen2024._encoders import (
     MAX_Z,
     curves,
-    encoder_presets,
     regime,
     regime_line,
     risk_curves,
-    training,
     widened,
 )
 from icl_verify.validation.claims.chen2024.trained_heads import (
@@ -79,7 +77,7 @@ class DenseParams(HeadsParams):
     def trainings(self) -> tuple:
         """Every (h, L) at s (dense), then at s_sparse."""
         return tuple(
-            training(self, h, layers=L, s=s)
+            self.training(h, layers=L, s=s)
             for s in (self.s, self.s_sparse) for L in self.layers for h in self.heads
         )  # fmt: skip
 
@@ -97,7 +95,7 @@ def measure_dense(params: DenseParams, runtime) -> Measurement:
     """Risk curves in both settings (Lasso in the dense one only, where it is drawn); per depth
     the gains G_dense, G_sparse and the two bounds, gated by the sparse setting."""
     trained = {
-        s: {L: {h: runtime.trained(training(params, h, layers=L, s=s)) for h in params.heads}
+        s: {L: {h: runtime.trained(params.training(h, layers=L, s=s)) for h in params.heads}
             for L in params.layers}
         for s in (params.s, params.s_sparse)
     }  # fmt: skip
@@ -175,8 +173,7 @@ def table_dense(params: DenseParams, prediction: Prediction, measurement: Measur
     return "\n".join(rows)
 
 
-DENSE_PRESETS = encoder_presets(
-    DenseParams,
+DENSE_PRESETS = DenseParams.presets(
     smoke=dict(n_eval=(4, 10), n_tune=32, n_prompts=64),
     quick=dict(n_eval=(4, 10, 16, 24), n_tune=64, n_prompts=256),
     paper=dict(n_eval=tuple(range(1, 26)), n_tune=1024, n_prompts=2048),  # as CZZ-HEADS
@@ -195,7 +192,6 @@ CLAIM_DENSE = Claim(
     figure=FigureRef("icl_verify.figures.trained_encoders", "figure_heads"),
     table=table_dense,
     wrong=dense_gain_beyond_range,
-    trains=DenseParams.trainings,
     summary=(
         "risk against n at s = d for each h beside OLS, ridge, Lasso; the gain of h_max over "
         "h = 1 in null risks, G_dense, within ± G_sparse/2 of the sparse setting's (gated on "

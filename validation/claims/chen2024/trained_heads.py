@@ -32,11 +32,9 @@ from icl_verify.validation.claims.chen2024._encoders import (
     MAX_Z,
     REGIME_WHY,
     EncoderParams,
-    all_trainings,
     curves,
     depth_gates,
     depth_regime_lines,
-    encoder_presets,
     gated,
     risk_curves,
     trained_ensembles,
@@ -184,8 +182,7 @@ def curve_table(params: HeadsParams, data: fig_data.RiskCurves) -> str:
     return "\n".join(rows)
 
 
-HEADS_PRESETS = encoder_presets(
-    HeadsParams,
+HEADS_PRESETS = HeadsParams.presets(
     smoke=dict(n_eval=(4, 10), n_tune=32, n_prompts=64),
     quick=dict(n_eval=(4, 10, 16, 24), n_tune=64, n_prompts=256),
     paper=dict(n_eval=tuple(range(1, 26)), n_tune=1024, n_prompts=2048),
@@ -204,7 +201,6 @@ CLAIM_HEADS = Claim(
     figure=FigureRef("icl_verify.figures.trained_encoders", "figure_heads"),
     table=table_heads,
     wrong=heads_beat_ols_by_the_null_risk,
-    trains=all_trainings,
     summary=(
         "risk against n for each h beside OLS, tuned ridge and Lasso on the same prompts: more "
         "heads never hurt (risk(h_k) − risk(h_{k+1}) ≥ 0, mean over n); at n ≤ 10 the h_max "

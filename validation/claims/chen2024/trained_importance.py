@@ -18,22 +18,10 @@ from icl_verify.validation.claim import Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER, _importance
 from icl_verify.validation.claims.chen2024._encoders import (
     EncoderParams,
-    encoder_presets,
-    training,
 )
 from icl_verify.validation.estimates import Prediction
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import param
-
-
-def _multi_head_trainings(params: EncoderParams) -> tuple:
-    """``Claim.trains`` of CZZ-IMPORTANCE, which reads the h > 1 models only, a setting per
-    (h, L), h first (rows h, columns L as in Figure 4): listed before CZZ-HEADS in the
-    catalogue, it starts their training while CZZ-HEADS trains h = 1 on another worker
-    (`runner.schedule`)."""
-    return tuple(
-        training(params, h, layers=L) for h in params.heads if h > 1 for L in params.layers
-    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -47,19 +35,26 @@ class ImportanceParams(EncoderParams):
 
     EVALUATED = ("n_prompts",)
 
+    def trainings(self) -> tuple:
+        """The h > 1 models only, a setting per (h, L), h first (rows h, columns L as in
+        Figure 4): listed before CZZ-HEADS in the catalogue, it starts their training while
+        CZZ-HEADS trains h = 1 on another worker (`runner.schedule`)."""
+        return tuple(
+            self.training(h, layers=L) for h in self.heads if h > 1 for L in self.layers
+        )
+
 
 def predict_importance(params: ImportanceParams) -> Prediction:
     """Layer 1 uses every head (share 1), each later layer one (share 0), per h > 1."""
-    return _importance.predict_importance(_multi_head_trainings(params))
+    return _importance.predict_importance(params.trainings())
 
 
 def measure_importance(params: ImportanceParams, runtime):
     """Per h > 1: W (3.1) of every model on the same prompts, effective heads per layer."""
-    return _importance.measure_importance(params, runtime, _multi_head_trainings(params))
+    return _importance.measure_importance(params, runtime, params.trainings())
 
 
-IMPORTANCE_PRESETS = encoder_presets(
-    ImportanceParams,
+IMPORTANCE_PRESETS = ImportanceParams.presets(
     smoke=dict(n_prompts=128, bootstrap=100),
     quick=dict(n_prompts=1024),
     paper=dict(n_prompts=8192),  # reference §2.3
@@ -78,7 +73,6 @@ CLAIM_IMPORTANCE = Claim(
     figure=FigureRef("icl_verify.figures.trained_encoders", "figure_importance"),
     table=_importance.table_importance,
     wrong=_importance.one_head_everywhere,
-    trains=_multi_head_trainings,
     summary=(
         "W (3.1) by masking each head at n = 10; effective heads 1/ΣW² per layer, mean over "
         "models with a bootstrap SE: share of heads used 1 ± ½ in layer 1, 0 ± ½ later; App. B's "

@@ -22,13 +22,11 @@ from icl_verify.validation.claims.chen2024._encoders import (
     MAX_Z,
     REGIME_WHY,
     EncoderParams,
-    encoder_presets,
     gated,
     per_sigma_se,
     regime,
     regime_line,
     trained_ensembles,
-    training,
 )
 from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.paper_figures import PaperFigure
@@ -73,10 +71,9 @@ class PProbeParams(EncoderParams):
                 f"probe_depth must be one of layers {list(self.layers)}, got {self.probe_depth}"
             )
 
-
-def _probed_trainings(params: PProbeParams) -> tuple:
-    """``Claim.trains``: every h at the probed depth."""
-    return tuple(training(params, h, layers=params.probe_depth) for h in params.heads)
+    def trainings(self) -> tuple:
+        """Every h at the probed depth."""
+        return tuple(self.training(h, layers=self.probe_depth) for h in self.heads)
 
 
 def predict_pprobe(params: PProbeParams) -> Prediction:
@@ -149,8 +146,7 @@ def table_pprobe(params: PProbeParams, prediction: Prediction, measurement: Meas
     return "\n".join(rows)
 
 
-PPROBE_PRESETS = encoder_presets(
-    PProbeParams,
+PPROBE_PRESETS = PProbeParams.presets(
     smoke=dict(gd_steps=100, records=5, n_tune=32, n_prompts=64, probe_depth=2),
     quick=dict(gd_steps=3000, n_tune=128, n_prompts=256, probe_depth=3),
     paper=dict(gd_steps=9000, n_tune=1024, n_prompts=1024, probe_depth=4),  # reference §2.5
@@ -169,7 +165,6 @@ CLAIM_PPROBE = Claim(
     figure=FigureRef("icl_verify.figures.trained_encoders", "figure_pprobe"),
     table=table_pprobe,
     wrong=pprobe_far_apart,
-    trains=_probed_trainings,
     summary=(
         "GD on the layer-1 query states of n = 117, q = 11 prompts, rate from the paper's "
         "grid: final risk(h = 1) − risk(h) ≥ 0"

@@ -26,14 +26,11 @@ from icl_verify.validation.claims.chen2024._encoders import (
     MAX_Z,
     REGIME_WHY,
     EncoderParams,
-    all_trainings,
     depth_gates,
     depth_regime_lines,
-    encoder_presets,
     gated,
     per_sigma,
     trained_ensembles,
-    training,
 )
 from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.paper_figures import PaperFigure
@@ -100,7 +97,7 @@ def measure_prune(params: PruneParams, runtime) -> Measurement:
         kept = numerics.pruned_heads(importance.weights)
         kept = tuple(tuple(tuple(row) for row in member) for member in kept.tolist())
         pruned = runtime.trained(
-            numerics.PrunedTraining(training(params, h, layers=L), kept, params.prune_steps)
+            numerics.PrunedTraining(params.training(h, layers=L), kept, params.prune_steps)
         )
         models = (pruned, trained[h], trained[1])  # in the order of fig_data.PROBED
         errors = {name: numerics.layer_probe_errors(model, EVAL_N, **probe)
@@ -163,8 +160,7 @@ def table_prune(params: PruneParams, prediction: Prediction, measurement: Measur
 #: The paper's pruning figures and their depths (reference §5).
 PRUNING_FIGURES = {5: 3, 6: 4, 7: 5, 8: 6}
 
-PRUNE_PRESETS = encoder_presets(
-    PruneParams,
+PRUNE_PRESETS = PruneParams.presets(
     smoke=dict(n_importance=64, prune_steps=20, n_fit=64, n_prompts=64, prune_heads=(2,)),
     quick=dict(n_importance=512, prune_steps=150, n_fit=512, n_prompts=512,
                prune_heads=(4,)),
@@ -186,7 +182,6 @@ CLAIM_PRUNE = Claim(
     figure=FigureRef("icl_verify.figures.trained_encoders", "figure_prune"),
     table=table_prune,
     wrong=prune_far_apart,
-    trains=all_trainings,
     summary=(
         "prune to layer 1 whole + each later layer's top head (each model's own W), fine-tune; "
         "ridge probes (λ = 1e-3, query token) per layer: the pruned model closer to the "

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from icl_verify.validation.claims._trained import training
 from icl_verify.validation.params import Params, param
 
 from icl_verify import numerics
@@ -26,7 +25,7 @@ from icl_verify import numerics
 
 def linear_training(params) -> numerics.EnsembleTraining:
     """The one-head linear-attention members (5.1), trained like the softmax ensemble."""
-    return training(params, heads=(1,) * params.linear_members, attention="linear")
+    return params.training((1,) * params.linear_members, attention="linear")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,9 +1,10 @@
 """What HE-OBS1..4 of He et al. (2025), Section 3, share: one trained ensemble, its terms and
 findings.
 
-All four read one trained ensemble (`validation.claims._trained`, `numerics.train_ensemble`):
-softmax attention with H in {1, 2, 3, 4, 8} heads, several init seeds per H, trained online
-with Adam on the reference's default setting (§0.5). Terms used throughout:
+All four read one trained ensemble (`validation.claims.he2025._ensembles`,
+`numerics.train_ensemble`): softmax attention with H in {1, 2, 3, 4, 8} heads, several init
+seeds per H, trained online with Adam on the reference's default setting (§0.5). Terms used
+throughout:
 
 - dummy head: ``|omega_h mu_h| < 0.05 max_h |omega_h mu_h|`` (`icl_verify.heads.head_types`);
 - paired member (H >= 2): its non-dummy heads include both a positive and a negative KQ scale,
@@ -39,12 +40,12 @@ Measured at the quick preset (12 members, Adam lr 3e-3, 10k steps, seed 0; CPU):
 
 from dataclasses import dataclass
 
-from icl_verify.validation.claims._trained import TrainedParams
+from icl_verify.validation.claims.he2025._ensembles import SharedEnsembleParams
 from icl_verify.validation.params import param
 
 
 @dataclass(frozen=True, kw_only=True)
-class TypicalRunParams(TrainedParams):
+class TypicalRunParams(SharedEnsembleParams):
     """A trained ensemble read for what the paper reports as what runs do (HE-OBS2, HE-OBS4)."""
 
     exception_rate: float = param(

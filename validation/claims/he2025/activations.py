@@ -38,12 +38,10 @@ from dataclasses import dataclass
 import icl_verify.figures.data.activations as fig_data
 import numpy as np
 from icl_verify.validation.claim import Check, Claim, FigureRef, Reconstructed, Source, scaled
-from icl_verify.validation.claims._trained import (
-    TrainingParams,
-    trained_presets,
-    training,
-)
 from icl_verify.validation.claims.he2025 import PAPER
+from icl_verify.validation.claims.he2025._ensembles import (
+    EnsembleParams,
+)
 from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, param
@@ -59,7 +57,7 @@ ACTIVATIONS = (
 
 
 @dataclass(frozen=True, kw_only=True)
-class ActivationParams(TrainingParams):
+class ActivationParams(EnsembleParams):
     """HE-5.2-ACT: two-head models per activation, and fixed-parameter pair models."""
 
     activations: tuple[str, ...] = param(
@@ -121,9 +119,14 @@ class ActivationParams(TrainingParams):
                 f"lengths must include the training L = {self.L}, got {list(self.lengths)}"
             )
 
+    def trainings(self) -> tuple[numerics.EnsembleTraining]:
+        """One ensemble: member a * seeds + k has activation a and init seed train_seed +
+        member."""
+        heads = (2,) * (len(self.activations) * self.seeds)
+        return (self.training(heads, attention=_member_attention(self)),)
 
-PRESETS = trained_presets(
-    ActivationParams,
+
+PRESETS = ActivationParams.presets(
     smoke=dict(
         activations=("softmax", "tanh", "elu:1", "quadratic:1"),
         seeds=2,
@@ -226,12 +229,6 @@ def predict_act(params: ActivationParams) -> Prediction:
     )
 
 
-def _training(params: ActivationParams) -> numerics.EnsembleTraining:
-    """One ensemble: member a * seeds + k has activation a and init seed train_seed + member."""
-    return training(params, heads=(2,) * (len(_specs(params)) * params.seeds),
-                    attention=_member_attention(params))  # fmt: skip
-
-
 def measure_act(params: ActivationParams, runtime) -> Measurement:
     """Fixed pair models' fitted steps; per activation, the trained members read at the end.
 
@@ -244,7 +241,7 @@ def measure_act(params: ActivationParams, runtime) -> Measurement:
     """
     specs, seeds = _specs(params), params.seeds
     kernel = _kernel_steps(params, runtime)
-    ensemble = runtime.trained(_training(params))
+    ensemble = runtime.trained(*params.trainings())
     groups = numerics.read_activation_groups(
         ensemble,
         seeds,
@@ -414,7 +411,6 @@ CLAIM_ACT = Claim(
         why="The first-order step read as the applied one with a_f doubled (a factor-2 slip): "
         "every kernel-mean step 100% too large, where the check resolves 5% of the step.",
     ),
-    trains=lambda params: (_training(params),),
     summary=(
         "normalised activations: opposite heads, fitted step vs kernel mean and 1/(1+κ), "
         "error vs dGD (Table 1, Figs. 9-11)"

@@ -2,9 +2,9 @@
 
 Figures 13 and 14 of the paper: trained models with H = 2, 3, 4, 8 reach the same limiting KQ
 scale omega and the same OV group sums, and a four-head run forms a dummy head whose weights go
-to 0. The claim reads the shared trained ensemble of HE-OBS1..4 (`validation.claims._trained`;
-no training of its own) and compares its paired members (`numerics.member_kinds`; trapped
-members are counted in HE-OBS2) across H.
+to 0. The claim reads the shared trained ensemble of HE-OBS1..4
+(`validation.claims.he2025._ensembles`; no training of its own) and compares its paired
+members (`numerics.member_kinds`; trapped members are counted in HE-OBS2) across H.
 
 Why H should not matter (theory, reference §HE-MAN). On homogeneous zero-sum points
 (omega_h in {+omega, -omega, 0}) the approximate loss (4.1) depends on the heads only through
@@ -63,14 +63,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from icl_verify.validation.claim import Check, Claim, FigureRef, Source, shifted
-from icl_verify.validation.claims._trained import (
-    TrainedParams,
-    check_trained_heads,
-    default_training,
-    trained_presets,
-    training,
-)
 from icl_verify.validation.claims.he2025 import PAPER
+from icl_verify.validation.claims.he2025._ensembles import (
+    SharedEnsembleParams,
+    check_trained_heads,
+)
 from icl_verify.validation.claims.he2025._reconstructed import MANIFOLD
 from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.paper_figures import PaperFigure
@@ -83,7 +80,7 @@ SEED_Z = 2.0  # seed SEs added to a per-H mean's error
 
 
 @dataclass(frozen=True, kw_only=True)
-class HeadsParams(TrainedParams):
+class HeadsParams(SharedEnsembleParams):
     """HE-A-HEADS: the paired members of the shared ensemble compared across H."""
 
     compare_heads: tuple[int, ...] = param(
@@ -131,8 +128,7 @@ class HeadsParams(TrainedParams):
             )
 
 
-PRESETS_HEADS = trained_presets(
-    HeadsParams,
+PRESETS_HEADS = HeadsParams.presets(
     smoke=dict(compare_heads=(2, 4), dummy_heads_of=(4,)),
     quick=dict(compare_heads=(2, 3, 4, 8), dummy_heads_of=(4, 8)),
     paper=dict(compare_heads=(2, 3, 4, 8), dummy_heads_of=(4, 8)),
@@ -157,7 +153,7 @@ def predict_heads(params: HeadsParams) -> Prediction:
 
 def measure_heads(params: HeadsParams, runtime) -> Measurement:
     """Read-outs of `numerics._he2025.head_count` on the paired members of the compared H."""
-    ensemble = runtime.trained(training(params))
+    ensemble = runtime.trained(params.training())
     kinds, heads = numerics.member_kinds(ensemble), ensemble.heads
     members = np.flatnonzero(kinds.paired & np.isin(heads, params.compare_heads))
     scales = numerics.member_scales(ensemble, members)
@@ -319,7 +315,6 @@ CLAIM_HEADS = Claim(
         why="Each of the H heads carrying the two-head μ*: group sums growing with H, at least "
         "doubled from H_ref's (H = 4 vs 2): 1.0 off, 20 times the allowed 0.05.",
     ),
-    trains=default_training,
     summary=(
         "H = 2, 3, 4, 8 reach one ω and one set of group sums; dummy heads decay (Figs. 13, 14)"
     ),

@@ -15,11 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from icl_verify.validation.claim import Check, Claim, FigureRef, Source, shifted
-from icl_verify.validation.claims._trained import (
-    TrainingParams,
-    trained_presets,
-)
 from icl_verify.validation.claims.he2025 import PAPER
+from icl_verify.validation.claims.he2025._ensembles import (
+    EnsembleParams,
+)
 from icl_verify.validation.claims.he2025._linear_attention import (
     LinearMembers,
     linear_training,
@@ -33,10 +32,13 @@ from icl_verify import numerics, theory
 
 
 @dataclass(frozen=True, kw_only=True)
-class LinearParams(LinearMembers, TrainingParams):
+class LinearParams(LinearMembers, EnsembleParams):
     """HE-5.1-LIN: one-head linear-attention members trained online, read at the end."""
 
     n_prompts: int = param(help="Monte Carlo prompts of the test risk at L", low=2, role="count")
+
+    def trainings(self) -> tuple[numerics.EnsembleTraining]:
+        return (linear_training(self),)
 
 
 LINEAR_OWN = dict(
@@ -44,7 +46,7 @@ LINEAR_OWN = dict(
     quick=dict(linear_members=3, n_prompts=65_536),
     paper=dict(linear_members=4, n_prompts=200_000),
 )
-PRESETS_LIN = trained_presets(LinearParams, **LINEAR_OWN)
+PRESETS_LIN = LinearParams.presets(**LINEAR_OWN)
 
 
 def predict_lin(params: LinearParams) -> Prediction:
@@ -69,7 +71,7 @@ def measure_lin(params: LinearParams, runtime) -> Measurement:
     lr 3e-3, which the test risk at L barely feels: +2e-4). The
     pattern measures are `numerics.summarize_circuits`' off-pattern RMS ratios at the end.
     """
-    ensemble = runtime.trained(linear_training(params))
+    ensemble = runtime.trained(*params.trainings())
     members = numerics.read_linear_members(
         ensemble,
         n_prompts=params.n_prompts,
@@ -146,7 +148,6 @@ CLAIM_LIN = Claim(
         why="The debiased step L/(L+D) in place of the vanilla one: 0.019 off, twice the step "
         "tolerance step_atol.",
     ),
-    trains=lambda params: (linear_training(params),),
     summary=(
         "trained one-head linear attention: KQ11 = ω I, step ω μ = L/(L+D+1), optimal "
         "GD risk"

@@ -27,12 +27,10 @@ from dataclasses import dataclass
 
 import numpy as np
 from icl_verify.validation.claim import Check, Claim, FigureRef, Source, scaled
-from icl_verify.validation.claims._trained import (
-    TrainedParams,
-    trained_presets,
-    training,
-)
 from icl_verify.validation.claims.he2025 import PAPER
+from icl_verify.validation.claims.he2025._ensembles import (
+    SharedEnsembleParams,
+)
 from icl_verify.validation.claims.he2025._linear_attention import (
     LinearMembers,
     linear_training,
@@ -49,7 +47,7 @@ LENGTHS = tuple(range(10, 101, 5))  # test lengths L' of Figure 8 (reference §H
 
 
 @dataclass(frozen=True, kw_only=True)
-class LengthParams(LinearMembers, TrainedParams):
+class LengthParams(LinearMembers, SharedEnsembleParams):
     """HE-5.1-LENGTH: the linear members of HE-5.1-LIN and the softmax ensemble of HE-OBS1..4."""
 
     lengths: tuple[int, ...] = param(
@@ -80,9 +78,12 @@ class LengthParams(LinearMembers, TrainedParams):
                 f"{list(self.lengths)}"
             )
 
+    def trainings(self) -> tuple[numerics.EnsembleTraining, ...]:
+        """The linear members and the shared softmax ensemble."""
+        return (linear_training(self), self.training())
 
-PRESETS_LENGTH = trained_presets(
-    LengthParams,
+
+PRESETS_LENGTH = LengthParams.presets(
     smoke=dict(linear_members=2, lengths=(10, 40, 45, 100), n_prompts=2048),
     quick=dict(linear_members=3, lengths=LENGTHS, n_prompts=16_384),
     paper=dict(linear_members=4, lengths=LENGTHS, n_prompts=20_480),
@@ -155,7 +156,7 @@ def measure_length(params: LengthParams, runtime) -> Measurement:
     optimal step (`theory.optimal_gd`, as HE-OBS3); their own step, fitted from their
     predictions at the training L (`numerics.fitted_steps`), is drawn beside.
     """
-    softmax = runtime.trained(training(params))
+    softmax = runtime.trained(params.training())
     ones, twos = _softmax_seeds(softmax)
     result = numerics.linear_vs_softmax_by_test_length(
         runtime.trained(linear_training(params)),
@@ -272,7 +273,6 @@ CLAIM_LENGTH = Claim(
         "softmax (the risk of GD at η* for every L', at L' = 100 0.17 instead of 1.72): at "
         "L' = 100 it predicts 0.86, about 13 times the tolerance 0.065.",
     ),
-    trains=lambda params: (linear_training(params), training(params)),
     summary=(
         "train L = 40, test L' = 10..100: linear = frozen-step GD (argmin L + (D+1)/2), "
         "softmax keeps improving (Fig. 8)"

@@ -68,12 +68,10 @@ from icl_verify.theory import (
     task_preconditioners,
 )
 from icl_verify.validation.claim import Check, Claim, FigureRef, Reconstructed, Source, scaled
-from icl_verify.validation.claims._trained import (
-    TrainingParams,
-    trained_presets,
-    training,
-)
 from icl_verify.validation.claims.he2025 import PAPER
+from icl_verify.validation.claims.he2025._ensembles import (
+    EnsembleParams,
+)
 from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.paper_figures import PaperFigure
 from icl_verify.validation.params import ParameterError, param
@@ -90,7 +88,7 @@ MODE_ONE_Z = 4.0  # the SEs mode_one_overlap's Inequality allows (its max_z)
 
 
 @dataclass(frozen=True, kw_only=True)
-class MultiTaskParams(TrainingParams):
+class MultiTaskParams(EnsembleParams):
     """HE-5.4-MT: one ensemble trained on K-task prompts; σ² is the relative noise."""
 
     sigma2: float = param(
@@ -147,9 +145,13 @@ class MultiTaskParams(TrainingParams):
         """The head counts H ≥ 2 of the ensemble, ascending."""
         return sorted({h for h in self.heads if h >= 2})
 
+    def trainings(self) -> tuple[numerics.EnsembleTraining]:
+        """The members of ``heads`` on the multi-task prompts of the supports."""
+        return (self.training(self.heads, supports=self.task_supports,
+                              shared_beta=self.shared_beta),)  # fmt: skip
 
-PRESETS = trained_presets(
-    MultiTaskParams,
+
+PRESETS = MultiTaskParams.presets(
     smoke=dict(d=6, L=48, heads=(1, 2, 3, 4), lr=1e-2, steps=300, batch=64, n_prompts=2048),
     # quick: 8 members, two seeds per H, 8000 steps at lr 3e-3, batch 256: the members reach
     # Gamma_k ~ eta*_k 1_{S_k} by ~5k steps (measured); logs every 50 steps
@@ -200,11 +202,6 @@ def predict_mt(params: MultiTaskParams) -> Prediction:
     )
 
 
-def _training(params: MultiTaskParams) -> numerics.EnsembleTraining:
-    """The members of `params.heads` on the multi-task prompts of its supports."""
-    return training(params, supports=params.task_supports, shared_beta=params.shared_beta)
-
-
 def _seeds(params: MultiTaskParams) -> dict[int, np.ndarray]:
     """H → the members with H heads: the seeds of that configuration."""
     return {H: np.flatnonzero(np.equal(params.heads, H)) for H in sorted(set(params.heads))}
@@ -227,7 +224,7 @@ def measure_mt(params: MultiTaskParams, runtime) -> Measurement:
     as restricted debiased GD at η*_k (the formula's check).
     """
     supports, d, Hs = params.task_supports, params.d, params.judged_heads
-    ensemble = runtime.trained(_training(params))
+    ensemble = runtime.trained(*params.trainings())
     # (n, E, H, ...): the heads at every logged step
     history = numerics.multitask_heads(ensemble.KQ_history, ensemble.OV_history, d)
     KQ, OV = ensemble.circuits()  # (E, H, D, D)
@@ -551,7 +548,6 @@ CLAIM_MT = Claim(
         "(labels / √s, s = 4): a quarter of it, 75% below the Monte Carlo risk, where the check "
         "resolves 5% of the risk.",
     ),
-    trains=lambda params: (_training(params),),
     summary=(
         "two tasks on overlapping supports, H = 1-4: block pattern (5.8), modes I-IV, zero "
         "sums, Γ_k = η_k 1_{S_k}, per-task risk vs support-restricted dGD; Table 2 "
@@ -571,8 +567,7 @@ CLAIM_MT = Claim(
     ),
 )
 
-PRESETS_PROSE = trained_presets(
-    MultiTaskParams,
+PRESETS_PROSE = MultiTaskParams.presets(
     smoke=dict(PRESETS["smoke"].as_json(), shared_beta=True),
     # quick: two seeds per H, as the code's model
     quick=dict(

@@ -30,13 +30,10 @@ from dataclasses import dataclass
 
 import numpy as np
 from icl_verify.validation.claim import Check, Claim, FigureRef, Source, scaled
-from icl_verify.validation.claims._trained import (
-    check_trained_heads,
-    default_training,
-    trained_presets,
-    training,
-)
 from icl_verify.validation.claims.he2025 import PAPER
+from icl_verify.validation.claims.he2025._ensembles import (
+    check_trained_heads,
+)
 from icl_verify.validation.claims.he2025._observations import (
     TypicalRunParams,
     exception_rule,
@@ -73,7 +70,8 @@ class Obs4Params(TypicalRunParams):
         check_trained_heads(self, "show_heads")
 
 
-PRESETS_OBS4 = trained_presets(Obs4Params, smoke={}, quick={}, paper={})
+PRESETS_OBS4 = Obs4Params.presets(
+    smoke={}, quick={}, paper={})
 
 
 def predict_obs4(params: Obs4Params) -> Prediction:
@@ -104,7 +102,7 @@ def measure_obs4(params: Obs4Params, runtime) -> Measurement:
     share of logs after the pattern first forms on which it holds and whether it formed by the
     peak of its mean |ω|; `numerics.seed_spread`: per H, the final spread across seeds over
     the valley's drift."""
-    ensemble = runtime.trained(training(params))
+    ensemble = runtime.trained(params.training())
     kinds = numerics.member_kinds(ensemble)
     dynamics = numerics.pattern_dynamics(
         ensemble, np.flatnonzero(kinds.paired), params.noise_margin
@@ -247,7 +245,6 @@ CLAIM_OBS4 = Claim(
         why="The pattern held on only half of the logs after it forms: 0.5 off, 10 times the "
         "absolute tolerance 0.05.",
     ),
-    trains=default_training,
     summary="|ω_h| rises then falls, |μ_h| grows, patterns appear early, persist and "
     "agree across seeds",
     catalogue=(2, 4),

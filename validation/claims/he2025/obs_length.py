@@ -26,14 +26,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from icl_verify.validation.claim import Check, Claim, FigureRef, Source, scaled
-from icl_verify.validation.claims._trained import (
-    TrainedParams,
-    check_trained_heads,
-    default_training,
-    trained_presets,
-    training,
-)
 from icl_verify.validation.claims.he2025 import PAPER
+from icl_verify.validation.claims.he2025._ensembles import (
+    SharedEnsembleParams,
+    check_trained_heads,
+)
 from icl_verify.validation.claims.he2025._reconstructed import BAYES_BOUND
 from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.paper_figures import PaperFigure
@@ -52,7 +49,7 @@ LENGTHS = tuple(range(10, 101, 5))  # test lengths L' of Figure 4
 
 
 @dataclass(frozen=True, kw_only=True)
-class Obs3Params(TrainedParams):
+class Obs3Params(SharedEnsembleParams):
     """HE-OBS3: test MSE of trained members and baselines against the test length L'."""
 
     lengths: tuple[int, ...] = param(
@@ -104,8 +101,7 @@ class Obs3Params(TrainedParams):
             )
 
 
-PRESETS_OBS3 = trained_presets(
-    Obs3Params,
+PRESETS_OBS3 = Obs3Params.presets(
     smoke=dict(lengths=(10, 40, 100), n_prompts=2048, bayes_prompts=8192),
     quick=dict(lengths=LENGTHS, n_prompts=16_384, bayes_prompts=262_144),
     paper=dict(lengths=LENGTHS, n_prompts=20_480, bayes_prompts=262_144),
@@ -181,7 +177,7 @@ def measure_obs3(params: Obs3Params, runtime) -> Measurement:
     `theory.optimal_gd`; "dGD at η_eff" uses each trained model's own
     η_eff = sum_h ω_h μ_h (the first-order step of (4.10)).
     """
-    ensemble = runtime.trained(training(params))
+    ensemble = runtime.trained(params.training())
     setting, lengths, seed = params.setting, list(params.lengths), runtime.seed_for("prompts")
     members = [numerics.representative(ensemble, h) for h in params.compare_heads]
     eta_eff = ensemble.first_order_steps(members)
@@ -445,7 +441,6 @@ CLAIM_OBS3 = Claim(
         why="Multi-head models 50% above debiased GD (about the one-head level): 10 times the "
         "relative tolerance 0.05.",
     ),
-    trains=default_training,
     summary="test MSE vs prompt length L': multi-head tracks debiased and vanilla GD, stays "
     "within Thm 4.2(iii)'s factor of Bayes, beats one head, whose rate is slower (Fig. 4)",
     catalogue=(2, 3),

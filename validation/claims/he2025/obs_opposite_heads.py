@@ -17,13 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 from icl_verify.validation.claim import Check, Claim, FigureRef, Source, scaled
-from icl_verify.validation.claims._trained import (
-    TrainedParams,
-    default_training,
-    trained_presets,
-    training,
-)
 from icl_verify.validation.claims.he2025 import PAPER
+from icl_verify.validation.claims.he2025._ensembles import (
+    SharedEnsembleParams,
+)
 from icl_verify.validation.claims.he2025._observations import (
     ZERO_LIMITS,
     TypicalRunParams,
@@ -37,7 +34,7 @@ from icl_verify.validation.params import ParameterError, param
 from icl_verify import numerics, theory
 
 
-def _multi_head_groups(params: TrainedParams) -> list[int]:
+def _multi_head_groups(params: SharedEnsembleParams) -> list[int]:
     """The trained H ≥ 2; ParameterError when there is none."""
     multi = sorted({h for h in params.heads if h >= 2})
     if not multi:
@@ -62,7 +59,8 @@ class Obs2Params(TypicalRunParams):
         _multi_head_groups(self)
 
 
-PRESETS_OBS2 = trained_presets(Obs2Params, smoke={}, quick={}, paper={})
+PRESETS_OBS2 = Obs2Params.presets(
+    smoke={}, quick={}, paper={})
 
 
 def predict_obs2(params: Obs2Params) -> Prediction:
@@ -80,7 +78,7 @@ def measure_obs2(params: Obs2Params, runtime) -> Measurement:
     The error bar of an end-of-training value is its `numerics.settled_value` error (drift still
     under way plus the Adam noise), from `numerics.group_patterns`.
     """
-    ensemble = runtime.trained(training(params))
+    ensemble = runtime.trained(params.training())
     kinds = numerics.member_kinds(ensemble)
     fractions = numerics.fractions_by_h(ensemble.heads, kinds.paired)
     groups = numerics.group_patterns(ensemble, np.flatnonzero(kinds.paired), toward=ZERO_LIMITS)
@@ -164,7 +162,6 @@ CLAIM_OBS2 = Claim(
         why="2ωμ* doubled, a factor-2 slip between μ* and the group sum ‖μ‖₁ = 2μ*: 0.88 off, "
         "20 times the tolerance 1/L + curvature.",
     ),
-    trains=default_training,
     summary="H ≥ 2: homogeneous KQ, zero-sum OV, opposite heads; group sums at ±μ*(ω)",
     catalogue=(2, 2),
 )

@@ -14,14 +14,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from icl_verify.validation.claim import Check, Claim, FigureRef, Reconstructed, Source, shifted
-from icl_verify.validation.claims._trained import (
-    TrainedParams,
-    check_trained_heads,
-    default_training,
-    trained_presets,
-    training,
-)
 from icl_verify.validation.claims.he2025 import PAPER
+from icl_verify.validation.claims.he2025._ensembles import (
+    SharedEnsembleParams,
+    check_trained_heads,
+)
 from icl_verify.validation.claims.he2025._observations import CIRCUIT_PATTERN
 from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.paper_figures import PaperFigure
@@ -32,7 +29,7 @@ from icl_verify import numerics
 
 
 @dataclass(frozen=True, kw_only=True)
-class Obs1Params(TrainedParams):
+class Obs1Params(SharedEnsembleParams):
     """HE-OBS1: the circuit pattern (3.1) of every non-dummy head of the trained ensemble."""
 
     pattern_atol: float = param(
@@ -50,8 +47,7 @@ class Obs1Params(TrainedParams):
         check_trained_heads(self, "show_heads")
 
 
-PRESETS_OBS1 = trained_presets(
-    Obs1Params,
+PRESETS_OBS1 = Obs1Params.presets(
     smoke=dict(pattern_atol=0.05),
     quick=dict(pattern_atol=0.05),
     paper=dict(pattern_atol=0.01),  # the reference's ~1% after 500k steps
@@ -70,7 +66,7 @@ def measure_obs1(params: Obs1Params, runtime) -> Measurement:
     pattern's value (plus Adam's noise floor on the RMS-type measures); the sign product is
     exact.
     """
-    ensemble = runtime.trained(training(params))
+    ensemble = runtime.trained(params.training())
     kinds = numerics.member_kinds(ensemble)
     heads = numerics.head_patterns(ensemble, np.flatnonzero(kinds.pattern), toward=CIRCUIT_PATTERN)
     values = {
@@ -156,7 +152,6 @@ CLAIM_OBS1 = Claim(
         why="Anti-matched signs, sign(ω_h) = −sign(μ_h): a discrepancy of 2 per head, 4 times "
         "the absolute tolerance 0.5.",
     ),
-    trains=default_training,
     summary="trained KQ is diagonal, OV reads the last entry, heads sign-matched",
     catalogue=(2, 1),
     paper_figures=(

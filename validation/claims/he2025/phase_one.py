@@ -38,6 +38,8 @@ from icl_verify import dynamics, numerics
 class PhaseOneParams(PhasesParams):
     """HE-B-PHASE1: Phase I of (B.4), and two-head models trained by SGD and Adam from Def. B.1."""
 
+    TRAINS_MODELS = True  # inside its measurement, seeded by the run (`Params.TRAINS_MODELS`)
+
     train_eps: float = param(
         0.02,
         help="Def. B.1 scale of the trained models (above SGD's batch noise)",

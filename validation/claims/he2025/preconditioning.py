@@ -38,12 +38,10 @@ from dataclasses import dataclass
 import numpy as np
 from icl_verify.theory import kms_inverse, optimal_preconditioner, preconditioned_gd_risk
 from icl_verify.validation.claim import Check, Claim, FigureRef, Reconstructed, Source
-from icl_verify.validation.claims._trained import (
-    TrainingParams,
-    trained_presets,
-    training,
-)
 from icl_verify.validation.claims.he2025 import PAPER
+from icl_verify.validation.claims.he2025._ensembles import (
+    EnsembleParams,
+)
 from icl_verify.validation.claims.he2025._observations import CIRCUIT_PATTERN
 from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.paper_figures import PaperFigure
@@ -70,7 +68,7 @@ FIGURE_FIELDS = (
 
 
 @dataclass(frozen=True, kw_only=True)
-class PreconditioningParams(TrainingParams):
+class PreconditioningParams(EnsembleParams):
     """HE-5.3-KMS: two-head softmax members trained on KMS covariates."""
 
     rho: float = param(
@@ -99,9 +97,12 @@ class PreconditioningParams(TrainingParams):
         low_open=True,
     )
 
+    def trainings(self) -> tuple[numerics.EnsembleTraining]:
+        """Two-head members on KMS covariates of correlation ρ."""
+        return (self.training((2,) * self.members, rho=self.rho),)
 
-PRESETS = trained_presets(
-    PreconditioningParams,
+
+PRESETS = PreconditioningParams.presets(
     smoke=dict(members=3, steps=600, batch=128, log_every=10, n_prompts=4096, n_boot=500),
     # quick: 6 members and the shared quick training (10k steps at lr 3e-3): the distances to
     # Gamma*_d settle by ~3000 steps, the heads' opposition only by ~8000
@@ -155,15 +156,10 @@ def predict_kms(params: PreconditioningParams) -> Prediction:
     )
 
 
-def _training(params: PreconditioningParams) -> numerics.EnsembleTraining:
-    """Two-head members on KMS covariates of correlation ρ."""
-    return training(params, heads=(2,) * params.members, rho=params.rho)
-
-
 def measure_kms(params: PreconditioningParams, runtime) -> Measurement:
     """Train (or load) the members; Γ_eff, its fit, distances, opposition and risks of the
     paired members (`numerics.read_paired_preconditioners`)."""
-    ensemble = runtime.trained(_training(params))
+    ensemble = runtime.trained(*params.trainings())
     kinds = numerics.member_kinds(ensemble)
     KQ, OV = ensemble.circuits()
     figure_data = {
@@ -379,7 +375,6 @@ CLAIM_KMS = Claim(
     ),
     table=table_kms,
     wrong=sigma_inverse_learned,
-    trains=lambda params: (_training(params),),
     summary=(
         "two heads on KMS covariates: KQ11 = ±ω Γ; Γ_eff = sum_h μ_h KQ11_h "
         "against the optimal preconditioners (debiased, vanilla) and Σ⁻¹; risk (Figs. "

@@ -32,15 +32,15 @@ from dataclasses import dataclass
 
 import numpy as np
 from icl_verify.validation.claim import Check, Claim, FigureRef, Source, scaled
-from icl_verify.validation.claims._trained import MIN_LOGS
 from icl_verify.validation.claims.he2025 import PAPER
+from icl_verify.validation.claims.he2025._ensembles import OnlineTrainingParams
 from icl_verify.validation.claims.he2025._observations import (
     ZERO_LIMITS,
     opposite_head_checks,
 )
 from icl_verify.validation.claims.he2025._reconstructed import MANIFOLD
 from icl_verify.validation.estimates import Estimate, Measurement, Prediction
-from icl_verify.validation.params import ParameterError, SettingParams, param
+from icl_verify.validation.params import ParameterError, param
 
 from icl_verify import numerics
 
@@ -48,7 +48,7 @@ OPTIMIZERS = ("adam", "adamw", "sgd")
 
 
 @dataclass(frozen=True, kw_only=True)
-class RobustnessParams(SettingParams):
+class RobustnessParams(OnlineTrainingParams):
     """HE-ROBUST: two-head members at every (optimiser, batch size, learning rate)."""
 
     optimizers: tuple[str, ...] = param(
@@ -73,20 +73,6 @@ class RobustnessParams(SettingParams):
     members: int = param(
         help="two-head members per grid point (init seeds train_seed + e)", low=1, role="ensemble"
     )
-    steps: int = param(
-        help="optimizer steps (online: fresh prompts every step)", low=1, role="count"
-    )
-    train_seed: int = param(
-        0, help="init seed of member 0 and of the training data", low=0, role="count"
-    )
-    log_every: int = param(
-        help="ω_h, μ_h and circuits logged every this many steps", low=1, role="count"
-    )
-    checkpoint_every: int = param(
-        help="checkpoint (resumable) every this many steps; 0 = only at the end", low=0,
-        role="count"
-    )
-    validation_batch: int = param(help="fixed validation prompts per member", low=1, role="held")
     omega_max: float = param(
         0.3,
         help="largest common KQ scale of a paired member: the manifold check allows the "
@@ -96,15 +82,11 @@ class RobustnessParams(SettingParams):
     )
 
     def validate(self) -> None:
+        super().validate()
         unknown = sorted(set(self.optimizers) - set(OPTIMIZERS))
         if unknown or not self.optimizers:
             raise ParameterError(
                 f"optimizers must be among {', '.join(OPTIMIZERS)}, got {list(self.optimizers)}"
-            )
-        if self.steps < MIN_LOGS * self.log_every:
-            raise ParameterError(
-                f"steps must be >= {MIN_LOGS} x log_every (the end values' noise and drift read "
-                f"quarters of the logs), got steps={self.steps}, log_every={self.log_every}"
             )
 
     def grid(self) -> list[tuple[str, int, float]]:
@@ -117,39 +99,28 @@ class RobustnessParams(SettingParams):
             for factor in self.lr_factors
         ]
 
+    def trainings(self) -> tuple[numerics.EnsembleTraining, ...]:
+        """One ensemble of `members` two-head models per grid point (same seeds everywhere)."""
+        return tuple(
+            self.training(
+                (2,) * self.members, lr=lr, batch=batch, optimizer=name,
+                weight_decay=self.adamw_decay if name == "adamw" else 0.0,
+                momentum=self.sgd_momentum if name == "sgd" else 0.0,
+            )  # fmt: skip
+            for name, batch, lr in self.grid()
+        )
 
-PRESETS = {
-    "smoke": RobustnessParams(
-        batches=(32,), lr_factors=(1.0,), lr=1e-2, sgd_lr=0.1, members=2, steps=320,
-        log_every=10, checkpoint_every=0, validation_batch=256,
-    ),
+
+PRESETS = RobustnessParams.presets(
+    smoke=dict(batches=(32,), lr_factors=(1.0,), sgd_lr=0.1, members=2, steps=320,
+               checkpoint_every=0, validation_batch=256),
     # quick: 4000 steps reach the paired regime at Adam 3e-3 (HE-OBS1..4 find it by ~3k) and
     # at SGD 0.03 with momentum 0.9 (every two-head member of the quick run pairs at both rates;
     # HE-OBS2's table counts them)
-    "quick": RobustnessParams(
-        batches=(64, 256), lr=3e-3, sgd_lr=0.03, members=2, steps=4000, log_every=25,
-        checkpoint_every=1000, validation_batch=1024,
-    ),
-    "paper": RobustnessParams(  # the paper's Adam rate and length (reference §0.5)
-        batches=(64, 256), lr=1e-3, sgd_lr=0.01, members=4, steps=500_000, log_every=1000,
-        checkpoint_every=10_000, validation_batch=4096,
-    ),
-}  # fmt: skip
-
-
-def trainings(params: RobustnessParams) -> tuple[numerics.EnsembleTraining, ...]:
-    """One ensemble of `members` two-head models per grid point (same seeds everywhere)."""
-    return tuple(
-        numerics.EnsembleTraining(
-            d=params.d, L=params.L, sigma2=params.sigma2, heads=(2,) * params.members, lr=lr,
-            steps=params.steps, batch=batch, seed=params.train_seed,
-            log_every=params.log_every, checkpoint_every=params.checkpoint_every,
-            validation_batch=params.validation_batch, optimizer=name,
-            weight_decay=params.adamw_decay if name == "adamw" else 0.0,
-            momentum=params.sgd_momentum if name == "sgd" else 0.0,
-        )  # fmt: skip
-        for name, batch, lr in params.grid()
-    )
+    quick=dict(batches=(64, 256), sgd_lr=0.03, members=2, steps=4000),
+    # the paper's Adam rate and length (reference §0.5)
+    paper=dict(batches=(64, 256), sgd_lr=0.01, members=4),
+)  # fmt: skip
 
 
 def predict_robust(params: RobustnessParams) -> Prediction:
@@ -165,7 +136,7 @@ def measure_robust(params: RobustnessParams, runtime) -> Measurement:
     member whose common |ω| is above ω_max is not judged on its group sums (infinite
     error): the O(κ d² ω⁴) curvature of (4.8) there exceeds the rule's allowance."""
     grid = numerics.pattern_grid(
-        [runtime.trained(t) for t in trainings(params)], toward=ZERO_LIMITS
+        [runtime.trained(t) for t in params.trainings()], toward=ZERO_LIMITS
     )
     value, error = grid.value, grid.error
     if grid.point.size == 0:  # every member trapped: no pattern to hold to the rules
@@ -219,7 +190,6 @@ CLAIM_ROBUST = Claim(
         "prediction: the group sums predicted at 2/(1+κ), about 1/(1+κ) off, where the check "
         "allows 1/L + curvature.",
     ),
-    trains=trainings,
     summary="Adam, AdamW, SGD+momentum × 2 batch sizes × 2 learning rates: Obs. 2's pattern at "
     "every point; same-sign traps counted",
     catalogue=(2, 5),

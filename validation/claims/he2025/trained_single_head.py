@@ -21,13 +21,10 @@ from dataclasses import dataclass
 
 import numpy as np
 from icl_verify.validation.claim import Check, Claim, FigureRef, Source, shifted
-from icl_verify.validation.claims._trained import (
-    TrainedParams,
-    default_training,
-    trained_presets,
-    training,
-)
 from icl_verify.validation.claims.he2025 import PAPER
+from icl_verify.validation.claims.he2025._ensembles import (
+    SharedEnsembleParams,
+)
 from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.params import param
 from icl_verify.validation.rules import Tolerance
@@ -42,7 +39,7 @@ NEAR = 0.5 * (0.511 - 1 / math.sqrt(5)) / (1 / math.sqrt(5))
 
 
 @dataclass(frozen=True, kw_only=True)
-class TrainedSingleHeadParams(TrainedParams):
+class TrainedSingleHeadParams(SharedEnsembleParams):
     """HE-4.12-TRAINED: the one-head members of the trained ensemble and the prompts read."""
 
     kernel_prompts: int = param(help="prompts on which each member meets its kernel regressor",
@@ -54,8 +51,7 @@ class TrainedSingleHeadParams(TrainedParams):
     )  # fmt: skip
 
 
-PRESETS = trained_presets(
-    TrainedSingleHeadParams,
+PRESETS = TrainedSingleHeadParams.presets(
     smoke=dict(kernel_prompts=2048, kernel_atol=0.1),
     quick=dict(kernel_prompts=8192, kernel_atol=0.1),
     paper=dict(kernel_prompts=32768, kernel_atol=0.02),  # HE-OBS1's paper allowance 1%, twice
@@ -80,7 +76,7 @@ def measure_single_head(params: TrainedSingleHeadParams, runtime) -> Measurement
     """Each one-head member's settled |ω| (Adam's noise and drift, and the spread over the
     one-head members' seeds, as its error) and its relative RMS gap to the kernel regressor at
     its (ω, μ) (the seeds' spread as its error)."""
-    ensemble = runtime.trained(training(params))
+    ensemble = runtime.trained(params.training())
     members = _single_heads(ensemble)
     reading = numerics.kernel_reading(ensemble, members, params.kernel_prompts,
                                       seed=runtime.seed_for("kernel prompts"))  # fmt: skip
@@ -126,7 +122,6 @@ CLAIM_TRAINED_SINGLE_HEAD = Claim(
     measure=measure_single_head,
     checks=checks_single_head,
     figure=FigureRef("icl_verify.figures.predictors", "figure_trained_single_head"),
-    trains=default_training,
     wrong=shifted(
         "kernel_gap",
         lambda gap: gap + 0.5,

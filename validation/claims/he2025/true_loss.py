@@ -72,6 +72,8 @@ from icl_verify import dynamics, numerics, theory
 class TrueLossParams(SettingParams):
     """HE-C-TRUELOSS: the start, the SGD on the true loss, the Monte Carlo of the loss."""
 
+    TRAINS_MODELS = True  # inside its measurement, seeded by the run (`Params.TRAINS_MODELS`)
+
     heads: int = param(4, help="heads H of the kernel-sum model", low=1, role="heads")
     init_low: float = param(
         0.01, help="smallest |ω_h|, |μ_h| of the random start", low=0, low_open=True
