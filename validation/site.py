@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from icl_verify.validation.claim import Claim
+from icl_verify.validation.coverage import open_items
 from icl_verify.validation.records import CheckRecord, RunRecord, load_run, value_text
 from icl_verify.validation.registry import all_claims
 from icl_verify.validation.report import (
@@ -408,7 +409,24 @@ def claims_index(latest: Verdicts | None) -> str:
                          f"{_cell(claim.summary)} |")  # fmt: skip
         footnote = reconstruction_footnote({c.id: c.source.reconstruction for c in ours})
         lines += [_md(line) for line in footnote]
+        lines += _open_items_section(open_items().get(paper, ()))
     return "\n".join(lines) + "\n"
+
+
+def _open_items_section(items) -> list[str]:
+    """The paper's items that no claim judges in full (`validation.coverage`): what part is
+    judged, by which claims, and what is left and why."""
+    if not items:
+        return []
+    lines = ["", "### Judged in part, or not at all", "",
+             "Every other item of the paper (a theorem part, lemma, observation, table, figure "
+             "or quantitative sentence) is judged in full by a claim above.", "",
+             "| item | judged | by | what is left, and why |", "|---|---|---|---|"]  # fmt: skip
+    for item in items:
+        claims = ", ".join(f"[{c}]({c}.md)" for c in item.claims) or "no claim"
+        judged = f"in part: {item.judged}" if item.claims else "not at all"
+        lines.append(f"| {_cell(item.item)} | {_cell(judged)} | {claims} | {_cell(item.why)} |")
+    return lines
 
 
 def findings_page(latest: Verdicts | None) -> str:

@@ -97,10 +97,11 @@ class OnlineTrainingParams(TrainedParams, SettingParams):
     def training(self, heads: tuple[int, ...], **options) -> numerics.EnsembleTraining:
         """The training of members with ``heads`` (member e: ``heads[e]`` heads, init seed
         ``train_seed + e``) under these parameters; ``options`` set the other fields of
-        `numerics.EnsembleTraining`, or replace one (a grid's learning rate): the batch, the attention ("softmax", "linear" or an
-        activation spec of `icl_verify.activations`), the data (KMS covariates of correlation
-        ``rho``, §HE-5.3; multi-task ``supports`` and ``shared_beta``, §HE-5.4-MT, where σ² is
-        the relative noise) and the optimiser (HE-ROBUST)."""
+        `numerics.EnsembleTraining`, or replace one (a grid's learning rate): the batch, the
+        attention ("softmax", "linear" or an activation spec of `icl_verify.activations`), the
+        data (KMS covariates of correlation ``rho``, §HE-5.3; multi-task ``supports`` and
+        ``shared_beta``, §HE-5.4-MT, where σ² is the relative noise) and the optimiser
+        (HE-ROBUST)."""
         recipe = {f.name: getattr(self, f.name) for f in dataclasses.fields(OnlineTrainingParams)}
         recipe["seed"] = recipe.pop("train_seed")
         return numerics.EnsembleTraining(**(recipe | {"heads": tuple(heads)} | options))
