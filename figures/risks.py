@@ -9,15 +9,16 @@ from icl_verify.figures.style import MEASURED, PALETTE, REFERENCE, THEORY, new_f
 
 
 def figure_one_step(params, prediction, measurement):
-    """One panel per (d, L): risk vs eta (theory lines, Monte Carlo markers, eta* dotted); last
-    panel: every point's z-score (MC - exact)/SE against the +-4 band of the rule."""
+    """One panel per (d, L): risk vs eta (theory lines, Monte Carlo markers, eta* dotted); then
+    the gap E(y_dGD - y_GD)^2 against L at fixed d (log-log, with the L^-2 and L^-1 orders);
+    last panel: every risk's z-score (MC - exact)/SE against the +-4 band of the rule."""
     cases = params.cases
-    figure, axes = new_figure(len(cases) + 1, width=3.4)
+    figure, axes = new_figure(len(cases) + 2, width=3.4)
     curves = StepCurves.from_record(prediction.figure_data, len(cases))
     recorded = RecordedSteps.from_record(measurement.figure_data).steps
     per_case = len(recorded) // len(cases)
     fine = curves.eta_fine
-    for k, ((d, L), axis) in enumerate(zip(cases, axes[0, :-1], strict=True)):
+    for k, ((d, L), axis) in enumerate(zip(cases, axes[0, :-2], strict=True)):
         part = slice(k * per_case, (k + 1) * per_case)
         steps = recorded[part]
         for name, exact, color, label in (("gd", curves.gd, THEORY, "GD"),
@@ -47,6 +48,7 @@ def figure_one_step(params, prediction, measurement):
         )
         axis.set_ylim(low * 0.8, 1.6)
         axis.legend(fontsize=6.5, loc="upper center")
+    _gap_panel(axes[0, -2], params, prediction, measurement)
     z_axis = axes[0, -1]
     for offset, (name, marker) in enumerate((("gd", "o"), ("dgd", "s"))):
         estimate = measurement.values[f"{name}_risk"]
@@ -73,6 +75,23 @@ def figure_one_step(params, prediction, measurement):
     )
     z_axis.legend(fontsize=6.5)
     return figure
+
+
+def _gap_panel(axis, params, prediction, measurement) -> None:
+    """E(y_dGD - y_GD)^2 against L at d fixed: exact η²(D+2)/L², Monte Carlo (±4 SE), and the
+    proportional regime's order L^-1 through the first point, for the eye."""
+    lengths = np.asarray(params.gap_L, dtype=float)
+    exact, measured = prediction.values["debiasing_gap"], measurement.values["debiasing_gap"]
+    order = measurement.values["gap_order"]
+    axis.loglog(lengths, exact, color=THEORY, label="exact η²(D+2)/L², order L⁻²")
+    axis.loglog(lengths, exact[0] * lengths[0] / lengths, color=REFERENCE, ls="--",
+                label="order L⁻¹ (d growing with L)")  # fmt: skip
+    slope = f"slope {order.value:.3f} ± {order.error:.3f}"
+    axis.errorbar(lengths, measured.value, yerr=4 * measured.error, fmt="o", ms=4,
+                  color=MEASURED, capsize=2, label=f"Monte Carlo (±4 SE): {slope}")  # fmt: skip
+    title = f"d={params.gap_d}, η={params.gap_eta:g}: the two coincide as d/L → 0"
+    axis.set(xlabel="prompt length L", ylabel="E(ŷ_dGD − ŷ_GD)²", title=title)
+    axis.legend(fontsize=6.5)
 
 
 def figure_proportional(params, prediction, measurement):

@@ -244,6 +244,7 @@ from ._he2025.preconditioning import (
 )
 from ._he2025.risks import OneStepRisks as OneStepRisks
 from ._he2025.risks import ProportionalLimit as ProportionalLimit
+from ._he2025.risks import debiasing_gap as debiasing_gap
 from ._he2025.risks import extrapolate_in_dimension as extrapolate_in_dimension
 from ._he2025.risks import one_step_gd_risks as one_step_gd_risks
 from ._he2025.risks import proportional_limit as proportional_limit

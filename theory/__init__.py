@@ -118,6 +118,7 @@ from icl_verify.theory._risks import TunedRisk as TunedRisk
 from icl_verify.theory._risks import bayes_risk_limit as bayes_risk_limit
 from icl_verify.theory._risks import compare_with_bayes as compare_with_bayes
 from icl_verify.theory._risks import debiased_gd_risk as debiased_gd_risk
+from icl_verify.theory._risks import debiasing_gap as debiasing_gap
 from icl_verify.theory._risks import gd_risk as gd_risk
 from icl_verify.theory._risks import gd_risk_limit as gd_risk_limit
 from icl_verify.theory._risks import optimal_gd as optimal_gd

@@ -54,6 +54,23 @@ def debiased_gd_risk(eta, setting: Setting) -> np.ndarray:
     return _one_step_risk(eta, setting, debiased=True)
 
 
+def debiasing_gap(eta, setting: Setting) -> np.ndarray:
+    """E(y_hat_dGD(eta) - y_hat_GD(eta))^2 = eta^2 (D + 2) / L^2, exact at finite d, L
+    [derived here; §HE-4.11 says only that the two coincide as d/L -> 0].
+
+    The predictors differ by ``-eta ybar xbar^T x_q`` (§HE-4.11). Given the covariates, ybar
+    and xbar^T x_q are independent, with variances |xbar|^2/d + sigma2/L and |xbar|^2, and
+    |xbar|^2 ~ chi2_d / L (E = d/L, E^2 = d(d+2)/L^2), so the gap's mean square is
+    ((d+2) + sigma2 d)/L^2. At fixed d it falls as L^-2 (d/L -> 0: the two coincide); with
+    d = xi L (the proportional regime) only as L^-1.
+
+    >>> float(debiasing_gap(1.0, Setting(d=5, L=40, sigma2=0.1)))  # (5.5 + 2) / 40^2
+    0.0046875
+    """
+    eta = np.asarray(eta, dtype=float)
+    return eta * eta * (setting.D + 2.0) / setting.L**2
+
+
 @dataclass(frozen=True)
 class TunedRisk:
     """A step size and the risk it attains."""

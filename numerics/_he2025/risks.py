@@ -3,7 +3,7 @@
 What the claims HE-4.3-RISK and HE-T4.2iii measure, in float64 on the data model of §2:
 
 - `one_step_gd_risks`: the risks of one-step GD and debiased GD (4.11) at several steps,
-  all on the same prompts;
+  all on the same prompts; `debiasing_gap`, how far the two predictors lie apart;
 - `proportional_limit`: the Bayes (posterior-mean) and tuned debiased GD risks at several d
   with d/L fixed, extrapolated to d -> inf (`extrapolate_in_dimension`), with their ratios.
 
@@ -21,11 +21,17 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 from icl_verify.numerics._core.estimators import bayes_prediction, gd_prediction
-from icl_verify.numerics._core.montecarlo import LinearInLabels, SettingLike, monte_carlo_losses
+from icl_verify.numerics._core.montecarlo import (
+    LinearInLabels,
+    MonteCarloEstimate,
+    SettingLike,
+    monte_carlo_losses,
+)
 
 __all__ = [
     "OneStepRisks",
     "ProportionalLimit",
+    "debiasing_gap",
     "extrapolate_in_dimension",
     "one_step_gd_risks",
     "proportional_limit",
@@ -83,6 +89,30 @@ def one_step_gd_risks(
         means[name] = np.array([e.mean for e in estimates])
         errors[name] = np.array([e.stderr for e in estimates])
     return OneStepRisks(steps, means["gd"], errors["gd"], means["dgd"], errors["dgd"])
+
+
+def debiasing_gap(
+    eta: float, setting: SettingLike, n_prompts: int, *, seed: int, device=None
+) -> MonteCarloEstimate:
+    """Monte Carlo E(y_hat_dGD(eta) - y_hat_GD(eta))^2: the mean square of the difference of
+    debiased GD (4.11) and one-step GD at the step ``eta`` (§HE-4.11: they coincide as
+    d/L -> 0), float64. It is the loss (2.5) of the predictor ``y_q + y_hat_GD - y_hat_dGD``,
+    so the shared Monte Carlo (`monte_carlo_losses`: blocks, seeds, SE) measures it.
+
+    >>> from types import SimpleNamespace
+    >>> gap = debiasing_gap(1.0, SimpleNamespace(d=5, L=40, sigma2=0.1), 8192, seed=1)
+    >>> bool(abs(gap.mean - 7.5 / 40**2) < 4 * gap.stderr)  # eta^2 (D + 2) / L^2, D = 5.5
+    True
+    """
+
+    def shifted(p):  # (n,): the query's label plus the gap, whose loss is the gap squared
+        gd = gd_prediction(p.X, p.y, p.x_query, eta)
+        return p.y_query + gd - gd_prediction(p.X, p.y, p.x_query, eta, debiased=True)
+
+    joint = monte_carlo_losses(
+        {"gap": shifted}, setting, n_prompts, seed=seed, device=device, dtype=torch.float64
+    )
+    return joint["gap"]
 
 
 def extrapolate_in_dimension(d_values, means, errors) -> tuple[float, float]:

@@ -14,6 +14,7 @@ from icl_verify.theory import (
     bayes_risk_limit,
     compare_with_bayes,
     debiased_gd_risk,
+    debiasing_gap,
     gd_risk,
     gd_risk_limit,
     optimal_gd,
@@ -147,3 +148,23 @@ def test_bayes_limit_is_accurate_at_small_xi(xi, sigma2):
     assert bayes_risk_limit(xi, sigma2) - sigma2 == pytest.approx(float(excess), rel=1e-10)
     cmp = compare_with_bayes(xi, sigma2)
     assert cmp.excess_ratio <= cmp.excess_ratio_bound
+
+
+@pytest.mark.parametrize("d, L", [(2, 3), (5, 40), (20, 60)])
+def test_the_gap_of_debiased_and_vanilla_gd_matches_monte_carlo(d, L):
+    # E(y_dGD - y_GD)^2 = eta^2 (D + 2) / L^2: the difference of the two predictors' weights is
+    # label-linear, so identity (*) with the query's own term and noise left out (x_q -> 0,
+    # minus sigma2) gives its mean square given the covariates
+    eta, n = 0.8, 100_000
+    gd, dgd = (mc.as_query_weights(mc.one_step_gd_weights(eta, flag)) for flag in (False, True))
+    rng = np.random.default_rng(7 * d + L)
+
+    def per_prompt(m):
+        X, x_q = mc.sample_covariates(rng, m, d, L)
+        gap = dgd(X, x_q) - gd(X, x_q)
+        return mc.conditional_risk(gap, X, np.zeros_like(x_q), SIGMA2) - SIGMA2
+
+    estimate = mc._chunked_mean(per_prompt, n, 4_096)
+    predicted = float(debiasing_gap(eta, Setting(d, L, SIGMA2)))
+    assert abs(estimate.mean - predicted) < 4 * estimate.se
+    assert estimate.se < 0.02 * predicted  # resolves the 2 of (D + 2) at every point

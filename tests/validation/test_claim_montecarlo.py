@@ -33,7 +33,16 @@ def test_43_risk_swapped_formulas_fail_in_both_checks(at_smoke):
     wrong = prediction.with_values(
         gd_risk=prediction.values["dgd_risk"], dgd_risk=prediction.values["gd_risk"]
     )
-    assert set(CLAIM_43.verdicts(params, wrong, measurement).values()) == {DISAGREES}
+    verdicts = CLAIM_43.verdicts(params, wrong, measurement)
+    assert (verdicts["gd_risk"], verdicts["dgd_risk"]) == (DISAGREES, DISAGREES)
+
+
+def test_43_the_gap_of_the_two_predictors_refuses_the_proportional_regimes_order(at_smoke):
+    # at fixed d the gap falls as L^-2; with d growing in proportion to L it would fall as L^-1
+    params, prediction, measurement = at_smoke(CLAIM_43)
+    assert CLAIM_43.verdicts(params, prediction, measurement)["gap_order"] == "agrees"
+    wrong = prediction.with_values(gap_order=-1.0)
+    assert CLAIM_43.verdicts(params, wrong, measurement)["gap_order"] == DISAGREES
 
 
 def test_43_measures_the_optimal_steps_written_out_here(at_smoke):
