@@ -59,11 +59,11 @@ from icl_verify.numerics import (  # noqa: E402
     train,
 )
 from icl_verify.numerics._core.encoder import matrix_precision  # noqa: E402
+from icl_verify.validation.claims.chen2024 import PAPER_SIGMAS  # noqa: E402
 
 from icl_verify._files import write_atomic  # noqa: E402
 
 PAPER_HEADS = (1, 1, 2, 2, 2, 2, 3, 3, 4, 4, 4, 8, 8)  # the paper preset's HE-OBS ensemble
-PAPER_SIGMAS = (0.0, 0.1, 0.2, 0.4, 0.8)  # Chen et al.'s noise grid: one encoder member each
 ENCODER_BATCH, ENCODER_TOKENS, ENCODER_QUERIES = 64, 16, 4  # Chen et al. App. B: n = 12, q = 4
 
 

@@ -11,6 +11,13 @@ from icl_verify.validation.coverage import OpenItem
 #: The paper as its claims cite it (`Source.paper`): one definition for the package.
 PAPER = "Chen et al. 2024"
 
+#: The paper's noise grid: label-noise standard deviations, one model (or panel) each
+#: (reference §2.1).
+PAPER_SIGMAS = (0.0, 0.1, 0.2, 0.4, 0.8)
+
+#: The paper's learning-rate grid of P-probing and of Figure 2c's GD (reference §2.5).
+PAPER_RATES = (1.0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
+
 #: The paper's place in the registry (the catalogue's order of the papers).
 PAPER_ORDER = 2
 

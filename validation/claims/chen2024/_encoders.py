@@ -47,6 +47,7 @@ from typing import Any, ClassVar
 
 import icl_verify.figures.data.trained_encoders as fig_data
 import numpy as np
+from icl_verify.validation.claims.chen2024 import PAPER_SIGMAS
 from icl_verify.validation.estimates import Estimate
 from icl_verify.validation.params import (
     Footprint,
@@ -60,7 +61,6 @@ from icl_verify.validation.runtime import derived_seed
 from icl_verify import numerics
 from icl_verify.statistics import mean_se
 
-PAPER_SIGMAS = (0.0, 0.1, 0.2, 0.4, 0.8)  # noise standard deviations, one model each
 EVAL_N = 10  # the paper's evaluation prompts for head assessment and probing: n = 10, q = 1
 GRID = (1.0, 1e-1, 1e-2, 1e-3, 1e-4)  # ridge lambda and Lasso alpha (reference §2.2)
 MAX_Z = 3.0  # one-sided: P(z < -3) = 0.0013 per compared value

@@ -41,15 +41,13 @@ from dataclasses import dataclass
 import icl_verify.figures.data.pre_gd as fig_data
 import numpy as np
 from icl_verify.validation.claim import Check, Claim, FigureRef, Source
-from icl_verify.validation.claims.chen2024 import PAPER
+from icl_verify.validation.claims.chen2024 import PAPER, PAPER_RATES, PAPER_SIGMAS
 from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.params import SparseSettingParams, param
 from icl_verify.validation.rules import Inequality
 
 from icl_verify import numerics
 
-PAPER_RATES = (1.0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)  # reference §2.5, the P-probing grid
-PAPER_SIGMAS = (0.0, 0.1, 0.2, 0.4, 0.8)  # noise standard deviations, one panel each
 MAX_Z = 3.0  # one-sided, per sigma: P(z < -3) = 0.0013
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import icl_verify.figures.data.trained_encoders as fig_data
 import numpy as np
 from icl_verify.validation.claim import Check, Claim, FigureRef, Source
-from icl_verify.validation.claims.chen2024 import PAPER
+from icl_verify.validation.claims.chen2024 import PAPER, PAPER_RATES
 from icl_verify.validation.claims.chen2024._encoders import (
     DECIDING_SIZE,
     MAX_Z,
@@ -35,8 +35,6 @@ from icl_verify.validation.rules import Inequality
 
 from icl_verify import numerics
 from icl_verify.statistics import mean_se
-
-PAPER_RATES = (1.0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)  # P-probing (reference §2.5)
 
 
 @dataclass(frozen=True, kw_only=True)
