@@ -14,6 +14,12 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
+#: Why an item is not judged yet when the reference catalogue lost its statement.
+NOT_IN_CATALOGUE = (
+    "not judged yet: the reference catalogue holds no statement of it (the paper's text lost "
+    "its mathematics), so a claim needs it from the paper's appendix first"
+)
+
 
 @dataclass(frozen=True)
 class OpenItem:

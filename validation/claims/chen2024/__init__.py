@@ -6,7 +6,7 @@ One module per claim (what claims of a family share in a module whose name start
 Each claim gives its place in that catalogue (``Claim.catalogue``).
 """
 
-from icl_verify.validation.coverage import OpenItem
+from icl_verify.validation.coverage import NOT_IN_CATALOGUE, OpenItem
 
 #: The paper as its claims cite it (`Source.paper`): one definition for the package.
 PAPER = "Chen et al. 2024"
@@ -24,11 +24,6 @@ PAPER_ORDER = 2
 #: Figures of the paper not drawn, and why: none (the schematics 1a and 2a are named in the
 #: captions of Figures 1 and 2, whose other panels are drawn).
 OMITTED_FIGURES = ()
-
-_NOT_YET = (
-    "not judged yet: the reference catalogue holds no statement of it (the paper's text lost "
-    "its mathematics), so a claim needs it from the paper's appendix first"
-)
 
 #: The items of the paper that no claim judges in full, and why (`validation.coverage`; the
 #: site's claims index lists them).
@@ -60,7 +55,7 @@ OPEN_ITEMS = (
         why="reported, not judged",
     ),
     OpenItem("Lemma D.3 (Bartlett et al.'s Theorem 9)", why="not judged yet"),
-    OpenItem("Lemmas E.1-E.3", why=_NOT_YET),
+    OpenItem("Lemmas E.1-E.3", why=NOT_IN_CATALOGUE),
     OpenItem(
         "Lemma F.1", why="not judged yet: CZZ-F1 checks App. F's steps, not the lemma itself"
     ),

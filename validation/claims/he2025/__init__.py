@@ -5,11 +5,14 @@ and sections as in `shared/reference/he2025.md`. Each claim
 gives its place in that catalogue (``Claim.catalogue``) and the paper's figures it draws.
 """
 
-from icl_verify.validation.coverage import OpenItem
+from icl_verify.validation.coverage import NOT_IN_CATALOGUE, OpenItem
 from icl_verify.validation.paper_figures import OmittedFigure
 
 #: The paper as its claims cite it (`Source.paper`): one definition for the package.
 PAPER = "He et al. 2025"
+
+#: The test lengths L' of the paper's length-generalisation figures (Figures 4 and 8).
+TEST_LENGTHS = tuple(range(10, 101, 5))
 
 #: The paper's place in the registry (the catalogue's order of the papers).
 PAPER_ORDER = 1
@@ -17,11 +20,6 @@ PAPER_ORDER = 1
 #: Figures of the paper with nothing to reproduce, and why (`icl-verify figures he2025`).
 OMITTED_FIGURES = (
     OmittedFigure(2, "an architecture schematic (KQ / OV circuits, read-out): no numbers"),
-)
-
-_NOT_YET = (
-    "not judged yet: the reference catalogue holds no statement of it (the paper's text lost "
-    "its mathematics), so a claim needs it from the paper's appendix first"
 )
 
 #: The items of the paper that no claim judges in full, and why (`validation.coverage`; the
@@ -72,6 +70,6 @@ OPEN_ITEMS = (
         why="the uniform convergence itself is a proof step: not judged yet",
     ),
     OpenItem("Phase II, the loss drops as ωμ rises", why="not judged yet"),
-    OpenItem("Lemma C.2", why=_NOT_YET),
-    OpenItem("Lemmas E.1-E.3", why=_NOT_YET),
+    OpenItem("Lemma C.2", why=NOT_IN_CATALOGUE),
+    OpenItem("Lemmas E.1-E.3", why=NOT_IN_CATALOGUE),
 )

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from icl_verify.validation.claim import Check, Claim, FigureRef, Source, scaled
-from icl_verify.validation.claims.he2025 import PAPER
+from icl_verify.validation.claims.he2025 import PAPER, TEST_LENGTHS
 from icl_verify.validation.claims.he2025._ensembles import (
     SharedEnsembleParams,
 )
@@ -42,8 +42,6 @@ from icl_verify.validation.params import ParameterError, param
 from icl_verify.validation.rules import Tolerance
 
 from icl_verify import MAX_PROMPT_LENGTH, numerics, theory
-
-LENGTHS = tuple(range(10, 101, 5))  # test lengths L' of Figure 8 (reference §HE-5.1-LENGTH)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -85,8 +83,8 @@ class LengthParams(LinearMembers, SharedEnsembleParams):
 
 PRESETS_LENGTH = LengthParams.presets(
     smoke=dict(linear_members=2, lengths=(10, 40, 45, 100), n_prompts=2048),
-    quick=dict(linear_members=3, lengths=LENGTHS, n_prompts=16_384),
-    paper=dict(linear_members=4, lengths=LENGTHS, n_prompts=20_480),
+    quick=dict(linear_members=3, lengths=TEST_LENGTHS, n_prompts=16_384),
+    paper=dict(linear_members=4, lengths=TEST_LENGTHS, n_prompts=20_480),
 )
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from icl_verify.validation.claim import Check, Claim, FigureRef, Source, scaled
-from icl_verify.validation.claims.he2025 import PAPER
+from icl_verify.validation.claims.he2025 import PAPER, TEST_LENGTHS
 from icl_verify.validation.claims.he2025._ensembles import (
     SharedEnsembleParams,
     check_trained_heads,
@@ -44,8 +44,6 @@ from icl_verify.validation.rules import (
 )
 
 from icl_verify import numerics, theory
-
-LENGTHS = tuple(range(10, 101, 5))  # test lengths L' of Figure 4
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -103,8 +101,8 @@ class Obs3Params(SharedEnsembleParams):
 
 PRESETS_OBS3 = Obs3Params.presets(
     smoke=dict(lengths=(10, 40, 100), n_prompts=2048, bayes_prompts=8192),
-    quick=dict(lengths=LENGTHS, n_prompts=16_384, bayes_prompts=262_144),
-    paper=dict(lengths=LENGTHS, n_prompts=20_480, bayes_prompts=262_144),
+    quick=dict(lengths=TEST_LENGTHS, n_prompts=16_384, bayes_prompts=262_144),
+    paper=dict(lengths=TEST_LENGTHS, n_prompts=20_480, bayes_prompts=262_144),
 )
 
 
