@@ -43,7 +43,7 @@ import numpy as np
 from icl_verify.validation.claim import Check, Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER, PAPER_RATES, PAPER_SIGMAS
 from icl_verify.validation.estimates import Estimate, Measurement, Prediction
-from icl_verify.validation.params import SparseSettingParams, param
+from icl_verify.validation.params import SparseDesignParams, param
 from icl_verify.validation.rules import Inequality
 
 from icl_verify import numerics
@@ -52,7 +52,7 @@ MAX_Z = 3.0  # one-sided, per sigma: P(z < -3) = 0.0013
 
 
 @dataclass(frozen=True, kw_only=True)
-class PreGdParams(SparseSettingParams):
+class PreGdParams(SparseDesignParams):
     """CZZ-PREGD: the noise levels, n, the GD steps, the learning-rate grid, the prompts."""
 
     HELD = ("n_prompts",)  # drawn at once, not in blocks
