@@ -37,6 +37,8 @@ from icl_verify.numerics._core.data import sample_sparse_regression
 from icl_verify.numerics._core.estimators import feature_label_correlations, gd_path
 from icl_verify.numerics._core.sparse_regression import excess_risk, largest_gram_eigenvalue
 
+from icl_verify.settings import SparseSetting
+
 __all__ = [
     "PreGdParts",
     "ProofTerms",
@@ -143,14 +145,13 @@ def split_pre_gd_parts(
     """
     diagonal = torch.as_tensor(np.asarray(spectrum), dtype=torch.float64)  # (d,): Sigma
     generator = torch.Generator().manual_seed(int(seed))
+    setting = SparseSetting(diagonal.numel(), s, sigma)
     parts = []
     for size in np.diff(np.r_[0:tasks:chunk, tasks]):
         sample = sample_sparse_regression(
             int(size),
-            diagonal.numel(),
+            setting,
             2 * n,
-            s,
-            sigma,
             generator=generator,
             signal="sign",
             dtype=torch.float64,
@@ -188,10 +189,10 @@ def sign_prior_parts(
     >>> parts.bias.shape, bool(np.all(parts.step == 1.0))
     ((5,), True)
     """
-    generator = torch.Generator().manual_seed(int(seed))
+    generator, setting = torch.Generator().manual_seed(int(seed)), SparseSetting(d, s, sigma)
     parts = []
     for size in np.diff(np.r_[0:tasks:chunk, tasks]):
-        sample = sample_sparse_regression(int(size), d, n, s, sigma, generator=generator,
+        sample = sample_sparse_regression(int(size), setting, n, generator=generator,
                                           signal="sign", dtype=torch.float64)  # fmt: skip
         parts.append(pre_gd_parts(sample.X.numpy(), sample.y.numpy(), sample.w_star.numpy(),
                                   step, t, np.ones(d), absolute=True))  # fmt: skip

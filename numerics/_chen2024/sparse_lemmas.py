@@ -22,6 +22,8 @@ import torch
 from icl_verify.numerics._core.data import sample_sparse_regression
 from icl_verify.numerics._core.estimators import feature_label_correlations
 
+from icl_verify.settings import SparseSetting
+
 __all__ = ["CorrelationDraws", "noise_correlation_norms", "sample_correlations"]
 
 
@@ -76,16 +78,14 @@ def sample_correlations(
     generator = torch.Generator().manual_seed(int(seed))
     if covariance is not None:
         covariance = torch.as_tensor(covariance, dtype=torch.float64)  # (d, d)
-    per_chunk = max(1, chunk_elements // (n * d))
+    per_chunk, setting = max(1, chunk_elements // (n * d)), SparseSetting(d, s, sigma)
     parts = []
     for start in range(0, reps, per_chunk):
         size = min(per_chunk, reps - start)
         prompts = sample_sparse_regression(
             size,
-            d,
+            setting,
             n,
-            s,
-            sigma,
             generator=generator,
             signal=signal,
             dtype=torch.float64,

@@ -35,6 +35,7 @@ from icl_verify.numerics._core.estimators import kernel_head_averages
 from tqdm.auto import tqdm
 
 from icl_verify.limits import MONTE_CARLO_BLOCK
+from icl_verify.settings import Setting
 
 __all__ = [
     "RANDOMNESS_BLOCK",
@@ -240,17 +241,11 @@ def _source(
 ) -> tuple[Sampler, SettingLike | None]:
     """(sampler, setting or None) from a setting-like object or a sampler callable."""
     if isinstance(source, SettingLike):
+        setting = Setting(source.d, source.L, source.sigma2)  # validated once, here
 
         def sampler(n: int, generator: torch.Generator) -> Prompts:
             return sample_linear_regression(
-                n,
-                source.d,
-                source.L,
-                source.sigma2,
-                generator=generator,
-                device=device,
-                dtype=dtype,
-                covariance=covariance,
+                n, setting, generator=generator, device=device, dtype=dtype, covariance=covariance
             )
 
         return sampler, source

@@ -43,6 +43,7 @@ from icl_verify.numerics._core.montecarlo import (
 )
 from tqdm.auto import tqdm
 
+from icl_verify.settings import Setting
 from icl_verify.statistics import loglog_slope, mean_se
 
 __all__ = [
@@ -196,8 +197,9 @@ def relative_prediction_gap(omega_heads, mu_heads, omega: float, mu: float, prom
     the denominator is the scale of the summed terms, so float64 rounding of the sums is
     about (H + 2) eps in these units.
 
+    >>> from icl_verify.settings import Setting
     >>> g = torch.Generator().manual_seed(0)
-    >>> p = sample_linear_regression(64, 5, 40, 0.1, generator=g, dtype=torch.float64)
+    >>> p = sample_linear_regression(64, Setting(5, 40, 0.1), generator=g, dtype=torch.float64)
     >>> relative_prediction_gap([0.1, 0.1, -0.1], [1.0, 3.0, -4.0], 0.1, 4.0, p) < 1e-15
     True
     """
@@ -229,7 +231,7 @@ def relative_prediction_gaps(
     ((1,), True)
     """
     prompts = sample_linear_regression(
-        n_prompts, setting.d, setting.L, setting.sigma2, generator=_generator(seed, "cpu"),
+        n_prompts, Setting(setting.d, setting.L, setting.sigma2), generator=_generator(seed, "cpu"),
         dtype=torch.float64,
     )  # fmt: skip
     return np.array(
@@ -438,10 +440,11 @@ def square_gaps_to_debiased_gd(
     weights = eta / (2 * heads)  # (G, 2)
     chunks = []
     generator = _generator(seed, "cpu" if device is None else device)
+    longest = Setting(d, max(lengths), sigma2)
     for start in range(0, n_prompts, SQUARE_GAP_BLOCK):
         size = min(SQUARE_GAP_BLOCK, n_prompts - start)
         full = sample_linear_regression(
-            size, d, max(lengths), sigma2, generator=generator, device=device, dtype=torch.float64
+            size, longest, generator=generator, device=device, dtype=torch.float64
         )
         rows = []
         for L in lengths:

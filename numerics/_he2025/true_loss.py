@@ -36,6 +36,7 @@ from icl_verify.numerics._core.estimators import kernel_sum_weights
 from icl_verify.numerics._core.models import KernelSumModel
 from icl_verify.numerics._core.montecarlo import label_weights_risk
 
+from icl_verify.settings import Setting
 from icl_verify.statistics import mean_of_estimates, mean_se
 
 __all__ = [
@@ -61,8 +62,9 @@ def conditional_risk(
     Shapes: omega, mu (..., H) broadcasting against the prompt batch (...), X (..., L, d),
     x_query (..., d) -> (...,). Differentiable in omega and mu.
 
+    >>> from icl_verify.settings import Setting
     >>> g = torch.Generator().manual_seed(0)
-    >>> p = sample_linear_regression(3, 5, 40, 0.1, generator=g, dtype=torch.float64)
+    >>> p = sample_linear_regression(3, Setting(5, 40, 0.1), generator=g, dtype=torch.float64)
     >>> zero = conditional_risk(torch.zeros(1, 2), torch.zeros(1, 2), p.X, p.x_query, 0.1)
     >>> bool((zero - (p.x_query**2).sum(-1) / 5 - 0.1).abs().max() < 1e-15)  # y_hat = 0
     True
@@ -155,11 +157,11 @@ def train_true_loss(training: TrueLossTraining, device: str = "cpu") -> TrueLoss
     optimizer = torch.optim.SGD(model.parameters(), lr=training.lr, momentum=0.0)
     generator = seeded_generator(training.seed, device)
     records = [(model.omega.detach().cpu().numpy().copy(), model.mu.detach().cpu().numpy().copy())]
+    setting = Setting(training.d, training.L, training.sigma2)
     for step in range(1, training.steps + 1):
         prompts = sample_linear_regression(
-            (E, training.batch), training.d, training.L, training.sigma2,
-            generator=generator, device=device, dtype=torch.float64,
-        )  # fmt: skip
+            (E, training.batch), setting, generator=generator, device=device, dtype=torch.float64
+        )
         risk = conditional_risk(
             model.omega[:, None, :],
             model.mu[:, None, :],
@@ -202,10 +204,11 @@ def true_losses(
     generator = seeded_generator(seed, device)
     total = torch.zeros(omega.shape[0], dtype=torch.float64, device=device)
     square = torch.zeros_like(total)
+    setting = Setting(d, L, sigma2)
     for start in range(0, n_prompts, LOSS_BLOCK):
         size = min(LOSS_BLOCK, n_prompts - start)
         prompts = sample_linear_regression(
-            size, d, L, sigma2, generator=generator, device=device, dtype=torch.float64
+            size, setting, generator=generator, device=device, dtype=torch.float64
         )
         with torch.no_grad():
             risk = conditional_risk(omega, mu, prompts.X, prompts.x_query, sigma2)  # (P, size)
