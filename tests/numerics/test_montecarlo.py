@@ -26,6 +26,8 @@ from icl_verify.numerics import (
     sample_linear_regression,
 )
 
+from icl_verify.settings import Setting
+
 
 def gd(eta, debiased=False):
     return lambda p: gd_prediction(p.X, p.y, p.x_query, eta, debiased=debiased)
@@ -168,7 +170,7 @@ def test_linear_in_labels_rejects_a_nonlinear_predictor_and_a_bare_sampler():
         monte_carlo_loss(lasso, setting, 100)
 
     def sampler(n, generator):
-        return sample_linear_regression(n, 3, 10, 0.1, generator=generator)
+        return sample_linear_regression(n, Setting(3, 10, 0.1), generator=generator)
 
     with pytest.raises(ValueError, match="source must be setting-like"):
         monte_carlo_loss(LinearInLabels(gd(0.5)), sampler, 100)
@@ -252,7 +254,7 @@ def test_a_sampler_source_draws_the_same_prompts_as_the_equivalent_setting():
     setting = SimpleNamespace(d=3, L=8, sigma2=0.2)
 
     def sampler(n, generator):
-        return sample_linear_regression(n, 3, 8, 0.2, generator=generator)
+        return sample_linear_regression(n, Setting(3, 8, 0.2), generator=generator)
 
     assert monte_carlo_loss(gd(0.5), sampler, 2000, seed=9) == monte_carlo_loss(
         gd(0.5), setting, 2000, seed=9

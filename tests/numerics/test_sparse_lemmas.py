@@ -14,14 +14,16 @@ from icl_verify.numerics import (
     sample_sparse_regression,
 )
 
+from icl_verify.settings import SparseSetting
+
 COVARIANCE = np.diag(np.linspace(0.5, 1.0, 6))
 
 
 def test_r_hat_and_r_are_those_of_the_prompts_drawn_from_the_seed():
     draws = sample_correlations(5, 6, 30, 2, 0.3, seed=7, covariance=COVARIANCE)
     replay = sample_sparse_regression(
-        5, 6, 30, 2, 0.3, generator=torch.Generator().manual_seed(7), signal="sign",
-        dtype=torch.float64, covariance=torch.tensor(COVARIANCE),
+        5, SparseSetting(6, 2, 0.3), 30, generator=torch.Generator().manual_seed(7), signal="sign",
+        dtype=torch.float64, covariance=torch.tensor(COVARIANCE)
     )  # fmt: skip
     X, y, w = replay.X.numpy(), replay.y.numpy(), replay.w_star.numpy()
     np.testing.assert_allclose(draws.r_hat, np.einsum("bnd,bn->bd", X, y) / 30, rtol=1e-12)

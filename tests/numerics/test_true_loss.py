@@ -19,13 +19,17 @@ from icl_verify.numerics import (
     true_losses,
 )
 
+from icl_verify.settings import Setting
+
 OMEGA, MU = [0.3, -0.2, 0.05], [1.2, -0.9, 0.4]
 
 
 @pytest.fixture(scope="module")
 def prompts():
     generator = torch.Generator().manual_seed(3)
-    return sample_linear_regression(200_000, 5, 40, 0.1, generator=generator, dtype=torch.float64)
+    return sample_linear_regression(
+        200_000, Setting(5, 40, 0.1), generator=generator, dtype=torch.float64
+    )
 
 
 def test_conditional_risk_is_the_sampled_label_mse(prompts):
