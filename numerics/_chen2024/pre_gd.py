@@ -187,10 +187,8 @@ def compare_pre_gd(tune: SparsePrompts, held_out: SparsePrompts, rates, steps) -
 
 
 def pre_gd_comparison(
-    d: int,
+    setting: SparseSetting,
     n: int,
-    s: int,
-    sigma: float,
     *,
     n_tune: int,
     n_prompts: int,
@@ -200,17 +198,19 @@ def pre_gd_comparison(
     device=None,
 ) -> PreGdComparison:
     """`compare_pre_gd` on fresh prompts: `n_tune` tuning and then `n_prompts` held-out prompts
-    of `sample_sparse_regression` (float64; w* ``N(0, 1)`` on a random support of size s,
-    x ~ N(0, I_d), noise standard deviation sigma: the setting of Figure 2c, reference chen2024
+    of `sample_sparse_regression` with n examples (float64; for ``setting = SparseSetting(d, s,
+    sigma)``, w* ``N(0, 1)`` on a random support of size s, x ~ N(0, I_d), noise standard
+    deviation sigma: the setting of Figure 2c, reference chen2024
     §2.1), both drawn from one generator seeded with ``seed`` on ``device`` (CPU when None).
 
-    >>> result = pre_gd_comparison(16, 10, 4, 0.1, n_tune=64, n_prompts=64,
-    ...                            rates=[1.0, 0.1, 0.01], steps=[0, 100, 1000], seed=0)
+    >>> from icl_verify.settings import SparseSetting
+    >>> result = pre_gd_comparison(SparseSetting(d=16, s=4, sigma=0.1), 10, n_tune=64,
+    ...                            n_prompts=64, rates=[1.0, 0.1, 0.01], steps=[0, 100, 1000],
+    ...                            seed=0)
     >>> result.gd.mean.shape, result.final_gap > 0
     ((3,), True)
     """
     generator = torch.Generator(device=device or "cpu").manual_seed(int(seed))
-    setting = SparseSetting(d, s, sigma)
     tune, held_out = (
         sample_sparse_regression(
             size, setting, n, generator=generator, device=device, dtype=torch.float64

@@ -137,7 +137,7 @@ def test_pre_gd_comparison_is_compare_pre_gd_on_the_tuning_then_held_out_prompts
     from icl_verify.numerics import pre_gd_comparison
 
     result = pre_gd_comparison(
-        16, 10, 4, 0.2, n_tune=24, n_prompts=32, rates=RATES, steps=STEPS, seed=9
+        SparseSetting(16, 4, 0.2), 10, n_tune=24, n_prompts=32, rates=RATES, steps=STEPS, seed=9
     )
     generator = torch.Generator().manual_seed(9)
     tune, held_out = (

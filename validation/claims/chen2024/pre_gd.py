@@ -47,6 +47,7 @@ from icl_verify.validation.params import SparseSettingParams, param
 from icl_verify.validation.rules import Inequality
 
 from icl_verify import numerics
+from icl_verify.settings import SparseSetting
 
 PAPER_RATES = (1.0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)  # reference §2.5, the P-probing grid
 PAPER_SIGMAS = (0.0, 0.1, 0.2, 0.4, 0.8)  # noise standard deviations, one panel each
@@ -116,10 +117,8 @@ def measure_pre_gd(params: PreGdParams, runtime) -> Measurement:
     steps = recorded_steps(params)
     results = [
         numerics.pre_gd_comparison(
-            params.d,
+            SparseSetting(params.d, params.s, sigma),  # one data model per noise level
             params.n,
-            params.s,
-            sigma,
             n_tune=params.n_tune,
             n_prompts=params.n_prompts,
             rates=params.rates,
