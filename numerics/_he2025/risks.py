@@ -21,7 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 from icl_verify.numerics._core.estimators import bayes_prediction, gd_prediction
-from icl_verify.numerics._core.montecarlo import LinearInLabels, SettingLike, monte_carlo_losses
+from icl_verify.numerics._core.montecarlo import LinearInLabels, monte_carlo_losses
+
+from icl_verify.settings import Setting
 
 __all__ = [
     "OneStepRisks",
@@ -50,7 +52,7 @@ class OneStepRisks:
 
 
 def one_step_gd_risks(
-    steps, setting: SettingLike, n_prompts: int, *, seed: int, device=None
+    steps, setting: Setting, n_prompts: int, *, seed: int, device=None
 ) -> OneStepRisks:
     """Risks of one-step GD and debiased GD (4.11) at every step, on the same prompts, float64.
 
@@ -59,8 +61,8 @@ def one_step_gd_risks(
         setting: d, L, sigma2 of the data model.
         n_prompts: prompts (>= 2); seed (>= 0) and device as in `monte_carlo_losses`.
 
-    >>> from types import SimpleNamespace
-    >>> risks = one_step_gd_risks([0.8], SimpleNamespace(d=5, L=40, sigma2=0.1), 8192, seed=1)
+    >>> from icl_verify.settings import Setting
+    >>> risks = one_step_gd_risks([0.8], Setting(d=5, L=40, sigma2=0.1), 8192, seed=1)
     >>> exact = 1.1 - 2 * 0.8 + 0.8**2 * 46.5 / 40  # 1 + sigma2 - 2 eta + eta^2 (L+D+1)/L
     >>> bool(abs(risks.gd[0] - exact) < 4 * risks.gd_se[0]), bool(risks.dgd_se[0] < 0.002)
     (True, True)
@@ -148,7 +150,7 @@ class ProportionalLimit:
 
 
 def proportional_limit(
-    settings: Sequence[SettingLike], steps, n_prompts: int, *, seed: int, device=None
+    settings: Sequence[Setting], steps, n_prompts: int, *, seed: int, device=None
 ) -> ProportionalLimit:
     """Bayes and debiased GD risks at each setting, extrapolated to d -> inf (Thm 4.2(iii)).
 
@@ -162,8 +164,8 @@ def proportional_limit(
     The Bayes predictor is the posterior mean, ridge with lambda = sigma2 d
     (`bayes_prediction`); both predictors of a setting see the same prompts.
 
-    >>> from types import SimpleNamespace
-    >>> settings = [SimpleNamespace(d=d, L=4 * d, sigma2=0.5) for d in (4, 8)]
+    >>> from icl_verify.settings import Setting
+    >>> settings = [Setting(d=d, L=4 * d, sigma2=0.5) for d in (4, 8)]
     >>> limit = proportional_limit(settings, [0.6, 0.6], 4096, seed=0)
     >>> bool(limit.bayes_limit < limit.gd_limit), bool(limit.risk_ratio[0] > 1)
     (True, True)

@@ -9,7 +9,6 @@
   the slope of its RMS carries the larger of the fit's and the Monte Carlo standard error.
 """
 
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -26,7 +25,7 @@ from icl_verify.numerics import (
 from icl_verify.settings import Setting
 from icl_verify.statistics import loglog_slope
 
-SETTING = SimpleNamespace(d=5, L=40, sigma2=0.1)
+SETTING = Setting(d=5, L=40, sigma2=0.1)
 ROUNDING = 4 * (4 + 2) * np.finfo(np.float64).eps  # HE-4.9's tolerance for H <= 4
 
 
