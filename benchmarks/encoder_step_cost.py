@@ -32,6 +32,7 @@ from icl_verify.numerics import (  # noqa: E402
 )
 
 from icl_verify._files import write_atomic  # noqa: E402
+from icl_verify.settings import SparseSetting
 
 D, S, N, Q, BATCH, PAPER_STEPS = 16, 4, 12, 4, 64, 320_000
 
@@ -44,7 +45,7 @@ def ms_per_step(config: EncoderConfig, steps: int) -> float:
         if step == 2:
             start = time.perf_counter()
         prompts = sample_sparse_regression(
-            (config.ensemble, BATCH), D, N, S, 0.1, q=Q, generator=generator
+            (config.ensemble, BATCH), SparseSetting(D, S, 0.1), N, q=Q, generator=generator
         )
         loss = ((model(encoder_tokens(prompts), N) - prompts.y_query) ** 2).mean((1, 2)).sum()
         optimizer.zero_grad(set_to_none=True)

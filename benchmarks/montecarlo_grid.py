@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import argparse
 import time
-from types import SimpleNamespace
 
 import torch
 from icl_verify.numerics import kernel_sum_loss_grid
+
+from icl_verify.settings import Setting
 
 
 def main() -> None:
@@ -37,7 +38,7 @@ def main() -> None:
 
     omega = torch.linspace(0.01, 0.6, args.grid)  # (G,) KQ scale of the positive head
     mu = torch.linspace(0.1, 8.0, args.grid)  # (M,) OV weight of the positive head
-    setting = SimpleNamespace(d=args.d, L=args.L, sigma2=args.sigma2)
+    setting = Setting(d=args.d, L=args.L, sigma2=args.sigma2)
     start = time.perf_counter()
     landscape = kernel_sum_loss_grid(
         torch.stack([omega, -omega], dim=1),

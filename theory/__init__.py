@@ -122,7 +122,6 @@ from icl_verify.theory._risks import debiasing_gap as debiasing_gap
 from icl_verify.theory._risks import gd_risk as gd_risk
 from icl_verify.theory._risks import gd_risk_limit as gd_risk_limit
 from icl_verify.theory._risks import optimal_gd as optimal_gd
-from icl_verify.theory._setting import Setting as Setting
 from icl_verify.theory._softmax_norm import MOMENT_LIMIT as MOMENT_LIMIT
 from icl_verify.theory._softmax_norm import NormExpansion as NormExpansion
 from icl_verify.theory._softmax_norm import TiltedMoments as TiltedMoments
@@ -170,6 +169,8 @@ from icl_verify.theory._sparse_isotropic import (
     theorem_5_3_step_exponent as theorem_5_3_step_exponent,
 )
 from icl_verify.theory._sparse_isotropic import theorem_5_3_upper_bound as theorem_5_3_upper_bound
+
+from icl_verify.settings import Setting as Setting
 
 # Every name imported above, as `X as X`: the public names, each with one path.
 __all__ = sorted(name for name in dir() if not name.startswith("_") and name != "symbolic")

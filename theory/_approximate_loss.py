@@ -24,8 +24,9 @@ cancelling terms.
 from __future__ import annotations
 
 import numpy as np
-from icl_verify.theory._setting import Setting
 from icl_verify.theory._stable import times_exp
+
+from icl_verify.settings import Setting
 
 
 def _gaussian_kernel(omega: np.ndarray, d: int) -> np.ndarray:

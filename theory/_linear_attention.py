@@ -29,9 +29,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from icl_verify.theory._risks import gd_risk, optimal_gd
-from icl_verify.theory._setting import Setting
 
 from icl_verify import MAX_PROMPT_LENGTH
+from icl_verify.settings import Setting
 
 
 def _test_lengths(L_test) -> np.ndarray:

@@ -16,8 +16,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.theory._setting import Setting
 from icl_verify.theory._stable import sinhc
+
+from icl_verify.settings import Setting
 
 
 def effective_learning_rate(omega, setting: Setting) -> np.ndarray:

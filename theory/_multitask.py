@@ -40,7 +40,8 @@ from dataclasses import dataclass
 import numpy as np
 from icl_verify.theory._preconditioning import preconditioned_gd_risk
 from icl_verify.theory._risks import TunedRisk, debiased_gd_risk, optimal_gd
-from icl_verify.theory._setting import Setting
+
+from icl_verify.settings import Setting
 
 __all__ = [
     "PAPER_TABLE_2",

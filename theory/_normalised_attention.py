@@ -39,10 +39,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import sympy as sp
-from icl_verify.theory._setting import _positive_int
 from scipy.special import roots_genlaguerre, roots_legendre
 
 from icl_verify.activations import Activation, ActivationError, parse_activation
+from icl_verify.settings import _positive_int
 
 _POSITIVITY_POINTS = (-1e-2, -1e-3, 1e-3, 1e-2)  # f must be > 0 here (a neighbourhood of 0)
 _SAME = 1e-12  # symbolic one-sided values (floats inside) agree to this, relative

@@ -48,9 +48,9 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from icl_verify.theory._setting import Setting
 
 from icl_verify.covariance import check_covariance, check_rho
+from icl_verify.settings import Setting
 
 __all__ = [
     "debiased_excess_risk_bound",

@@ -19,7 +19,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.theory._setting import Setting
+
+from icl_verify.settings import Setting
 
 
 def _risk_coefficients(setting: Setting, debiased: bool) -> tuple[float, float]:

@@ -36,8 +36,6 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, ClassVar
 
-from icl_verify.theory import Setting
-
 from icl_verify.limits import (
     MAX_COUNT,
     MAX_DIMENSION,
@@ -47,6 +45,7 @@ from icl_verify.limits import (
     available_memory,
     gib,
 )
+from icl_verify.settings import Setting, SparseSetting
 
 
 class ParameterError(ValueError):
@@ -323,7 +322,7 @@ class SettingParams(Params):
 
     @property
     def setting(self) -> Setting:
-        """The `theory.Setting` of these parameters."""
+        """The `icl_verify.settings.Setting` (`theory.Setting`) of these parameters."""
         return Setting(d=self.d, L=self.L, sigma2=self.sigma2)
 
 
@@ -353,6 +352,15 @@ class SparseSettingParams(SparseDesignParams):
     sigma: float = param(
         0.1, help="label-noise standard deviation σ (the paper's grids are in std)", low=0
     )
+
+    @property
+    def setting(self) -> SparseSetting:
+        """The `icl_verify.settings.SparseSetting` of these parameters.
+
+        >>> SparseSettingParams(d=8, s=2, sigma=0.4).setting
+        SparseSetting(d=8, s=2, sigma=0.4)
+        """
+        return SparseSetting(d=self.d, s=self.s, sigma=self.sigma)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -22,6 +22,7 @@ API_MODULES = (
     ("icl_verify.theory", "theory", "Closed forms: icl_verify.theory"),
     ("icl_verify.dynamics", "dynamics", "Gradient flows: icl_verify.dynamics"),
     ("icl_verify.numerics", "numerics", "Simulation: icl_verify.numerics"),
+    ("icl_verify.settings", "settings", "Data models: icl_verify.settings"),
     ("icl_verify.statistics", "statistics", "Statistics: icl_verify.statistics"),
     ("icl_verify.validation.claim", "claim", "A claim of one's own: icl_verify.validation.claim"),
     ("icl_verify.validation.estimates", "estimates",

@@ -32,6 +32,8 @@ from icl_verify.numerics._core.encoder import Encoder, encoder_tokens
 from icl_verify.numerics._core.estimators import gd_path
 from icl_verify.numerics._core.sparse_regression import oracle_tuned
 
+from icl_verify.settings import SparseSetting
+
 __all__ = [
     "HeadImportance",
     "LinearProbe",
@@ -70,8 +72,8 @@ def member_prompts(
     ((2, 3, 7, 5), (2, 3, 2), True)
     """
     parts = [
-        sample_sparse_regression(count, d, n, s, sigma, q=q, generator=generator, dtype=dtype,
-                                 covariance=covariance)  # fmt: skip
+        sample_sparse_regression(count, SparseSetting(d, s, sigma), n, q=q, generator=generator,
+                                 dtype=dtype, covariance=covariance)  # fmt: skip
         for sigma in sigmas
     ]
     prompts = SparsePrompts(

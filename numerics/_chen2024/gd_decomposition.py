@@ -37,6 +37,8 @@ from icl_verify.numerics._core.data import sample_sparse_regression
 from icl_verify.numerics._core.estimators import feature_label_correlations, gd_path
 from icl_verify.numerics._core.sparse_regression import excess_risk, largest_gram_eigenvalue
 
+from icl_verify.settings import SparseSetting
+
 __all__ = [
     "PreGdParts",
     "ProofTerms",
@@ -143,14 +145,13 @@ def split_pre_gd_parts(
     """
     diagonal = torch.as_tensor(np.asarray(spectrum), dtype=torch.float64)  # (d,): Sigma
     generator = torch.Generator().manual_seed(int(seed))
+    setting = SparseSetting(diagonal.numel(), s, sigma)
     parts = []
     for size in np.diff(np.r_[0:tasks:chunk, tasks]):
         sample = sample_sparse_regression(
             int(size),
-            diagonal.numel(),
+            setting,
             2 * n,
-            s,
-            sigma,
             generator=generator,
             signal="sign",
             dtype=torch.float64,
@@ -168,9 +169,7 @@ def split_pre_gd_parts(
 def sign_prior_parts(
     n: int,
     *,
-    d: int,
-    s: int,
-    sigma: float,
+    setting: SparseSetting,
     tasks: int,
     step: float,
     t: int,
@@ -179,22 +178,24 @@ def sign_prior_parts(
 ) -> PreGdParts:
     """`pre_gd_parts` at the absolute step ``step`` on `tasks` fresh prompts of the isotropic
     setting of Chen et al. Theorem 5.3 (Sigma = I, ``w* = ±1/sqrt(s)`` on a random support of
-    size s, noise sigma; `data.sample_sparse_regression`), R_hat from each prompt's own labels
+    size s, noise sigma, for ``setting = SparseSetting(d, s, sigma)``, n examples;
+    `data.sample_sparse_regression`), R_hat from each prompt's own labels
     (Algorithm 1 as stated). Drawn in chunks of `chunk` prompts (memory) from one CPU
     generator seeded with ``seed``; (tasks,) each.
 
-    >>> parts = sign_prior_parts(64, d=8, s=2, sigma=0.5, tasks=5, step=1.0, t=6, seed=0,
-    ...                          chunk=2)
+    >>> from icl_verify.settings import SparseSetting
+    >>> parts = sign_prior_parts(64, setting=SparseSetting(d=8, s=2, sigma=0.5), tasks=5, step=1.0,
+    ...                          t=6, seed=0, chunk=2)
     >>> parts.bias.shape, bool(np.all(parts.step == 1.0))
     ((5,), True)
     """
     generator = torch.Generator().manual_seed(int(seed))
     parts = []
     for size in np.diff(np.r_[0:tasks:chunk, tasks]):
-        sample = sample_sparse_regression(int(size), d, n, s, sigma, generator=generator,
+        sample = sample_sparse_regression(int(size), setting, n, generator=generator,
                                           signal="sign", dtype=torch.float64)  # fmt: skip
         parts.append(pre_gd_parts(sample.X.numpy(), sample.y.numpy(), sample.w_star.numpy(),
-                                  step, t, np.ones(d), absolute=True))  # fmt: skip
+                                  step, t, np.ones(setting.d), absolute=True))  # fmt: skip
     fields = ("bias", "variance", "cross", "excess", "step")
     return PreGdParts(**{f: np.concatenate([getattr(p, f) for p in parts]) for f in fields})
 

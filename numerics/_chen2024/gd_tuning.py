@@ -25,6 +25,8 @@ import torch
 from icl_verify.numerics._core.data import sample_sparse_regression
 from icl_verify.numerics._core.sparse_regression import gd_excess_risks, oracle_tuned
 
+from icl_verify.settings import SparseSetting
+
 __all__ = ["PromptArrays", "TunedGD", "TunedGDDraw", "tuned_gd"]
 
 METHODS = ("gd", "pre_gd")
@@ -109,13 +111,12 @@ def tuned_gd(
         raise ValueError(f"methods must be among {METHODS}, got {sorted(unknown)}")
     diagonal = torch.as_tensor(np.asarray(spectrum), dtype=torch.float64)  # (d,): Sigma
     generator = torch.Generator().manual_seed(int(seed))
+    setting = SparseSetting(diagonal.numel(), s, sigma)
     sets = [
         sample_sparse_regression(
             reps,
-            diagonal.numel(),
+            setting,
             n,
-            s,
-            sigma,
             generator=generator,
             signal="sign",
             dtype=torch.float64,

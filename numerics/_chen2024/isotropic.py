@@ -30,6 +30,8 @@ from icl_verify.numerics._core.sparse_regression import (
     oracle_tuned,
 )
 
+from icl_verify.settings import SparseSetting
+
 __all__ = ["IsotropicRisks", "isotropic_risks", "isotropic_setting"]
 
 
@@ -84,13 +86,12 @@ def isotropic_risks(
     >>> tuple(c.shape), bool(((c > 0.25) & (c < 1.0)).all())
     ((4,), True)
     """
+    setting = SparseSetting(d, s, sigma)
     sets = [
         sample_sparse_regression(
             prompts,
-            d,
+            setting,
             n,
-            s,
-            sigma,
             generator=generator,
             signal="sign",
             device=device,

@@ -32,6 +32,8 @@ from icl_verify.numerics._core.sparse_regression import (
     oracle_tuned,
 )
 
+from icl_verify.settings import SparseSetting
+
 __all__ = [
     "PreGdComparison",
     "TunedPath",
@@ -158,9 +160,10 @@ def compare_pre_gd(tune: SparsePrompts, held_out: SparsePrompts, rates, steps) -
     rates (K,); steps non-decreasing integers (T,).
 
     >>> from icl_verify.numerics import sample_sparse_regression
-    >>> g = torch.Generator().manual_seed(0)
-    >>> tune, held = (sample_sparse_regression(64, d=16, n=10, s=4, sigma=0.1, generator=g,
-    ...                                        dtype=torch.float64) for _ in range(2))
+    >>> from icl_verify.settings import SparseSetting
+    >>> g, setting = torch.Generator().manual_seed(0), SparseSetting(d=16, s=4, sigma=0.1)
+    >>> tune, held = (sample_sparse_regression(64, setting, 10, generator=g, dtype=torch.float64)
+    ...               for _ in range(2))
     >>> result = compare_pre_gd(tune, held, [1.0, 0.1, 0.01], [0, 100, 1000])
     >>> result.gd.rate, result.pre_gd.rate, result.final_gap > 3 * result.final_gap_se
     (0.1, 0.01, True)
@@ -184,10 +187,8 @@ def compare_pre_gd(tune: SparsePrompts, held_out: SparsePrompts, rates, steps) -
 
 
 def pre_gd_comparison(
-    d: int,
+    setting: SparseSetting,
     n: int,
-    s: int,
-    sigma: float,
     *,
     n_tune: int,
     n_prompts: int,
@@ -197,19 +198,22 @@ def pre_gd_comparison(
     device=None,
 ) -> PreGdComparison:
     """`compare_pre_gd` on fresh prompts: `n_tune` tuning and then `n_prompts` held-out prompts
-    of `sample_sparse_regression` (float64; w* ``N(0, 1)`` on a random support of size s,
-    x ~ N(0, I_d), noise standard deviation sigma: the setting of Figure 2c, reference chen2024
+    of `sample_sparse_regression` with n examples (float64; for ``setting = SparseSetting(d, s,
+    sigma)``, w* ``N(0, 1)`` on a random support of size s, x ~ N(0, I_d), noise standard
+    deviation sigma: the setting of Figure 2c, reference chen2024
     §2.1), both drawn from one generator seeded with ``seed`` on ``device`` (CPU when None).
 
-    >>> result = pre_gd_comparison(16, 10, 4, 0.1, n_tune=64, n_prompts=64,
-    ...                            rates=[1.0, 0.1, 0.01], steps=[0, 100, 1000], seed=0)
+    >>> from icl_verify.settings import SparseSetting
+    >>> result = pre_gd_comparison(SparseSetting(d=16, s=4, sigma=0.1), 10, n_tune=64,
+    ...                            n_prompts=64, rates=[1.0, 0.1, 0.01], steps=[0, 100, 1000],
+    ...                            seed=0)
     >>> result.gd.mean.shape, result.final_gap > 0
     ((3,), True)
     """
     generator = torch.Generator(device=device or "cpu").manual_seed(int(seed))
     tune, held_out = (
         sample_sparse_regression(
-            size, d, n, s, sigma, generator=generator, device=device, dtype=torch.float64
+            size, setting, n, generator=generator, device=device, dtype=torch.float64
         )
         for size in (n_tune, n_prompts)
     )

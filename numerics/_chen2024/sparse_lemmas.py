@@ -22,6 +22,8 @@ import torch
 from icl_verify.numerics._core.data import sample_sparse_regression
 from icl_verify.numerics._core.estimators import feature_label_correlations
 
+from icl_verify.settings import SparseSetting
+
 __all__ = ["CorrelationDraws", "noise_correlation_norms", "sample_correlations"]
 
 
@@ -53,10 +55,8 @@ class CorrelationDraws:
 
 def sample_correlations(
     reps: int,
-    d: int,
+    setting: SparseSetting,
     n: int,
-    s: int,
-    sigma: float,
     *,
     seed: int,
     covariance=None,
@@ -64,28 +64,28 @@ def sample_correlations(
     chunk_elements: int = 2**22,
 ) -> CorrelationDraws:
     """``r_hat = X^T y / n`` and ``r = Sigma w*`` on `reps` independent prompts of
-    `sample_sparse_regression` (float64, on the CPU), drawn from ``seed``.
+    `sample_sparse_regression` of ``setting`` with ``n`` examples (float64, on the CPU), drawn
+    from ``seed``.
 
     Prompts are drawn in chunks of about `chunk_elements` covariate entries, all from one
     generator. ``covariance`` (d, d), array-like, as in the sampler (identity when None).
 
-    >>> draws = sample_correlations(50, d=8, n=4000, s=2, sigma=0.1, seed=0)
+    >>> from icl_verify.settings import SparseSetting
+    >>> draws = sample_correlations(50, SparseSetting(d=8, s=2, sigma=0.1), 4000, seed=0)
     >>> draws.r_hat.shape, bool(draws.sup_error.max() < 0.1), bool(draws.support_kept.all())
     ((50, 8), True, True)
     """
     generator = torch.Generator().manual_seed(int(seed))
     if covariance is not None:
         covariance = torch.as_tensor(covariance, dtype=torch.float64)  # (d, d)
-    per_chunk = max(1, chunk_elements // (n * d))
+    per_chunk = max(1, chunk_elements // (n * setting.d))
     parts = []
     for start in range(0, reps, per_chunk):
         size = min(per_chunk, reps - start)
         prompts = sample_sparse_regression(
             size,
-            d,
+            setting,
             n,
-            s,
-            sigma,
             generator=generator,
             signal=signal,
             dtype=torch.float64,

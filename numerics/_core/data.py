@@ -8,15 +8,19 @@ Three task families, each a frozen batch of prompts with any leading batch shape
   context labels AND on the query label, so every mean squared error has the floor sigma2;
 - multi-task regression of He et al. (2025) §HE-5.4-MT (the authors' ``MultiTaskLinearReg``):
   K tasks on fixed supports ``S_k``, independent ``beta^(k) ~ N(0, I_{|S_k|})`` per prompt,
-  context-label noise of variance ``relative_noise * |S_k|``, noiseless query labels;
+  context-label noise of variance ``sigma2 * |S_k|`` (sigma2 relative to a task's signal),
+  noiseless query labels;
 - sparse linear regression of Chen, Zhao, Zou (2024) §1.1 and §2.1: ``w*`` with ``s`` non-zero
-  coordinates on a support drawn afresh per prompt, ``x ~ N(0, Sigma)``, label noise sigma2.
+  coordinates on a support drawn afresh per prompt, ``x ~ N(0, Sigma)``, label noise of
+  standard deviation sigma.
 
 Every sampler takes an explicit ``torch.Generator``, draws with it on the generator's device and
 puts the prompts on the requested device (by default the generator's), so the same seed on the
 same device gives the same numbers. A generator on the CPU serves any device: its prompts are
-the CPU's numbers, copied over. Arguments are validated once here; a bad one raises a one-line
-``ValueError`` naming it.
+the CPU's numbers, copied over. The data model is a typed setting (`icl_verify.settings`:
+`Setting` for He et al., `SparseSetting` for Chen et al.), valid by construction and trusted
+here; the other arguments (the batch shape, the prompt's shape, dtype, device, covariance,
+supports) are validated once here, a bad one raising a one-line ``ValueError`` naming it.
 
 Each ``sample_*`` function is its ``*_sampler`` factory called once: the factory validates the
 arguments and prepares the constants on the device (a covariance's Cholesky factor, the support
@@ -43,6 +47,7 @@ from dataclasses import dataclass
 import torch
 
 from icl_verify.covariance import kms_covariance as _kms_covariance
+from icl_verify.settings import Setting, SparseSetting
 
 __all__ = [
     "Prompts",
@@ -131,14 +136,6 @@ def _positive_int(name: str, value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
     return int(value)
-
-
-def _nonnegative_finite(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a finite real number >= 0, got {value!r}")
-    if not math.isfinite(float(value)) or float(value) < 0:
-        raise ValueError(f"{name} must be a finite real number >= 0, got {value!r}")
-    return float(value)
 
 
 def _batch_shape(value: object) -> tuple[int, ...]:
@@ -293,9 +290,7 @@ def kms_covariance(
 
 
 def linear_regression_sampler(
-    d: int,
-    L: int,
-    sigma2: float,
+    setting: Setting,
     *,
     device="cpu",
     dtype: torch.dtype = torch.float32,
@@ -305,12 +300,12 @@ def linear_regression_sampler(
     validated and prepared once (Sigma's Cholesky factor on ``device``); a draw makes no host
     synchronisation.
 
-    >>> draw = linear_regression_sampler(5, 40, 0.1)
+    >>> from icl_verify.settings import Setting
+    >>> draw = linear_regression_sampler(Setting(d=5, L=40, sigma2=0.1))
     >>> tuple(draw((2, 3), torch.Generator().manual_seed(0)).X.shape)
     (2, 3, 40, 5)
     """
-    d, L = _positive_int("d", d), _positive_int("L", L)
-    noise_std = math.sqrt(_nonnegative_finite("sigma2", sigma2))
+    d, L, noise_std = setting.d, setting.L, math.sqrt(setting.sigma2)
     dtype, device = _float_dtype(dtype), torch.device(device)
     factor = _covariance_factor(covariance, d, device, dtype)
 
@@ -328,9 +323,7 @@ def linear_regression_sampler(
 
 def sample_linear_regression(
     batch_shape,
-    d: int,
-    L: int,
-    sigma2: float,
+    setting: Setting,
     *,
     generator: torch.Generator,
     device=None,
@@ -341,22 +334,23 @@ def sample_linear_regression(
 
     ``x_i, x_q ~ N(0, Sigma)`` (``Sigma = I_d`` when ``covariance`` is None),
     ``beta ~ N(0, I_d / d)``, ``y_i = x_i^T beta + eps_i`` and ``y_q = x_q^T beta + eps_q``
-    with ``eps ~ N(0, sigma2)`` independent. Shapes: X (..., L, d), y (..., L),
-    x_query (..., d), y_query (...,), beta (..., d) with ``(...) = batch_shape``.
-    A test length L' is just another L.
+    with ``eps ~ N(0, sigma2)`` independent, for ``setting = Setting(d, L, sigma2)``. Shapes:
+    X (..., L, d), y (..., L), x_query (..., d), y_query (...,), beta (..., d) with
+    ``(...) = batch_shape``. A test length L' is ``dataclasses.replace(setting, L=L')``.
 
+    >>> from icl_verify.settings import Setting
     >>> g = torch.Generator().manual_seed(0)
-    >>> p = sample_linear_regression((4, 3), d=5, L=40, sigma2=0.1, generator=g)
+    >>> p = sample_linear_regression((4, 3), Setting(d=5, L=40, sigma2=0.1), generator=g)
     >>> tuple(p.X.shape), tuple(p.y.shape), tuple(p.x_query.shape), tuple(p.y_query.shape)
     ((4, 3, 40, 5), (4, 3, 40), (4, 3, 5), (4, 3))
-    >>> sample_linear_regression(8, d=5, L=40, sigma2=-1.0, generator=g)
+    >>> sample_linear_regression((4, 0), Setting(d=5, L=40, sigma2=0.1), generator=g)
     Traceback (most recent call last):
     ...
-    ValueError: sigma2 must be a finite real number >= 0, got -1.0
+    ValueError: batch_shape must be an int or a tuple of ints >= 1, got (4, 0)
     """
     batch = _batch_shape(batch_shape)
     draw = linear_regression_sampler(
-        d, L, sigma2, device=_device(generator, device), dtype=dtype, covariance=covariance
+        setting, device=_device(generator, device), dtype=dtype, covariance=covariance
     )
     return draw(batch, generator)
 
@@ -385,11 +379,9 @@ def _supports(value: object, d: int) -> tuple[tuple[int, ...], ...]:
 
 
 def multitask_regression_sampler(
-    d: int,
-    L: int,
+    setting: Setting,
     supports,
     *,
-    relative_noise: float = 0.1,
     shared_beta: bool = False,
     device="cpu",
     dtype: torch.dtype = torch.float32,
@@ -398,19 +390,19 @@ def multitask_regression_sampler(
     validated and prepared once (the support masks on ``device``); a draw makes no host
     synchronisation.
 
-    >>> draw = multitask_regression_sampler(6, 48, ((0, 1, 2, 3), (2, 3, 4, 5)))
+    >>> from icl_verify.settings import Setting
+    >>> draw = multitask_regression_sampler(Setting(6, 48, 0.1), ((0, 1, 2, 3), (2, 3, 4, 5)))
     >>> tuple(draw(4, torch.Generator().manual_seed(0)).y.shape)
     (4, 48, 2)
     """
-    d, L = _positive_int("d", d), _positive_int("L", L)
+    d, L = setting.d, setting.L
     supports = _supports(supports, d)
-    relative_noise = _nonnegative_finite("relative_noise", relative_noise)
     dtype, device = _float_dtype(dtype), torch.device(device)
     K = len(supports)
     mask = torch.zeros(K, d, dtype=dtype)  # (K, d): 1 on S_k
     for k, support in enumerate(supports):
         mask[k, list(support)] = 1.0
-    noise_std = torch.sqrt(relative_noise * mask.sum(dim=1)).to(device)  # (K,)
+    noise_std = torch.sqrt(setting.sigma2 * mask.sum(dim=1)).to(device)  # (K,)
     mask = mask.to(device)
 
     def draw(batch_shape, generator: torch.Generator) -> MultiTaskPrompts:
@@ -430,12 +422,10 @@ def multitask_regression_sampler(
 
 def sample_multitask_regression(
     batch_shape,
-    d: int,
-    L: int,
+    setting: Setting,
     supports,
     *,
     generator: torch.Generator,
-    relative_noise: float = 0.1,
     shared_beta: bool = False,
     device=None,
     dtype: torch.dtype = torch.float32,
@@ -447,33 +437,34 @@ def sample_multitask_regression(
     (the code's choice), or with ``shared_beta`` one ``beta ~ N(0, I_d)`` restricted to each
     ``S_k`` (the prose's reading, reference §8 item 6: tasks then share the coefficients of
     their common coordinates);
-    ``y_ik = beta^(k)^T x_{i,S_k} + eps_ik`` with ``eps_ik ~ N(0, relative_noise * |S_k|)`` on
-    context labels only; query labels are noiseless. The released setting is d = 6,
-    supports ((0, 1, 2, 3), (2, 3, 4, 5)), L = 48. Shapes: X (..., L, d), y (..., L, K),
-    x_query (..., d), y_query (..., K), beta (..., K, d).
+    ``y_ik = beta^(k)^T x_{i,S_k} + eps_ik`` with ``eps_ik ~ N(0, sigma2 * |S_k|)`` on context
+    labels only, for ``setting = Setting(d, L, sigma2)``: sigma2 is the noise relative to a
+    task's signal variance |S_k| (the code's ``relative_noise``; in the one-task model of
+    `sample_linear_regression` the signal variance is 1); query labels are noiseless. The
+    released setting is d = 6, supports ((0, 1, 2, 3), (2, 3, 4, 5)), L = 48, sigma2 = 0.1.
+    Shapes: X (..., L, d), y (..., L, K), x_query (..., d), y_query (..., K), beta (..., K, d).
 
-    >>> g = torch.Generator().manual_seed(0)
-    >>> p = sample_multitask_regression(16, 6, 48, ((0, 1, 2, 3), (2, 3, 4, 5)), generator=g)
+    >>> from icl_verify.settings import Setting
+    >>> g, released = torch.Generator().manual_seed(0), Setting(d=6, L=48, sigma2=0.1)
+    >>> p = sample_multitask_regression(16, released, ((0, 1, 2, 3), (2, 3, 4, 5)), generator=g)
     >>> tuple(p.y.shape), tuple(p.y_query.shape), bool((p.beta[:, 0, 4:] == 0).all())
     ((16, 48, 2), (16, 2), True)
-    >>> p = sample_multitask_regression(16, 6, 48, ((0, 1, 2, 3), (2, 3, 4, 5)), generator=g,
+    >>> p = sample_multitask_regression(16, released, ((0, 1, 2, 3), (2, 3, 4, 5)), generator=g,
     ...                                 shared_beta=True)
     >>> bool((p.beta[:, 0, 2:4] == p.beta[:, 1, 2:4]).all())  # the shared coordinates agree
     True
     """
     batch = _batch_shape(batch_shape)
     draw = multitask_regression_sampler(
-        d, L, supports, relative_noise=relative_noise, shared_beta=shared_beta,
-        device=_device(generator, device), dtype=dtype,
+        setting, supports, shared_beta=shared_beta, device=_device(generator, device),
+        dtype=dtype,
     )  # fmt: skip
     return draw(batch, generator)
 
 
 def sparse_regression_sampler(
-    d: int,
+    setting: SparseSetting,
     n: int,
-    s: int,
-    sigma: float,
     *,
     q: int = 1,
     signal: str = "gaussian",
@@ -485,15 +476,13 @@ def sparse_regression_sampler(
     validated and prepared once (Sigma's factor on ``device``); a draw makes no host
     synchronisation.
 
-    >>> draw = sparse_regression_sampler(16, 12, 4, 0.1, q=4)
+    >>> from icl_verify.settings import SparseSetting
+    >>> draw = sparse_regression_sampler(SparseSetting(d=16, s=4, sigma=0.1), 12, q=4)
     >>> tuple(draw(2, torch.Generator().manual_seed(0)).X_query.shape)
     (2, 4, 16)
     """
-    d, n, q = _positive_int("d", d), _positive_int("n", n), _positive_int("q", q)
-    s = _positive_int("s", s)
-    if s > d:
-        raise ValueError(f"s must be an integer in [1, d={d}], got {s}")
-    sigma = _nonnegative_finite("sigma", sigma)
+    d, s, sigma = setting.d, setting.s, setting.sigma
+    n, q = _positive_int("n", n), _positive_int("q", q)
     if signal not in ("gaussian", "sign"):
         raise ValueError(f"signal must be 'gaussian' or 'sign', got {signal!r}")
     dtype, device = _float_dtype(dtype), torch.device(device)
@@ -525,10 +514,8 @@ def sparse_regression_sampler(
 
 def sample_sparse_regression(
     batch_shape,
-    d: int,
+    setting: SparseSetting,
     n: int,
-    s: int,
-    sigma: float,
     *,
     q: int = 1,
     generator: torch.Generator,
@@ -539,7 +526,8 @@ def sample_sparse_regression(
 ) -> SparsePrompts:
     """Sparse linear-regression prompts of Chen, Zhao, Zou (2024) §1.1, §1.2 and §2.1.
 
-    Per prompt a support S of ``s`` distinct coordinates is drawn uniformly; ``w*`` is zero off S
+    For ``setting = SparseSetting(d, s, sigma)``, n examples and q queries per prompt:
+    per prompt a support S of ``s`` distinct coordinates is drawn uniformly; ``w*`` is zero off S
     and on S is ``N(0, 1)`` (``signal="gaussian"``, the experiments: ``E||w*||^2 = s``) or
     ``±1/sqrt(s)`` with fair signs (``signal="sign"``, the prior of their Theorem 5.3:
     ``||w*|| = 1``). ``x ~ N(0, Sigma)`` (identity unless ``covariance`` is given, as a (d, d)
@@ -547,14 +535,15 @@ def sample_sparse_regression(
     with ``xi ~ N(0, sigma^2)`` on every label, the n context labels and the q query labels.
     ``sigma`` is the noise standard deviation, as in the paper's grid {0, 0.1, 0.2, 0.4, 0.8}.
 
+    >>> from icl_verify.settings import SparseSetting
     >>> g = torch.Generator().manual_seed(0)
-    >>> p = sample_sparse_regression(32, d=16, n=12, s=4, sigma=0.1, q=4, generator=g)
+    >>> p = sample_sparse_regression(32, SparseSetting(d=16, s=4, sigma=0.1), 12, q=4, generator=g)
     >>> tuple(p.X.shape), tuple(p.X_query.shape), (p.w_star != 0).sum(dim=-1).tolist() == [4] * 32
     ((32, 12, 16), (32, 4, 16), True)
     """
     batch = _batch_shape(batch_shape)
     draw = sparse_regression_sampler(
-        d, n, s, sigma, q=q, signal=signal, device=_device(generator, device), dtype=dtype,
+        setting, n, q=q, signal=signal, device=_device(generator, device), dtype=dtype,
         covariance=covariance,
     )  # fmt: skip
     return draw(batch, generator)
@@ -568,8 +557,9 @@ def embed(prompts: Prompts | MultiTaskPrompts | SparsePrompts) -> torch.Tensor:
     prompts the label rows are K, ``Z`` is ``(..., d+K, L+1)`` and the query column ends in 0_K;
     for sparse prompts with n examples and q queries, ``(..., d+1, n+q)``.
 
+    >>> from icl_verify.settings import Setting
     >>> g = torch.Generator().manual_seed(0)
-    >>> p = sample_linear_regression(2, d=3, L=4, sigma2=0.1, generator=g)
+    >>> p = sample_linear_regression(2, Setting(d=3, L=4, sigma2=0.1), generator=g)
     >>> Z = embed(p)
     >>> tuple(Z.shape), bool((Z[:, -1, -1] == 0).all()), bool(torch.equal(Z[:, :3, -1], p.x_query))
     ((2, 4, 5), True, True)

@@ -101,7 +101,8 @@ def decoder_tokens(prompts: SparsePrompts) -> torch.Tensor:
     the loss (G.1) needs).
 
     >>> from icl_verify.numerics import sample_sparse_regression
-    >>> p = sample_sparse_regression(3, d=4, n=5, s=2, sigma=0.1, q=2,
+    >>> from icl_verify.settings import SparseSetting
+    >>> p = sample_sparse_regression(3, SparseSetting(d=4, s=2, sigma=0.1), 5, q=2,
     ...                              generator=torch.Generator().manual_seed(0))
     >>> Z = decoder_tokens(p)
     >>> tuple(Z.shape), bool((Z[:, 1::2, 0] == torch.cat([p.y, p.y_query], -1)).all())

@@ -241,7 +241,8 @@ def encoder_tokens(prompts: SparsePrompts) -> torch.Tensor:
     """The prompt (2.3) as rows of tokens: (..., n + q, d + 1), query labels 0.
 
     >>> from icl_verify.numerics import sample_sparse_regression
-    >>> p = sample_sparse_regression(3, d=4, n=5, s=2, sigma=0.1, q=2,
+    >>> from icl_verify.settings import SparseSetting
+    >>> p = sample_sparse_regression(3, SparseSetting(d=4, s=2, sigma=0.1), 5, q=2,
     ...                              generator=torch.Generator().manual_seed(0))
     >>> Z = encoder_tokens(p)
     >>> tuple(Z.shape), Z[:, 5:, -1].abs().max().item()

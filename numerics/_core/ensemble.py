@@ -47,6 +47,7 @@ from icl_verify.numerics._core.trainer import (
 from icl_verify import MAX_PROMPT_LENGTH
 from icl_verify.covariance import check_rho
 from icl_verify.heads import head_types
+from icl_verify.settings import Setting
 
 __all__ = [
     "EnsembleTraining",
@@ -507,12 +508,10 @@ def mse_by_test_length(
             predictors[f"Bayes@{n}"] = lambda p, n=n: bayes_prediction(
                 p.X[:, :n], p.y[:, :n], p.x_query, sigma2
             )
-    longest = max(lengths)
+    longest = Setting(d, max(lengths), sigma2)
 
     def sampler(count: int, generator: torch.Generator) -> Prompts:
-        return sample_linear_regression(
-            count, d, longest, sigma2, generator=generator, device=device
-        )
+        return sample_linear_regression(count, longest, generator=generator, device=device)
 
     with torch.no_grad():
         return monte_carlo_losses(

@@ -248,11 +248,12 @@ class MultiHeadAttention(nn.Module):
     ``.expand(E, ...)`` to share prompts across members).
 
     >>> from icl_verify.numerics import embed, sample_linear_regression
+    >>> from icl_verify.settings import Setting
     >>> model = MultiHeadAttention(AttentionConfig(d=5, heads=(2, 4), ensemble=2), seeds=[0, 1])
     >>> tuple(model.W_Q.shape), model.active.tolist()
     ((2, 4, 6, 6), [[True, True, False, False], [True, True, True, True]])
     >>> g = torch.Generator().manual_seed(0)
-    >>> prompts = sample_linear_regression(8, 5, 40, 0.1, generator=g)
+    >>> prompts = sample_linear_regression(8, Setting(5, 40, 0.1), generator=g)
     >>> tuple(model(embed(prompts).expand(2, -1, -1, -1)).shape)
     (2, 8)
     """
@@ -441,9 +442,10 @@ class KernelSumModel(nn.Module):
     Evaluated by ``numerics.kernel_sum_prediction``.
 
     >>> from icl_verify.numerics import sample_linear_regression
+    >>> from icl_verify.settings import Setting
     >>> model = KernelSumModel(torch.tensor([[0.13, -0.13]]), torch.tensor([[3.45, -3.45]]))
     >>> g = torch.Generator().manual_seed(0)
-    >>> tuple(model(sample_linear_regression((1, 16), 5, 40, 0.1, generator=g)).shape)
+    >>> tuple(model(sample_linear_regression((1, 16), Setting(5, 40, 0.1), generator=g)).shape)
     (1, 16)
     """
 

@@ -26,7 +26,6 @@ import math
 import numbers
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, fields, replace
-from typing import Protocol, runtime_checkable
 
 import numpy as np
 import torch
@@ -35,6 +34,7 @@ from icl_verify.numerics._core.estimators import kernel_head_averages
 from tqdm.auto import tqdm
 
 from icl_verify.limits import MONTE_CARLO_BLOCK
+from icl_verify.settings import Setting
 
 __all__ = [
     "RANDOMNESS_BLOCK",
@@ -51,15 +51,6 @@ RANDOMNESS_BLOCK = MONTE_CARLO_BLOCK  # prompts per independently seeded block: 
 
 Predictor = Callable[[Prompts], torch.Tensor]  # prompts with batch (n,) -> predictions (n,)
 Sampler = Callable[[int, torch.Generator], Prompts]  # (n, generator) -> prompts with batch (n,)
-
-
-@runtime_checkable
-class SettingLike(Protocol):
-    """Anything with ``d``, ``L`` and ``sigma2`` (e.g. `theory.Setting`): the data model of §0.2."""
-
-    d: int
-    L: int
-    sigma2: float
 
 
 # ---------------------------------------------------------------------------------------------
@@ -173,7 +164,7 @@ class LinearInLabels:
     and the tower rule makes its average over (X, x_q) an unbiased estimate of the loss. The
     weights are read off by autograd, ``w = d y_hat / d y``, and the linearity is checked on every
     chunk (``y_hat`` must equal ``w^T y``), so wrapping a non-linear predictor raises ValueError.
-    Needs a setting-like source (it uses d and sigma2); the covariance of x may be anything.
+    Needs a `Setting` as the source (it uses d and sigma2); the covariance of x may be anything.
 
     Attributes:
         predictor: a callable ``Prompts -> predictions``, linear in ``prompts.y``.
@@ -237,20 +228,13 @@ class _Moments:
 
 def _source(
     source, device: torch.device, dtype: torch.dtype, covariance
-) -> tuple[Sampler, SettingLike | None]:
-    """(sampler, setting or None) from a setting-like object or a sampler callable."""
-    if isinstance(source, SettingLike):
+) -> tuple[Sampler, Setting | None]:
+    """(sampler, setting or None) from a `Setting` or a sampler callable."""
+    if isinstance(source, Setting):
 
         def sampler(n: int, generator: torch.Generator) -> Prompts:
             return sample_linear_regression(
-                n,
-                source.d,
-                source.L,
-                source.sigma2,
-                generator=generator,
-                device=device,
-                dtype=dtype,
-                covariance=covariance,
+                n, source, generator=generator, device=device, dtype=dtype, covariance=covariance
             )
 
         return sampler, source
@@ -259,13 +243,13 @@ def _source(
             raise ValueError("covariance must be None when source is a sampler (it samples x)")
         return source, None
     raise ValueError(
-        f"source must have attributes d, L, sigma2 or be a sampler (n, generator) -> Prompts, "
+        f"source must be a Setting or a sampler (n, generator) -> Prompts, "
         f"got {type(source).__name__}"
     )
 
 
 def _linear_conditional_risk(
-    predictor: Predictor, prompts: Prompts, setting: SettingLike
+    predictor: Predictor, prompts: Prompts, setting: Setting
 ) -> torch.Tensor:
     """E[(w^T y - y_q)^2 | X, x_q] per prompt (see `LinearInLabels`), float64 (n,)."""
     y = prompts.y.detach().requires_grad_(True)
@@ -306,12 +290,12 @@ def label_weights_risk(
     return (residual**2).sum(dim=-1) / d + sigma2 * (weights**2).sum(dim=-1) + sigma2
 
 
-def _per_prompt_losses(predictor, prompts: Prompts, setting: SettingLike | None) -> torch.Tensor:
+def _per_prompt_losses(predictor, prompts: Prompts, setting: Setting | None) -> torch.Tensor:
     """Per-prompt loss values, float64 (n,)."""
     if isinstance(predictor, LinearInLabels):
         if setting is None:
             raise ValueError(
-                "source must be setting-like (d, L, sigma2) for a LinearInLabels predictor, "
+                "source must be a Setting (d, L, sigma2) for a LinearInLabels predictor, "
                 "got a sampler"
             )
         return _linear_conditional_risk(predictor.predictor, prompts, setting)
@@ -344,7 +328,7 @@ def monte_carlo_losses(
     Args:
         predictors: name -> callable ``Prompts -> predictions`` (batch (n,) -> (n,)), or a
             `LinearInLabels` wrapper for the variance-reduced conditional estimator.
-        source: setting-like (``d``, ``L``, ``sigma2``: prompts of §0.2 from
+        source: a `Setting` (``d``, ``L``, ``sigma2``: prompts of §0.2 from
             `numerics.sample_linear_regression`, with ``covariance`` for x if given), or a
             sampler ``(n, generator) -> Prompts``.
         n_prompts: number of prompts (>= 2).
@@ -358,9 +342,9 @@ def monte_carlo_losses(
     Returns the means and the covariance of the per-prompt losses; ``result[name]`` is one
     predictor's `MonteCarloEstimate`, ``result.difference(a, b)`` the paired difference.
 
-    >>> from types import SimpleNamespace
+    >>> from icl_verify.settings import Setting
     >>> from icl_verify.numerics import gd_prediction
-    >>> setting = SimpleNamespace(d=5, L=40, sigma2=0.1)
+    >>> setting = Setting(d=5, L=40, sigma2=0.1)
     >>> gd = lambda p: gd_prediction(p.X, p.y, p.x_query, 0.8)
     >>> dgd = lambda p: gd_prediction(p.X, p.y, p.x_query, 0.8, debiased=True)
     >>> r = monte_carlo_losses({"gd": gd, "dgd": dgd}, setting, 20_000, seed=1)
@@ -399,9 +383,9 @@ def monte_carlo_loss(
 ) -> MonteCarloEstimate:
     """Population loss E(y_hat - y_q)^2 (2.5) of one predictor; arguments as `monte_carlo_losses`.
 
-    >>> from types import SimpleNamespace
+    >>> from icl_verify.settings import Setting
     >>> from icl_verify.numerics import gd_prediction
-    >>> setting = SimpleNamespace(d=5, L=40, sigma2=0.1)
+    >>> setting = Setting(d=5, L=40, sigma2=0.1)
     >>> gd = lambda p: gd_prediction(p.X, p.y, p.x_query, 0.8)
     >>> plain = monte_carlo_loss(gd, setting, 20_000, seed=2)
     >>> reduced = monte_carlo_loss(LinearInLabels(gd), setting, 20_000, seed=2)
@@ -453,10 +437,10 @@ def kernel_sum_loss_grid(
         omega: (G, H) KQ scales (e.g. rows (w, -w) for the two-head ± family, or (G, 1)).
         mu: (M, H) OV weights (e.g. rows (m, -m)).
 
-    >>> from types import SimpleNamespace
+    >>> from icl_verify.settings import Setting
     >>> w = torch.linspace(0.05, 0.3, 3)
     >>> grid = kernel_sum_loss_grid(torch.stack([w, -w], 1), [[3.0, -3.0], [4.0, -4.0]],
-    ...                             SimpleNamespace(d=5, L=40, sigma2=0.1), 4096)
+    ...                             Setting(d=5, L=40, sigma2=0.1), 4096)
     >>> grid.mean.shape, bool((grid.stderr > 0).all())
     ((3, 2), True)
     """

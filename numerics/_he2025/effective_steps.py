@@ -35,6 +35,7 @@ from icl_verify.numerics._core.montecarlo import (
 )
 
 from icl_verify import MAX_PROMPT_LENGTH
+from icl_verify.settings import Setting
 
 __all__ = [
     "FittedSteps",
@@ -215,9 +216,10 @@ def _model_steps(
         raise ValueError(f"length must be an integer in 1..{MAX_PROMPT_LENGTH}, got {L!r}")
     n_prompts, chunk, seed, where = _validated(n_prompts, RANDOMNESS_BLOCK, seed, device)
     M = model.config.ensemble
+    setting = Setting(d, int(L), sigma2)
 
     def sampler(count: int, generator: torch.Generator) -> Prompts:
-        return sample_linear_regression(count, d, int(L), sigma2, generator=generator, device=where)
+        return sample_linear_regression(count, setting, generator=generator, device=where)
 
     moments = _Moments(M + 1, where)
     with torch.no_grad():

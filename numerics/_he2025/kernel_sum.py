@@ -37,12 +37,12 @@ from icl_verify.numerics._core.montecarlo import (
     LinearInLabels,
     LossLandscape,
     MonteCarloEstimate,
-    SettingLike,
     kernel_sum_loss_grid,
     monte_carlo_losses,
 )
 from tqdm.auto import tqdm
 
+from icl_verify.settings import Setting
 from icl_verify.statistics import loglog_slope, mean_se
 
 __all__ = [
@@ -79,15 +79,15 @@ def _pairs(values) -> np.ndarray:
 
 
 def pair_loss_landscape(
-    omega, mu, setting: SettingLike, n_prompts: int, *, seed: int, device=None
+    omega, mu, setting: Setting, n_prompts: int, *, seed: int, device=None
 ) -> LossLandscape:
     """True loss of heads (omega, -omega), OV weights (mu, -mu) at every (omega[g], mu[m]), float64.
 
     `kernel_sum_loss_grid` on the rows (w, -w) and (m, -m): all mu from one pass per omega, on
     the same prompts. Args: omega (G,), mu (M,); returns mean and stderr of shape (G, M).
 
-    >>> from types import SimpleNamespace
-    >>> grid = pair_loss_landscape([0.1, 0.2], [0.0, 2.0, 4.0], SimpleNamespace(d=5, L=40,
+    >>> from icl_verify.settings import Setting
+    >>> grid = pair_loss_landscape([0.1, 0.2], [0.0, 2.0, 4.0], Setting(d=5, L=40,
     ...                            sigma2=0.1), 4096, seed=0)
     >>> zero = grid.mean[:, 0] - 1.1  # mu = 0 predicts 0: the loss is E y_q^2 = 1 + sigma2
     >>> grid.mean.shape, bool((abs(zero) < 4 * grid.stderr[:, 0]).all())
@@ -100,7 +100,7 @@ def pair_loss_landscape(
 
 
 def loss_difference_to_debiased_gd(
-    omega: float, mu: float, eta: float, setting: SettingLike, n_prompts: int, *, seed: int,
+    omega: float, mu: float, eta: float, setting: Setting, n_prompts: int, *, seed: int,
     device=None,
 ) -> MonteCarloEstimate:  # fmt: skip
     """loss(± pair (omega, mu)) - loss(debiased GD (4.11) with step eta), paired, float64.
@@ -110,8 +110,8 @@ def loss_difference_to_debiased_gd(
     the paired difference, far below either loss's. With eta = 2 omega mu the difference
     vanishes as omega -> 0 (§HE-T4.2i).
 
-    >>> from types import SimpleNamespace
-    >>> gap = loss_difference_to_debiased_gd(1e-3, 440.0, 0.88, SimpleNamespace(d=5, L=40,
+    >>> from icl_verify.settings import Setting
+    >>> gap = loss_difference_to_debiased_gd(1e-3, 440.0, 0.88, Setting(d=5, L=40,
     ...                                      sigma2=0.1), 4096, seed=0)
     >>> bool(abs(gap.mean) < 1e-5 and gap.stderr < 1e-6)
     True
@@ -144,7 +144,7 @@ class PairDifferences(NamedTuple):
 
 
 def loss_differences_to_debiased_gd(
-    omega, mu, eta, settings: Sequence[SettingLike], n_prompts: int, *, seed: int,
+    omega, mu, eta, settings: Sequence[Setting], n_prompts: int, *, seed: int,
     device=None, progress: bool = False,
 ) -> PairDifferences:  # fmt: skip
     """`loss_difference_to_debiased_gd` at P points (omega[k], mu[k], eta[k], settings[k]),
@@ -152,8 +152,8 @@ def loss_differences_to_debiased_gd(
     prompts, drawn once for all of them (so a map over omega is paired along omega, and costs
     one draw per setting).
 
-    >>> from types import SimpleNamespace
-    >>> s = SimpleNamespace(d=5, L=40, sigma2=0.1)
+    >>> from icl_verify.settings import Setting
+    >>> s = Setting(d=5, L=40, sigma2=0.1)
     >>> gaps = loss_differences_to_debiased_gd([1e-3, 1e-3], [440.0, 440.0], [0.88, 0.88],
     ...                                        [s, s], 1024, seed=0)
     >>> bool(np.all(np.abs(gaps.mean) < 1e-5)), gaps.mean[0] == gaps.mean[1]
@@ -196,8 +196,9 @@ def relative_prediction_gap(omega_heads, mu_heads, omega: float, mu: float, prom
     the denominator is the scale of the summed terms, so float64 rounding of the sums is
     about (H + 2) eps in these units.
 
+    >>> from icl_verify.settings import Setting
     >>> g = torch.Generator().manual_seed(0)
-    >>> p = sample_linear_regression(64, 5, 40, 0.1, generator=g, dtype=torch.float64)
+    >>> p = sample_linear_regression(64, Setting(5, 40, 0.1), generator=g, dtype=torch.float64)
     >>> relative_prediction_gap([0.1, 0.1, -0.1], [1.0, 3.0, -4.0], 0.1, 4.0, p) < 1e-15
     True
     """
@@ -215,22 +216,21 @@ def _prediction_and_scale(omega_heads, mu_heads, prompts) -> tuple[torch.Tensor,
 
 
 def relative_prediction_gaps(
-    omega_heads: Sequence, mu_heads: Sequence, omega, mu, setting: SettingLike, n_prompts: int,
+    omega_heads: Sequence, mu_heads: Sequence, omega, mu, setting: Setting, n_prompts: int,
     *, seed: int,
 ) -> np.ndarray:  # fmt: skip
     """`relative_prediction_gap` per trial t on the same n_prompts float64 CPU prompts, shape (T,).
 
     Trial t compares heads (omega_heads[t], mu_heads[t]) with the pair (omega[t], mu[t]).
 
-    >>> from types import SimpleNamespace
+    >>> from icl_verify.settings import Setting
     >>> gaps = relative_prediction_gaps([[0.1, -0.1, 0.0]], [[4.0, -4.0, 0.0]], [0.1], [4.0],
-    ...                                 SimpleNamespace(d=5, L=40, sigma2=0.1), 64, seed=0)
+    ...                                 Setting(d=5, L=40, sigma2=0.1), 64, seed=0)
     >>> gaps.shape, bool(gaps[0] < 1e-15)
     ((1,), True)
     """
     prompts = sample_linear_regression(
-        n_prompts, setting.d, setting.L, setting.sigma2, generator=_generator(seed, "cpu"),
-        dtype=torch.float64,
+        n_prompts, setting, generator=_generator(seed, "cpu"), dtype=torch.float64,
     )  # fmt: skip
     return np.array(
         [
@@ -245,7 +245,7 @@ def relative_prediction_gaps(
 
 
 def single_head_profile(
-    omega, setting: SettingLike, n_prompts: int, *, seed: int, device=None
+    omega, setting: Setting, n_prompts: int, *, seed: int, device=None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Monte Carlo minimum over mu of the true single-head loss (4.12) at each omega, float64.
 
@@ -253,8 +253,8 @@ def single_head_profile(
     read off exactly from its values at mu = 0, 1, 2 on the same prompts. Returns (mu
     minimising it, the minimum), each of the shape (G,) of `omega`.
 
-    >>> from types import SimpleNamespace
-    >>> mu, loss = single_head_profile([0.45], SimpleNamespace(d=5, L=40, sigma2=0.1), 4096,
+    >>> from icl_verify.settings import Setting
+    >>> mu, loss = single_head_profile([0.45], Setting(d=5, L=40, sigma2=0.1), 4096,
     ...                                seed=0)
     >>> bool(1.3 < mu[0] < 1.7 and 0.38 < loss[0] < 0.43)
     True
@@ -320,7 +320,7 @@ class SingleHeadMinimum:
 
 
 def single_head_minimum(
-    omega, setting: SettingLike, n_prompts: int, *, seeds: Iterable[int], degree: int,
+    omega, setting: Setting, n_prompts: int, *, seeds: Iterable[int], degree: int,
     device=None,
 ) -> SingleHeadMinimum:  # fmt: skip
     """One `single_head_profile` per seed, each fitted (`fitted_minimum`); means and their SEs.
@@ -328,8 +328,8 @@ def single_head_minimum(
     The replicates are independent, so the spread of the fitted minima gives the SE of their
     mean, including the error of the fit. At least two seeds.
 
-    >>> from types import SimpleNamespace
-    >>> best = single_head_minimum(np.linspace(0.3, 0.75, 8), SimpleNamespace(d=5, L=40,
+    >>> from icl_verify.settings import Setting
+    >>> best = single_head_minimum(np.linspace(0.3, 0.75, 8), Setting(d=5, L=40,
     ...                            sigma2=0.1), 4096, seeds=[0, 1, 2], degree=4)
     >>> bool(0.45 < best.omega.mean < 0.6 and best.omega.n == 3)
     True
@@ -438,10 +438,11 @@ def square_gaps_to_debiased_gd(
     weights = eta / (2 * heads)  # (G, 2)
     chunks = []
     generator = _generator(seed, "cpu" if device is None else device)
+    longest = Setting(d, max(lengths), sigma2)
     for start in range(0, n_prompts, SQUARE_GAP_BLOCK):
         size = min(SQUARE_GAP_BLOCK, n_prompts - start)
         full = sample_linear_regression(
-            size, d, max(lengths), sigma2, generator=generator, device=device, dtype=torch.float64
+            size, longest, generator=generator, device=device, dtype=torch.float64
         )
         rows = []
         for L in lengths:

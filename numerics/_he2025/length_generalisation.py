@@ -23,6 +23,8 @@ from icl_verify.numerics._core.data import Prompts, sample_linear_regression
 from icl_verify.numerics._core.estimators import kernel_regression_prediction, kernel_sum_prediction
 from icl_verify.numerics._core.montecarlo import JointMonteCarloEstimate, monte_carlo_losses
 
+from icl_verify.settings import Setting
+
 __all__ = ["FixedKernelCurves", "fixed_kernel_mse_by_test_length", "length_curve"]
 
 
@@ -102,12 +104,10 @@ def fixed_kernel_mse_by_test_length(
         predictors[f"single@{n}"] = lambda p, n=n, w=head_omega, m=head_mu: (
             kernel_regression_prediction(w, m, p.X[:, :n], p.y[:, :n], p.x_query)
         )
-    longest = max(lengths)
+    longest = Setting(d, max(lengths), sigma2)
 
     def sampler(count: int, generator: torch.Generator) -> Prompts:
-        return sample_linear_regression(
-            count, d, longest, sigma2, generator=generator, device=device
-        )
+        return sample_linear_regression(count, longest, generator=generator, device=device)
 
     losses = monte_carlo_losses(predictors, sampler, n_prompts, seed=seed, device=device)
     pair_mean, pair_se = length_curve(losses, "pair", lengths)

@@ -48,6 +48,7 @@ from icl_verify.numerics._core.montecarlo import JointMonteCarloEstimate, monte_
 from icl_verify.numerics._he2025.patterns import settled_value
 
 from icl_verify.heads import DUMMY_THRESHOLD
+from icl_verify.settings import Setting
 from icl_verify.statistics import group_means
 
 __all__ = [
@@ -286,10 +287,12 @@ def multitask_losses(
     for name, values in steps.items():
         predictors |= {f"{name}:{k}": restricted(float(values[k]), k) for k in range(K)}
 
+    setting = Setting(d, L, ensemble.sigma2)  # sigma2: the relative noise of the tasks
+
     def sampler(n: int, generator: torch.Generator) -> Prompts:
         p = sample_multitask_regression(
-            n, d, L, supports, generator=generator, relative_noise=ensemble.sigma2,
-            shared_beta=ensemble.shared_beta, device=device,
+            n, setting, supports, generator=generator, shared_beta=ensemble.shared_beta,
+            device=device,
         )  # fmt: skip
         return Prompts(p.X, p.y, p.x_query, p.X.new_zeros(n), p.beta)
 
@@ -445,18 +448,17 @@ def first_order_gaps(
     head_counts: Sequence[int],
     first_order: Callable[..., np.ndarray],
     *,
-    d: int,
-    L: int,
+    setting: Setting,
     supports,
-    relative_noise: float,
     n_prompts: int = 4096,
     seed: int = 0,
 ) -> np.ndarray:
     """RMS gap between the kernel predictor and a first-order one over the RMS first-order
     prediction, per member (the worst task): (len(members),).
 
-    On ``n_prompts`` fresh prompts of the training distribution (`sample_multitask_regression`,
-    a CPU generator seeded by ``seed``): the kernel form (5.8) is `kernel_multitask_prediction`
+    On ``n_prompts`` fresh prompts of the training distribution (`sample_multitask_regression`
+    of ``setting``, its sigma2 the relative noise, and ``supports``; a CPU generator seeded by
+    ``seed``): the kernel form (5.8) is `kernel_multitask_prediction`
     of the member's heads (omega (H, d), label blocks (H, K, K)); the first-order one is
     ``first_order(omega, mu, X, Y, x_query) -> (n, K)`` (mu the diagonals (H, K); float64 numpy
     arrays), passed in by the caller, e.g. `theory.first_order_prediction`.
@@ -467,15 +469,14 @@ def first_order_gaps(
     >>> heads.omega[0, 0], heads.labels[0, 0] = [1e-3, 1e-3], np.eye(2)
     >>> def mean_label(omega, mu, X, Y, x_query):  # the kernel at omega = 0: ybar_k mu_k
     ...     return Y.mean(axis=-2) * mu.sum(axis=0)
-    >>> gaps = first_order_gaps(heads, [0], [1], mean_label, d=2, L=20,
-    ...                         supports=((0,), (1,)), relative_noise=0.1, n_prompts=256)
+    >>> from icl_verify.settings import Setting
+    >>> gaps = first_order_gaps(heads, [0], [1], mean_label, setting=Setting(d=2, L=20, sigma2=0.1),
+    ...                         supports=((0,), (1,)), n_prompts=256)
     >>> bool(gaps[0] < 1e-2)
     True
     """
     generator = torch.Generator().manual_seed(seed)
-    p = sample_multitask_regression(
-        n_prompts, d, L, supports, generator=generator, relative_noise=relative_noise
-    )
+    p = sample_multitask_regression(n_prompts, setting, supports, generator=generator)
     X, Y, xq = (t.double().numpy() for t in (p.X, p.y, p.x_query))
     gaps = []
     for e in members:

@@ -668,6 +668,8 @@ def kernel_reading(
     from icl_verify.numerics._core.data import embed, sample_linear_regression
     from icl_verify.numerics._core.estimators import kernel_regression_prediction
 
+    from icl_verify.settings import Setting
+
     members = ensemble.member_indices(members)
     if any(int(ensemble.heads[e]) != 1 for e in members):
         raise ValueError(f"members must have one head, got heads {ensemble.heads[members]}")
@@ -676,8 +678,8 @@ def kernel_reading(
     omega, omega_error = (np.array(v) for v in zip(*settled[0], strict=True))
     mu = np.array([value for value, _ in settled[1]])
     generator = torch.Generator().manual_seed(int(seed))
-    prompts = sample_linear_regression(int(n_prompts), ensemble.d, ensemble.L, ensemble.sigma2,
-                                       generator=generator)  # fmt: skip
+    setting = Setting(ensemble.d, ensemble.L, ensemble.sigma2)
+    prompts = sample_linear_regression(int(n_prompts), setting, generator=generator)
     Z = embed(prompts)  # (n, D, L+1)
     with torch.no_grad():
         model = ensemble.model(members)(Z.expand(len(members), *Z.shape)).double()  # (M, n)

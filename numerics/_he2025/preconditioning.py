@@ -48,6 +48,8 @@ from icl_verify.numerics._core.montecarlo import (
     monte_carlo_losses,
 )
 
+from icl_verify.settings import Setting
+
 __all__ = [
     "BootstrapDistances",
     "FittedPreconditioners",
@@ -173,11 +175,11 @@ def model_preconditioners(
     """
     n_prompts, chunk, seed, where = _validated(n_prompts, RANDOMNESS_BLOCK, seed, device)
     M = model.config.ensemble
-    covariance = _covariance(d, rho, where)
+    setting, covariance = Setting(d, L, sigma2), _covariance(d, rho, where)
 
     def sampler(count: int, generator: torch.Generator) -> Prompts:
         return sample_linear_regression(
-            count, d, L, sigma2, generator=generator, device=where, covariance=covariance
+            count, setting, generator=generator, device=where, covariance=covariance
         )
 
     gram = torch.zeros(d * d, d * d, dtype=torch.float64, device=where)  # F^T F
@@ -252,11 +254,11 @@ def simulated_optimal_preconditioner(
     ((2, 2), 2, True)
     """
     n_prompts, chunk, seed, where = _validated(n_prompts, RANDOMNESS_BLOCK, seed, device)
-    covariance = _covariance(d, rho, where)
+    setting, covariance = Setting(d, L, sigma2), _covariance(d, rho, where)
 
     def sampler(count: int, generator: torch.Generator) -> Prompts:
         return sample_linear_regression(
-            count, d, L, sigma2, generator=generator, device=where, covariance=covariance
+            count, setting, generator=generator, device=where, covariance=covariance
         )
 
     grams, crosses = [], []  # per block of RANDOMNESS_BLOCK prompts (chunk = block)
@@ -391,13 +393,13 @@ def preconditioned_losses(
         predictors[name] = lambda p, tensor=tensor: preconditioned_gd_prediction(
             p.X, p.y, p.x_query, tensor, debiased=debiased
         )
+    setting = Setting(ensemble.d, ensemble.L, ensemble.sigma2)
     covariance = _covariance(ensemble.d, ensemble.rho, device)
 
     def sampler(count: int, generator: torch.Generator) -> Prompts:
         return sample_linear_regression(
-            count, ensemble.d, ensemble.L, ensemble.sigma2, generator=generator, device=device,
-            covariance=covariance,
-        )  # fmt: skip
+            count, setting, generator=generator, device=device, covariance=covariance
+        )
 
     with torch.no_grad():
         return monte_carlo_losses(predictors, sampler, n_prompts, seed=seed, device=device)

@@ -24,9 +24,10 @@ from icl_verify.numerics._core.estimators import bayes_prediction, gd_prediction
 from icl_verify.numerics._core.montecarlo import (
     LinearInLabels,
     MonteCarloEstimate,
-    SettingLike,
     monte_carlo_losses,
 )
+
+from icl_verify.settings import Setting
 
 __all__ = [
     "OneStepRisks",
@@ -56,7 +57,7 @@ class OneStepRisks:
 
 
 def one_step_gd_risks(
-    steps, setting: SettingLike, n_prompts: int, *, seed: int, device=None
+    steps, setting: Setting, n_prompts: int, *, seed: int, device=None
 ) -> OneStepRisks:
     """Risks of one-step GD and debiased GD (4.11) at every step, on the same prompts, float64.
 
@@ -65,8 +66,8 @@ def one_step_gd_risks(
         setting: d, L, sigma2 of the data model.
         n_prompts: prompts (>= 2); seed (>= 0) and device as in `monte_carlo_losses`.
 
-    >>> from types import SimpleNamespace
-    >>> risks = one_step_gd_risks([0.8], SimpleNamespace(d=5, L=40, sigma2=0.1), 8192, seed=1)
+    >>> from icl_verify.settings import Setting
+    >>> risks = one_step_gd_risks([0.8], Setting(d=5, L=40, sigma2=0.1), 8192, seed=1)
     >>> exact = 1.1 - 2 * 0.8 + 0.8**2 * 46.5 / 40  # 1 + sigma2 - 2 eta + eta^2 (L+D+1)/L
     >>> bool(abs(risks.gd[0] - exact) < 4 * risks.gd_se[0]), bool(risks.dgd_se[0] < 0.002)
     (True, True)
@@ -92,15 +93,14 @@ def one_step_gd_risks(
 
 
 def debiasing_gap(
-    eta: float, setting: SettingLike, n_prompts: int, *, seed: int, device=None
+    eta: float, setting: Setting, n_prompts: int, *, seed: int, device=None
 ) -> MonteCarloEstimate:
     """Monte Carlo E(y_hat_dGD(eta) - y_hat_GD(eta))^2: the mean square of the difference of
     debiased GD (4.11) and one-step GD at the step ``eta`` (§HE-4.11: they coincide as
     d/L -> 0), float64. It is the loss (2.5) of the predictor ``y_q + y_hat_GD - y_hat_dGD``,
     so the shared Monte Carlo (`monte_carlo_losses`: blocks, seeds, SE) measures it.
 
-    >>> from types import SimpleNamespace
-    >>> gap = debiasing_gap(1.0, SimpleNamespace(d=5, L=40, sigma2=0.1), 8192, seed=1)
+    >>> gap = debiasing_gap(1.0, Setting(d=5, L=40, sigma2=0.1), 8192, seed=1)
     >>> bool(abs(gap.mean - 7.5 / 40**2) < 4 * gap.stderr)  # eta^2 (D + 2) / L^2, D = 5.5
     True
     """
@@ -178,7 +178,7 @@ class ProportionalLimit:
 
 
 def proportional_limit(
-    settings: Sequence[SettingLike], steps, n_prompts: int, *, seed: int, device=None
+    settings: Sequence[Setting], steps, n_prompts: int, *, seed: int, device=None
 ) -> ProportionalLimit:
     """Bayes and debiased GD risks at each setting, extrapolated to d -> inf (Thm 4.2(iii)).
 
@@ -192,8 +192,8 @@ def proportional_limit(
     The Bayes predictor is the posterior mean, ridge with lambda = sigma2 d
     (`bayes_prediction`); both predictors of a setting see the same prompts.
 
-    >>> from types import SimpleNamespace
-    >>> settings = [SimpleNamespace(d=d, L=4 * d, sigma2=0.5) for d in (4, 8)]
+    >>> from icl_verify.settings import Setting
+    >>> settings = [Setting(d=d, L=4 * d, sigma2=0.5) for d in (4, 8)]
     >>> limit = proportional_limit(settings, [0.6, 0.6], 4096, seed=0)
     >>> bool(limit.bayes_limit < limit.gd_limit), bool(limit.risk_ratio[0] > 1)
     (True, True)

@@ -36,6 +36,7 @@ from icl_verify.numerics._core.estimators import kernel_sum_weights
 from icl_verify.numerics._core.models import KernelSumModel
 from icl_verify.numerics._core.montecarlo import label_weights_risk
 
+from icl_verify.settings import Setting
 from icl_verify.statistics import mean_of_estimates, mean_se
 
 __all__ = [
@@ -61,8 +62,9 @@ def conditional_risk(
     Shapes: omega, mu (..., H) broadcasting against the prompt batch (...), X (..., L, d),
     x_query (..., d) -> (...,). Differentiable in omega and mu.
 
+    >>> from icl_verify.settings import Setting
     >>> g = torch.Generator().manual_seed(0)
-    >>> p = sample_linear_regression(3, 5, 40, 0.1, generator=g, dtype=torch.float64)
+    >>> p = sample_linear_regression(3, Setting(5, 40, 0.1), generator=g, dtype=torch.float64)
     >>> zero = conditional_risk(torch.zeros(1, 2), torch.zeros(1, 2), p.X, p.x_query, 0.1)
     >>> bool((zero - (p.x_query**2).sum(-1) / 5 - 0.1).abs().max() < 1e-15)  # y_hat = 0
     True
@@ -155,11 +157,11 @@ def train_true_loss(training: TrueLossTraining, device: str = "cpu") -> TrueLoss
     optimizer = torch.optim.SGD(model.parameters(), lr=training.lr, momentum=0.0)
     generator = seeded_generator(training.seed, device)
     records = [(model.omega.detach().cpu().numpy().copy(), model.mu.detach().cpu().numpy().copy())]
+    setting = Setting(training.d, training.L, training.sigma2)
     for step in range(1, training.steps + 1):
         prompts = sample_linear_regression(
-            (E, training.batch), training.d, training.L, training.sigma2,
-            generator=generator, device=device, dtype=torch.float64,
-        )  # fmt: skip
+            (E, training.batch), setting, generator=generator, device=device, dtype=torch.float64
+        )
         risk = conditional_risk(
             model.omega[:, None, :],
             model.mu[:, None, :],
@@ -183,15 +185,16 @@ def train_true_loss(training: TrueLossTraining, device: str = "cpu") -> TrueLoss
 
 
 def true_losses(
-    omega, mu, d: int, L: int, sigma2: float, n_prompts: int, *, seed: int, device: str = "cpu"
+    omega, mu, setting: Setting, n_prompts: int, *, seed: int, device: str = "cpu"
 ) -> tuple[np.ndarray, np.ndarray]:
     """Population loss (2.5) of the kernel-sum predictor at each parameter point, float64 MC.
 
-    Every point is evaluated on the same ``n_prompts`` prompts (blocks of `LOSS_BLOCK` from
-    one generator seeded by ``seed``), averaging `conditional_risk`. Args: omega, mu (..., H).
-    Returns (mean, standard error), each of shape (...).
+    Every point is evaluated on the same ``n_prompts`` prompts of ``setting`` (blocks of
+    `LOSS_BLOCK` from one generator seeded by ``seed``), averaging `conditional_risk`. Args:
+    omega, mu (..., H). Returns (mean, standard error), each of shape (...).
 
-    >>> mean, se = true_losses([[0.0], [0.1]], [[0.0], [1.0]], 5, 40, 0.1, 4096, seed=0)
+    >>> from icl_verify.settings import Setting
+    >>> mean, se = true_losses([[0.0], [0.1]], [[0.0], [1.0]], Setting(5, 40, 0.1), 4096, seed=0)
     >>> round(float(mean[0]), 1), bool(mean[1] < mean[0] - 10 * se[1])  # mu = 0: 1 + sigma2
     (1.1, True)
     """
@@ -205,10 +208,10 @@ def true_losses(
     for start in range(0, n_prompts, LOSS_BLOCK):
         size = min(LOSS_BLOCK, n_prompts - start)
         prompts = sample_linear_regression(
-            size, d, L, sigma2, generator=generator, device=device, dtype=torch.float64
+            size, setting, generator=generator, device=device, dtype=torch.float64
         )
         with torch.no_grad():
-            risk = conditional_risk(omega, mu, prompts.X, prompts.x_query, sigma2)  # (P, size)
+            risk = conditional_risk(omega, mu, prompts.X, prompts.x_query, setting.sigma2)
         total += risk.sum(dim=1)
         square += (risk**2).sum(dim=1)
     mean = total / n_prompts
@@ -244,17 +247,20 @@ class TrueLossSummary:
 
 
 def true_loss_summary(
-    history: TrueLossHistory, records, d: int, L: int, sigma2: float, n_prompts: int, *,
-    seed: int, device: str = "cpu",
+    history: TrueLossHistory, records, setting: Setting, n_prompts: int, *, seed: int,
+    device: str = "cpu",
 ) -> TrueLossSummary:  # fmt: skip
     """Member means with standard errors of ``history``, and the true loss at ``records``.
 
     Args: history (R records, E members, H heads); records: (n,) indices of the records whose
-    true loss is estimated, on ``n_prompts`` prompts from ``seed`` (`true_losses`).
+    true loss is estimated, on ``n_prompts`` prompts of ``setting`` from ``seed``
+    (`true_losses`).
 
     >>> training = TrueLossTraining(d=5, L=40, sigma2=0.1, omega0=(0.02, -0.03),
     ...     mu0=(0.03, -0.02), lr=0.01, steps=20, members=3, batch=64, log_every=10, seed=0)
-    >>> summary = true_loss_summary(train_true_loss(training), [0, 2], 5, 40, 0.1, 2048, seed=1)
+    >>> from icl_verify.settings import Setting
+    >>> summary = true_loss_summary(train_true_loss(training), [0, 2], Setting(5, 40, 0.1), 2048,
+    ...                             seed=1)
     >>> summary.omega.shape, float(summary.log_norm_se[0]), summary.loss.shape  # one start: SE 0
     ((3, 2), 0.0, (2,))
     >>> bool(summary.loss_se[0] > 0)  # at the start only the Monte Carlo error
@@ -266,7 +272,7 @@ def true_loss_summary(
     log_norm, log_norm_se = mean_se(history.log_norm, axis=1)
     omega_at, mu_at = history.omega[records], history.mu[records]  # (n, E, H)
     loss, monte_carlo_se = true_losses(
-        omega_at, mu_at, d, L, sigma2, n_prompts, seed=seed, device=device
+        omega_at, mu_at, setting, n_prompts, seed=seed, device=device
     )  # (n, E) each
     mean, spread_se = mean_se(loss, axis=1)
     _, shared_se = mean_of_estimates(loss, monte_carlo_se, axis=1)  # the prompts' error

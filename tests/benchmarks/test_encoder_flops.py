@@ -11,6 +11,8 @@ import torch
 from icl_verify.numerics import EncoderConfig, encoder_tokens, sample_sparse_regression
 from torch.utils.flop_counter import FlopCounterMode
 
+from icl_verify.settings import SparseSetting
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "gpu_throughput.py"
 sys.path.insert(0, str(SCRIPT.parent))  # the script imports its folder's _machine
@@ -22,8 +24,9 @@ spec.loader.exec_module(throughput)
 def test_the_step_flops_are_what_torch_counts():
     config = EncoderConfig(d=5, d_hid=24, heads=3, layers=2, d_ffn=40, ensemble=2)
     B, n, q = 3, 6, 2  # prompts per member, examples, queries: m = 8 tokens
-    prompts = sample_sparse_regression((2, B), d=5, n=n, s=2, sigma=0.1, q=q,
-                                       generator=torch.Generator().manual_seed(0))  # fmt: skip
+    prompts = sample_sparse_regression(
+        (2, B), SparseSetting(5, 2, 0.1), n, q=q, generator=torch.Generator().manual_seed(0)
+    )  # fmt: skip
     model, Z = config.build([0, 1]), encoder_tokens(prompts)  # Z: (2, B, 8, 6)
     with FlopCounterMode(display=False) as forward:
         out = model(Z, n)

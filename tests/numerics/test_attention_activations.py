@@ -20,12 +20,16 @@ from icl_verify.numerics import (
 )
 from torch import nn
 
+from icl_verify.settings import Setting
+
 D_COV, L = 3, 9
 
 
 def _prompts(seed=0):
     g = torch.Generator().manual_seed(seed)
-    return sample_linear_regression((2, 5), D_COV, L, 0.1, generator=g, dtype=torch.float64)
+    return sample_linear_regression(
+        (2, 5), Setting(D_COV, L, 0.1), generator=g, dtype=torch.float64
+    )
 
 
 def _model(attention) -> MultiHeadAttention:
@@ -96,7 +100,7 @@ def test_tiny_ensembles_train_and_are_rebuilt_with_their_attention(attention):
     model = restored.model()
     assert model.config.attention == attention and model.config.train_length == TINY["L"]
     generator = torch.Generator().manual_seed(TrainConfig().validation_seed)
-    prompts = sample_linear_regression(512, 2, 8, 0.1, generator=generator)
+    prompts = sample_linear_regression(512, Setting(2, 8, 0.1), generator=generator)
     Z = embed(prompts)
     with torch.no_grad():
         losses = ((model(Z.expand(3, *Z.shape)) - prompts.y_query) ** 2).mean(dim=1)
@@ -139,7 +143,9 @@ def test_members_with_different_attentions_predict_as_their_own_models():
     OV = torch.randn(3, 2, 4, 4, generator=generator, dtype=torch.float64) / 2
     attentions = ("softmax", "quadratic:0.8", "linear")
     mixed = MultiHeadAttention.from_circuits(KQ, OV, attention=attentions)
-    prompts = sample_linear_regression(16, 3, 10, 0.1, generator=generator, dtype=torch.float64)
+    prompts = sample_linear_regression(
+        16, Setting(3, 10, 0.1), generator=generator, dtype=torch.float64
+    )
     Z = embed(prompts)  # (16, 4, 11)
     together = mixed(Z.expand(3, *Z.shape))  # (3, 16)
     for e, attention in enumerate(attentions):
@@ -165,7 +171,7 @@ def _step_operators(attention: tuple[str, ...]) -> int:
         AttentionConfig(d=3, heads=2, ensemble=E, attention=attention), range(E)
     )
     prompts = sample_linear_regression(
-        (E, 8), 3, 9, 0.1, generator=torch.Generator().manual_seed(0)
+        (E, 8), Setting(3, 9, 0.1), generator=torch.Generator().manual_seed(0)
     )
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profile:
         ((model(embed(prompts)) - prompts.y_query) ** 2).mean(1).sum().backward()
@@ -190,7 +196,9 @@ def test_an_ensemble_of_activations_is_its_members_alone_bit_for_bit(dtype):
     config = AttentionConfig(d=3, heads=2, ensemble=E, attention=attention, train_length=9)
     model = MultiHeadAttention(config, seeds=range(E)).to(dtype)
     generator = torch.Generator().manual_seed(1)
-    prompts = sample_linear_regression((E, 16), 3, 9, 0.1, generator=generator, dtype=dtype)
+    prompts = sample_linear_regression(
+        (E, 16), Setting(3, 9, 0.1), generator=generator, dtype=dtype
+    )
     Z = embed(prompts)
     together = model(Z)
     ((together - prompts.y_query) ** 2).mean(1).sum().backward()

@@ -22,6 +22,7 @@ from icl_verify.numerics import (
 from icl_verify.numerics._core.decoder import LN_EPS
 
 from icl_verify.covariance import equicorrelated_covariance
+from icl_verify.settings import SparseSetting
 
 CONFIG = DecoderConfig(d=5, d_hid=24, heads=4, layers=3, positions=20, ensemble=3)
 N, Q = 6, 4  # the first N examples are context only; predictions at the Q after them
@@ -29,8 +30,8 @@ N, Q = 6, 4  # the first N examples are context only; predictions at the Q after
 
 def _tokens(E: int, batch: int = 5, seed: int = 0) -> torch.Tensor:
     prompts = sample_sparse_regression(
-        (E, batch), d=5, n=N, s=2, sigma=0.1, q=Q, generator=torch.Generator().manual_seed(seed),
-        dtype=torch.float64,
+        (E, batch), SparseSetting(5, 2, 0.1), N, q=Q, generator=torch.Generator().manual_seed(seed),
+        dtype=torch.float64
     )  # fmt: skip
     return decoder_tokens(prompts)  # (E, batch, 2 (N + Q), 5)
 
@@ -40,8 +41,9 @@ def _model(config: DecoderConfig = CONFIG, seeds=(5, 6, 7)) -> Decoder:
 
 
 def test_tokens_interleave_x_and_zero_padded_y():
-    prompts = sample_sparse_regression(2, d=5, n=N, s=2, sigma=0.1, q=Q,
-                                       generator=torch.Generator().manual_seed(1))  # fmt: skip
+    prompts = sample_sparse_regression(
+        2, SparseSetting(5, 2, 0.1), N, q=Q, generator=torch.Generator().manual_seed(1)
+    )  # fmt: skip
     Z = decoder_tokens(prompts)
     X = torch.cat([prompts.X, prompts.X_query], dim=-2)
     y = torch.cat([prompts.y, prompts.y_query], dim=-1)

@@ -5,14 +5,16 @@ import pytest
 import torch
 from icl_verify.numerics import Encoder, EncoderConfig, encoder_tokens, sample_sparse_regression
 
+from icl_verify.settings import SparseSetting
+
 CONFIG = EncoderConfig(d=6, d_hid=24, heads=4, layers=3, ensemble=3)
 N, Q = 9, 3  # labelled examples, queries
 
 
 def _tokens(E: int, batch: int = 5, seed: int = 0) -> torch.Tensor:
     prompts = sample_sparse_regression(
-        (E, batch), d=6, n=N, s=2, sigma=0.1, q=Q, generator=torch.Generator().manual_seed(seed),
-        dtype=torch.float64,
+        (E, batch), SparseSetting(6, 2, 0.1), N, q=Q, generator=torch.Generator().manual_seed(seed),
+        dtype=torch.float64
     )  # fmt: skip
     return encoder_tokens(prompts)  # (E, batch, N + Q, 7)
 

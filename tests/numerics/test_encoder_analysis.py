@@ -18,12 +18,15 @@ from icl_verify.numerics import (
     sorted_average,
 )
 
+from icl_verify.settings import SparseSetting
+
 D, N = 5, 8
 
 
 def _prompts(shape, seed: int):
     return sample_sparse_regression(
-        shape, D, N, 2, 0.1, q=1, generator=torch.Generator().manual_seed(seed), dtype=torch.float64
+        shape, SparseSetting(D, 2, 0.1), N, q=1, generator=torch.Generator().manual_seed(seed),
+        dtype=torch.float64
     )
 
 

@@ -30,6 +30,8 @@ from icl_verify.numerics._core._training.checkpoints import fingerprint
 from icl_verify.numerics._core.encoder import MixedPrecisionEncoderConfig, precision_output
 from icl_verify.validation.cache import canonical_json
 
+from icl_verify.settings import SparseSetting
+
 U32 = 2.0**-24  # unit roundoff of float32
 U_BF16 = 2.0**-8  # unit roundoff of bfloat16 (8 significant bits)
 
@@ -122,8 +124,9 @@ def test_fused_attention_is_the_explicit_softmax_to_float32_rounding(mask):
 
 
 def _prompts(E: int = 2, batch: int = 64):
-    return sample_sparse_regression((E, batch), d=6, n=9, s=2, sigma=0.1, q=3,
-                                    generator=torch.Generator().manual_seed(0))  # fmt: skip
+    return sample_sparse_regression(
+        (E, batch), SparseSetting(6, 2, 0.1), 9, q=3, generator=torch.Generator().manual_seed(0)
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize("architecture", ["encoder", "decoder"])

@@ -20,6 +20,8 @@ from icl_verify.numerics import (
     train_encoders,
 )
 
+from icl_verify.settings import SparseSetting
+
 TASK = SparseRegressionTask(d=4, n=6, q=2, s=2, sigma=0.1)
 CONFIG = TrainConfig(steps=12, batch=8, log_every=4, validation_batch=16, dtype="float64",
                      device="cpu")  # fmt: skip
@@ -82,8 +84,9 @@ def test_p_probe_on_raw_covariates_is_gd_and_matches_its_exact_excess_risk():
     # an independent path) the last query's squared error estimates without bias; the paired
     # difference per prompt has mean 0 and the check is 4 of its SEs
     g = torch.Generator().manual_seed(3)
-    prompts = sample_sparse_regression((1, 4000), 6, 3, 2, 0.2, q=11, generator=g,
-                                       dtype=torch.float64)  # fmt: skip
+    prompts = sample_sparse_regression(
+        (1, 4000), SparseSetting(6, 2, 0.2), 3, q=11, generator=g, dtype=torch.float64
+    )  # fmt: skip
     X, y = prompts.X_query, prompts.y_query  # (1, B, 11, d), (1, B, 11)
     clean = (X[..., -1, :] * prompts.w_star).sum(-1)
     result = p_probe((X, y, clean), (X, y, clean), rates=[0.1], steps=[0, 5, 50])

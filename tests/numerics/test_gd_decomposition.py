@@ -16,6 +16,7 @@ from icl_verify.numerics import (
     split_pre_gd_parts,
 )
 
+from icl_verify.settings import SparseSetting
 from icl_verify.statistics import mean_se
 
 SPECTRUM = np.linspace(0.5, 1.0, 5)
@@ -25,7 +26,8 @@ def _prompts(batch, n, sigma, seed):
     g = torch.Generator().manual_seed(seed)
     diagonal = torch.tensor(SPECTRUM)
     p = sample_sparse_regression(
-        batch, 5, n, 2, sigma, generator=g, signal="sign", dtype=torch.float64, covariance=diagonal
+        batch, SparseSetting(5, 2, sigma), n, generator=g, signal="sign", dtype=torch.float64,
+        covariance=diagonal
     )
     return p.X.numpy(), p.y.numpy(), p.w_star.numpy()
 

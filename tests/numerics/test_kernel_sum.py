@@ -9,7 +9,6 @@
   the slope of its RMS carries the larger of the fit's and the Monte Carlo standard error.
 """
 
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -23,15 +22,18 @@ from icl_verify.numerics import (
     square_gaps_to_debiased_gd,
 )
 
+from icl_verify.settings import Setting
 from icl_verify.statistics import loglog_slope
 
-SETTING = SimpleNamespace(d=5, L=40, sigma2=0.1)
+SETTING = Setting(d=5, L=40, sigma2=0.1)
 ROUNDING = 4 * (4 + 2) * np.finfo(np.float64).eps  # HE-4.9's tolerance for H <= 4
 
 
 def _prompts(n=256, seed=1):
     generator = torch.Generator().manual_seed(seed)
-    return sample_linear_regression(n, 5, 40, 0.1, generator=generator, dtype=torch.float64)
+    return sample_linear_regression(
+        n, Setting(5, 40, 0.1), generator=generator, dtype=torch.float64
+    )
 
 
 def test_a_split_group_sum_predicts_what_the_pair_predicts():

@@ -13,11 +13,15 @@ from icl_verify.numerics import (
     sample_sparse_regression,
 )
 
+from icl_verify.settings import SparseSetting
+
 
 def _prompts(seed, batch, d, n, q, dtype=torch.float64):
     g = torch.Generator().manual_seed(seed)
     s = 1 + seed % d
-    return sample_sparse_regression(batch, d, n, s, 0.3, q=q, generator=g, dtype=dtype)
+    return sample_sparse_regression(
+        batch, SparseSetting(d, s, 0.3), n, q=q, generator=g, dtype=dtype
+    )
 
 
 def _loop(X, y, X_query, eta, t):

@@ -15,12 +15,16 @@ from icl_verify.numerics import (
 )
 from torch import nn
 
+from icl_verify.settings import Setting
+
 D_COV, L = 4, 9
 
 
 def _prompts(batch_shape=(2, 5), L_=L, seed=0):
     g = torch.Generator().manual_seed(seed)
-    return sample_linear_regression(batch_shape, D_COV, L_, 0.1, generator=g, dtype=torch.float64)
+    return sample_linear_regression(
+        batch_shape, Setting(D_COV, L_, 0.1), generator=g, dtype=torch.float64
+    )
 
 
 def _model(**kwargs) -> MultiHeadAttention:

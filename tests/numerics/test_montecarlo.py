@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
 import scipy.stats
@@ -25,6 +23,8 @@ from icl_verify.numerics import (
     ridge_prediction,
     sample_linear_regression,
 )
+
+from icl_verify.settings import Setting
 
 
 def gd(eta, debiased=False):
@@ -64,7 +64,7 @@ def debiased_gd_risk_derived(eta, d, L, sigma2):
 )
 @pytest.mark.parametrize("debiased", [False, True])
 def test_monte_carlo_of_one_step_gd_matches_the_derived_risk(d, L, sigma2, eta, debiased):
-    setting = SimpleNamespace(d=d, L=L, sigma2=sigma2)
+    setting = Setting(d=d, L=L, sigma2=sigma2)
     exact = (debiased_gd_risk_derived if debiased else gd_risk_derived)(eta, d, L, sigma2)
     joint = monte_carlo_losses(
         {"plain": gd(eta, debiased), "conditional": LinearInLabels(gd(eta, debiased))},
@@ -82,7 +82,7 @@ def test_derived_risk_rejects_the_formula_without_the_wishart_fourth_moment_term
     # L(L + d) I (dropping the "+1" from E||x||^2 x x^T = (d + 2) I) shifts the risk by eta^2 / L,
     # which at d=3, L=4 the Monte Carlo resolves by far more than 4 SE.
     d, L, sigma2, eta = 3, 4, 0.5, 0.6
-    setting = SimpleNamespace(d=d, L=L, sigma2=sigma2)
+    setting = Setting(d=d, L=L, sigma2=sigma2)
     estimate = monte_carlo_loss(LinearInLabels(gd(eta)), setting, 40_000, seed=12)
     wrong = gd_risk_derived(eta, d, L, sigma2) - eta**2 / L
     assert abs(estimate.z_score(wrong)) > 10, estimate
@@ -95,7 +95,7 @@ def test_ols_risk_matches_the_inverse_wishart_mean():
     d, L, sigma2 = 4, 12, 0.3
     estimate = monte_carlo_loss(
         lambda p: ols_prediction(p.X, p.y, p.x_query),
-        SimpleNamespace(d=d, L=L, sigma2=sigma2),
+        Setting(d=d, L=L, sigma2=sigma2),
         40_000,
         seed=13,
     )
@@ -112,7 +112,7 @@ def test_bayes_prediction_beats_ridge_with_any_other_lambda():
         "smaller": LinearInLabels(lambda p: ridge_prediction(p.X, p.y, p.x_query, best / 4)),
         "larger": LinearInLabels(lambda p: ridge_prediction(p.X, p.y, p.x_query, best * 4)),
     }
-    joint = monte_carlo_losses(predictors, SimpleNamespace(d=d, L=L, sigma2=sigma2), 20_000)
+    joint = monte_carlo_losses(predictors, Setting(d=d, L=L, sigma2=sigma2), 20_000)
     for other in ("smaller", "larger"):
         gain = joint.difference(other, "bayes")
         assert gain.mean > 4 * gain.stderr, (other, gain)
@@ -138,7 +138,7 @@ def test_bayes_prediction_beats_ridge_with_any_other_lambda():
 def test_conditional_estimator_agrees_with_plain_within_4_se(name, predictor):
     joint = monte_carlo_losses(
         {"plain": predictor, "conditional": LinearInLabels(predictor)},
-        SimpleNamespace(d=4, L=12, sigma2=0.2),
+        Setting(d=4, L=12, sigma2=0.2),
         30_000,
         seed=3,
     )
@@ -148,7 +148,7 @@ def test_conditional_estimator_agrees_with_plain_within_4_se(name, predictor):
 
 def test_conditional_estimator_holds_for_correlated_covariates():
     # The conditional risk integrates out beta and the noise only; x ~ N(0, KMS) is sampled.
-    setting = SimpleNamespace(d=4, L=16, sigma2=0.1)
+    setting = Setting(d=4, L=16, sigma2=0.1)
     predictor = gd(0.5, debiased=True)
     joint = monte_carlo_losses(
         {"plain": predictor, "conditional": LinearInLabels(predictor)},
@@ -162,15 +162,15 @@ def test_conditional_estimator_holds_for_correlated_covariates():
 
 
 def test_linear_in_labels_rejects_a_nonlinear_predictor_and_a_bare_sampler():
-    setting = SimpleNamespace(d=3, L=10, sigma2=0.1)
+    setting = Setting(d=3, L=10, sigma2=0.1)
     lasso = LinearInLabels(lambda p: lasso_prediction(p.X, p.y, p.x_query, 0.05))
     with pytest.raises(ValueError, match="must be linear in the labels"):
         monte_carlo_loss(lasso, setting, 100)
 
     def sampler(n, generator):
-        return sample_linear_regression(n, 3, 10, 0.1, generator=generator)
+        return sample_linear_regression(n, Setting(3, 10, 0.1), generator=generator)
 
-    with pytest.raises(ValueError, match="source must be setting-like"):
+    with pytest.raises(ValueError, match="source must be a Setting"):
         monte_carlo_loss(LinearInLabels(gd(0.5)), sampler, 100)
 
 
@@ -183,7 +183,7 @@ def test_reported_standard_error_matches_the_spread_of_independent_repeats():
     # over the mean reported SE^2, is ~ chi2_{R-1}/(R-1) when the SEs are honest (means of
     # n = 4000 prompts are close to Gaussian). Accept inside the central 99.9% interval.
     R, n = 30, 4000
-    setting = SimpleNamespace(d=5, L=20, sigma2=0.1)
+    setting = Setting(d=5, L=20, sigma2=0.1)
     estimates = [monte_carlo_loss(gd(0.8), setting, n, seed=s) for s in range(R)]
     means = np.array([e.mean for e in estimates])
     reported = np.mean([e.stderr**2 for e in estimates])
@@ -217,7 +217,7 @@ def test_paired_ratio_is_the_delta_method_on_the_samples_and_its_se_is_honest():
 
 
 def test_same_seed_same_numbers_and_different_seeds_differ():
-    setting = SimpleNamespace(d=3, L=8, sigma2=0.1)
+    setting = Setting(d=3, L=8, sigma2=0.1)
     first = monte_carlo_loss(gd(0.5), setting, 3000, seed=5)
     assert monte_carlo_loss(gd(0.5), setting, 3000, seed=5) == first
     assert monte_carlo_loss(gd(0.5), setting, 3000, seed=6).mean != first.mean
@@ -225,7 +225,7 @@ def test_same_seed_same_numbers_and_different_seeds_differ():
 
 def test_estimate_does_not_depend_on_the_chunk_size():
     n = 2 * RANDOMNESS_BLOCK + 517  # spans three randomness blocks, the last partial
-    setting = SimpleNamespace(d=3, L=8, sigma2=0.1)
+    setting = Setting(d=3, L=8, sigma2=0.1)
     estimates = [
         monte_carlo_loss(gd(0.5), setting, n, seed=7, chunk=chunk, dtype=torch.float64)
         for chunk in (333, RANDOMNESS_BLOCK, 10 * n)
@@ -244,15 +244,15 @@ def test_memory_is_bounded_by_the_chunk():
         return gd_prediction(p.X, p.y, p.x_query, 0.5)
 
     n, chunk = RANDOMNESS_BLOCK + 1000, 700
-    monte_carlo_loss(recording, SimpleNamespace(d=3, L=8, sigma2=0.1), n, chunk=chunk)
+    monte_carlo_loss(recording, Setting(d=3, L=8, sigma2=0.1), n, chunk=chunk)
     assert max(sizes) <= chunk and sum(sizes) == n
 
 
 def test_a_sampler_source_draws_the_same_prompts_as_the_equivalent_setting():
-    setting = SimpleNamespace(d=3, L=8, sigma2=0.2)
+    setting = Setting(d=3, L=8, sigma2=0.2)
 
     def sampler(n, generator):
-        return sample_linear_regression(n, 3, 8, 0.2, generator=generator)
+        return sample_linear_regression(n, Setting(3, 8, 0.2), generator=generator)
 
     assert monte_carlo_loss(gd(0.5), sampler, 2000, seed=9) == monte_carlo_loss(
         gd(0.5), setting, 2000, seed=9
@@ -260,12 +260,12 @@ def test_a_sampler_source_draws_the_same_prompts_as_the_equivalent_setting():
 
 
 def test_bad_arguments_raise_one_line_errors():
-    setting = SimpleNamespace(d=3, L=8, sigma2=0.1)
+    setting = Setting(d=3, L=8, sigma2=0.1)
     with pytest.raises(ValueError, match="n_prompts must be an integer >= 2"):
         monte_carlo_loss(gd(0.5), setting, 1)
     with pytest.raises(ValueError, match="chunk must be an integer >= 1"):
         monte_carlo_loss(gd(0.5), setting, 10, chunk=0)
-    with pytest.raises(ValueError, match="source must have attributes d, L, sigma2"):
+    with pytest.raises(ValueError, match="source must be a Setting or a sampler"):
         monte_carlo_loss(gd(0.5), 42, 10)
     with pytest.raises(ValueError, match="name must be one of"):
         monte_carlo_losses({"a": gd(0.5)}, setting, 10)["b"]
@@ -279,7 +279,7 @@ def test_bad_arguments_raise_one_line_errors():
 def test_grid_equals_the_plain_estimator_on_the_same_prompts(heads):
     # Independent path: `monte_carlo_loss` evaluates kernel_sum_prediction per point; the grid
     # gets every mu from accumulated 2nd and 4th moments. Same seed, same prompts: equal.
-    setting = SimpleNamespace(d=4, L=10, sigma2=0.1)
+    setting = Setting(d=4, L=10, sigma2=0.1)
     w = torch.tensor([0.05, 0.3, 1.2], dtype=torch.float64)
     m = torch.tensor([0.5, 2.0, 6.0], dtype=torch.float64)
     omega = torch.stack([w, -w], 1) if heads == 2 else w[:, None]
@@ -301,4 +301,4 @@ def test_grid_equals_the_plain_estimator_on_the_same_prompts(heads):
 
 def test_grid_rejects_mismatched_head_counts():
     with pytest.raises(ValueError, match="same number of heads H"):
-        kernel_sum_loss_grid([[0.1, -0.1]], [[1.0]], SimpleNamespace(d=3, L=8, sigma2=0.1), 10)
+        kernel_sum_loss_grid([[0.1, -0.1]], [[1.0]], Setting(d=3, L=8, sigma2=0.1), 10)

@@ -30,6 +30,7 @@ from icl_verify.theory import (
     task_preconditioners,
 )
 
+from icl_verify.settings import Setting
 from icl_verify.statistics import group_means
 
 SUPPORTS = ((0, 1, 2, 3), (2, 3, 4, 5))
@@ -58,7 +59,8 @@ def test_the_kernel_form_is_what_the_model_computes_and_heads_are_read_back():
     OV[:, d:, d:] = labels
     model = _model_with_circuits(KQ, OV)
     p = sample_multitask_regression(
-        256, d, 48, SUPPORTS, generator=torch.Generator().manual_seed(0), dtype=torch.float64
+        256, Setting(d, 48, 0.1), SUPPORTS, generator=torch.Generator().manual_seed(0),
+        dtype=torch.float64
     )
     from_model = model(embed(p)[None])[0]  # (n, K)
     kernel = kernel_multitask_prediction(omega, labels, p.X, p.y, p.x_query)
@@ -96,7 +98,7 @@ def test_multitask_losses_are_the_models_and_restricted_gds_errors_on_the_same_p
     assert r.names == ("m0:0", "m0:1", "m1:0", "m1:1", "a:0", "a:1", "b:0", "b:1")
     # the same prompts (one randomness block), evaluated here directly
     p = sample_multitask_regression(
-        4096, 6, 48, SUPPORTS, generator=_block_generator(0, 0, torch.device("cpu"))
+        4096, Setting(6, 48, 0.1), SUPPORTS, generator=_block_generator(0, 0, torch.device("cpu"))
     )
     with torch.no_grad():
         y_hat = trained.model()(embed(p).expand(2, -1, -1, -1))  # (E, n, K)
@@ -170,8 +172,8 @@ def test_the_first_order_gap_shrinks_like_omega_squared_for_pairs():
         OV[0, :, 6 + np.arange(2), 6 + np.arange(2)] = PAIR_MU.T / scale
         heads.append(multitask_heads(KQ, OV, 6))
     gaps = [
-        first_order_gaps(h, [0], [4], first_order_prediction, d=6, L=48, supports=SUPPORTS,
-                         relative_noise=0.1, n_prompts=2048, seed=1)[0]
+        first_order_gaps(h, [0], [4], first_order_prediction, setting=Setting(6, 48, 0.1),
+                         supports=SUPPORTS, n_prompts=2048, seed=1)[0]
         for h in heads
     ]  # fmt: skip
     assert 0 < gaps[0] < 0.2

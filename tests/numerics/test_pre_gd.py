@@ -20,6 +20,8 @@ from icl_verify.numerics import (
     stable_learning_rates,
 )
 
+from icl_verify.settings import SparseSetting
+
 RATES = [1.0, 0.1, 0.01, 1e-3]
 STEPS = [0, 1, 3, 10, 30, 100, 300]
 
@@ -27,7 +29,7 @@ STEPS = [0, 1, 3, 10, 30, 100, 300]
 def _prompts(batch, seed, sigma=0.2, n=10):
     generator = torch.Generator().manual_seed(seed)
     return sample_sparse_regression(
-        batch, d=16, n=n, s=4, sigma=sigma, generator=generator, dtype=torch.float64
+        batch, SparseSetting(16, 4, sigma), n, generator=generator, dtype=torch.float64
     )
 
 
@@ -135,11 +137,13 @@ def test_pre_gd_comparison_is_compare_pre_gd_on_the_tuning_then_held_out_prompts
     from icl_verify.numerics import pre_gd_comparison
 
     result = pre_gd_comparison(
-        16, 10, 4, 0.2, n_tune=24, n_prompts=32, rates=RATES, steps=STEPS, seed=9
+        SparseSetting(16, 4, 0.2), 10, n_tune=24, n_prompts=32, rates=RATES, steps=STEPS, seed=9
     )
     generator = torch.Generator().manual_seed(9)
     tune, held_out = (
-        sample_sparse_regression(size, 16, 10, 4, 0.2, generator=generator, dtype=torch.float64)
+        sample_sparse_regression(
+            size, SparseSetting(16, 4, 0.2), 10, generator=generator, dtype=torch.float64
+        )
         for size in (24, 32)
     )
     direct = compare_pre_gd(tune, held_out, RATES, STEPS)

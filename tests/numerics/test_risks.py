@@ -9,11 +9,11 @@ fixed that is the limit sigma2 + kappa/(1 + kappa) plus exactly a/d, the form th
 extrapolation fits.
 """
 
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
 from icl_verify.numerics import extrapolate_in_dimension, one_step_gd_risks, proportional_limit
+
+from icl_verify.settings import Setting
 
 
 def test_extrapolation_is_exact_for_a_limit_plus_a_over_d():
@@ -29,14 +29,14 @@ def test_one_step_risks_match_the_exact_finite_size_risks(d, L):
     D = d * (1 + sigma2)
     gd = 1 + sigma2 - 2 * steps + steps**2 * (L + D + 1) / L
     dgd = 1 + sigma2 - 2 * steps * (L - 1) / L + steps**2 * (L - 1) * (L + D) / L**2
-    risks = one_step_gd_risks(steps, SimpleNamespace(d=d, L=L, sigma2=sigma2), 16_384, seed=3)
+    risks = one_step_gd_risks(steps, Setting(d=d, L=L, sigma2=sigma2), 16_384, seed=3)
     assert np.all(np.abs(risks.gd - gd) < 4 * risks.gd_se), (risks.gd, gd)
     assert np.all(np.abs(risks.dgd - dgd) < 4 * risks.dgd_se), (risks.dgd, dgd)
 
 
 def test_proportional_limit_of_tuned_debiased_gd_is_its_exact_limit():
     xi, sigma2 = 0.25, 0.5
-    settings = [SimpleNamespace(d=d, L=round(d / xi), sigma2=sigma2) for d in (4, 8, 16)]
+    settings = [Setting(d=d, L=round(d / xi), sigma2=sigma2) for d in (4, 8, 16)]
     steps = [s.L / (s.L + s.d * (1 + sigma2)) for s in settings]
     limit = proportional_limit(settings, steps, 4096, seed=0)
     for s, risk, se in zip(settings, limit.gd, limit.gd_se, strict=True):

@@ -26,12 +26,16 @@ from icl_verify.numerics import (
     sample_sparse_regression,
 )
 
+from icl_verify.settings import SparseSetting
+
 linear_model = pytest.importorskip("sklearn.linear_model")
 
 
 def _prompt(d, n, s=3, sigma=0.5, seed=0):
     g = torch.Generator().manual_seed(seed)
-    p = sample_sparse_regression(1, d, n, s, sigma, generator=g, signal="sign", dtype=torch.float64)
+    p = sample_sparse_regression(
+        1, SparseSetting(d, s, sigma), n, generator=g, signal="sign", dtype=torch.float64
+    )
     return p.X[0], p.y[0], p.w_star[0]  # (n, d), (n,), (d,)
 
 
@@ -135,7 +139,7 @@ def test_pregd_curvature_is_numpys_largest_eigenvalue_of_the_evaluation_prompts(
     replay = torch.Generator().manual_seed(3)
     _, held = (
         sample_sparse_regression(
-            5, 12, 40, 3, 0.5, generator=replay, signal="sign", dtype=torch.float64
+            5, SparseSetting(12, 3, 0.5), 40, generator=replay, signal="sign", dtype=torch.float64
         )
         for _ in range(2)
     )  # tuning, evaluation: drawn in this order

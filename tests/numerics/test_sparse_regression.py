@@ -17,12 +17,15 @@ from icl_verify.numerics import (
     sample_sparse_regression,
 )
 
+from icl_verify.settings import SparseSetting
+
 F64 = torch.float64
 
 
 def _prompts(batch, d, n, s, sigma, seed=0, **kwargs):
     g = torch.Generator().manual_seed(seed)
-    return sample_sparse_regression(batch, d, n, s, sigma, generator=g, dtype=F64, **kwargs)
+    setting = SparseSetting(d, s, sigma)
+    return sample_sparse_regression(batch, setting, n, generator=g, dtype=F64, **kwargs)
 
 
 def test_excess_risk_is_the_test_error_above_the_noise_floor():

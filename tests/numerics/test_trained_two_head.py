@@ -30,6 +30,8 @@ from icl_verify.numerics import (
     train,
 )
 
+from icl_verify.settings import Setting
+
 d, L, SIGMA2 = 5, 40, 0.1
 
 
@@ -49,7 +51,7 @@ def test_two_head_model_forms_a_pair_and_tracks_debiased_gd():
     assert (summary.diagonality > 0.99).all()  # KQ11 ~ omega I (reference: ratios > 0.99)
 
     prompts = sample_linear_regression(
-        8192, d, L, SIGMA2, generator=torch.Generator().manual_seed(2024)
+        8192, Setting(d, L, SIGMA2), generator=torch.Generator().manual_seed(2024)
     )
     with torch.no_grad():
         tf_error = (result.model(embed(prompts)[None])[0] - prompts.y_query) ** 2  # (n,)

@@ -19,13 +19,16 @@ from icl_verify.numerics import (
     true_losses,
 )
 
+from icl_verify.settings import Setting
+
 OMEGA, MU = [0.3, -0.2, 0.05], [1.2, -0.9, 0.4]
+SETTING = Setting(d=5, L=40, sigma2=0.1)
 
 
 @pytest.fixture(scope="module")
 def prompts():
     generator = torch.Generator().manual_seed(3)
-    return sample_linear_regression(200_000, 5, 40, 0.1, generator=generator, dtype=torch.float64)
+    return sample_linear_regression(200_000, SETTING, generator=generator, dtype=torch.float64)
 
 
 def test_conditional_risk_is_the_sampled_label_mse(prompts):
@@ -40,7 +43,7 @@ def test_conditional_risk_is_the_sampled_label_mse(prompts):
 
 
 def test_true_losses_agrees_with_the_sampled_mse_on_independent_prompts(prompts):
-    mean, se = true_losses([OMEGA], [MU], 5, 40, 0.1, 50_000, seed=11)
+    mean, se = true_losses([OMEGA], [MU], SETTING, 50_000, seed=11)
     omega, mu = torch.tensor(OMEGA, dtype=torch.float64), torch.tensor(MU, dtype=torch.float64)
     sampled = (kernel_sum_prediction(omega, mu, prompts.X, prompts.y, prompts.x_query)
                - prompts.y_query) ** 2  # fmt: skip
@@ -97,7 +100,7 @@ def test_summary_is_the_member_mean_with_its_standard_error():
     """omega, mu and ln ||theta|| = (1/2) ln(|omega|^2 + |mu|^2) averaged over the members
     (axis 1), each with the SE s / sqrt(E) of that mean."""
     history = _history(np.random.default_rng(0))
-    summary = true_loss_summary(history, [3], 5, 40, 0.1, 512, seed=0)
+    summary = true_loss_summary(history, [3], SETTING, 512, seed=0)
     log_norm = 0.5 * np.log((history.omega**2).sum(-1) + (history.mu**2).sum(-1))
     np.testing.assert_allclose(history.log_norm, log_norm, rtol=1e-15)
     for name, values in (("omega", history.omega), ("mu", history.mu), ("log_norm", log_norm)):
@@ -110,8 +113,8 @@ def test_summary_loss_adds_the_spread_and_the_members_monte_carlo_errors():
     """The loss at the records is the member mean of `true_losses` on the same prompts; its SE^2
     is the spread's s^2 / E plus the members' Monte Carlo SEs as independent, sum se_e^2 / E^2."""
     history = _history(np.random.default_rng(1))
-    summary = true_loss_summary(history, [0, 2], 5, 40, 0.1, 4096, seed=7)
-    loss, se = true_losses(history.omega[[0, 2]], history.mu[[0, 2]], 5, 40, 0.1, 4096, seed=7)
+    summary = true_loss_summary(history, [0, 2], SETTING, 4096, seed=7)
+    loss, se = true_losses(history.omega[[0, 2]], history.mu[[0, 2]], SETTING, 4096, seed=7)
     E = loss.shape[1]
     np.testing.assert_allclose(summary.loss, loss.mean(1), rtol=1e-14)
     expected = loss.var(1, ddof=1) / E + (se**2).sum(1) / E**2
@@ -122,7 +125,7 @@ def test_at_mu_zero_every_member_has_the_loss_one_plus_sigma2():
     """mu = 0 predicts 0 whatever omega: every member's risk is |x_q|^2 / d + sigma2 on the same
     prompts (no spread), whose mean is 1 + sigma2 up to the Monte Carlo error."""
     history = _history(np.random.default_rng(2), mu_scale=0.0)
-    summary = true_loss_summary(history, [1], 5, 40, 0.1, 8192, seed=3)
-    _, se = true_losses(history.omega[[1]], history.mu[[1]], 5, 40, 0.1, 8192, seed=3)
+    summary = true_loss_summary(history, [1], SETTING, 8192, seed=3)
+    _, se = true_losses(history.omega[[1]], history.mu[[1]], SETTING, 8192, seed=3)
     assert abs(float(summary.loss[0]) - 1.1) < 4 * float(se.max())
     assert float(summary.loss_se[0]) == pytest.approx(np.sqrt((se**2).sum()) / 5, rel=1e-12)

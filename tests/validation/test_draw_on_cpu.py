@@ -25,6 +25,8 @@ from icl_verify.validation.registry import select_claims
 from icl_verify.validation.runner import run_claims
 from icl_verify.validation.runtime import Runtime
 
+from icl_verify.settings import SparseSetting
+
 # Every place a trained claim seeds a generator for its device: the trainer's data and validation
 # streams (HE-5.1-LIN: shared stream; CZZ-G-DECODER: one per member, the decoder), Monte Carlo
 # blocks (HE-5.1-LIN's risks), the true-loss trainer and its losses (HE-C-TRUELOSS).
@@ -100,8 +102,9 @@ def test_the_default_keys_are_those_before_draw_on_cpu_existed_and_drawing_on_cp
 def test_a_cpu_generator_serves_another_device_and_draw_on_cpu_puts_the_generators_there():
     # "meta" stands in for CUDA where there is none: the draw happens on the CPU, then moves
     generator = torch.Generator().manual_seed(0)
-    prompts = sample_sparse_regression(3, d=4, n=5, s=2, sigma=0.1, signal="sign",
-                                       generator=generator, device="meta")  # fmt: skip
+    prompts = sample_sparse_regression(
+        3, SparseSetting(4, 2, 0.1), 5, signal="sign", generator=generator, device="meta"
+    )  # fmt: skip
     assert prompts.X.device.type == prompts.w_star.device.type == "meta"
     with draw_on_cpu():
         assert seeded_generator(0, "meta").device.type == "cpu"

@@ -25,6 +25,7 @@ from icl_verify.numerics._core.encoder import Encoder, EncoderConfig, encoder_to
 from icl_verify.numerics._core.models import MultiHeadAttention
 
 from icl_verify.covariance import check_zeta, equicorrelated_covariance
+from icl_verify.settings import Setting, SparseSetting
 
 # ``draw(batch, generator)``: a batch of prompts laid out for the model, and their query labels
 Sampler = Callable[[int, torch.Generator], tuple[torch.Tensor, torch.Tensor]]
@@ -52,8 +53,9 @@ class LinearRegressionTask:
         """``draw(batch, generator)``: prompt matrices (batch, d+1, L+1) and query labels
         (batch,), with no host synchronisation (`numerics.linear_regression_sampler`)."""
         draw = linear_regression_sampler(
-            self.d, self.L, self.sigma2, device=device, dtype=dtype, covariance=self.covariance
-        )
+            Setting(self.d, self.L, self.sigma2), device=device, dtype=dtype,
+            covariance=self.covariance,
+        )  # fmt: skip
         return lambda batch, generator: _embedded(draw(batch, generator))
 
     def predict(self, model: MultiHeadAttention, Z: torch.Tensor) -> torch.Tensor:
@@ -78,7 +80,7 @@ class MultiTaskRegressionTask:
         """``draw(batch, generator)``: prompt matrices (batch, d+K, L+1) and query labels
         (batch, K), with no host synchronisation."""
         draw = multitask_regression_sampler(
-            self.d, self.L, self.supports, relative_noise=self.relative_noise,
+            Setting(self.d, self.L, self.relative_noise), self.supports,
             shared_beta=self.shared_beta, device=device, dtype=dtype,
         )  # fmt: skip
         return lambda batch, generator: _embedded(draw(batch, generator))
@@ -121,8 +123,8 @@ class SparseRegressionTask:
         if self.zeta:
             covariance = torch.as_tensor(equicorrelated_covariance(self.d, self.zeta))
         draw = sparse_regression_sampler(
-            self.d, self.n, self.s, self.sigma, q=self.q, device=device, dtype=dtype,
-            covariance=covariance,
+            SparseSetting(self.d, self.s, self.sigma), self.n, q=self.q, device=device,
+            dtype=dtype, covariance=covariance,
         )  # fmt: skip
         layout = TOKEN_LAYOUTS[self.tokens]
 

@@ -98,7 +98,7 @@ def _parts(params: AppFStepParams, runtime) -> list:
     """The parts at F.1's step on fresh prompts per n (`numerics.sign_prior_parts`)."""
     return [
         numerics.sign_prior_parts(
-            int(n), d=params.d, s=params.s, sigma=params.sigma, tasks=params.tasks,
+            int(n), setting=params.setting, tasks=params.tasks,
             step=params.eta, t=int(t), seed=runtime.seed_for(f"n-{int(n)}"), chunk=params.chunk,
         )  # fmt: skip
         for n, t in runtime.progress(list(zip(params.n_values, params.t, strict=True)), "n")

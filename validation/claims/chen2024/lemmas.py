@@ -80,10 +80,8 @@ def _correlations(params: LemmaParams, n: int, seed: int):
     (`numerics.sample_correlations`)."""
     return numerics.sample_correlations(
         params.reps,
-        params.d,
+        params.setting,
         n,
-        params.s,
-        params.sigma,
         seed=seed,
         covariance=np.diag(params.spectrum),  # (d, d)
     )

@@ -47,6 +47,7 @@ from icl_verify.validation.params import SparseDesignParams, param
 from icl_verify.validation.rules import Inequality
 
 from icl_verify import numerics
+from icl_verify.settings import SparseSetting
 
 MAX_Z = 3.0  # one-sided, per sigma: P(z < -3) = 0.0013
 
@@ -114,10 +115,8 @@ def measure_pre_gd(params: PreGdParams, runtime) -> Measurement:
     steps = recorded_steps(params)
     results = [
         numerics.pre_gd_comparison(
-            params.d,
+            SparseSetting(params.d, params.s, sigma),  # one data model per noise level
             params.n,
-            params.s,
-            sigma,
             n_tune=params.n_tune,
             n_prompts=params.n_prompts,
             rates=params.rates,

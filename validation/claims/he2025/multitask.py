@@ -268,9 +268,8 @@ def _settled_readings(params: MultiTaskParams, runtime, history, final, judged, 
     supports, d, Hs = params.task_supports, params.d, params.judged_heads
     groups = support_groups(supports, d)
     gaps = numerics.first_order_gaps(
-        final, judged, params.heads, first_order_prediction, d=d, L=params.L,
-        supports=supports, relative_noise=params.sigma2, n_prompts=FIRST_ORDER_PROMPTS,
-        seed=runtime.seed_for("first-order"),
+        final, judged, params.heads, first_order_prediction, setting=params.setting,
+        supports=supports, n_prompts=FIRST_ORDER_PROMPTS, seed=runtime.seed_for("first-order"),
     )  # fmt: skip
     gap = dict(zip(judged, gaps, strict=True))
     settled = {m: numerics.settled_heads(history, m, params.heads[m], groups) for m in judged}

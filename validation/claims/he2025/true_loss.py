@@ -248,7 +248,7 @@ def measure(params: TrueLossParams, runtime) -> Measurement:
     """
     history, window, records = _trained(params, runtime), _window(params), params.loss_records
     summary = numerics.true_loss_summary(
-        history, records, params.d, params.L, params.sigma2, params.n_prompts,
+        history, records, params.setting, params.n_prompts,
         seed=runtime.seed_for("true-loss"), device=runtime.device,
     )  # fmt: skip
     return Measurement(
