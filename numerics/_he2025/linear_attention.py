@@ -24,7 +24,7 @@ import numpy as np
 from icl_verify.numerics._core.ensemble import TrainedEnsemble, mse_by_test_length
 from icl_verify.numerics._he2025.effective_steps import FittedSteps, fitted_steps, relative_mse
 from icl_verify.numerics._he2025.length_generalisation import length_curve
-from icl_verify.numerics._he2025.patterns import settled_mean
+from icl_verify.numerics._he2025.settling import settled_mean
 
 from icl_verify.statistics import replicate_mean
 

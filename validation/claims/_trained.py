@@ -36,7 +36,7 @@ from icl_verify.validation.params import ParameterError, Params, SettingParams, 
 
 from icl_verify import numerics
 
-MIN_LOGS = 12  # the noise and drift estimates (numerics._he2025.patterns) read quarters of the logs
+MIN_LOGS = 12  # the noise and drift estimates (numerics._he2025.settling) read quarters of the logs
 
 
 @dataclass(frozen=True, kw_only=True)
