@@ -127,8 +127,8 @@ def _isotropic() -> isotropic.IsotropicData:
     def tuning(size):
         return isotropic.PregdTuning(*_arrays(*[(size,)] * 4), np.ones((size, 2)))
 
-    slopes = isotropic.Slopes(*_arrays((RATIO_D,), (RATIO_D,), (RATIO_D,), (N_GRID,),
-                                       (S_GRID,), (S_GRID,)), 0.5, 0.1, 1.0, np.inf, 0.9, 0.2)  # fmt: skip
+    shapes = ((RATIO_D,), (RATIO_D,), (RATIO_D,), (N_GRID,), (S_GRID,), (S_GRID,))
+    slopes = isotropic.Slopes(*_arrays(*shapes), 0.5, 0.1, 1.0, np.inf, 0.9, 0.2)
     narrow = risks()  # pre-gd's tuned points over n: also the narrow panel's
     tunings = (isotropic.PregdTuning(*_arrays(*[(N_GRID,)] * 4), narrow.index[2]),
                tuning(S_GRID), tuning(S_GRID))  # fmt: skip

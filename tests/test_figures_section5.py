@@ -135,7 +135,8 @@ def length_inputs(seed=0):
     means = np.array([curve + se * rng.normal(size=LENGTHS.size) for curve in curves.values()])
     data = LengthData(models, means, np.tile(se, (len(CURVES), 1)))
     theory = LengthTheory(LENGTHS, frozen, dgd, argmin=L + (DEFF + 1) / 2, best_length=43.0,
-                          grid_best=45.0, longest=100.0, allowance=np.zeros(LENGTHS.size))  # fmt: skip
+                          grid_best=45.0, longest=100.0,
+                          allowance=np.zeros(LENGTHS.size))  # fmt: skip
     prediction = Prediction({}, theory.to_record())
     return params, *_stored(prediction, Measurement({}, data.to_record()))
 
