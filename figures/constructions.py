@@ -4,6 +4,7 @@ network against Algorithm 1 and GD, and its rounding errors against the stated b
 from __future__ import annotations
 
 import numpy as np
+from icl_verify.figures.data.constructions import GdLayersData
 from icl_verify.figures.style import MEASURED, PALETTE, REFERENCE, THEORY, new_figure
 from matplotlib.ticker import MaxNLocator
 
@@ -79,8 +80,8 @@ def figure_gd(params, prediction, measurement):
     figure, axes = new_figure(2, width=4.4, height=3.6)
     scatter, errors = axes[0]
     _diagonal(scatter, prediction, measurement, "predictions", "<w̃^l, R̂x_q> (GD, l ≤ t)")
-    data = prediction.figure_data
-    step = data["step"].astype(int)
+    data = GdLayersData.from_record(prediction.figure_data)
+    step = data.step.astype(int)
     scatter.plot(
         np.asarray(prediction.values["predictions"], dtype=float),
         -measurement.values["predictions"].value,
@@ -92,10 +93,10 @@ def figure_gd(params, prediction, measurement):
     )
     scatter.legend(loc="upper center", fontsize=7)
     scatter.set_title(
-        f"(a) read-out −e_(d+1) after each layer: {data['n'].size} configs × "
+        f"(a) read-out −e_(d+1) after each layer: {data.sizes.n.size} configs × "
         f"{params.n_prompts} prompt(s)"
     )
-    steps = data["bound_steps"]
+    steps = data.bound_steps
     for suffix, (label, colour, marker) in STYLES.items():
         error = _errors(prediction, measurement, "predictions" + suffix)
         worst = np.zeros(steps.size + 1)
@@ -106,7 +107,7 @@ def figure_gd(params, prediction, measurement):
         )
         errors.plot(
             steps,
-            data["bound" + (suffix or "_float64")],
+            data.bound(suffix.removeprefix("_") or "float64"),
             "--",
             color=colour,
             lw=1,
@@ -117,7 +118,8 @@ def figure_gd(params, prediction, measurement):
     errors.set(
         yscale="log",
         xlabel="GD layers l (read-out after layer l + 1)",
-        ylabel=f"|network − GD| / f_abs; bound at d={data['d'].max():.0f}, n={data['n'].max():.0f}",
+        ylabel=f"|network − GD| / f_abs; bound at d={data.sizes.d.max():.0f}, "
+        f"n={data.sizes.n.max():.0f}",
         title=f"(b) error per step: worst (line), each (dots); 0 at {FLOOR:g}",
     )
     errors.legend(loc="center right", fontsize=7)

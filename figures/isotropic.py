@@ -7,6 +7,13 @@ and the claim's markdown tables of the same numbers (`table_isotropic`)."""
 from __future__ import annotations
 
 import numpy as np
+from icl_verify.figures.data.isotropic import (
+    READINGS,
+    STEP_READINGS,
+    TUNED,
+    IsotropicData,
+    IsotropicTheory,
+)
 from icl_verify.figures.style import (
     MEASURED,
     PALETTE,
@@ -18,7 +25,7 @@ from icl_verify.figures.style import (
     set_log_ticks,
 )
 
-SERIES = (  # name, label, colour, marker
+SERIES = (  # name (`figures.data.isotropic.ESTIMATORS`), label, colour, marker
     ("ols", "OLS", REFERENCE, "o"),
     ("ridge", "ridge (tuned)", PALETTE[1], "s"),
     ("gd", "GD (tuned)", PALETTE[3], "^"),
@@ -36,23 +43,11 @@ def _lower_constant(measured, bound) -> float:
     return float(np.min(np.asarray(measured) / np.asarray(bound)))
 
 
-def _regime(axis, regime, n, params, prediction, measurement, title):
-    data = measurement.figure_data
+def _regime(axis, risks, suffix, n, prediction, measurement, title):
+    """One n grid's risks (``suffix`` "" for n >~ d, "_wide" for d >~ n) beside the bounds."""
     for name, label, colour, marker in SERIES:
-        if f"{name}_{regime}" in data:
-            measured(
-                axis,
-                n,
-                data[f"{name}_{regime}"],
-                data[f"{name}_{regime}_se"],
-                label,
-                fmt=marker,
-                color=colour,
-                ms=4,
-                ls="-",
-                lw=0.6,
-            )
-    suffix = "" if regime == "narrow" else "_wide"
+        mean, se = risks.at(name)
+        measured(axis, n, mean, se, label, fmt=marker, color=colour, ms=4, ls="-", lw=0.6)
     exact = prediction.values[f"ols_exact{suffix}"]
     axis.plot(n, exact, color=REFERENCE, lw=1.2, ls=":", label="OLS exact")
     upper = prediction.values[f"pregd_upper{suffix}"]
@@ -78,7 +73,7 @@ def _through(measured, curve) -> np.ndarray:
     return curve * float(np.exp(np.mean(np.log(measured / curve))))
 
 
-def _step_by_s(by_s, params, data, theory):
+def _step_by_s(by_s, params, data: IsotropicData, theory: IsotropicTheory):
     """Pre-gd's tuned absolute η t against s (both s grids) beside F.1's two readings."""
     s = np.array(params.s_reading, dtype=float)
     for panel, colour, marker, text in (
@@ -90,25 +85,26 @@ def _step_by_s(by_s, params, data, theory):
             f"d={params.d_wide}, n={params.n_wide[-1]}, σ={params.sigma_wide:g}",
         ),
     ):
+        tuned = data.tuned(panel)
         measured(
             by_s,
             s,
-            data[f"pregd_eta_t_{panel}"],
-            data[f"pregd_eta_t_{panel}_se"],
+            tuned.eta_t,
+            tuned.eta_t_se,
             f"tuned η·t, {text}",
             fmt=marker,
             color=colour,
             ls="-",
             lw=0.6,
         )
-    eta_t = data["pregd_eta_t_step"]
+    eta_t, slopes = data.tuned("step").eta_t, data.slopes
     for name, style, text in (
         ("beta", "--", "s log(ns/σ²): β²=1/s"),
         ("appendix", ":", "log(ns/σ²)/s: F.1 as printed"),
     ):
         by_s.plot(
             s,
-            _through(eta_t, theory[f"step_budget_{name}"]),
+            _through(eta_t, theory.step_budget(name)),
             color=THEORY,
             ls=style,
             label=f"∝ {text}",
@@ -118,10 +114,10 @@ def _step_by_s(by_s, params, data, theory):
         yscale="log",
         xlabel="sparsity s",
         ylabel="η·t (absolute step × steps)",
-        title=f"§7.11 condition on t: η·t ∝ s^{data['step_slope']:.2f}±{data['step_slope_se']:.2f}"
-        f" (d={params.d}),\ns^{data['step_slope_reading']:.2f}±{data['step_slope_reading_se']:.2f}"
-        f" (d={params.d_wide}); F.1: s^{theory['step_slope_beta']:+.2f} or "
-        f"s^{theory['step_slope_appendix']:+.2f}",
+        title=f"§7.11 condition on t: η·t ∝ s^{slopes.step_slope:.2f}±{slopes.step_slope_se:.2f}"
+        f" (d={params.d}),\ns^{slopes.step_slope_reading:.2f}±{slopes.step_slope_reading_se:.2f}"
+        f" (d={params.d_wide}); F.1: s^{theory.step_slope_beta:+.2f} or "
+        f"s^{theory.step_slope_appendix:+.2f}",
     )
     by_s.title.set_fontsize(8)
     set_log_ticks(by_s, list(s))
@@ -130,21 +126,12 @@ def _step_by_s(by_s, params, data, theory):
     by_s.legend(fontsize=6)
 
 
-def _step_by_n(by_n, params, data, theory):
+def _step_by_n(by_n, params, data: IsotropicData, theory: IsotropicTheory):
     """Pre-gd's tuned absolute η t against n beside log(n s/σ²) (the same n-shape in both
     readings)."""
-    n = np.array(params.n_grid, dtype=float)
-    measured(
-        by_n,
-        n,
-        data["pregd_eta_t_narrow"],
-        data["pregd_eta_t_narrow_se"],
-        "tuned η·t (±2 SE)",
-        fmt="D",
-        ls="-",
-        lw=0.6,
-    )
-    curve = _through(data["pregd_eta_t_narrow"], theory["step_budget_narrow"])
+    n, tuned = np.array(params.n_grid, dtype=float), data.tuned("narrow")
+    measured(by_n, n, tuned.eta_t, tuned.eta_t_se, "tuned η·t (±2 SE)", fmt="D", ls="-", lw=0.6)
+    curve = _through(tuned.eta_t, theory.step_budget_narrow)
     by_n.plot(n, curve, color=THEORY, ls="--", label="∝ log(ns/σ²) (either reading)")
     steps = np.asarray(params.steps, dtype=float)
     g = float(np.max(steps[1:] / steps[:-1]))
@@ -168,32 +155,18 @@ def figure_isotropic(params, prediction, measurement):
     the ratio best baseline / pre-gd at n = 4ds against d/s, pre-gd against s beside both
     readings of the bound, with the fitted s-exponents (stored by the claim), and pre-gd's
     tuned absolute eta t against s and n beside both readings of F.1's condition on t."""
+    data = IsotropicData.from_record(measurement.figure_data)
+    theory = IsotropicTheory.from_record(prediction.figure_data)
     figure, axes = new_figure(3, 2, width=3.8, height=3.4)
     (narrow, wide, ratio), (reading, step_s, step_n) = axes
-    _regime(
-        narrow,
-        "narrow",
-        np.array(params.n_grid),
-        params,
-        prediction,
-        measurement,
-        f"n ≳ d: d={params.d}, s={params.s}, σ={params.sigma:g}",
-    )
-    _regime(
-        wide,
-        "wide",
-        np.array(params.n_wide),
-        params,
-        prediction,
-        measurement,
-        f"d ≳ n: d={params.d_wide}, s={params.s}, σ={params.sigma_wide:g}",
-    )
+    _regime(narrow, data.narrow, "", np.array(params.n_grid), prediction, measurement,
+            f"n ≳ d: d={params.d}, s={params.s}, σ={params.sigma:g}")  # fmt: skip
+    _regime(wide, data.wide, "_wide", np.array(params.n_wide), prediction, measurement,
+            f"d ≳ n: d={params.d_wide}, s={params.s}, σ={params.sigma_wide:g}")  # fmt: skip
 
-    data = measurement.figure_data
+    slopes = data.slopes
     x = np.array(params.ratio_d, dtype=float) / params.s
-    measured(
-        ratio, x, data["ratio"], data["ratio_se"], "best of ridge/GD ÷ pre-gd (±2 SE)", fmt="D"
-    )
+    measured(ratio, x, slopes.ratio, slopes.ratio_se, "best of ridge/GD ÷ pre-gd (±2 SE)", fmt="D")
     ratio.plot(x, x, color=THEORY, label="d/s")
     slope = measurement.values["ratio_slope"]
     ratio.set(
@@ -205,17 +178,17 @@ def figure_isotropic(params, prediction, measurement):
         "the bound's log²(d/δ))",
     )
     set_log_ticks(ratio, log_ticks(x.min(), x.max()))
-    set_log_ticks(ratio, log_ticks(np.min(data["ratio"]) / 1.5, x.max() * 1.5), which="y")
+    set_log_ticks(ratio, log_ticks(np.min(slopes.ratio) / 1.5, x.max() * 1.5), which="y")
     ratio.legend(fontsize=6.5)
 
     s = np.array(params.s_reading, dtype=float)
-    pregd = data["pregd_reading"]
-    measured(reading, s, pregd, data["pregd_reading_se"], "pre-gd (±2 SE)", fmt="D")
+    pregd = slopes.pregd_reading
+    measured(reading, s, pregd, slopes.pregd_reading_se, "pre-gd (±2 SE)", fmt="D")
     for name, style, text in (
         ("theorem", "--", "ds²/n² (theorem)"),
         ("discussion", ":", "ds/n² (discussion)"),
     ):
-        bound = prediction.figure_data[f"reading_{name}"]
+        bound = theory.bound(name)
         c = _upper_constant(pregd, bound)
         reading.plot(s, c * bound, color=THEORY, ls=style, label=f"{c:.2g} × bound with {text}")
     reading.set(
@@ -223,25 +196,21 @@ def figure_isotropic(params, prediction, measurement):
         yscale="log",
         xlabel="sparsity s",
         ylabel="excess risk",
-        title=f"§7.11: pre-gd ∝ s^{data['reading_slope']:.2f}±{data['reading_slope_se']:.2f}"
+        title=f"§7.11: pre-gd ∝ s^{slopes.reading_slope:.2f}±{slopes.reading_slope_se:.2f}"
         f" (d={params.d_wide}, n={params.n_wide[-1]})\nbound ∝ s^"
-        f"{prediction.figure_data['reading_slope_theorem']:.2f} (theorem), s^"
-        f"{prediction.figure_data['reading_slope_discussion']:.2f} (discussion)",
+        f"{theory.reading_slope_theorem:.2f} (theorem), s^"
+        f"{theory.reading_slope_discussion:.2f} (discussion)",
     )
     reading.title.set_fontsize(8)  # two long lines of exponents
     set_log_ticks(reading, list(s))
     set_log_ticks(reading, log_ticks(np.min(pregd) / 2, np.max(pregd) * 3), which="y")
     reading.legend(fontsize=6.5)
-    _step_by_s(step_s, params, measurement.figure_data, prediction.figure_data)
-    _step_by_n(step_n, params, measurement.figure_data, prediction.figure_data)
+    _step_by_s(step_s, params, data, theory)
+    _step_by_n(step_n, params, data, theory)
     return figure
 
 
 # -- the record's markdown tables (stored numbers only) -----------------------------------------
-
-READINGS = ("theorem", "discussion")  # the bound: theory.READINGS
-STEP_READINGS = ("beta", "appendix")  # F.1 condition on t: theory.STEP_READINGS
-
 
 def step_rows(params) -> list[tuple[str, int, int, int, int, float]]:
     """The rows of the eta t table, ``(panel, k, d, n, s, sigma)``: pre-gd's tuned point k of
@@ -264,21 +233,19 @@ def table_isotropic(params, prediction, measurement, step_budgets) -> str:
     """Mean excess risks per n in both regimes (evaluation prompts), with exact OLS; pre-gd over
     s beside both readings of the bound; the eta t table of `step_rows`, ``step_budgets`` being
     F.1's eta t in each of `STEP_READINGS` per row (`theory._sparse_isotropic`, from the claim)."""
-    data = measurement.figure_data
+    data = IsotropicData.from_record(measurement.figure_data)
+    theory = IsotropicTheory.from_record(prediction.figure_data)
     lines = [
         "| regime | n | OLS (exact) | ridge | GD | pre-gd | Lasso |",
         "|---|---|---|---|---|---|---|",
     ]
-    for regime, d, grid, exact in (
-        ("narrow", params.d, params.n_grid, "ols_exact"),
-        ("wide", params.d_wide, params.n_wide, "ols_exact_wide"),
+    for risks, d, grid, exact in (
+        (data.narrow, params.d, params.n_grid, "ols_exact"),
+        (data.wide, params.d_wide, params.n_wide, "ols_exact_wide"),
     ):
         for k, n in enumerate(grid):
-            cells = [
-                f"{data[f'{e}_{regime}'][k]:.4g}" if f"{e}_{regime}" in data else "–"
-                for e in ("ridge", "gd", "pregd", "lasso")
-            ]
-            ols = f"{data[f'ols_{regime}'][k]:.4g} ({prediction.values[exact][k]:.4g})"
+            cells = [f"{risks.at(e)[0][k]:.4g}" for e in TUNED]
+            ols = f"{risks.at('ols')[0][k]:.4g} ({prediction.values[exact][k]:.4g})"
             lines.append(f"| d={d} | {n} | {ols} | " + " | ".join(cells) + " |")
     lines += [
         "",
@@ -288,17 +255,16 @@ def table_isotropic(params, prediction, measurement, step_budgets) -> str:
         "| s | pre-gd | C (theorem, ds²/n²) | C (discussion, ds/n²) |",
         "|---|---|---|---|",
     ]
-    pregd = data["pregd_reading"]
+    pregd = data.slopes.pregd_reading
     for k, s in enumerate(params.s_reading):
-        ratios = [pregd[k] / prediction.figure_data[f"reading_{r}"][k] for r in READINGS]
+        ratios = [pregd[k] / theory.bound(r)[k] for r in READINGS]
         lines.append(f"| {s} | {pregd[k]:.4g} | {ratios[0]:.3g} | {ratios[1]:.3g} |")
-    return "\n".join(lines + _step_table(params, prediction, measurement, step_budgets))
+    return "\n".join(lines + _step_table(params, theory, data, step_budgets))
 
 
-def _step_table(params, prediction, measurement, step_budgets) -> list[str]:
+def _step_table(params, theory: IsotropicTheory, data: IsotropicData, step_budgets) -> list[str]:
     """§7.11's condition on t: pre-gd's tuned point and absolute eta t per n and per s, and
     eta t over each reading's s log(ns/σ²) or log(ns/σ²)/s (a constant if that reading holds)."""
-    data = measurement.figure_data
     g = max(b / a for a, b in zip(params.steps, params.steps[1:], strict=False))
     lines = [
         "",
@@ -312,22 +278,22 @@ def _step_table(params, prediction, measurement, step_budgets) -> list[str]:
         "|---|---|---|---|---|---|---|---|",
     ]
     for (panel, k, d, n, s, sigma), budgets in zip(step_rows(params), step_budgets, strict=True):
-        eta, t = (int(i) for i in data[f"pregd_index_{panel}"][k])
-        value, se = (data[f"pregd_eta_t_{panel}{e}"][k] for e in ("", "_se"))
+        tuned = data.tuned(panel)
+        eta, t = (int(i) for i in tuned.index[k])
+        value, se = tuned.eta_t[k], tuned.eta_t_se[k]
         lines.append(
             f"| d={d}, n={n}, σ={sigma:g} | {s} | {params.etas[eta]:g} | "
-            f"{params.steps[t]} | {data[f'pregd_s_curvature_{panel}'][k]:.3g} | "
+            f"{params.steps[t]} | {tuned.s_curvature[k]:.3g} | "
             f"{value:.3g} ± {se:.2g} | {value / budgets[0]:.3g} | {value / budgets[1]:.3g} |"
         )
+    slopes = data.slopes
     lines += [
         "",
-        f"s-exponent of η·t: {data['step_slope']:.2f} ± {data['step_slope_se']:.2g} at "
-        f"d={params.d}, n={params.n_step} (checked), {data['step_slope_reading']:.2f} ± "
-        f"{data['step_slope_reading_se']:.2g} at d={params.d_wide}, n={params.n_wide[-1]} "
+        f"s-exponent of η·t: {slopes.step_slope:.2f} ± {slopes.step_slope_se:.2g} at "
+        f"d={params.d}, n={params.n_step} (checked), {slopes.step_slope_reading:.2f} ± "
+        f"{slopes.step_slope_reading_se:.2g} at d={params.d_wide}, n={params.n_wide[-1]} "
         "(reported); the budgets' exponents over s_reading are "
-        + ", ".join(
-            f"{prediction.figure_data[f'step_slope_{r}']:+.2f} ({r})" for r in STEP_READINGS
-        )
+        + ", ".join(f"{theory.step_slope(r):+.2f} ({r})" for r in STEP_READINGS)
         + ".",
     ]
     return lines

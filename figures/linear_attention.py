@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 from icl_verify.figures.circuits import circuit_heatmaps
+from icl_verify.figures.data.linear_attention_length import LengthData, LengthTheory
 from icl_verify.figures.style import (
     MEASURED,
     PALETTE,
@@ -214,11 +215,11 @@ def figure_pair(params, prediction, measurement):
 
 def figure_length(params, prediction, measurement):
     """Figure 8: test MSE against L', (a) every curve on a log scale, (b) L' >= L, linear scale."""
-    data, theory = measurement.figure_data, prediction.figure_data
+    data = LengthData.from_record(measurement.figure_data)
+    theory = LengthTheory.from_record(prediction.figure_data)
     figure, axes = new_figure(2, width=4.8, height=4.2)
     full, zoom = axes[0]
-    lengths = np.asarray(data["lengths"], dtype=float)  # (n,)
-    linear_mean = np.asarray(data["linear_mean"], dtype=float)
+    lengths, linear_mean = data.models.lengths, data.models.linear_mean  # (n,) each
     for axis in (full, zoom):
         _reference_curves(axis, lengths, data, theory)
         _measured_curves(axis, lengths, linear_mean, params, data)
@@ -235,10 +236,10 @@ def figure_length(params, prediction, measurement):
     return figure
 
 
-def _length_series(data) -> tuple:
+def _length_series(data: LengthData) -> tuple:
     """The softmax models and the Bayes predictor, measured at every L': (key, label,
     marker, colour) each."""
-    ones, twos = np.size(data["one_head_members"]), np.size(data["two_head_members"])
+    ones, twos = data.models.one_head_members.size, data.models.two_head_members.size
     return (  # key, label, marker, colour
         ("H1", f"softmax, H = 1, mean of {ones} seeds (measured ± SE over seeds)", "s", PALETTE[1]),
         (
@@ -254,20 +255,20 @@ def _length_series(data) -> tuple:
 def _reference_curves(axis, lengths, data, theory):
     """Frozen-step GD (linear attention's theory), debiased GD at η* and at H = 2's fitted
     step, against L'."""
-    eta_fit = float(np.mean(np.asarray(data["fitted_steps"], dtype=float)))  # the H = 2 seeds' mean
+    eta_fit = float(np.mean(data.models.fitted_steps))  # the H = 2 seeds' mean
     axis.plot(
         lengths,
-        theory["frozen"],
+        theory.frozen,
         color=THEORY,
         lw=1.3,
         label="linear attention: frozen-step GD R_lin(L') (exact)",
     )
     axis.plot(
-        lengths, theory["dgd"], "--", color=THEORY, lw=1.1, label="debiased GD at η* (exact)"
+        lengths, theory.dgd, "--", color=THEORY, lw=1.1, label="debiased GD at η* (exact)"
     )
     axis.plot(
         lengths,
-        data["dGDfit_mean"],
+        data.curve("dGDfit")[0],
         "-.",
         color=PALETTE[2],
         lw=1.1,
@@ -277,7 +278,7 @@ def _reference_curves(axis, lengths, data, theory):
 
 def _measured_curves(axis, lengths, linear_mean, params, data):
     """Linear attention's members and their mean, the softmax models and Bayes, against L'."""
-    for k, member in enumerate(np.asarray(data["linear_members"], dtype=float)):
+    for k, member in enumerate(data.models.linear_members):
         axis.plot(
             lengths,
             member,
@@ -289,7 +290,7 @@ def _measured_curves(axis, lengths, linear_mean, params, data):
     axis.errorbar(
         lengths,
         linear_mean,
-        data["linear_se"],
+        data.models.linear_se,
         ls="none",
         marker="o",
         ms=3.5,
@@ -301,8 +302,7 @@ def _measured_curves(axis, lengths, linear_mean, params, data):
     for key, label, marker, colour in _length_series(data):
         axis.errorbar(
             lengths,
-            data[f"{key}_mean"],
-            data[f"{key}_se"],
+            *data.curve(key),
             ls="none",
             marker=marker,
             ms=3.5,
@@ -315,7 +315,7 @@ def _measured_curves(axis, lengths, linear_mean, params, data):
 
 def _length_marks(axis, lengths, linear_mean, params, data, theory):
     """The training L, the exact argmin of R_lin and the measured one on the grid."""
-    argmin, measured_argmin = float(theory["argmin"]), float(data["measured_argmin"])
+    argmin, measured_argmin = theory.argmin, data.models.measured_argmin
     axis.axvline(params.L, color=REFERENCE, ls=":", lw=1)
     axis.axvline(
         argmin,
@@ -341,8 +341,7 @@ def _length_marks(axis, lengths, linear_mean, params, data, theory):
 def _full_scale(full, linear_mean, params, data, theory):
     """(a) every model on a log scale."""
     every = np.concatenate(
-        [np.ravel(theory["frozen"]), linear_mean]
-        + [np.ravel(data[f"{key}_mean"]) for key, *_ in _length_series(data)]
+        [theory.frozen, linear_mean] + [data.curve(key)[0] for key, *_ in _length_series(data)]
     )
     full.set_yscale("log")
     set_log_ticks(full, log_ticks(every.min(), every.max()), which="y")
@@ -362,9 +361,8 @@ def _zoom_scale(zoom, lengths, params, data, theory):
     """(b) L' >= L on a linear scale, fitted to the softmax models and their GD references."""
     longer = lengths >= params.L
     softmax = np.concatenate(
-        [np.asarray(data[f"{key}_mean"], dtype=float)[longer] for key in ("H1", "H2", "Bayes")]
-        + [np.asarray(data["dGDfit_mean"], dtype=float)[longer]]
-        + [np.asarray(theory["dgd"], dtype=float)[longer]]
+        [data.curve(key)[0][longer] for key in ("H1", "H2", "Bayes", "dGDfit")]
+        + [theory.dgd[longer]]
     )  # the softmax models and their GD references at L' >= L
     span = softmax.max() - softmax.min()
     zoom.set_xlim(params.L - 0.04 * (lengths.max() - params.L), lengths.max() * 1.02)

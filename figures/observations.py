@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 from icl_verify.figures.circuits import circuit_heatmaps
+from icl_verify.figures.data.obs_length import Obs3Data, Obs3Theory
 from icl_verify.figures.length_generalisation import (
     COLOURS,
     MARKERS,
@@ -167,25 +168,23 @@ def table_obs2(measurement, mu_star, paper, eta_star) -> str:
 
 def figure_obs3(params, prediction, measurement):
     """Test MSE of the trained members and the baselines against L', beside the exact risks."""
-    data, curves = measurement.figure_data, prediction.figure_data
+    data = Obs3Data.from_record(measurement.figure_data, params.compare_heads, params.heads)
+    curves = Obs3Theory.from_record(prediction.figure_data)
     theory = {
-        "dGD η*": curves["dgd"],
-        "GD η*": curves["gd"],
-        "1 head, L̃ at its optimum": curves["single"],
+        "dGD η*": curves.dgd,
+        "GD η*": curves.gd,
+        "1 head, L̃ at its optimum": curves.single,
     }
     measured = {}
     for h in params.compare_heads:
-        measured[f"trained H={h}"] = (data[f"H{h}_mean"], data[f"H{h}_se"])
+        measured[f"trained H={h}"] = tuple(data.model(h))
     two = [h for h in params.compare_heads if h >= 2][0]
-    eta_two = data["eta_eff"][list(params.compare_heads).index(two)]
-    measured[f"dGD at η_eff={eta_two:.3f} of H={two} (MC)"] = (
-        data[f"dGDeff{two}_mean"],
-        data[f"dGDeff{two}_se"],
-    )
-    measured["dGD η* (MC)"] = (data["dGD_mean"], data["dGD_se"])
-    measured["Bayes: ridge λ=σ²d (MC)"] = (data["Bayes_mean"], data["Bayes_se"])
+    eta_two = data.eta_eff[list(params.compare_heads).index(two)]
+    measured[f"dGD at η_eff={eta_two:.3f} of H={two} (MC)"] = tuple(data.dgd_at_eta_eff(two))
+    measured["dGD η* (MC)"] = tuple(data.baseline("dGD"))
+    measured["Bayes: ridge λ=σ²d (MC)"] = tuple(data.baseline("Bayes"))
     figure = length_generalisation_figure(
-        data["lengths"],
+        data.lengths,
         theory,
         measured,
         params.L,
@@ -197,28 +196,28 @@ def figure_obs3(params, prediction, measurement):
     return figure
 
 
-def _bayes_panel(axis, params, curves, data) -> None:
+def _bayes_panel(axis, params, curves: Obs3Theory, data: Obs3Data) -> None:
     """Figure 4, third panel: MSE / Bayes risk per H >= 2 (paired Monte Carlo) against L',
     with Theorem 4.2(iii)'s sharp bound at xi = d/L' and the fitted slopes per H."""
-    lengths = data["lengths"]
+    lengths = data.lengths
     multi = [h for h in params.compare_heads if h >= 2]
     for k, h in enumerate(multi):
         shown = list(params.compare_heads).index(h)  # the colour and marker of the left panels
-        axis.errorbar(lengths, data["bayes_ratio_mean"][k], 2 * data["bayes_ratio_se"][k],
+        axis.errorbar(lengths, data.bayes_ratio_mean[k], 2 * data.bayes_ratio_se[k],
                       ls="none", marker=MARKERS[shown % len(MARKERS)], ms=3.5, capsize=1.5,
                       elinewidth=0.8, color=COLOURS[shown % len(COLOURS)],
                       label=f"trained H={h}")  # fmt: skip
-    axis.plot(lengths, curves["bayes_sharp"], color=THEORY, lw=1.2,
+    axis.plot(lengths, curves.bayes_sharp, color=THEORY, lw=1.2,
               label="Thm 4.2(iii) sharp bound, ξ = d/L' (GD tuned at L')")  # fmt: skip
     axis.axvline(params.L, color=REFERENCE, ls=":", lw=1)
     slopes = "\n".join(
         f"H={h}: {value:+.3f} ± {se:.3f}"
-        for h, (value, se) in zip(params.compare_heads, data["slopes"], strict=True)
+        for h, (value, se) in zip(params.compare_heads, data.slopes, strict=True)
     )
     box = dict(fc="white", ec=REFERENCE, lw=0.5)
     axis.text(0.97, 0.74, f"slope of log(MSE − σ²) vs log L'\n{slopes}",
               transform=axis.transAxes, ha="right", va="top", fontsize=7, bbox=box)  # fmt: skip
-    uniform = float(curves["bayes_uniform"])
+    uniform = curves.bayes_uniform
     axis.set(xlabel="test prompt length L'", ylabel="MSE / Bayes risk (paired MC)",
              title=f"to Bayes (uniform factor 1 + 1/σ² = {uniform:.3g}, off scale)")  # fmt: skip
     axis.legend(loc="upper right", fontsize=7)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 from icl_verify.figures.circuits import circuit_heatmaps
+from icl_verify.figures.data.obs_length import Obs3Data, Obs3Theory
 from icl_verify.figures.style import (
     MEASURED,
     PALETTE,
@@ -131,28 +132,28 @@ def figure_4(params, prediction, measurement):
     """Figure 4: test MSE vs L' of the trained members per H (left) and of the fixed ± pair, the
     single-head kernel, GD, dGD and ridge (right); Monte Carlo with 2 SE bars, exact risks as
     lines. The true MSE (the authors' left panel adds 0.1, reference §0.5)."""
-    data, curves = measurement.figure_data, prediction.figure_data
-    lengths = _a(data["lengths"])
+    data = Obs3Data.from_record(measurement.figure_data, params.compare_heads, params.heads)
+    curves = Obs3Theory.from_record(prediction.figure_data)
+    lengths = data.lengths
     figure, axes = new_figure(2, width=4.8, height=4.0)
     left, right = axes[0]
-    trained = sorted(int(key[1:-5]) for key in data if key[0] == "H" and key.endswith("_mean"))
     colours = (*PALETTE, "#6a4c93", "#3d3d3d")
-    for k, h in enumerate(trained):
-        _mse(left, lengths, data[f"H{h}_mean"], data[f"H{h}_se"], f"trained H={h}",
-             colours[k % len(colours)], "os^Dv"[k % 5])  # fmt: skip
-    left.plot(lengths, _a(curves["dgd"]), color=THEORY, lw=1, label="dGD η* (exact)")
+    for k, h in enumerate(sorted(data.heads)):
+        _mse(left, lengths, *data.model(h), f"trained H={h}", colours[k % len(colours)],
+             "os^Dv"[k % 5])  # fmt: skip
+    left.plot(lengths, curves.dgd, color=THEORY, lw=1, label="dGD η* (exact)")
     left.set_title(f"trained models ({training_text(params)})", fontsize=8)
     two = f"2-head TF (ω, μ) = (±{params.pair_omega:g}, ±{params.pair_mu:g})"
-    _mse(right, lengths, data["pair_mean"], data["pair_se"], two, MEASURED, "o")
-    _mse(right, lengths, data["single_mean"], data["single_se"],
+    fixed = data.fixed
+    _mse(right, lengths, fixed.pair_mean, fixed.pair_se, two, MEASURED, "o")
+    _mse(right, lengths, fixed.single_mean, fixed.single_se,
          "1-head kernel (1/√d, μ*(L'))", PALETTE[1], "s")  # fmt: skip
-    for key, name, style in (("gd", "GD", "--"), ("dgd", "dGD", "-")):
-        right.plot(lengths, _a(curves[key]), style, color=THEORY, lw=1,
-                   label=f"{name} η* (exact)")  # fmt: skip
-        right.plot(lengths, _a(data[f"{name}_mean"]), "x", color=THEORY, ms=4,
+    for exact, name, style in ((curves.gd, "GD", "--"), (curves.dgd, "dGD", "-")):
+        right.plot(lengths, exact, style, color=THEORY, lw=1, label=f"{name} η* (exact)")
+        right.plot(lengths, data.baseline(name)[0], "x", color=THEORY, ms=4,
                    label=f"{name} η* (Monte Carlo)")  # fmt: skip
-    _mse(right, lengths, data["Bayes_mean"], data["Bayes_se"], "ridge λ = σ²d (Bayes)",
-         PALETTE[2], "^")  # fmt: skip
+    _mse(right, lengths, *data.baseline("Bayes"), "ridge λ = σ²d (Bayes)", PALETTE[2],
+         "^")  # fmt: skip
     right.set_title("fixed predictors (η*: optimal at the training L)", fontsize=8)
     for axis in (left, right):
         axis.axvline(params.L, color=REFERENCE, ls=":", lw=1)

@@ -7,6 +7,12 @@ D.1, D.2 (CZZ-D1, CZZ-D2), the steps of Theorem 5.1's proof: the closed form and
 from __future__ import annotations
 
 import numpy as np
+from icl_verify.figures.data.sparse_bounds import (
+    SOURCES,
+    ProofTerms,
+    WinsData,
+    WinsTheory,
+)
 from icl_verify.figures.style import (
     MEASURED,
     PALETTE,
@@ -349,15 +355,16 @@ def figure_preprocessing_wins(params, prediction, measurement):
     two readings of §4.3's bound and the condition's 1/n."""
     figure, axes = new_figure(2, width=4.4, height=3.5)
     left, right = axes[0]
-    data, theory = measurement.figure_data, prediction.figure_data
-    n = np.asarray(data["n"])
+    data = WinsData.from_record(measurement.figure_data)
+    theory = WinsTheory.from_record(prediction.figure_data)
+    n = data.n
     ratio = measurement.values["gd_over_pregd"]
     measured(
         left, n, ratio.value, ratio.error, "tuned GD risk / tuned pre-gd risk, paired (±2 SE)", ms=4
     )
     left.plot(
         n,
-        theory["bounds_ratio"],
+        theory.bounds_ratio,
         "s--",
         ms=3,
         color=THEORY,
@@ -370,20 +377,18 @@ def figure_preprocessing_wins(params, prediction, measurement):
     left.set(xscale="log", yscale="log", xlabel="n (in-context examples)", ylabel="ratio")
     left.set_title(
         f"when preprocessing wins ({_caption(params)})\n"
-        f"Tr(RΣR)/β² = {theory['trace_condition']:.3g} vs Tr(Σ) = {theory['trace_sigma']:.3g}",
+        f"Tr(RΣR)/β² = {theory.trace_condition:.3g} vs Tr(Σ) = {theory.trace_sigma:.3g}",
         fontsize=7.5,
     )
     left.legend(fontsize=6.5)
     set_log_ticks(left, n)
-    right.plot(n, data["margin_term_max"], "o", ms=5, color=MEASURED, label="max over draws")
-    right.plot(n, data["margin_term_median"], "o", ms=3, mfc="none", color=MEASURED, label="median")
-    right.plot(n, theory["margin_over_n2"], color=THEORY, label="κ²s²/n² (the algebra's)")
-    right.plot(
-        n, theory["margin_over_n"], color=PALETTE[1], ls="--", label="κ²s²/n (printed, §7.10)"
-    )
-    right.plot(n, theory["margin_condition"], color=REFERENCE, ls=":", label="1/n (the condition)")
+    right.plot(n, data.margin_term_max, "o", ms=5, color=MEASURED, label="max over draws")
+    right.plot(n, data.margin_term_median, "o", ms=3, mfc="none", color=MEASURED, label="median")
+    right.plot(n, theory.margin_over_n2, color=THEORY, label="κ²s²/n² (the algebra's)")
+    right.plot(n, theory.margin_over_n, color=PALETTE[1], ls="--", label="κ²s²/n (printed, §7.10)")
+    right.plot(n, theory.margin_condition, color=REFERENCE, ls=":", label="1/n (the condition)")
     right.set(xscale="log", yscale="log", xlabel="n", ylabel="s / (n² β²)")
-    worst = np.asarray(data["margin_ratio_max"])
+    worst = data.margin_ratio_max
     right.set_title(
         "§7.10: s/(n²β²) over the drawn tasks (β = min_S |r_i|; an identity, not judged)\n"
         f"max / (κ²s²/n²) per n: {', '.join(f'{v:.3g}' for v in worst)}",
@@ -398,10 +403,10 @@ def figure_proof_lemmas(params, prediction, measurement):
     """CZZ-D4-7: each lemma's quantity against n, R_hat from the same labels and from an
     independent sample (mean ± 2 SE), D.4 and D.7 beside their bounds scaled to the first point
     (dashed), and the cross term's share E[cross]/E[excess] for both R_hat."""
-    data = measurement.figure_data
-    n = np.asarray(data["n"])
+    data = ProofTerms.from_record(measurement.figure_data)
+    n = data.n
     figure, axes = new_figure(5, width=3.0, height=3.0)
-    titles = {
+    titles = {  # per TERMS
         "d4": "D.4: ‖R̂Σ̂R̂ − RΣR‖₂",
         "d5": "D.5: bias · ηtβ² (bounded)",
         "d6": "D.6: var / (ηt log t ‖R̂Xᵀε/n‖²)",
@@ -409,8 +414,8 @@ def figure_proof_lemmas(params, prediction, measurement):
         "cross": "E[cross] / E[excess]",
     }
     for axis, (key, title) in zip(axes[0], titles.items(), strict=True):
-        for k, source in enumerate(("same", "independent")):
-            mean, se = np.asarray(data[f"{key}_{source}"]).T
+        for k, source in enumerate(SOURCES):
+            mean, se = data.at(key, source)
             axis.errorbar(n, mean, 2 * se, marker="os"[k], ms=3.5, capsize=1.5,
                           color=PALETTE[k], label=f"R̂ from the {source} labels"
                           if source == "same" else "R̂ from an independent sample")  # fmt: skip

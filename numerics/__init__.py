@@ -44,18 +44,22 @@ What the claims of He et al. (2025) measure (`_he2025`):
 - `normalised_attention`: two-head models of each normalised activation read at the end of
   training: paired members, fitted step with its Adam noise, test MSE over L' against debiased GD
   at that step (§5.2);
-- `patterns`: the head patterns of Observations 1, 2, 4 read off its logged history, the
-  paired fraction per H, the logs drawn as snapshots;
+- `patterns`: the head patterns of Observations 1 and 2 read off its logged history, the
+  paired fraction per H, a single head read as the kernel regressor (4.12);
 - `preconditioning`: the preconditioner a trained model on KMS covariates learned (from its
   circuits) and applies (fitted on its predictions), bootstrap distances, paired risks, the
   heads' settled opposition, all of it for the paired members of an ensemble, and the
   best preconditioner of one-step GD fitted on simulated labels (Lemma E.4) (§5.3);
 - `risks`: Monte Carlo risks of one-step GD and debiased GD at several steps, and of the Bayes
   predictor and tuned debiased GD extrapolated to d -> inf at fixed d/L (§4.3, Thm 4.2(iii));
+- `settling`: a logged series read at the end of training: its Adam noise, the settled value or
+  mean with the error of a value that may still drift, the logs drawn as snapshots;
 - `softmax_norm`: samples of ||softmax(omega X^T x_q)||^2 and their summary along a sweep
   (App. C, Figure 20), and the moments of one example under its attention weight (Stein);
 - `softmax_pair`: the softmax pair (5.2) emulating a linear-attention head, its gap to it, the
   gap's expansion in eps (Richardson) and its roundoff bounds (§5.1);
+- `trajectories`: how the heads get to their pattern (Observation 4): rise and fall of |omega_h|,
+  drops after the pattern forms, its persistence, the spread across seeds;
 - `true_loss`: plain SGD on the true loss of the kernel-sum model (3.2), the labels integrated
   out exactly, and its member means with standard errors (App. C, Figure 21);
 - `two_head`: two-head models trained from the symmetric start of Def. B.1 (SGD or Adam),

@@ -22,6 +22,12 @@ from icl_verify.figures.data.activations import (
     ActivationTheory,
     PairedCurves,
 )
+from icl_verify.figures.data.linear_attention_length import (
+    CURVES,
+    LengthData,
+    LengthModels,
+    LengthTheory,
+)
 from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.records import ClaimRecord, estimate_json, to_json
 
@@ -107,26 +113,32 @@ def length_inputs(seed=0):
     frozen = 1 + SIGMA2 - LENGTHS * (2 * L + DEFF + 1 - LENGTHS) / (L + DEFF + 1) ** 2
     dgd = _dgd_risk(ETA_DGD, LENGTHS)
     se = 0.004 * np.ones_like(LENGTHS)
-    curves = {
-        "linear": frozen,
+    curves = {  # as `CURVES` orders them
         "H1": 1.3 * _dgd_risk(0.8, LENGTHS),
         "H2": 1.01 * _dgd_risk(0.897, LENGTHS),
+        "dGD": dgd,
         "dGDfit": _dgd_risk(0.897, LENGTHS),
         "Bayes": SIGMA2 + 0.5 * d / (LENGTHS + d),
     }
-    figure_data = {
-        "lengths": LENGTHS,
-        "fitted_steps": np.array([0.893, 0.901]),  # the paired two-head seeds': mean 0.897
-        "measured_argmin": 45.0,
-        "linear_members": frozen * np.array([0.97, 1.0, 1.03])[:, None],  # (E, n)
-        "one_head_members": np.array([0.0, 1.0]),
-        "two_head_members": np.array([2.0, 5.0]),
-    }
-    for name, curve in curves.items():
-        figure_data[f"{name}_mean"] = curve + se * rng.normal(size=LENGTHS.size)
-        figure_data[f"{name}_se"] = se
-    prediction = Prediction({}, {"frozen": frozen, "dgd": dgd, "argmin": L + (DEFF + 1) / 2})
-    return params, *_stored(prediction, Measurement({}, figure_data))
+    assert tuple(curves) == CURVES
+    models = LengthModels(
+        lengths=LENGTHS,
+        linear_mean=frozen + se * rng.normal(size=LENGTHS.size),
+        linear_se=se,
+        linear_members=frozen * np.array([0.97, 1.0, 1.03])[:, None],  # (E, n)
+        measured_argmin=45.0,
+        fitted_steps=np.array([0.893, 0.901]),  # the paired two-head seeds': mean 0.897
+        fitted_steps_se=np.array([0.002, 0.002]),
+        one_head_members=np.array([0.0, 1.0]),
+        two_head_members=np.array([2.0, 5.0]),
+    )
+    means = np.array([curve + se * rng.normal(size=LENGTHS.size) for curve in curves.values()])
+    data = LengthData(models, means, np.tile(se, (len(CURVES), 1)))
+    theory = LengthTheory(LENGTHS, frozen, dgd, argmin=L + (DEFF + 1) / 2, best_length=43.0,
+                          grid_best=45.0, longest=100.0,
+                          allowance=np.zeros(LENGTHS.size))  # fmt: skip
+    prediction = Prediction({}, theory.to_record())
+    return params, *_stored(prediction, Measurement({}, data.to_record()))
 
 
 def act_inputs(unpaired=(3,), seeds=3, n_logs=201, seed=0, a_f=A_F):

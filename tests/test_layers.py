@@ -141,7 +141,7 @@ def test_the_numerics_core_reads_no_paper_and_the_papers_not_each_other(part):
 
 def test_the_check_sees_a_read_out_imported_by_the_core(tmp_path):
     source = tmp_path / "x.py"
-    source.write_text("from icl_verify.numerics._he2025.patterns import settled_mean\n")
+    source.write_text("from icl_verify.numerics._he2025.settling import settled_mean\n")
     assert numerics_parts_imported(source) == {"_he2025"}
 
 

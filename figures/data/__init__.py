@@ -67,6 +67,28 @@ class FlatRecord:
         return read_fields(cls, data, "")
 
 
+class IndexedRecord:
+    """A flat dataclass stored once per index i (an activation, a head count) as its fields
+    suffixed ``_{i}``: a figure family's part that repeats over an index in one record.
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class Run(IndexedRecord):
+    ...     loss: float
+    >>> Run(0.5).to_record(3)
+    {'loss_3': 0.5}
+    >>> Run.from_record({'loss_3': 0.5}, 3)
+    Run(loss=0.5)
+    """
+
+    def to_record(self, index: int) -> dict:
+        return fields_record(self, "", f"_{index}")
+
+    @classmethod
+    def from_record(cls, data: Mapping, index: int):
+        return read_fields(cls, data, "", f"_{index}")
+
+
 def floats(value) -> np.ndarray:
     """A stored list (or array) as a float array."""
     return np.asarray(value, dtype=float)

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.figures.data import FlatRecord, fields_record, floats, read_fields
+from icl_verify.figures.data import FlatRecord, IndexedRecord, floats
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class ActivationTheory(FlatRecord):
 
 
 @dataclass(frozen=True)
-class ActivationRuns:
+class ActivationRuns(IndexedRecord):
     """One activation's seeds: how many ended paired, omega_h(t) and mu_h(t) of each, and the
     shown member's (lowest-loss paired one) final KQ and OV circuits."""
 
@@ -43,16 +43,9 @@ class ActivationRuns:
     OV: np.ndarray  # (2, D, D)
     shown: int  # the shown member, among this activation's seeds
 
-    def to_record(self, a: int) -> dict:
-        return fields_record(self, "", f"_{a}")
-
-    @classmethod
-    def from_record(cls, data: Mapping, a: int) -> ActivationRuns:
-        return read_fields(cls, data, "", f"_{a}")
-
 
 @dataclass(frozen=True)
-class PairedCurves:
+class PairedCurves(IndexedRecord):
     """An activation with a paired member: the paired seeds' mean test MSE against L' with its
     SE over seeds, and debiased GD at their mean fitted step (drawn, not judged)."""
 
@@ -60,13 +53,10 @@ class PairedCurves:
     mse_se: np.ndarray  # (n,)
     dgd_fit: np.ndarray  # (n,)
 
-    def to_record(self, a: int) -> dict:
-        return fields_record(self, "", f"_{a}")
-
     @classmethod
     def from_record(cls, data: Mapping, a: int) -> PairedCurves | None:
         """The curves of activation a, None when it had no paired member (none stored)."""
-        return read_fields(cls, data, "", f"_{a}") if f"mse_{a}" in data else None
+        return super().from_record(data, a) if f"mse_{a}" in data else None
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from icl_verify.figures.data import FlatRecord, fields_record, read_fields
+from icl_verify.figures.data import FlatRecord, IndexedRecord
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class MultiTaskTheory(FlatRecord):
 
 
 @dataclass(frozen=True)
-class MemberHeads:
+class MemberHeads(IndexedRecord):
     """The shown member with H heads (the lowest validation loss), its final heads: KQ11
     blocks, OV label blocks, omega and mu per head, the task preconditioners Gamma_k per
     coordinate group, the zero-sum conditions, and the mode read."""
@@ -43,13 +43,6 @@ class MemberHeads:
     gamma_groups: np.ndarray  # (K, G)
     zero_sum: np.ndarray  # (K,) sum over heads of mu^h_k
     mode: int  # `icl_verify.heads.MODE_NAMES` code
-
-    def to_record(self, H: int) -> dict:
-        return fields_record(self, "", f"_{H}")
-
-    @classmethod
-    def from_record(cls, data: Mapping, H: int) -> MemberHeads:
-        return read_fields(cls, data, "", f"_{H}")
 
 
 @dataclass(frozen=True)

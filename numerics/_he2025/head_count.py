@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from icl_verify.numerics._core.ensemble import TrainedEnsemble
-from icl_verify.numerics._he2025.patterns import logged_steps, settled_mean, settled_value
+from icl_verify.numerics._he2025.settling import logged_steps, settled_mean, settled_value
 
 from icl_verify.heads import DUMMY, head_types
 

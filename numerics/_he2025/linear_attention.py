@@ -24,7 +24,7 @@ import numpy as np
 from icl_verify.numerics._core.ensemble import TrainedEnsemble, mse_by_test_length
 from icl_verify.numerics._he2025.effective_steps import FittedSteps, fitted_steps, relative_mse
 from icl_verify.numerics._he2025.length_generalisation import length_curve
-from icl_verify.numerics._he2025.patterns import settled_mean
+from icl_verify.numerics._he2025.settling import settled_mean
 
 from icl_verify.statistics import replicate_mean
 
@@ -204,12 +204,12 @@ def linear_vs_softmax_by_test_length(
     lengths = [int(n) for n in lengths]
     ones, twos = (list(group) for group in members)
     fitted = fitted_steps(softmax, twos, n_prompts=n_prompts, seed=seed, device=device)
-    E = linear.heads.size
-    models = {f"linear{e}": (linear, e) for e in range(E)}
-    models |= {f"one{j}": (softmax, m) for j, m in enumerate(ones)}
-    models |= {f"two{j}": (softmax, m) for j, m in enumerate(twos)}
+    groups = {"linear": [(linear, e) for e in range(linear.heads.size)],
+              "one": [(softmax, m) for m in ones], "two": [(softmax, m) for m in twos]}  # fmt: skip
+    names = {g: [f"{g}{j}" for j in range(len(models))] for g, models in groups.items()}
     losses = mse_by_test_length(
-        models,
+        {name: model for g, models in groups.items()
+         for name, model in zip(names[g], models, strict=True)},  # fmt: skip
         lengths,
         debiased_steps={"dGD": float(debiased_step), "dGDfit": float(fitted.value.mean())},
         n_prompts=n_prompts,
@@ -217,32 +217,17 @@ def linear_vs_softmax_by_test_length(
         device=device,
         progress=progress,
     )
-
-    def seeds(curves) -> tuple[np.ndarray, np.ndarray]:
-        """Per-seed (value, SE) pairs -> the mean over the seeds and its SE."""
-        result = replicate_mean([c[0] for c in curves], [c[1] for c in curves])
-        return result.value, result.stderr
-
-    def gains(names: list[str], later: int, earlier: int):
-        return [
-            (d.mean, d.stderr)
-            for d in (losses.difference(f"{m}@{later}", f"{m}@{earlier}") for m in names)
-        ]
-
-    linear_names = [f"linear{e}" for e in range(E)]
-    one_names = [f"one{j}" for j in range(len(ones))]
-    two_names = [f"two{j}" for j in range(len(twos))]
-    linear_curves = [length_curve(losses, name, lengths) for name in linear_names]
+    linear_curves = [length_curve(losses, name, lengths) for name in names["linear"]]
     L, longest = softmax.L, max(lengths)
-    rise, rise_se = seeds(gains(linear_names, longest, rise_from))
-    gain = [seeds(gains(names, L, longest)) for names in (one_names, two_names)]
-    ratio, ratio_se = seeds([relative_mse(losses, name, "dGD", lengths) for name in two_names])
+    rise, rise_se = _over_seeds(_gains(losses, names["linear"], longest, rise_from))
+    gain = [_over_seeds(_gains(losses, names[g], L, longest)) for g in ("one", "two")]
+    ratio, ratio_se = _over_seeds([relative_mse(losses, m, "dGD", lengths) for m in names["two"]])
     curves = {
-        "H1": seeds([length_curve(losses, name, lengths) for name in one_names]),
-        "H2": seeds([length_curve(losses, name, lengths) for name in two_names]),
+        f"H{h}": _over_seeds([length_curve(losses, name, lengths) for name in names[g]])
+        for h, g in ((1, "one"), (2, "two"))
     }
     curves |= {name: length_curve(losses, name, lengths) for name in ("dGD", "dGDfit", "Bayes")}
-    linear_mean, linear_se = seeds(linear_curves)
+    linear_mean, linear_se = _over_seeds(linear_curves)
     return LinearVsSoftmax(
         lengths=np.array(lengths),
         linear_mean=linear_mean,
@@ -257,3 +242,15 @@ def linear_vs_softmax_by_test_length(
         fitted=fitted,
         curves=curves,
     )
+
+
+def _over_seeds(curves) -> tuple[np.ndarray, np.ndarray]:
+    """Per-seed (value, SE) pairs -> the mean over the seeds and its SE (`replicate_mean`)."""
+    result = replicate_mean([c[0] for c in curves], [c[1] for c in curves])
+    return result.value, result.stderr
+
+
+def _gains(losses, names: list[str], later: int, earlier: int) -> list[tuple[float, float]]:
+    """Per model of ``names``: the paired MSE at L' = ``later`` minus at ``earlier``, (mean, SE)."""
+    differences = (losses.difference(f"{m}@{later}", f"{m}@{earlier}") for m in names)
+    return [(d.mean, d.stderr) for d in differences]

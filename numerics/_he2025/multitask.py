@@ -45,7 +45,7 @@ from icl_verify.numerics._core.data import (
 from icl_verify.numerics._core.ensemble import TrainedEnsemble
 from icl_verify.numerics._core.estimators import preconditioned_gd_prediction
 from icl_verify.numerics._core.montecarlo import JointMonteCarloEstimate, monte_carlo_losses
-from icl_verify.numerics._he2025.patterns import settled_value
+from icl_verify.numerics._he2025.settling import settled_value
 
 from icl_verify.heads import DUMMY_THRESHOLD
 from icl_verify.settings import Setting

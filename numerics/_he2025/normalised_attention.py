@@ -99,14 +99,8 @@ def read_activation_groups(
     ((2,), (2, 2), (2,))
     """
     lengths = [int(n) for n in lengths]
-    kinds = member_kinds(ensemble)
-    A, n = ensemble.heads.size // seeds, len(lengths)
-    shown, paired = np.zeros(A, dtype=int), []
-    for a in range(A):
-        members = np.arange(a * seeds, (a + 1) * seeds)
-        paired.append(members[kinds.paired[members]])
-        candidates = paired[a] if paired[a].size else members
-        shown[a] = int(candidates[np.argmin(ensemble.test_loss[-1, candidates])])
+    paired, shown = _groups(ensemble, seeds)
+    A, n = shown.size, len(lengths)
     paired_count = np.array([p.size for p in paired])
     omega, mu = np.full(A, np.nan), np.full(A, np.nan)
     # no paired member, no step: 0 with an infinite error (inconclusive, not contradicted)
@@ -116,22 +110,10 @@ def read_activation_groups(
     dgd, dgd_fit = np.full(n, np.nan), np.full((A, n), np.nan)
     reached = np.flatnonzero(paired_count)
     if reached.size:
-        every = np.concatenate([paired[a] for a in reached])  # the paired seeds, group-major
-        fitted = fitted_steps(ensemble, every, n_prompts=n_prompts, seed=seed, device=device)
-        where = {int(e): j for j, e in enumerate(every)}  # member -> its row in `fitted`
-        rows = {a: [where[e] for e in paired[a]] for a in reached}
-        steps = {a: replicate_mean(fitted.value[r], fitted.stderr[r]) for a, r in rows.items()}
-        losses = mse_by_test_length(
-            {f"m{e}": (ensemble, int(e)) for e in every},
-            lengths,
-            debiased_steps={"dGD": float(debiased_step)}
-            | {f"dGDfit{a}": float(steps[a].value) for a in reached},
-            bayes=False,
-            n_prompts=n_prompts,
-            seed=seed,
-            device=device,
-            progress=progress,
-        )
+        steps, losses = _fit_and_evaluate(
+            ensemble, {a: paired[a] for a in reached}, lengths, debiased_step=debiased_step,
+            n_prompts=n_prompts, seed=seed, device=device, progress=progress,
+        )  # fmt: skip
         dgd = length_curve(losses, "dGD", lengths)[0]
     for a in reached:
         omega[a], mu[a] = (
@@ -159,3 +141,43 @@ def read_activation_groups(
         dgd=dgd,
         dgd_fit=dgd_fit,
     )
+
+
+def _groups(ensemble: TrainedEnsemble, seeds: int) -> tuple[list[np.ndarray], np.ndarray]:
+    """Per group of ``seeds`` consecutive members: its paired members, and the member shown
+    (the lowest final test loss among the paired ones; among all when none is paired)."""
+    kinds = member_kinds(ensemble)
+    A = ensemble.heads.size // seeds
+    shown, paired = np.zeros(A, dtype=int), []
+    for a in range(A):
+        members = np.arange(a * seeds, (a + 1) * seeds)
+        paired.append(members[kinds.paired[members]])
+        candidates = paired[a] if paired[a].size else members
+        shown[a] = int(candidates[np.argmin(ensemble.test_loss[-1, candidates])])
+    return paired, shown
+
+
+def _fit_and_evaluate(ensemble: TrainedEnsemble, paired: dict[int, np.ndarray], lengths: list[int],
+                      *, debiased_step: float, n_prompts: int, seed: int, device: str,
+                      progress: bool):  # fmt: skip
+    """The paired seeds of the groups in ``paired`` (group -> its paired members) fitted
+    together (`fitted_steps`), each group's mean fitted step (`replicate_mean`); and the test
+    MSE of every one of them, of debiased GD at ``debiased_step`` ("dGD") and at each group's
+    mean step ("dGDfit{a}") at every L' on the same nested prompts (`mse_by_test_length`)."""
+    every = np.concatenate(list(paired.values()))  # the paired seeds, group-major
+    fitted = fitted_steps(ensemble, every, n_prompts=n_prompts, seed=seed, device=device)
+    where = {int(e): j for j, e in enumerate(every)}  # member -> its row in `fitted`
+    rows = {a: [where[e] for e in members] for a, members in paired.items()}
+    steps = {a: replicate_mean(fitted.value[r], fitted.stderr[r]) for a, r in rows.items()}
+    losses = mse_by_test_length(
+        {f"m{e}": (ensemble, int(e)) for e in every},
+        lengths,
+        debiased_steps={"dGD": float(debiased_step)}
+        | {f"dGDfit{a}": float(steps[a].value) for a in paired},
+        bayes=False,
+        n_prompts=n_prompts,
+        seed=seed,
+        device=device,
+        progress=progress,
+    )
+    return steps, losses

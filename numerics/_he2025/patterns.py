@@ -1,12 +1,10 @@
 """The head patterns of He et al. (2025) §3 read off a trained ensemble's logged history.
 
-Observations 1, 2 and 4 describe trained heads: the circuit pattern (3.1) of each head, the
-opposite-head pattern (4.4)-(4.7) of a member, and how omega_h(t), mu_h(t) get there. A trained
-model is read at the end of its training, and its error bar comes from the logged history
-(`numerics.TrainedEnsemble`: omega, mu and the circuits every ``log_every`` steps):
+Observations 1 and 2 describe trained heads: the circuit pattern (3.1) of each head and the
+opposite-head pattern (4.4)-(4.7) of a member. A trained model is read at the end of its
+training, its error bar from the logged history (`numerics._he2025.settling`); how the heads
+get there (Observation 4) is `numerics._he2025.trajectories`.
 
-- `logging_noise`: the Adam noise of a logged series about its trend;
-- `settled_value`: an end value with the error of a value that may still drift;
 - `head_patterns` (Obs. 1): every circuit measure of `numerics.summarize_circuits`, per
   non-dummy head, settled, with Adam's noise floor on the RMS-type measures and the spread over
   the seeds of its H;
@@ -17,17 +15,11 @@ model is read at the end of its training, and its error bar comes from the logge
   error;
 - `pattern_grid` (Section 3's robustness): the paired counts and `group_patterns` of several
   ensembles, one per optimiser / batch size / learning rate;
-- `pattern_dynamics` (Obs. 4): whether |omega_h| rises then falls, the largest drops of |mu_h|
-  and of the group sums after the pattern forms, how long the pattern persists, and when it
-  formed against when |omega| peaked;
-- `seed_spread` (Obs. 4): how far members of the same H end apart, against the valley's drift;
-- `logged_steps`: the logs nearest to geometrically spaced steps (the snapshots drawn);
 - `kernel_reading` (Obs. 1, (4.12)): how far a trained single head's predictions are from the
   Nadaraya-Watson regressor at its own (omega, mu), and both test errors, on shared prompts.
 
 Dummy, positive and negative heads are those of `icl_verify.heads.head_types`.
 """
-
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -35,9 +27,10 @@ from dataclasses import dataclass
 
 import numpy as np
 from icl_verify.numerics._core.ensemble import TrainedEnsemble, member_kinds
+from icl_verify.numerics._he2025.settling import logging_noise, settled_value
 
 from icl_verify.heads import DUMMY, head_types
-from icl_verify.statistics import batch_means_se, proportion, replicate_spread
+from icl_verify.statistics import proportion, replicate_spread
 
 __all__ = [
     "CIRCUIT_MEASURES",
@@ -45,22 +38,13 @@ __all__ = [
     "GroupPatterns",
     "HeadPatterns",
     "FractionsByH",
-    "PatternDynamics",
     "PatternGrid",
     "KernelReading",
-    "SEED_QUANTITIES",
-    "SeedSpread",
     "group_patterns",
     "head_patterns",
     "kernel_reading",
-    "logged_steps",
-    "logging_noise",
     "fractions_by_h",
-    "pattern_dynamics",
     "pattern_grid",
-    "seed_spread",
-    "settled_mean",
-    "settled_value",
 ]
 
 #: The per-head measures of `numerics.CircuitSummary` that `head_patterns` reads.
@@ -72,80 +56,6 @@ _NOISE_FLOORED = ("diagonal_spread", "kq_off_pattern")
 def _live(omega: np.ndarray, mu: np.ndarray) -> np.ndarray:
     """Non-dummy heads as a boolean mask, (..., H) -> (..., H)."""
     return head_types(omega, mu) != DUMMY
-
-
-# ---------------------------------------------------------------------------------------------
-# a logged series: its noise, its settled end value
-
-
-def logging_noise(series: np.ndarray) -> float:
-    """SD of the fluctuation of a logged series about its trend over the last quarter of logs.
-
-    The residual SD of a straight-line fit to the last quarter: it contains the Adam noise,
-    including its slow (correlated over many logs) part, but not the trend. series: (n,), n >= 12.
-
-    >>> rng = np.random.default_rng(0)
-    >>> x = np.linspace(0, 1, 4000) + 0.01 * rng.normal(size=4000)
-    >>> round(logging_noise(x), 3)
-    0.01
-    """
-    x = np.asarray(series, dtype=float)
-    last = x[-max(3, x.size // 4) :]
-    t = np.arange(last.size)
-    residual = last - np.polyval(np.polyfit(t, last, 1), t)
-    return float(residual.std(ddof=2))
-
-
-def settled_value(series: np.ndarray, toward: float | None = None) -> tuple[float, float]:
-    """An end-of-training value and its error: ``(x[-1], error)``, from the logged series.
-
-    ``drift = mean(last quarter) - mean(third quarter)``, ``noise = SD(last quarter)``, q logs
-    per quarter. The error is ``|drift| + noise``: a settled value is judged to within its Adam
-    noise. A value still drifting (``|drift| > 2 noise sqrt(2/q)``, two naive SEs of the
-    difference of the quarter means) toward ``toward`` (the claimed limit, a structural
-    constant such as 0 or 1) may still reach it: its error is ``|x[-1] - toward|``, so the claim
-    reads inconclusive, never contradicted, until the value settles. NaN logs (lost at a
-    resume) are skipped.
-    series: (n,), n >= 4.
-
-    >>> settled_value(np.r_[np.linspace(1, 0.5, 50), np.full(50, 0.5)], toward=0.0)
-    (0.5, 0.0)
-    >>> value, error = settled_value(np.linspace(1, 0.5, 100), toward=0.0)  # still falling
-    >>> value, error
-    (0.5, 0.5)
-    >>> round(settled_value(np.linspace(1, 0.5, 100), toward=2.0)[1], 3)  # falling away
-    0.163
-    """
-    x = np.asarray(series, dtype=float)
-    quarter = max(1, x.size // 4)
-    third, last = x[-2 * quarter : -quarter], x[-quarter:]
-    drift = np.nanmean(last) - np.nanmean(third)
-    noise = np.nanstd(last)
-    value = float(x[-1])
-    moving = abs(drift) > 2 * noise * np.sqrt(2 / quarter)
-    approaching = toward is not None and moving and drift * (toward - value) > 0
-    return value, float(abs(value - toward) if approaching else abs(drift) + noise)
-
-
-def settled_mean(series: np.ndarray, batches: int = 5) -> tuple[float, float]:
-    """Where a training settles: the mean of the last quarter of the logs, and its error.
-
-    The error is ``|drift| + SE``: the drift of `settled_value` (last-quarter mean minus
-    third-quarter mean) plus the batch-means standard error of the last-quarter mean (the
-    quarter cut into ``batches`` consecutive batches, so correlated Adam noise is not counted
-    as independent). Where `settled_value` judges the final snapshot within its Adam noise, this
-    judges the value the noise fluctuates around. NaN logs are skipped. series: (n,), n >= 4.
-
-    >>> rng = np.random.default_rng(0)
-    >>> value, error = settled_mean(0.86 + 0.01 * rng.standard_normal(400))
-    >>> abs(value - 0.86) < error < 0.01
-    True
-    """
-    x = np.asarray(series, dtype=float)
-    quarter = max(1, x.size // 4)
-    third, last = x[-2 * quarter : -quarter], x[-quarter:]
-    drift = np.nanmean(last) - np.nanmean(third)
-    return float(np.nanmean(last)), float(abs(drift) + batch_means_se(last, batches))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -435,201 +345,7 @@ def fractions_by_h(heads: np.ndarray, outcome: np.ndarray) -> FractionsByH:
 
 
 # ---------------------------------------------------------------------------------------------
-# Observation 4: the trajectories
-
-
-def _rise_and_fall(series: np.ndarray, margin: float) -> tuple[float, float]:
-    """(1, 0) when |omega|(t) peaks inside the run above both ends by ``margin`` x
-    `logging_noise`; (0, 1) when the logs cannot tell (undecided, error 1): the peak lies in
-    the last quarter (it may still be rising), or within a log of the first log with no rise
-    logged before it (a rise, if any, came before the logs began: the paper preset logs every
-    1000 steps and most heads peak before step 1000); (0, 0) otherwise."""
-    x = np.abs(series)
-    margin, peak = margin * logging_noise(x), int(np.argmax(x))
-    rose = x[peak] - x[0] > margin
-    if (peak <= 1 and not rose) or (peak >= x.size - max(1, x.size // 4) and rose):
-        return 0.0, 1.0
-    rises_and_falls = 0 < peak and x[peak] - x[-1] > margin and rose
-    return float(rises_and_falls), 0.0
-
-
-def _largest_drop(series: np.ndarray, start: int) -> float:
-    """Largest fall of the smoothed |mu|(t) below its running maximum from log ``start`` on,
-    relative to the final |mu| (moving average over 1/20 of the logs removes the Adam noise)."""
-    x = np.abs(series[start:])
-    width = max(1, series.size // 20)
-    if x.size > width:
-        x = np.convolve(x, np.ones(width) / width, mode="valid")
-    return float(np.max(np.maximum.accumulate(x) - x) / abs(series[-1]))
-
-
-def _pattern_held(omega: np.ndarray, mu: np.ndarray) -> np.ndarray:
-    """Per log: sign-matched non-dummy heads of both signs. (n, H) -> (n,)."""
-    held = np.empty(omega.shape[0], dtype=bool)
-    for t in range(omega.shape[0]):
-        live = _live(omega[t], mu[t])
-        signs = np.sign(omega[t, live])
-        held[t] = bool(np.all(signs == np.sign(mu[t, live]))) and (
-            (signs > 0).any() and (signs < 0).any()
-        )
-    return held
-
-
-@dataclass(frozen=True)
-class PatternDynamics:
-    """How the read members' heads got to the pattern.
-
-    Attributes:
-        rise_and_fall, rise_and_fall_error: per non-dummy head, 1 when |omega_h(t)| peaks
-            strictly inside the run above both ends by the noise margin, else 0; error 1 when
-            the peak lies in the last quarter (undecided), else 0.
-        mu_drop: per non-dummy head, the largest drop of the smoothed |mu_h(t)| below its running
-            maximum after the pattern forms, relative to the final |mu_h|.
-        group_sum_drop: the same for the OV group sums, per group (positive, negative) and member.
-        persistence: per member, the share of logs after the pattern first forms (sign-matched
-            non-dummy heads of both signs) on which it holds.
-        formed_at: per member, the step at which the pattern first forms.
-        peak_at: per member, the step at which the mean |omega_h| of its non-dummy heads peaks
-            (the end of the growth phase, Appendix B's Phase II).
-        formed_by_peak: per member, 1 when the pattern formed before the peak, 0 when after,
-            as far as the logs resolve it (the formation lies between its log and the one
-            before, the peak within a log of its own): 1 when it formed at least a log before
-            the peak's log, 0 when its previous log is at least a log after it, 0.5 (undecided)
-            when they are within a log of each other.
-        total_steps: the last logged step (``formed_at / total_steps``: the fraction of training).
-    """
-
-    rise_and_fall: np.ndarray
-    rise_and_fall_error: np.ndarray
-    mu_drop: np.ndarray
-    group_sum_drop: np.ndarray
-    persistence: np.ndarray
-    formed_at: np.ndarray
-    peak_at: np.ndarray
-    formed_by_peak: np.ndarray
-    total_steps: float
-
-
-def pattern_dynamics(
-    ensemble: TrainedEnsemble, members: Sequence[int], noise_margin: float
-) -> PatternDynamics:
-    """Rise and fall of |omega_h|, drops of |mu_h| and group sums, persistence (see the fields).
-
-    ``noise_margin``: a logged change counts only when it exceeds this many `logging_noise` SDs.
-    """
-    rise, rise_error, drop, group_drop, persistence, formed, peak, early = ([] for _ in range(8))
-    for e in members:
-        H = ensemble.heads[e]
-        omega, mu = ensemble.omega[:, e, :H], ensemble.mu[:, e, :H]
-        live = _live(omega[-1], mu[-1])
-        held = _pattern_held(omega, mu)
-        first = int(np.argmax(held)) if held.any() else held.size - 1
-        for h in np.flatnonzero(live):
-            value, error = _rise_and_fall(omega[:, h], noise_margin)
-            rise.append(value)
-            rise_error.append(error)
-            drop.append(_largest_drop(mu[:, h], first))
-        for group in (live & (omega[-1] > 0), live & (omega[-1] < 0)):
-            group_drop.append(_largest_drop(mu[:, group].sum(axis=1), first))
-        persistence.append(held[first:].mean() if held.any() else 0.0)
-        top = int(np.argmax(np.abs(omega[:, live]).mean(axis=1)))  # log of the peak
-        formed.append(float(ensemble.steps[first]))
-        peak.append(float(ensemble.steps[top]))
-        early.append(1.0 if first <= top - 1 else 0.0 if first >= top + 2 else 0.5)
-    return PatternDynamics(
-        rise_and_fall=np.array(rise),
-        rise_and_fall_error=np.array(rise_error),
-        mu_drop=np.array(drop),
-        group_sum_drop=np.array(group_drop),
-        persistence=np.array(persistence),
-        formed_at=np.array(formed),
-        peak_at=np.array(peak),
-        formed_by_peak=np.array(early),
-        total_steps=float(ensemble.steps[-1]),
-    )
-
-
-#: What `seed_spread` compares across the members of one H: the common KQ scale and the group sums.
-SEED_QUANTITIES = ("mean |omega_h|", "sum_+ mu", "-sum_- mu")
-
-
-@dataclass(frozen=True)
-class SeedSpread:
-    """How far members of the same H (different init seeds) end apart (Observation 4: "the
-    same pattern across initialisations").
-
-    Attributes:
-        heads: (K,) the H values with at least two read members.
-        spread: (K, 3) per H and `SEED_QUANTITIES`, max - min over its members of the final value.
-        allowance: (K, 3) the valley's drift plus noise: the largest drift of a member's series
-            over the last quarter of training (mean of the last quarter minus that of the third)
-            plus ``noise_margin`` x sqrt(2) x the largest `logging_noise`. Members that start
-            their descent along the valley up to a quarter of training apart may differ by it.
-    """
-
-    heads: np.ndarray
-    spread: np.ndarray
-    allowance: np.ndarray
-
-
-def seed_spread(
-    ensemble: TrainedEnsemble, members: Sequence[int], noise_margin: float
-) -> SeedSpread:
-    """Spread of the final (mean |omega_h|, sum_+ mu, -sum_- mu) across the ``members`` of each H,
-    and the drift-plus-noise allowance it is held to (see `SeedSpread`).
-
-    >>> from icl_verify.numerics import EnsembleTraining, train_ensemble
-    >>> spec = EnsembleTraining(d=2, L=8, sigma2=0.1, heads=(2, 2), lr=1e-2, steps=48,
-    ...     batch=16, seed=0, log_every=4, checkpoint_every=0, validation_batch=64)
-    >>> seed_spread(train_ensemble(spec), [0, 1], 4.0).spread.shape
-    (1, 3)
-    """
-    series = {}  # member -> (n, 3)
-    for e in members:
-        H = ensemble.heads[e]
-        omega, mu = ensemble.omega[:, e, :H], ensemble.mu[:, e, :H]
-        live = _live(omega[-1], mu[-1])
-        positive, negative = live & (omega[-1] > 0), live & (omega[-1] < 0)
-        series[e] = np.stack(
-            [np.abs(omega[:, live]).mean(axis=1), mu[:, positive].sum(axis=1),
-             -mu[:, negative].sum(axis=1)], axis=1)  # fmt: skip
-    groups = {}
-    for e in members:
-        groups.setdefault(int(ensemble.heads[e]), []).append(e)
-    heads = np.array(sorted(h for h, group in groups.items() if len(group) >= 2), dtype=int)
-    spread, allowance = [], []
-    for h in heads:
-        x = np.stack([series[e] for e in groups[h]])  # (members, n, 3)
-        quarter = max(1, x.shape[1] // 4)
-        drift = np.abs(x[:, -quarter:].mean(axis=1) - x[:, -2 * quarter : -quarter].mean(axis=1))
-        noise = np.array([[logging_noise(x[m, :, q]) for q in range(3)] for m in range(len(x))])
-        spread.append(np.ptp(x[:, -1], axis=0))
-        allowance.append(drift.max(axis=0) + noise_margin * np.sqrt(2) * noise.max(axis=0))
-    return SeedSpread(heads, np.array(spread).reshape(-1, 3), np.array(allowance).reshape(-1, 3))
-
-
-# ---------------------------------------------------------------------------------------------
-# the snapshots drawn
-
-
-def logged_steps(steps: np.ndarray, last: float, count: int) -> np.ndarray:
-    """Indices of the logged ``steps`` nearest to ``count`` steps spaced geometrically from the
-    first positive logged step to ``last`` (each index once, nearest in log step): the
-    snapshots of He et al. Figures 1, 5 and 14.
-
-    Args:
-        steps: (n,) logged steps, ascending (`TrainedEnsemble.steps`).
-        last: the last step wanted (e.g. the final step, or a tenth of it).
-        count: snapshots wanted; fewer come back where two targets share a log.
-
-    >>> logged_steps(np.arange(0, 1001, 10), 1000, 3)
-    array([  1,  10, 100])
-    """
-    positive = steps[steps > 0]
-    first = positive.min() if positive.size else 1
-    targets = np.geomspace(first, max(last, first), count)
-    nearest = np.abs(np.log(np.maximum(steps, 0.5))[:, None] - np.log(targets)).argmin(axis=0)
-    return np.unique(nearest)
+# Observation 1 and (4.12): a single head as the kernel regressor
 
 
 @dataclass(frozen=True, eq=False)

@@ -26,9 +26,11 @@ scale of the bound), and compared with a Tolerance equal to the stated rounding 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
+from icl_verify.figures.data.constructions import Sizes
 from icl_verify.theory import normalised_error_bound
 from icl_verify.validation.params import ParameterError, Params, param
 from icl_verify.validation.rules import Tolerance
@@ -136,11 +138,10 @@ def tolerance_bounds(configs, steps) -> dict[str, float]:
     return {p: normalised_error_bound(d, n, steps, p) for p in PRECISIONS}
 
 
-def configuration_sizes(configs) -> dict[str, np.ndarray]:
-    return {
-        key: np.array([getattr(c, key) for c in configs], dtype=float)
-        for key in ("d", "n", "q", "t", "eta")
-    }
+def configuration_sizes(configs) -> Sizes:
+    """The sizes of ``configs`` (`Configuration` each), as the figures draw them."""
+    return Sizes(*(np.array([getattr(c, f.name) for c in configs], dtype=float)
+                   for f in dataclasses.fields(Sizes)))  # fmt: skip
 
 
 def rounding_tolerance(bound: float, precision: str, what: str) -> Tolerance:

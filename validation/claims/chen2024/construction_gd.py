@@ -4,7 +4,7 @@ sizes (the design, the scale and the tolerance in `_constructions`).
 Stacking t single-head GD layers on the layer of Prop. 4.1, the (t+1)-layer network predicts
 ``<w_tilde^t, R_hat x_{n+i}>`` at every query, all q queries in parallel; the read-out is
 ``W_O = -e_{d+1}`` (the paper's literal +e_{d+1} is the wrong prediction). Figure:
-`figures.constructions`.
+`figures.constructions` (its data: `figures.data.constructions`).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from icl_verify.figures.data.constructions import GdLayersData
 from icl_verify.theory import (
     absolute_evaluation,
     normalised_error_bound,
@@ -80,16 +81,16 @@ def predict_42(params: GDConstructionParams) -> Prediction:
     steps = np.arange(1, params.t_max + 1)
     return Prediction(
         values={"predictions": values, "predictions_float32": values},
-        figure_data={
-            "config": np.concatenate(config).astype(float),
-            "step": np.concatenate(step).astype(float),
-            **configuration_sizes(configs),
-            "bound_steps": steps.astype(float),
+        figure_data=GdLayersData(
+            config=np.concatenate(config).astype(float),
+            step=np.concatenate(step).astype(float),
+            sizes=configuration_sizes(configs),
+            bound_steps=steps.astype(float),
             **{
                 f"bound_{p}": np.array([normalised_error_bound(d, n, int(t), p) for t in steps])
                 for p in PRECISIONS
             },
-        },
+        ).to_record(),
     )
 
 

@@ -72,7 +72,7 @@ def predict_41(params: ConstructionParams) -> Prediction:
         values={"layer1": values, "layer1_float32": values},
         figure_data={
             "config": config.astype(float),
-            **configuration_sizes(configs),
+            **configuration_sizes(configs).to_record(),
             "bound_float64": bounds["float64"],
             "bound_float32": bounds["float32"],
         },

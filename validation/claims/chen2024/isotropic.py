@@ -6,27 +6,28 @@ preprocess-then-GD (pre-gd, Algorithm 1) has excess risk
 ``>~ sigma^2 d/n`` (n >~ d) and ``>~ 1 - n/d + sigma^2 n/d`` (d >~ n); the Lasso attains O~(s/n)
 and pre-gd matches it up to logs when d <~ n and is worse when d >~ n (their §5 discussion).
 
-Measured (`numerics.isotropic_setting`, cached per setting): exact excess risks, every estimator
-tuned on one set of prompts and read on an independent one, on two n grids: d = 64, sigma = 1
-(n >= 2d) and d = 400, sigma = 0.5 (n <= d/2); the ratio best baseline / pre-gd at n = 4 d s
-over several d; pre-gd over several s at d = 400 for the §7 reading (``d s^2/n^2`` of the
-theorem, or ``d s/n^2`` of its discussion; parameter `reading`). §7.11's condition on t:
-pre-gd's tuned absolute step times its step count, ``eta t`` (the relative step over
-``lambda_max`` of the preprocessed Gram, times t), against s at d, n = n_step (n >~ d), where
-F.1's bias step asks for ``eta t ~ s log(n s/sigma^2)`` when beta^2 = 1/s is substituted into
-``t >~ log(n s/sigma^2)/(eta beta^2)`` and ``log(n s/sigma^2)/s`` as F.1 prints it (parameter
-`step_reading`); also reported per n and over s in the d >~ n panel. Lower bounds are tested
-against baselines tuned over a wide grid (lambda up to 100, eta t down to 1/lambda_max), i.e.
-beyond the bounded-lambda / eta t >~ 1 range in which the paper proves them: the stronger
-reading.
+Measured (`numerics.isotropic_setting`, cached per setting: `_isotropic_settings`): exact excess
+risks, every estimator tuned on one set of prompts and read on an independent one, on two n
+grids: d = 64, sigma = 1 (n >= 2d) and d = 400, sigma = 0.5 (n <= d/2); the ratio best
+baseline / pre-gd at n = 4 d s over several d; pre-gd over several s at d = 400 for the §7
+reading (``d s^2/n^2`` of the theorem, or ``d s/n^2`` of its discussion; parameter `reading`).
+§7.11's condition on t: pre-gd's tuned absolute step times its step count, ``eta t`` (the
+relative step over ``lambda_max`` of the preprocessed Gram, times t), against s at d, n = n_step
+(n >~ d), where F.1's bias step asks for ``eta t ~ s log(n s/sigma^2)`` when beta^2 = 1/s is
+substituted into ``t >~ log(n s/sigma^2)/(eta beta^2)`` and ``log(n s/sigma^2)/s`` as F.1 prints
+it (parameter `step_reading`); also reported per n and over s in the d >~ n panel. Lower bounds
+are tested against baselines tuned over a wide grid (lambda up to 100, eta t down to
+1/lambda_max), i.e. beyond the bounded-lambda / eta t >~ 1 range in which the paper proves them:
+the stronger reading.
 
-Figure: `figures.isotropic`.
+Figure: `figures.isotropic` (its data: `figures.data.isotropic`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import icl_verify.figures.data.isotropic as fig_data
 import numpy as np
 from icl_verify.theory import (
     READINGS,
@@ -43,6 +44,7 @@ from icl_verify.theory import (
 )
 from icl_verify.validation.claim import Check, Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER
+from icl_verify.validation.claims.chen2024 import _isotropic_settings as settings
 from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.params import ParameterError, SparseSettingParams, param
 from icl_verify.validation.rules import (
@@ -52,8 +54,6 @@ from icl_verify.validation.rules import (
     ZScore,
     propagated_loglog_slope,
 )
-
-from icl_verify import numerics, statistics
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -190,10 +190,6 @@ PRESETS = {
 }
 
 
-def _ratio_n(params: IsotropicParams, d: int) -> int:
-    return 4 * d * params.s
-
-
 def predict_isotropic(params: IsotropicParams) -> Prediction:
     """The bounds on both grids, exact OLS, slope 1 of the ratio in d/s, Lasso slope -1, and
     the s-exponent of F.1's η t in the `step_reading`; over s_reading, the bound of each
@@ -232,11 +228,11 @@ def predict_isotropic(params: IsotropicParams) -> Prediction:
             "reading": bounds[params.reading],
             "step_slope": exponents[params.step_reading],
         },
-        figure_data={
-            "lasso_rate": lasso_rate(n, params.d, params.s, params.sigma),
+        figure_data=fig_data.IsotropicTheory(
+            lasso_rate=lasso_rate(n, params.d, params.s, params.sigma),
             **{f"step_budget_{r}": budgets[r] for r in STEP_READINGS},
             **{f"step_slope_{r}": exponents[r] for r in STEP_READINGS},
-            "step_budget_narrow": theorem_5_3_step_budget(
+            step_budget_narrow=theorem_5_3_step_budget(
                 n, params.s, params.sigma, reading=params.step_reading
             ),
             **{f"reading_{r}": bounds[r] for r in READINGS},
@@ -246,53 +242,8 @@ def predict_isotropic(params: IsotropicParams) -> Prediction:
                 )
                 for r in READINGS
             },
-        },
+        ).to_record(),
     )
-
-
-ESTIMATORS = ("ols", "ridge", "gd", "pregd", "lasso")
-
-
-def _setting(params, runtime, stream, d, n, s, sigma, prompts, lasso=False) -> dict:
-    """One setting's tuned risks (`numerics.isotropic_setting`), cached by everything they
-    depend on."""
-    config = {
-        "d": d,
-        "n": n,
-        "s": s,
-        "sigma": sigma,
-        "prompts": prompts,
-        "seed": runtime.seed_for(stream),
-        "etas": params.etas,
-        "steps": params.steps,
-        "lambdas": params.lambdas,
-        "alphas": params.alphas if lasso else None,
-        "device": runtime.device,
-    }
-    return runtime.cached("isotropic-setting", config, lambda: numerics.isotropic_setting(**config))
-
-
-def _mean_se(rows, name) -> tuple[np.ndarray, np.ndarray]:
-    """Per setting, the mean of ``name`` over its prompts and the standard error."""
-    means, ses = np.array([statistics.mean_se(r[name]) for r in rows]).T
-    return means, ses
-
-
-def _best_baseline(rows):
-    """Per setting, the lower of tuned ridge and tuned GD (OLS is ridge at λ = 0)."""
-    means = {k: _mean_se(rows, k) for k in ("ridge", "gd")}
-    pick = means["ridge"][0] <= means["gd"][0]
-    return tuple(np.where(pick, means["ridge"][i], means["gd"][i]) for i in (0, 1)), [
-        "ridge" if p else "gd" for p in pick
-    ]
-
-
-def _paired_ratio(rows, names, over) -> tuple[np.ndarray, np.ndarray]:
-    """Per setting, mean(names[k]) / mean(over) on the same prompts with its delta-method SE."""
-    ratios, ses = np.array(
-        [statistics.ratio_of_means(r[a], r[over]) for r, a in zip(rows, names, strict=True)]
-    ).T
-    return ratios, ses
 
 
 def _slope(x, values, errors) -> Estimate:
@@ -310,119 +261,55 @@ def _censored(params: IsotropicParams, rows) -> bool:
 
 def _step_exponent(params: IsotropicParams, rows) -> Estimate:
     """The s-exponent of pre-gd's tuned η t; SE infinite (inconclusive) when censored."""
-    fit = _slope(params.s_reading, *_mean_se(rows, "pregd_eta_t"))
+    fit = _slope(params.s_reading, *settings.mean_se(rows, "pregd_eta_t"))
     return Estimate(fit.value, np.inf) if _censored(params, rows) else fit
-
-
-def _panels(params: IsotropicParams, runtime) -> dict[str, list[dict[str, np.ndarray]]]:
-    """The settings' rows of every panel: both n grids, pre-gd over s (the §7 reading, at
-    d_wide; the η t exponent, at d and n_step) and the ratio over d (rows shared where the
-    setting is the same)."""
-    p, r = params, runtime
-    narrow = [
-        _setting(p, r, f"narrow{n}", p.d, n, p.s, p.sigma, p.prompts, lasso=True)
-        for n in runtime.progress(p.n_grid, "n ≳ d")
-    ]
-    wide = [
-        _setting(p, r, f"wide{n}", p.d_wide, n, p.s, p.sigma_wide, p.prompts_wide, lasso=True)
-        for n in runtime.progress(p.n_wide, "d ≳ n")
-    ]
-    reading = [
-        wide[-1]
-        if s == p.s
-        else _setting(p, r, f"reading{s}", p.d_wide, p.n_wide[-1], s, p.sigma_wide, p.prompts_wide)
-        for s in runtime.progress(p.s_reading, "sparsity")
-    ]
-    step = [
-        narrow[p.n_grid.index(p.n_step)]
-        if s == p.s and p.n_step in p.n_grid
-        else _setting(p, r, f"step{s}", p.d, p.n_step, s, p.sigma, p.prompts)
-        for s in runtime.progress(p.s_reading, "η t vs s")
-    ]
-    ratio = [
-        _setting(p, r, f"ratio{d}", d, _ratio_n(p, d), p.s, p.sigma, p.prompts)
-        for d in runtime.progress(p.ratio_d, "ratio d")
-    ]
-    return {"narrow": narrow, "wide": wide, "reading": reading, "step": step, "ratio": ratio}
 
 
 def measure_isotropic(params: IsotropicParams, runtime) -> Measurement:
     """Tuned risks on both grids, the ratio grid and the sparsity grid."""
     p = params
-    panels = _panels(p, runtime)
+    panels = settings.panels(p, runtime)
     narrow, wide = panels["narrow"], panels["wide"]
-    (best, best_se), best_names = _best_baseline(narrow)
-    (best_w, best_w_se), _ = _best_baseline(wide)
-    _, ratio_names = _best_baseline(panels["ratio"])
-    ratios, ratio_se = _paired_ratio(panels["ratio"], ratio_names, "pregd")
-    reading = _mean_se(panels["reading"], "pregd")
+    (best, best_se), best_names = settings.best_baseline(narrow)
+    (best_w, best_w_se), _ = settings.best_baseline(wide)
+    _, ratio_names = settings.best_baseline(panels["ratio"])
+    ratios, ratio_se = settings.paired_ratio(panels["ratio"], ratio_names, "pregd")
+    reading = settings.mean_se(panels["reading"], "pregd")
     step_slope = _step_exponent(p, panels["step"])
-    figure = _figure_data(p, panels, reading, step_slope)
-    figure.update(
-        {
-            "ratio": ratios,
-            "ratio_se": ratio_se,
-            "ratio_baseline_is_ridge": np.array([n == "ridge" for n in ratio_names], dtype=float),
-            "narrow_baseline_is_ridge": np.array([n == "ridge" for n in best_names], dtype=float),
-        }
+    s_slope, step_slope_wide = _slope(p.s_reading, *reading), _step_exponent(p, panels["reading"])
+    slopes = fig_data.Slopes(
+        ratios, ratio_se, settings.is_ridge(ratio_names), settings.is_ridge(best_names),
+        *reading,
+        s_slope.value, s_slope.error, step_slope.value, step_slope.error,
+        step_slope_wide.value, step_slope_wide.error,
+    )  # fmt: skip
+    figure = fig_data.IsotropicData(
+        settings.risks(narrow),
+        settings.risks(wide),
+        tuple(settings.tuning(panels[k]) for k in fig_data.PANELS),
+        slopes,
     )
     return Measurement(
         values={
-            "pregd_upper": Estimate(*_mean_se(narrow, "pregd")),
-            "pregd_upper_wide": Estimate(*_mean_se(wide, "pregd")),
-            "ols_exact": Estimate(*_mean_se(narrow, "ols")),
-            "ols_exact_wide": Estimate(*_mean_se(wide, "ols")),
+            "pregd_upper": Estimate(*settings.mean_se(narrow, "pregd")),
+            "pregd_upper_wide": Estimate(*settings.mean_se(wide, "pregd")),
+            "ols_exact": Estimate(*settings.mean_se(narrow, "ols")),
+            "ols_exact_wide": Estimate(*settings.mean_se(wide, "ols")),
             "baseline_lower": Estimate(best, best_se),
             "baseline_lower_wide": Estimate(best_w, best_w_se),
             "ratio_slope": _slope(np.array(p.ratio_d) / p.s, ratios, ratio_se),
-            "lasso_slope": _slope(p.n_grid, *_mean_se(narrow, "lasso")),
-            "pregd_over_lasso": Estimate(*_paired_ratio(narrow, ["pregd"] * len(narrow), "lasso")),
+            "lasso_slope": _slope(p.n_grid, *settings.mean_se(narrow, "lasso")),
+            "pregd_over_lasso": Estimate(
+                *settings.paired_ratio(narrow, ["pregd"] * len(narrow), "lasso")
+            ),
             "pregd_over_lasso_wide": Estimate(
-                *_paired_ratio(wide, ["pregd"] * len(wide), "lasso")
+                *settings.paired_ratio(wide, ["pregd"] * len(wide), "lasso")
             ),
             "reading": Estimate(*reading),
             "step_slope": step_slope,
         },
-        figure_data=figure,
+        figure_data=figure.to_record(),
     )
-
-
-def _figure_data(params: IsotropicParams, panels, reading, step_slope: Estimate) -> dict:
-    """Every estimator's mean ± SE and tuned grid point on both n grids; pre-gd over s with
-    its slope; pre-gd's tuned point, η t and s λ_max per panel, and η t's s-exponents."""
-    figure = {}
-    for regime in ("narrow", "wide"):
-        rows = panels[regime]
-        for k in ESTIMATORS:
-            if k in rows[0]:
-                figure[f"{k}_{regime}"], figure[f"{k}_{regime}_se"] = _mean_se(rows, k)
-        for k in ("ridge", "gd", "pregd", "lasso"):
-            if f"{k}_index" in rows[0]:
-                figure[f"{k}_index_{regime}"] = np.array([r[f"{k}_index"] for r in rows])
-    s_slope = _slope(params.s_reading, *reading)
-    figure.update(
-        {
-            "pregd_reading": reading[0],
-            "pregd_reading_se": reading[1],
-            "reading_slope": s_slope.value,
-            "reading_slope_se": s_slope.error,
-        }
-    )
-    for panel in ("narrow", "step", "reading"):
-        rows = panels[panel]
-        for key in ("pregd_eta_t", "pregd_s_curvature"):
-            figure[f"{key}_{panel}"], figure[f"{key}_{panel}_se"] = _mean_se(rows, key)
-        figure[f"pregd_index_{panel}"] = np.array([r["pregd_index"] for r in rows])  # (eta, t)
-    step_slope_wide = _step_exponent(params, panels["reading"])
-    figure.update(
-        {
-            "step_slope": step_slope.value,
-            "step_slope_se": step_slope.error,
-            "step_slope_reading": step_slope_wide.value,
-            "step_slope_reading_se": step_slope_wide.error,
-        }
-    )
-    return figure
 
 
 def _grid_allowance(params: IsotropicParams) -> float:
@@ -590,7 +477,7 @@ def wrong_isotropic(params: IsotropicParams, prediction: Prediction) -> Predicti
     return prediction.with_values(
         pregd_upper=prediction.values["pregd_upper"] * n[0] / n,
         ols_exact=1.5 * prediction.values["ols_exact"],
-        step_slope=prediction.figure_data[f"step_slope_{other}"],
+        step_slope=fig_data.IsotropicTheory.from_record(prediction.figure_data).step_slope(other),
     )
 
 

@@ -9,12 +9,13 @@ attained (not the printed ``/n``), is an identity of the prior (``s/(n^2 beta^2)
 (tests/theory/test_sparse_gd.py, and against independent draws in
 tests/validation/test_claim_upper_bounds.py) and drawn in the figure over the drawn tasks'
 margins (`theory.support_margin`), not judged: a check of an identity cannot fail.
-Figure: `figures.sparse_bounds`.
+Figure: `figures.sparse_bounds` (its data: `figures.data.sparse_bounds`).
 """
 
 from __future__ import annotations
 
 import numpy as np
+from icl_verify.figures.data.sparse_bounds import WinsData, WinsTheory
 from icl_verify.theory import margin_term_bounds, sign_prior_constants, support_margin
 from icl_verify.validation.claim import Check, Claim, FigureRef, Source
 from icl_verify.validation.claims.chen2024 import PAPER
@@ -52,12 +53,12 @@ def predict_4_3(params: TunedGDParams) -> Prediction:
     prior = sign_prior_constants(params.spectrum, params.s)
     return Prediction(
         values={"gd_over_pregd": ones},
-        figure_data={
-            "bounds_ratio": second.value / first.value,  # 5.2 / 5.1: > 1 where 5.1 is tighter
-            "trace_condition": prior["trace_rsr"] / prior["beta"] ** 2,  # Tr(RΣR)/β^2
-            "trace_sigma": float(params.spectrum.sum()),  # Tr(Σ)
+        figure_data=WinsTheory(
+            bounds_ratio=second.value / first.value,  # 5.2 / 5.1: > 1 where 5.1 is tighter
+            trace_condition=prior["trace_rsr"] / prior["beta"] ** 2,  # Tr(RΣR)/β^2
+            trace_sigma=float(params.spectrum.sum()),  # Tr(Σ)
             **{f"margin_{k}": v for k, v in margin_bounds(params).items()},
-        },
+        ).to_record(),
     )
 
 
@@ -81,16 +82,16 @@ def measure_4_3(params: TunedGDParams, runtime) -> Measurement:
     term = params.s / (params.n_values[:, None] ** 2 * beta**2)  # (N, 2 reps): s/(n^2 beta^2)
     return Measurement(
         values={"gd_over_pregd": Estimate(ratios[:, 0], ratios[:, 1])},
-        figure_data={
-            "n": params.n_values,
-            "gd_risk": risk_estimate(gd).value,
-            "pregd_risk": risk_estimate(pre).value,
-            "gd_t": np.array([r.t for r in gd], dtype=float),
-            "pregd_t": np.array([r.t for r in pre], dtype=float),
-            "margin_term_max": term.max(axis=1),
-            "margin_term_median": np.median(term, axis=1),
-            "margin_ratio_max": (term / bounds["over_n2"][:, None]).max(axis=1),  # (N,)
-        },
+        figure_data=WinsData(
+            n=params.n_values,
+            gd_risk=risk_estimate(gd).value,
+            pregd_risk=risk_estimate(pre).value,
+            gd_t=np.array([r.t for r in gd], dtype=float),
+            pregd_t=np.array([r.t for r in pre], dtype=float),
+            margin_term_max=term.max(axis=1),
+            margin_term_median=np.median(term, axis=1),
+            margin_ratio_max=(term / bounds["over_n2"][:, None]).max(axis=1),  # (N,)
+        ).to_record(),
     )
 
 

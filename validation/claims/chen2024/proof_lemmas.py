@@ -35,6 +35,7 @@ Theorem 5.1's bound. The numbers are in the claim's table and on the findings pa
 from __future__ import annotations
 
 import numpy as np
+from icl_verify.figures.data.sparse_bounds import SOURCES, TERMS, ProofTerms, ProofTheory
 from icl_verify.validation.claim import Check, Claim, FigureRef, Source, shifted
 from icl_verify.validation.claims.chen2024 import PAPER
 from icl_verify.validation.claims.chen2024._tuned_gd import (
@@ -48,8 +49,6 @@ from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.rules import Inequality
 
 from icl_verify import numerics, statistics, theory
-
-SOURCES = ("same", "independent")  # where R_hat comes from
 
 
 def predict_proof(params: UpperBoundParams) -> Prediction:
@@ -68,7 +67,7 @@ def predict_proof(params: UpperBoundParams) -> Prediction:
     for source in SOURCES:
         values |= {f"d4_{source}": d4, f"d5_{source}": np.ones(n.size),
                    f"d6_{source}": np.ones(n.size), f"d7_{source}": noise}  # fmt: skip
-    return Prediction(values=values, figure_data={"n": n, "A": bound_5_1(params).A})
+    return Prediction(values=values, figure_data=ProofTheory(n, bound_5_1(params).A).to_record())
 
 
 def _mean(values) -> tuple[float, float]:
@@ -79,7 +78,7 @@ def measure_proof(params: UpperBoundParams, runtime) -> Measurement:
     """CZZ-T5.1's tuned draws (same stream and seeds: the same prompts, η and t); per n and
     R_hat source the lemmas' quantities averaged over the evaluation prompts (mean, SE)."""
     draws = tuned_draws(params, runtime, "pre-gd", ("pre_gd",))
-    rows = {f"{q}_{source}": [] for q in ("d4", "d5", "d6", "d7", "cross") for source in SOURCES}
+    rows = {f"{q}_{source}": [] for q in TERMS for source in SOURCES}
     factor = []
     for k, (n, draw) in enumerate(zip(params.n_values.astype(int), draws, strict=True)):
         prompts, tuned = draw.evaluation, draw.pre_gd
@@ -107,10 +106,10 @@ def measure_proof(params: UpperBoundParams, runtime) -> Measurement:
     values["excess_factor"] = Estimate(*np.array(factor).T)
     return Measurement(
         values=values,
-        figure_data={
-            "n": params.n_values,
-            **{name: np.array(rows[name]) for name in rows},  # (N, 2): mean, SE
-        },
+        figure_data=ProofTerms(
+            params.n_values,
+            np.array([[rows[f"{q}_{source}"] for source in SOURCES] for q in TERMS]),
+        ).to_record(),
     )
 
 

@@ -38,7 +38,7 @@ from icl_verify.validation.params import ParameterError, SettingParams, TrainedP
 
 from icl_verify import numerics
 
-MIN_LOGS = 12  # the noise and drift estimates (numerics._he2025.patterns) read quarters of the logs
+MIN_LOGS = 12  # the noise and drift estimates (numerics._he2025.settling) read quarters of the logs
 
 # Member e has heads[e] heads and init seed e. Quick: Adam lr 3e-3 reaches the paired regime
 # early (lr 1e-2 left ω higher; 1e-3 is the paper's, for 500k steps); logs every 25 steps

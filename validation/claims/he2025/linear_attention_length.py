@@ -18,13 +18,14 @@ frozen risk at long L' is steep in the step.
 Prediction: `theory` (the frozen risk and its sensitivity to the learned step, debiased GD, the
 single-head optimum). Measurement: `numerics.linear_vs_softmax_by_test_length` on the linear
 members of HE-5.1-LIN (`_linear_attention`) and the shared softmax ensemble of HE-OBS1..4.
-Figure: `figures.linear_attention`.
+Figure: `figures.linear_attention` (its data: `figures.data.linear_attention_length`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import icl_verify.figures.data.linear_attention_length as fig_data
 import numpy as np
 from icl_verify.validation.claim import Check, Claim, FigureRef, Source, scaled
 from icl_verify.validation.claims.he2025 import PAPER, TEST_LENGTHS
@@ -120,18 +121,18 @@ def predict_length(params: LengthParams) -> Prediction:
             ),
             "two_head_vs_dgd": np.ones(lengths.size),
         },
-        figure_data={
-            "lengths": lengths.astype(float),
-            "frozen": frozen,
-            "dgd": dgd,
-            "argmin": minimum.length,
-            "best_length": float(minimum.best_length),
-            "grid_best": float(grid_best),
-            "longest": float(longest),
-            "allowance": theory.frozen_linear_attention_risk_shift(
+        figure_data=fig_data.LengthTheory(
+            lengths=lengths.astype(float),
+            frozen=frozen,
+            dgd=dgd,
+            argmin=minimum.length,
+            best_length=float(minimum.best_length),
+            grid_best=float(grid_best),
+            longest=float(longest),
+            allowance=theory.frozen_linear_attention_risk_shift(
                 lengths, setting, params.step_atol
             ),
-        },
+        ).to_record(),
     )
 
 
@@ -168,19 +169,19 @@ def measure_length(params: LengthParams, runtime) -> Measurement:
         device=runtime.device,
         progress=runtime.show_progress,
     )
-    figure_data = {
-        "lengths": result.lengths.astype(float),
-        "linear_mean": result.linear_mean,
-        "linear_se": result.linear_se,
-        "linear_members": result.linear_members,
-        "measured_argmin": result.measured_argmin,
-        "fitted_steps": result.fitted.value,  # the two-head seeds' own steps, drawn only
-        "fitted_steps_se": result.fitted.stderr,
-        "one_head_members": ones.astype(float),
-        "two_head_members": twos.astype(float),
-    }
-    for name, (mean, se) in result.curves.items():
-        figure_data[f"{name}_mean"], figure_data[f"{name}_se"] = mean, se
+    models = fig_data.LengthModels(
+        lengths=result.lengths.astype(float),
+        linear_mean=result.linear_mean,
+        linear_se=result.linear_se,
+        linear_members=result.linear_members,
+        measured_argmin=result.measured_argmin,
+        fitted_steps=result.fitted.value,  # the two-head seeds' own steps, drawn only
+        fitted_steps_se=result.fitted.stderr,
+        one_head_members=ones.astype(float),
+        two_head_members=twos.astype(float),
+    )
+    means, ses = zip(*(result.curves[name] for name in fig_data.CURVES), strict=True)
+    figure_data = fig_data.LengthData(models, np.array(means), np.array(ses))
     return Measurement(
         values={
             "linear_risk": Estimate(result.linear_mean, result.linear_se),
@@ -188,7 +189,7 @@ def measure_length(params: LengthParams, runtime) -> Measurement:
             "softmax_gain": Estimate(result.softmax_gain, result.softmax_gain_se),
             "two_head_vs_dgd": Estimate(result.two_head_ratio, result.two_head_ratio_se),
         },
-        figure_data=figure_data,
+        figure_data=figure_data.to_record(),
     )
 
 

@@ -36,9 +36,9 @@ Table 2 (`table_mt`, rendered by `figures.multitask.table_2`): the paper's H = 3
 their arithmetic (sum mu, Gamma) beside the toolkit's own H = 3 member in the same columns.
 
 The data model (reference §8 item 6): HE-5.4-MT trains on the authors' code's, an independent
-beta^(k) per task; HE-5.4-MT-PROSE reads the same statement under the prose's, one beta
-restricted to each S_k, where task k' labels carry information on task k's shared coefficients.
-They differ in what the statement assumes, so both run.
+beta^(k) per task; HE-5.4-MT-PROSE (`multitask_prose`) reads the same statement under the
+prose's, one beta restricted to each S_k, where task k' labels carry information on task k's
+shared coefficients. They differ in what the statement assumes, so both run.
 
 Under the code's model the multi-head seeds reach Gamma_k ~ eta*_k 1_{S_k}, except a seed
 still in mode II at the quick preset's length (whose H then carries a wide bar,
@@ -51,7 +51,6 @@ GD. The numbers per seed set are on the findings page.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import icl_verify.figures.data.multitask as fig_data
@@ -566,50 +565,4 @@ CLAIM_MT = Claim(
     ),
 )
 
-PRESETS_PROSE = MultiTaskParams.presets(
-    smoke=dict(PRESETS["smoke"].as_json(), shared_beta=True),
-    # quick: two seeds per H, as the code's model
-    quick=dict(
-        d=6,
-        L=48,
-        heads=(1, 1, 2, 2, 3, 3, 4, 4),
-        steps=8000,
-        log_every=50,
-        checkpoint_every=2000,
-        n_prompts=40_960,
-        shared_beta=True,
-    ),  # fmt: skip
-    paper=dict(
-        d=6, L=48, heads=(1, 1, 2, 2, 3, 3, 3, 4, 4, 4), n_prompts=200_000, shared_beta=True
-    ),
-)
-
-#: HE-5.4-MT under the prose's data model (Def. 5.1: one beta restricted to each S_k), the same
-#: statement, predictions and rules. The two models differ in what the statement assumes: with
-#: a shared beta, task k' labels carry information on task k's shared coefficients, so the
-#: per-task optimum need not be support-restricted dGD on task k's labels alone, nor the label
-#: block diagonal (5.8).
-CLAIM_MT_PROSE = dataclasses.replace(
-    CLAIM_MT,
-    id="HE-5.4-MT-PROSE",
-    source=dataclasses.replace(
-        CLAIM_MT.source,
-        reconstructed=(
-            PATTERN,
-            Reconstructed(
-                "Def. 5.1's data model as the prose reads it, one β shared by the tasks",
-                "HE-5.4-MT",
-                "RECON",
-            ),
-        ),
-    ),
-    statement=CLAIM_MT.statement + " Read under the prose's data model: one coefficient vector "
-    "shared by the tasks (restricted to each S_k), not the code's one per task.",
-    presets=PRESETS_PROSE,
-    summary="HE-5.4-MT under the prose's data model (one β shared by the tasks): the block "
-    "pattern (5.8), modes, Γ_k and per-task risk",
-    catalogue=(6, 12),
-    paper_figures=(),
-)
-
-CLAIMS = (CLAIM_MT, CLAIM_MT_PROSE)
+CLAIMS = (CLAIM_MT,)

@@ -10,7 +10,7 @@ Read on the shared trained ensemble (terms and findings: `_observations`). Predi
 (optimal_gd, the exact GD risks, the single-head optimum). Measurements:
 `numerics.mse_by_test_length` with `numerics._he2025.length_generalisation` (Monte Carlo on nested
 prompts), paired ratios `JointMonteCarloEstimate.ratio`, slopes `propagated_loglog_slope`.
-Figure: `figures.observations`.
+Figure: `figures.observations` (its data: `figures.data.obs_length`).
 
 The Bayes factor is judged where Theorem 4.2(iii) speaks of the trained models: GD tuned at
 ξ = d/L has risk at most 1 + κ/(σ²(1 + κ)) (κ = ξ(1+σ²)) times the Bayes risk, and the models are
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import icl_verify.figures.data.obs_length as fig_data
 import numpy as np
 from icl_verify.validation.claim import Check, Claim, FigureRef, Source, scaled
 from icl_verify.validation.claims.he2025 import PAPER, TEST_LENGTHS
@@ -155,7 +156,7 @@ def predict_obs3(params: Obs3Params) -> Prediction:
             "bayes_factor": np.full(n_multi, bayes[at_train].risk_ratio_bound),
             "rate_gap": np.full(n_multi, slopes["single"] - slopes["dgd"]),
         },
-        figure_data=curves | {"bayes_uniform": np.array(uniform)},
+        figure_data=fig_data.Obs3Theory(**curves, bayes_uniform=uniform).to_record(),
     )
 
 
@@ -179,10 +180,11 @@ def measure_obs3(params: Obs3Params, runtime) -> Measurement:
     setting, lengths, seed = params.setting, list(params.lengths), runtime.seed_for("prompts")
     members = [numerics.representative(ensemble, h) for h in params.compare_heads]
     eta_eff = ensemble.first_order_steps(members)
-    drawn = [h for h in sorted(set(params.heads)) if h not in params.compare_heads]  # Figure 4
+    heads = fig_data.shown_heads(params.compare_heads, params.heads)
+    drawn = heads[len(members) :]  # Figure 4 only
     shown = members + [numerics.representative(ensemble, h) for h in drawn]
     losses = _nested_losses(params, runtime, ensemble, shown, eta_eff, seed)
-    index = {h: k for k, h in enumerate((*params.compare_heads, *drawn))}  # H -> k in losses
+    index = {h: k for k, h in enumerate(heads)}  # H -> k in losses
     L, longest, multi = setting.L, max(lengths), _multi(params)
     tf = np.array([numerics.length_curve(losses, f"member{index[h]}", lengths) for h in multi])
     single_gap = losses.difference(f"member{index[1]}@{L}", f"member{index[multi[0]]}@{L}")
@@ -197,26 +199,25 @@ def measure_obs3(params: Obs3Params, runtime) -> Measurement:
         slopes[h] = propagated_loglog_slope(lengths, Estimate(mean - setting.sigma2, se))
     rate_gap = [(slopes[1].value - slopes[h].value, np.hypot(slopes[1].error, slopes[h].error))
                 for h in multi]  # fmt: skip
-    figure_data = {
-        "lengths": np.array(lengths, dtype=float),
-        "eta_eff": eta_eff,
-        "members": np.array(members, dtype=float),
-    }
-    series = {f"H{h}": f"member{k}" for h, k in index.items()}
-    series |= {"dGD": "dGD", "GD": "GD", "Bayes": "Bayes"}
-    series |= {f"dGDeff{h}": f"dGDeff{k}" for h, k in index.items() if h not in drawn}
-    for key, name in series.items():
-        figure_data[f"{key}_mean"], figure_data[f"{key}_se"] = numerics.length_curve(
-            losses, name, lengths
-        )
-    figure_data |= _fixed_kernels(params, seed, runtime.device)
-    figure_data |= {
-        "bayes_ratio_mean": bayes_ratio[0],  # (H >= 2, L'), paired
-        "bayes_ratio_se": bayes_ratio[1],
-        "slopes": np.array([[slopes[h].value, slopes[h].error] for h in params.compare_heads]),
-    }
     sharp = _sharp_bayes_ratio(params, runtime, ensemble, members, index)  # (2, H)
-    figure_data["bayes_sharp_ratio"] = sharp
+
+    def curves(names) -> np.ndarray:  # (names, 2, L'): mean, SE
+        return np.array([numerics.length_curve(losses, name, lengths) for name in names])
+
+    figure_data = fig_data.Obs3Data(
+        lengths=np.array(lengths, dtype=float),
+        eta_eff=eta_eff,
+        members=np.array(members, dtype=float),
+        heads=heads,
+        models=curves([f"member{index[h]}" for h in heads]),
+        baselines=curves(fig_data.BASELINES),
+        at_eta_eff=curves([f"dGDeff{index[h]}" for h in params.compare_heads]),
+        fixed=_fixed_kernels(params, seed, runtime.device),
+        bayes_ratio_mean=bayes_ratio[0],  # (H >= 2, L'), paired
+        bayes_ratio_se=bayes_ratio[1],
+        slopes=np.array([[slopes[h].value, slopes[h].error] for h in params.compare_heads]),
+        bayes_sharp_ratio=sharp,
+    )
     return Measurement(
         values={
             "tf_vs_dgd": Estimate(tf[:, 0].ravel(), tf[:, 1].ravel()),  # tf: (H, mean/SE, L')
@@ -229,7 +230,7 @@ def measure_obs3(params: Obs3Params, runtime) -> Measurement:
                 np.array([g.mean for g in gains]), np.array([g.stderr for g in gains])
             ),
         },
-        figure_data=figure_data,
+        figure_data=figure_data.to_record(),
     )
 
 
@@ -274,7 +275,7 @@ def _paired_ratios(losses, members: list[int], baseline: str, lengths) -> np.nda
                      [[r.stderr for r in row] for row in ratios]])  # fmt: skip
 
 
-def _fixed_kernels(params: Obs3Params, seed: int, device: str) -> dict[str, np.ndarray]:
+def _fixed_kernels(params: Obs3Params, seed: int, device: str) -> fig_data.FixedKernels:
     """Figure 4 (right), drawn only: Monte Carlo test MSE at every L' of the paper's fixed ± pair
     (pair_omega, pair_mu) and of the single head at (1/√d, μ*(L')) of (4.12) with the test
     L' (as the authors' plot), on the prompts of `measure_obs3` (same sampler and seed)."""
@@ -293,12 +294,8 @@ def _fixed_kernels(params: Obs3Params, seed: int, device: str) -> dict[str, np.n
         seed=seed,
         device=device,
     )
-    return {
-        "pair_mean": curves.pair_mean,
-        "pair_se": curves.pair_se,
-        "single_mean": curves.single_mean,
-        "single_se": curves.single_se,
-    }
+    return fig_data.FixedKernels(curves.pair_mean, curves.pair_se, curves.single_mean,
+                                 curves.single_se)  # fmt: skip
 
 
 def checks_obs3(params: Obs3Params) -> tuple[Check, ...]:

@@ -57,6 +57,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+from icl_verify.figures.data.true_loss import TrueLossData, TrueLossTheory
 from icl_verify.validation.claim import Check, Claim, FigureRef, Source
 from icl_verify.validation.claims.he2025 import PAPER
 from icl_verify.validation.claims.he2025._reconstructed import APPROXIMATION_ORDER
@@ -218,15 +219,15 @@ def predict(params: TrueLossParams) -> Prediction:
             "phase_one_log_norm": dynamics.log_norm(slowed.omega, slowed.mu)[window],
             "loss_path": (slowed.loss[params.loss_records] + _path_gap(params))[_inside(params)],
         },
-        figure_data={
-            "t": params.times, "window": window.astype(float),
-            "gd_omega": plain.omega, "gd_mu": plain.mu, "gd_loss": plain.loss,
-            "slowed_log_norm": dynamics.log_norm(slowed.omega, slowed.mu),
-            "flow_omega": flow.omega, "flow_mu": flow.mu, "flow_loss": flow.loss,
-            "gap_limit": gap, "eta_limit": 1.0 / (1.0 + setting.kappa),
-            "path_loss": slowed.loss[params.loss_records] + _path_gap(params),
-            "path_inside": _inside(params).astype(float),
-        },
+        figure_data=TrueLossTheory(
+            t=params.times, window=window.astype(float),
+            gd_omega=plain.omega, gd_mu=plain.mu, gd_loss=plain.loss,
+            slowed_log_norm=dynamics.log_norm(slowed.omega, slowed.mu),
+            flow_omega=flow.omega, flow_mu=flow.mu, flow_loss=flow.loss,
+            gap_limit=gap, eta_limit=1.0 / (1.0 + setting.kappa),
+            path_loss=slowed.loss[params.loss_records] + _path_gap(params),
+            path_inside=_inside(params).astype(float),
+        ).to_record(),
     )  # fmt: skip
 
 
@@ -258,12 +259,12 @@ def measure(params: TrueLossParams, runtime) -> Measurement:
             "loss_path": Estimate(summary.loss[_inside(params)],
                                   3 * summary.loss_se[_inside(params)], "bound"),
         },
-        figure_data={
-            "t": history.t, "omega": summary.omega, "mu": summary.mu,
-            "omega_se": summary.omega_se, "mu_se": summary.mu_se,
-            "log_norm": summary.log_norm, "log_norm_se": summary.log_norm_se,
-            "loss_t": history.t[records], "loss": summary.loss, "loss_se": summary.loss_se,
-        },
+        figure_data=TrueLossData(
+            t=history.t, omega=summary.omega, mu=summary.mu,
+            omega_se=summary.omega_se, mu_se=summary.mu_se,
+            log_norm=summary.log_norm, log_norm_se=summary.log_norm_se,
+            loss_t=history.t[records], loss=summary.loss, loss_se=summary.loss_se,
+        ).to_record(),
     )  # fmt: skip
 
 
@@ -307,11 +308,11 @@ def checks(params: TrueLossParams) -> tuple[Check, ...]:
 
 def approximation_exact(params: TrueLossParams, prediction: Prediction) -> Prediction:
     """The wrong prediction: L̃ exact, i.e. the unslowed flow in Phase I and no loss gap."""
-    data = prediction.figure_data
+    data = TrueLossTheory.from_record(prediction.figure_data)
     window = _window(params)
     return prediction.with_values(
-        phase_one_log_norm=dynamics.log_norm(data["gd_omega"], data["gd_mu"])[window],
-        loss_path=np.asarray(data["gd_loss"])[params.loss_records][_inside(params)],
+        phase_one_log_norm=dynamics.log_norm(data.gd_omega, data.gd_mu)[window],
+        loss_path=data.gd_loss[params.loss_records][_inside(params)],
     )
 
 
@@ -323,8 +324,9 @@ def _parting(gap: np.ndarray, band: np.ndarray, t: np.ndarray) -> float:
 
 def table(params: TrueLossParams, prediction: Prediction, measurement: Measurement) -> str:
     """Where SGD on the true loss parts from L̃'s flow, by how much, and the end values."""
-    theory_data, data = prediction.figure_data, measurement.figure_data
-    t = data["t"]
+    theory_data = TrueLossTheory.from_record(prediction.figure_data)
+    data = TrueLossData.from_record(measurement.figure_data)
+    t = data.t
     rows = [
         "Where the true-loss SGD (member mean) parts from GD on L̃ at the same step (band: "
         "4 SE of the member mean, per head), the largest gap, and the end values:",
@@ -333,42 +335,43 @@ def table(params: TrueLossParams, prediction: Prediction, measurement: Measureme
         "|---|---|---|",
     ]
     gaps = {}
-    for name in ("omega", "mu"):
-        gap = data[name] - theory_data[f"gd_{name}"]
+    for name, mean, se, flow in (("omega", data.omega, data.omega_se, theory_data.gd_omega),
+                                 ("mu", data.mu, data.mu_se, theory_data.gd_mu)):  # fmt: skip
+        gap = mean - flow
         # at t = 0 every member holds the start, the SE is 0 and the gap the rounding of the
         # member mean: at most (members - 1) float64 epsilons of it, not a parting
-        rounding = params.members * np.finfo(float).eps * np.abs(theory_data[f"gd_{name}"])
-        parting = _parting(gap, 4 * data[f"{name}_se"] + rounding, t)
+        rounding = params.members * np.finfo(float).eps * np.abs(flow)
+        parting = _parting(gap, 4 * se + rounding, t)
         worst = np.unravel_index(np.argmax(np.abs(gap)), gap.shape)
-        gaps[name] = (parting, abs(gap[worst]), t[worst[0]], theory_data[f"gd_{name}"][worst])
+        gaps[name] = (parting, abs(gap[worst]), t[worst[0]], flow[worst])
     rows.append("| parts at t = | " + " | ".join(f"{gaps[n][0]:.2f}" for n in gaps) + " |")
     rows.append(
         "| largest gap (at t; L̃ value there) | "
         + " | ".join(f"{g[1]:.3f} (t = {g[2]:.1f}; {g[3]:+.3f})" for g in gaps.values())
         + " |"
     )
-    flow_gap = max(np.abs(theory_data["flow_omega"] - theory_data["gd_omega"]).max(),
-                   np.abs(theory_data["flow_mu"] - theory_data["gd_mu"]).max())  # fmt: skip
+    flow_gap = max(np.abs(theory_data.flow_omega - theory_data.gd_omega).max(),
+                   np.abs(theory_data.flow_mu - theory_data.gd_mu).max())  # fmt: skip
     rows += ["", f"| end (t = {t[-1]:.1f}) | mean ω | Σ₊μ | Σ₋μ | 2ωΣ₊μ |", "|---|---|---|---|---|"]
     for label, omega, mu in (
-        ("true loss (SGD)", data["omega"][-1], data["mu"][-1]),
-        ("L̃ (GD, same step)", theory_data["gd_omega"][-1], theory_data["gd_mu"][-1]),
+        ("true loss (SGD)", data.omega[-1], data.mu[-1]),
+        ("L̃ (GD, same step)", theory_data.gd_omega[-1], theory_data.gd_mu[-1]),
     ):
         scale = np.abs(omega).mean()
         plus, minus = mu[omega > 0].sum(), mu[omega < 0].sum()
         rows.append(f"| {label} | {scale:.4f} | {plus:.3f} | {minus:.3f} | "
                     f"{2 * scale * plus:.4f} |")  # fmt: skip
-    outside = np.flatnonzero(params.d * (theory_data["gd_omega"] ** 2).max(axis=1) > 1)
-    scale = (np.abs(theory_data["gd_omega"]) + np.abs(theory_data["gd_mu"])).max(axis=1)  # (R,)
-    relative = np.abs(data["omega"] - theory_data["gd_omega"]) / scale[:, None]  # (R, H)
+    outside = np.flatnonzero(params.d * (theory_data.gd_omega**2).max(axis=1) > 1)
+    scale = (np.abs(theory_data.gd_omega) + np.abs(theory_data.gd_mu)).max(axis=1)  # (R,)
+    relative = np.abs(data.omega - theory_data.gd_omega) / scale[:, None]  # (R, H)
     worst = np.unravel_index(np.argmax(relative), relative.shape)
-    residual = data["loss"] - theory_data["path_loss"]  # (loss records,)
+    residual = data.loss - theory_data.path_loss  # (loss records,)
     records = params.loss_records
-    product = (theory_data["gd_omega"] * theory_data["gd_mu"]).sum(axis=1)[records]
+    product = (theory_data.gd_omega * theory_data.gd_mu).sum(axis=1)[records]
     plain_gap = theory.product_gap_limit(product, params.L, params.d, params.sigma2)
-    unslowed = data["loss"] - theory_data["gd_loss"][records] - plain_gap  # GD at lr: no lag
-    inside = theory_data["path_inside"].astype(bool)
-    pairs = zip(data["loss_t"][~inside], residual[~inside], strict=True)
+    unslowed = data.loss - theory_data.gd_loss[records] - plain_gap  # GD at lr: no lag
+    inside = theory_data.path_inside.astype(bool)
+    pairs = zip(data.loss_t[~inside], residual[~inside], strict=True)
     outside_records = ", ".join(f"t = {time:.1f}: {r:+.4f}" for time, r in pairs)
     rows += [
         "",
@@ -381,14 +384,14 @@ def table(params: TrueLossParams, prediction: Prediction, measurement: Measureme
         f"[{residual[inside].min():+.4f}, {residual[inside].max():+.4f}] (allowed "
         f"{_path_allowance(params):.4f} + 3 SE; without the lag, along GD at lr, up to "
         f"{np.max(np.abs(unslowed[inside])):.4f}; L̃ alone misses by up to "
-        f"{np.max((data['loss'] - theory_data['gd_loss'][params.loss_records])[inside]):.4f}); "
+        f"{np.max((data.loss - theory_data.gd_loss[params.loss_records])[inside]):.4f}); "
         f"outside (not judged): {outside_records or 'none'}.",
         "",
-        f"Manifold limit 2ωΣ₊μ → 1/(1+κ) = {float(theory_data['eta_limit']):.4f}. "
+        f"Manifold limit 2ωΣ₊μ → 1/(1+κ) = {theory_data.eta_limit:.4f}. "
         f"GD on L̃ at this step vs the exact flow: max distance {flow_gap:.2g}. "
-        f"End loss: true {data['loss'][-1]:.4f} ± {data['loss_se'][-1]:.4f} (SE), L̃ "
-        f"{theory_data['gd_loss'][-1]:.4f}, gap limit 1/(L + D) = "
-        f"{float(theory_data['gap_limit']):.4f}.",
+        f"End loss: true {data.loss[-1]:.4f} ± {data.loss_se[-1]:.4f} (SE), L̃ "
+        f"{theory_data.gd_loss[-1]:.4f}, gap limit 1/(L + D) = "
+        f"{theory_data.gap_limit:.4f}.",
     ]
     return "\n".join(rows)
 
