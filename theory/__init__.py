@@ -84,6 +84,9 @@ from icl_verify.theory._manifold import manifold_limit_bound as manifold_limit_b
 from icl_verify.theory._manifold import manifold_loss as manifold_loss
 from icl_verify.theory._manifold import manifold_mu as manifold_mu
 from icl_verify.theory._manifold import single_head_optimum as single_head_optimum
+from icl_verify.theory._manifold import (
+    step_decrement_slope_bias as step_decrement_slope_bias,
+)
 from icl_verify.theory._multitask import PAPER_TABLE_2 as PAPER_TABLE_2
 from icl_verify.theory._multitask import GroupTable as GroupTable
 from icl_verify.theory._multitask import SupportConditions as SupportConditions
