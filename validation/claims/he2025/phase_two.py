@@ -3,11 +3,15 @@
 HE-B-PHASE2: Phase II and the omega peak (B.11)-(B.16): while mu/omega ~ 1, d ln omega/dt
 follows 2 - 4(1+kappa) omega^2 - 4 kappa omega^2 (cosh(d omega^2) - 1) (`dynamics.
 phase_two_rate`) and the gap mu - omega grows; omega_max lies below the equal-ratio root and
-the Lambert-W bound sqrt(W(L/(1+sigma2))/d), at d = 5 and in the high-dimensional rows.
+the Lambert-W bound sqrt(W(L/(1+sigma2))/d), at d = 5 and in the high-dimensional rows; and
+omega_max, the largest omega along the flow, is Theta~(d^{-1/2}): its log-log slope in d over
+`scaling_d` (L proportional to d) is -1/2 up to the tilt of the bound's log factor sqrt(W)
+(`log_factor_tilt`).
 
 Prediction: the closed-form bounds of `dynamics.two_head` (`equal_ratio_peak`,
 `lambert_peak_bound`). Measurement: the peak event of the integrated (B.4)
-(`_two_head.integrated_phases`, `dynamics.two_head_phases`). Figure: `figures.dynamics`.
+(`_two_head.integrated_phases`, `dynamics.two_head_phases`; per d of the grid, `peak_scaling`).
+Figure: `figures.dynamics`.
 """
 
 from __future__ import annotations
