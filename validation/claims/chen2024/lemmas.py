@@ -385,7 +385,7 @@ class CovarianceErrorParams(Params):
     delta: float = param(
         0.05, help="failure probability δ", low=0, high=1, low_open=True, high_open=True
     )
-    reps: int = param(help="independent draws per sample size", low=2, role="ensemble")
+    reps: int = param(help="independent draws per n (drawn in chunks)", low=2, role="count")
     n_grid: tuple[int, ...] = param(help="sample sizes n (≥ 3 distinct)", low=1, role="length")
     margin: float = param(0.1, help="largest allowed slope of log(error/bound) vs log n", low=0)
 
