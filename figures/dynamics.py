@@ -424,6 +424,13 @@ def figure_phase2(params, prediction, measurement):
             fontsize=7,
             color=MEASURED,
         )
+    if "scaling_d" in data:
+        grid = _a(data["scaling_d"])
+        slope = measurement.values["peak_scaling"].value
+        bounds.plot(grid, _a(prediction.figure_data["scaling_lambert"]) * np.sqrt(grid),
+                    color=THEORY, ls=":", label="Lambert bound on the d grid")  # fmt: skip
+        bounds.plot(grid, _a(data["scaling_peak"]) * np.sqrt(grid), "s", mfc="none", ms=4,
+                    color=MEASURED, label=f"d grid: ω_max ∝ d^{slope:.3f} (fit)")  # fmt: skip
     bounds.margins(y=0.12)
     bounds.set(
         xscale="log",

@@ -41,13 +41,21 @@ def figure_optimality(params, prediction, measurement):
 
     excess_axis.plot(fine, prediction.figure_data["profile_fine"] - limit, **closed_form)
     excess_axis.plot(grid, measured.value - limit, "o", **brute)
+    fitted = params.order_points  # the step's decrements fitted for the ω⁴ order of (4.8)
+    eta = measurement.figure_data["eta"][fitted]
+    excess_axis.plot(
+        grid[fitted][:-1], eta[:-1] - eta[1:], "s", mfc="none", color=MEASURED, ms=5,
+        label=rf"step decrements $\eta(\omega_i)-\eta(\omega_{{i+1}})$, slope "
+        rf"{measurement.values['eta_order'].value:.4f} (4 predicted)",
+    )  # fmt: skip
     excess_axis.set(
         xscale="log",
         yscale="log",
         xlabel=r"KQ scale $\omega$",
-        ylabel="excess over the limit",
+        ylabel="excess over the limit; step decrements",
         title=r"(b) increasing, $\to 0$ like $\kappa d^2\omega^4/(6(1+\kappa)^2)$",
     )
+    excess_axis.legend(loc="upper left", fontsize=7)
 
     floor = 1e-17  # exact zeros drawn at the bottom of the log axis
     relative = np.abs(measured.value - prediction.values["profile"]) / prediction.values["profile"]

@@ -1,8 +1,8 @@
 """Figures of Chen, Zhao, Zou (2024) §4.3, §5 and Apps. D, F: the upper bounds of Theorems 5.1
 and 5.2 (CZZ-T5.1, CZZ-T5.2; Theorem 5.1 over s, CZZ-T5.1-S), their comparison (CZZ-4.3), Lemmas
-D.1, D.2 (CZZ-D1, CZZ-D2), the steps of Theorem 5.1's proof: the closed form and its cross term
-(CZZ-D-CROSS) and Lemmas D.4-D.7 (CZZ-D4-7); the steps of Theorem 5.3's upper bound in App. F.1
-(CZZ-F-STEPS, CZZ-F-CROSS) and Lemma F.1 (CZZ-F1), from the stored numbers only."""
+D.1-D.3 (CZZ-D1, CZZ-D2, CZZ-D3), the steps of Theorem 5.1's proof: the closed form and its
+cross term (CZZ-D-CROSS) and Lemmas D.4-D.7 (CZZ-D4-7); the steps of Theorem 5.3's upper bound in
+App. F.1 (CZZ-F-STEPS, CZZ-F-CROSS) and Lemma F.1 (CZZ-F1), from the stored numbers only."""
 
 from __future__ import annotations
 
@@ -278,6 +278,30 @@ def figure_lemma_d1(params, prediction, measurement):
     measured(right, n, data["normalised"], data["normalised_se"], "‖R̂ − R‖₂ √(n / (s log d))", ms=4)
     right.set(xscale="log", xlabel="n", ylabel="normalised norm", ylim=(0, None))
     right.set_title("bounded over n (the lemma: ≲ K)", fontsize=8)
+    right.legend(fontsize=7)
+    set_log_ticks(right, n)
+    return figure
+
+
+def figure_lemma_d3(params, prediction, measurement):
+    """(a) mean ||Sigma_hat - Sigma||_2 vs Lemma D.3's bound; (b) their ratio, across n = r."""
+    figure, axes = new_figure(2, width=4.0, height=3.3)
+    n = np.asarray(measurement.figure_data["n"])
+    error = measurement.values["covariance_error"]
+    bound = np.asarray(prediction.values["covariance_error"])
+    rank = prediction.figure_data["rank"]
+    left, right = axes[0]
+    measured(left, n, error.value, error.error, "mean ‖Σ̂ − Σ‖₂ (±2 SE)", ms=4)
+    left.plot(n, bound, color=THEORY, label="‖Σ‖ max(√(r/n), r/n, √(log(1/δ)/n), log(1/δ)/n)")
+    right.axvline(rank, color=REFERENCE, ls="--", lw=1, label=f"n = r = {rank:.1f}")
+    left.axvline(rank, color=REFERENCE, ls="--", lw=1)
+    left.set(xscale="log", yscale="log", xlabel="n", ylabel="‖Σ̂ − Σ‖₂")
+    left.set_title(f"Lemma D.3 (d={params.d}, Σⱼⱼ = j^−{params.decay:g})", fontsize=8)
+    left.legend(fontsize=7)
+    set_log_ticks(left, n)
+    measured(right, n, error.value / bound, error.error / bound, "mean error / bound", ms=4)
+    right.set(xscale="log", xlabel="n", ylabel="ratio", ylim=(0, None))
+    right.set_title("bounded over n, on both sides of n = r (the lemma: ≲ c)", fontsize=8)
     right.legend(fontsize=7)
     set_log_ticks(right, n)
     return figure

@@ -82,7 +82,8 @@ What the claims of Chen et al. (2024) measure (`_chen2024`):
 - `isotropic`: tuned OLS, ridge, GD, pre-gd and Lasso risks, isotropic sparse regression (Thm 5.3);
 - `pre_gd`: GD on raw vs preprocessed data at tuned learning rates, their paired gap (Figure 2c);
 - `sparse_lemmas`: draws of Algorithm 1's correlations r_hat beside r = Sigma w* (Lemmas D.1, D.2),
-  and of the noise's correlations ||X^T eps / n||^2 (Lemma F.1).
+  of the sample covariance's error ||Sigma_hat - Sigma||_2 (Lemma D.3) and of the noise's
+  correlations ||X^T eps / n||^2 (Lemma F.1).
 
 Never imports `theory` or `dynamics`: a measurement must not use the formula it checks.
 The modules are private, in three private parts (``_core``, ``_he2025``, ``_chen2024``, as the

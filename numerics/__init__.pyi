@@ -55,6 +55,7 @@ from ._chen2024.pre_gd import compare_pre_gd as compare_pre_gd
 from ._chen2024.pre_gd import pre_gd_comparison as pre_gd_comparison
 from ._chen2024.pre_gd import stable_learning_rates as stable_learning_rates
 from ._chen2024.sparse_lemmas import CorrelationDraws as CorrelationDraws
+from ._chen2024.sparse_lemmas import covariance_errors as covariance_errors
 from ._chen2024.sparse_lemmas import noise_correlation_norms as noise_correlation_norms
 from ._chen2024.sparse_lemmas import sample_correlations as sample_correlations
 from ._core.circuits import CircuitSummary as CircuitSummary

@@ -28,7 +28,7 @@ The closed forms a researcher needs every day are re-exported here flat:
 - Chen et al. (2024): what the constructed transformer of Props. 4.1/4.2 must compute
   (Algorithm 1, then t GD steps) and its floating-point error bound (`constructions`);
   the closed form of preprocess-then-GD with its bias/variance/cross parts (D.1-D.3), the
-  bounds of Theorems 5.1, 5.2 and Lemmas D.1, D.2 (`sparse_gd`); Theorem 5.3's upper and lower
+  bounds of Theorems 5.1, 5.2 and Lemmas D.1-D.3 (`sparse_gd`); Theorem 5.3's upper and lower
   bounds, the exact OLS risks and the Lasso rate on isotropic data (`sparse_isotropic`).
 
 `theory.symbolic` derives these formulas with sympy. Nothing here imports torch.
@@ -84,6 +84,9 @@ from icl_verify.theory._manifold import manifold_limit_bound as manifold_limit_b
 from icl_verify.theory._manifold import manifold_loss as manifold_loss
 from icl_verify.theory._manifold import manifold_mu as manifold_mu
 from icl_verify.theory._manifold import single_head_optimum as single_head_optimum
+from icl_verify.theory._manifold import (
+    step_decrement_slope_bias as step_decrement_slope_bias,
+)
 from icl_verify.theory._multitask import PAPER_TABLE_2 as PAPER_TABLE_2
 from icl_verify.theory._multitask import GroupTable as GroupTable
 from icl_verify.theory._multitask import SupportConditions as SupportConditions
@@ -136,6 +139,7 @@ from icl_verify.theory._sparse_gd import SupportLossRates as SupportLossRates
 from icl_verify.theory._sparse_gd import coordinate_loss_probability as coordinate_loss_probability
 from icl_verify.theory._sparse_gd import lemma_d1_bound as lemma_d1_bound
 from icl_verify.theory._sparse_gd import lemma_d2_sample_size as lemma_d2_sample_size
+from icl_verify.theory._sparse_gd import lemma_d3_bound as lemma_d3_bound
 from icl_verify.theory._sparse_gd import lemma_d4_bound as lemma_d4_bound
 from icl_verify.theory._sparse_gd import margin_term_bounds as margin_term_bounds
 from icl_verify.theory._sparse_gd import noise_term_independent as noise_term_independent

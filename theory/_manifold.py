@@ -86,6 +86,28 @@ def manifold_limit_bound(omega: float, setting: Setting) -> float:
     return float(setting.kappa * u * u * np.cosh(u) / (6.0 * (1.0 + setting.kappa) ** 2))
 
 
+def step_decrement_slope_bias(u_top: float, setting: Setting) -> float:
+    """Bound on how far the log-log slope of the step's decrements in omega is from 4, eq. (4.8).
+
+    By (4.8) the step falls short of its limit by C(omega) = kappa (g - 1)/((1 + kappa)(1 +
+    kappa g)), g = sinh(u)/u, u = d omega^2, whose series kappa u^2/(6 (1 + kappa)^2) [1 + (1/20
+    - kappa/(6 (1 + kappa))) u^2 + O(u^4)] gives C the local slope 4 + b u^2 in omega, |b| <=
+    1/5 + 2 kappa/(3 (1 + kappa)). The decrements C(omega_{i+1}) - C(omega_i) along a geometric
+    grid have the slope 4 of C, tilted twice as much (the derivative C' has local slope
+    3 + 2 b u^2), so any least-squares slope over grid points with u <= u_top is within
+
+        2 (1/5 + 2 kappa / (3 (1 + kappa))) u_top^2
+
+    of 4 (tests/theory/test_manifold.py checks it against the exact C for u_top <= 1).
+
+    >>> s = Setting(d=5, L=40, sigma2=0.1)
+    >>> round(step_decrement_slope_bias(0.2, s), 4)
+    0.0224
+    """
+    kappa = setting.kappa
+    return float(2.0 * (0.2 + 2.0 * kappa / (3.0 * (1.0 + kappa))) * u_top**2)
+
+
 @dataclass(frozen=True)
 class SingleHeadOptimum:
     """Minimiser of Ltilde for one head (eq. (4.12)): scale omega, OV weight mu, loss."""

@@ -1,7 +1,7 @@
 """Preprocess-then-GD of Chen, Zhao, Zou (2024) §4-5 and App. D as formulas, in float64 numpy.
 
 Reference `chen2024.md` §3.1-3.2 (Algorithm 1, eq. 4.3), §4.1-4.2 (Theorems 5.1, 5.2 and
-Lemmas D.1, D.2, D.5-D.7) and §6 (the excess risk the proofs bound, with no factor 1/2):
+Lemmas D.1-D.3, D.5-D.7) and §6 (the excess risk the proofs bound, with no factor 1/2):
 
 - the population correlations ``R = diag(Sigma w*)`` and the support margin
   ``beta = min_{i in S} |r_i|`` (`population_correlations`, `support_margin`);
@@ -10,7 +10,8 @@ Lemmas D.1, D.2, D.5-D.7) and §6 (the excess risk the proofs bound, with no fac
 - the bound expressions, with every constant the theorems hide set to 1:
   Theorem 5.1 ``(log t / beta) sqrt(A)`` at the prescribed eta and t (`theorem_5_1_bound`),
   Theorem 5.2 ``log t sqrt(sigma^2 Tr(Sigma) log(d/delta) / n)`` (`theorem_5_2_bound`),
-  Lemma D.1 ``K sqrt(s log(d/delta) / n)`` (`lemma_d1_bound`), Lemma D.2's sample size
+  Lemma D.1 ``K sqrt(s log(d/delta) / n)`` (`lemma_d1_bound`), Lemma D.3's sample-covariance
+  bound ``||Sigma|| max(sqrt(r/n), r/n, ...)`` (`lemma_d3_bound`), Lemma D.2's sample size
   ``s log(d/delta) / beta^2`` (`lemma_d2_sample_size`) and an explicit-constant version of it
   from the Gaussian tail of ``r_hat_i`` (`support_retention_sample_size`, **derived here**),
   and the exact (Cramér) exponents with which its proof's per-coordinate tails fall with n
@@ -352,6 +353,22 @@ def lemma_d1_bound(n, *, d: int, s: int, delta: float, K: float) -> np.ndarray:
     0.606971
     """
     return K * np.sqrt(s * math.log(d / delta) / np.asarray(n, dtype=float))
+
+
+def lemma_d3_bound(n, *, spectrum, delta: float) -> np.ndarray:
+    """Lemma D.3 (Bartlett et al. 2020, Thm 9): ``||Sigma_hat - Sigma||_2 <~ ||Sigma|| max(
+    sqrt(r/n), r/n, sqrt(log(1/delta)/n), log(1/delta)/n)`` with the effective rank
+    ``r = Tr(Sigma)/||Sigma||`` (reference §4.1; the lemma's c set to 1). ``spectrum``: Sigma's
+    eigenvalues, (d,); n a number or array.
+
+    >>> round(float(lemma_d3_bound(100.0, spectrum=[1.0, 1.0, 0.5, 0.5], delta=0.05)), 6)
+    0.173205
+    """
+    spectrum = np.asarray(spectrum, dtype=float)
+    norm = float(spectrum.max())
+    n = np.asarray(n, dtype=float)
+    rates = [rank / n for rank in (float(spectrum.sum()) / norm, math.log(1.0 / delta))]
+    return norm * np.maximum.reduce([*rates, *(np.sqrt(rate) for rate in rates)])
 
 
 def lemma_d2_sample_size(*, d: int, s: int, delta: float, beta: float) -> float:

@@ -1,6 +1,7 @@
 """Algorithm 1's correlations on many prompts: what Lemmas D.1 and D.2 of Chen, Zhao, Zou (2024)
-are about (reference `chen2024.md` §4.1); and the noise's correlations ``X^T eps / n`` that
-Lemma F.1 bounds from below (`noise_correlation_norms`).
+are about (reference `chen2024.md` §4.1); the sample covariance's error that Lemma D.3 bounds
+(`covariance_errors`); and the noise's correlations ``X^T eps / n`` that Lemma F.1 bounds from
+below (`noise_correlation_norms`).
 
 `sample_correlations` draws sparse prompts in chunks (so many repetitions at large n fit in
 memory) and keeps, per prompt, the estimate ``r_hat = X^T y / n`` (Algorithm 1) and the
@@ -24,7 +25,12 @@ from icl_verify.numerics._core.estimators import feature_label_correlations
 
 from icl_verify.settings import SparseSetting
 
-__all__ = ["CorrelationDraws", "noise_correlation_norms", "sample_correlations"]
+__all__ = [
+    "CorrelationDraws",
+    "covariance_errors",
+    "noise_correlation_norms",
+    "sample_correlations",
+]
 
 
 @dataclass(frozen=True)
@@ -97,6 +103,31 @@ def sample_correlations(
         )  # (size, d) each
     r_hat, r, w_star = (torch.cat(column).numpy() for column in zip(*parts, strict=True))
     return CorrelationDraws(r_hat=r_hat, r=r, w_star=w_star)
+
+
+def covariance_errors(
+    reps: int, n: int, spectrum, *, seed: int, chunk_elements: int = 2**22
+) -> np.ndarray:
+    """``||Sigma_hat - Sigma||_2`` with ``Sigma_hat = X^T X / n`` on `reps` independent draws
+    (float64, on the CPU, from ``seed``): X (n, d) with N(0, Sigma) rows, Sigma diagonal with
+    the eigenvalues ``spectrum`` (d,), what Lemma D.3 of Chen et al. (2024) bounds (Bartlett et
+    al. 2020, Thm 9). Drawn in chunks of about `chunk_elements` entries of X; returns (reps,).
+
+    >>> errors = covariance_errors(200, n=4000, spectrum=[1.0, 0.5], seed=0)
+    >>> errors.shape, bool(errors.mean() < 0.05)
+    ((200,), True)
+    """
+    generator = torch.Generator().manual_seed(int(seed))
+    scale = torch.as_tensor(spectrum, dtype=torch.float64)  # (d,)
+    d = scale.numel()
+    per_chunk = max(1, chunk_elements // (n * d))
+    parts = []
+    for start in range(0, reps, per_chunk):
+        size = min(per_chunk, reps - start)
+        X = torch.randn(size, n, d, generator=generator, dtype=torch.float64) * scale.sqrt()
+        gap = X.transpose(1, 2) @ X / n - torch.diag(scale)  # (size, d, d), symmetric
+        parts.append(torch.linalg.eigvalsh(gap).abs().amax(dim=-1))  # (size,): spectral norm
+    return torch.cat(parts).numpy()
 
 
 def noise_correlation_norms(

@@ -1,7 +1,7 @@
 """numerics._chen2024.sparse_lemmas: Algorithm 1's r_hat beside r = Sigma w* (Chen et al. 2024
 Lemmas D.1, D.2), against the prompts replayed from the seed, and the events of the lemmas computed
 by hand; the noise's ||X^T eps / n||^2 (Lemma F.1) replayed, and against its chi-square product
-moments.
+moments; the sample covariance's error (Lemma D.3) replayed, and against the Marchenko-Pastur edge.
 """
 
 import numpy as np
@@ -9,6 +9,7 @@ import pytest
 import torch
 from icl_verify.numerics import (
     CorrelationDraws,
+    covariance_errors,
     noise_correlation_norms,
     sample_correlations,
     sample_sparse_regression,
@@ -78,3 +79,25 @@ def test_noise_norms_have_the_chi_square_product_moments():
     variance = sigma**4 * ((n**2 + 2 * n) * (d**2 + 2 * d) - n**2 * d**2) / n**4
     assert abs(norms.mean() - mean) < 4 * np.sqrt(variance / reps)
     assert abs(norms.var(ddof=1) / variance - 1) < 0.1  # the variance's relative SE ~ 0.02
+
+
+def test_covariance_errors_are_those_of_the_draws_replayed_from_the_seed():
+    spectrum = np.array([2.0, 1.0, 0.25])
+    errors = covariance_errors(5, n=20, spectrum=spectrum, seed=5, chunk_elements=20 * 3 * 2)
+    generator = torch.Generator().manual_seed(5)
+    expected = []
+    for size in (2, 2, 1):  # chunks of two draws, all from one generator
+        X = torch.randn(size, 20, 3, generator=generator, dtype=torch.float64).numpy()
+        X = X * np.sqrt(spectrum)  # rows N(0, diag(spectrum))
+        gaps = np.einsum("bni,bnj->bij", X, X) / 20 - np.diag(spectrum)
+        expected += [np.linalg.norm(gap, ord=2) for gap in gaps]
+    np.testing.assert_allclose(errors, expected, rtol=1e-12)
+
+
+def test_isotropic_covariance_error_reaches_the_marchenko_pastur_edge():
+    """Sigma = I, d/n = y = 1/4: the top eigenvalue of X^T X / n tends to (1 + sqrt y)^2, so the
+    error to 2 sqrt(y) + y = 1.25 (the lower edge's 2 sqrt(y) - y is smaller); at d = 100 the
+    Tracy-Widom shift (mean -1.2 times (sqrt n + sqrt d)(1/sqrt n + 1/sqrt d)^{1/3} / n = 0.04)
+    puts it about 0.05 lower, and the draws' spread is of that size over sqrt(reps)."""
+    errors = covariance_errors(20, n=400, spectrum=np.ones(100), seed=6)
+    assert 1.25 - 0.1 < errors.mean() < 1.25

@@ -25,6 +25,7 @@ from icl_verify.theory import (
     manifold_mu,
     optimal_mu,
     single_head_optimum,
+    step_decrement_slope_bias,
 )
 from scipy.optimize import minimize, minimize_scalar
 
@@ -188,6 +189,26 @@ def test_effective_learning_rate_tends_to_one_over_one_plus_kappa(setting):
         assert deficit / omega**4 == pytest.approx(slope, rel=2 * (d * omega**2) ** 2 + 1e-6)
     omega = np.linspace(1e-3, 1.0, 50)
     assert np.all(np.diff(effective_learning_rate(omega, setting)) < 0)
+
+
+@pytest.mark.parametrize("kappa", [0.01, 0.1375, 1.0, 5.0])
+@pytest.mark.parametrize("u_top", [0.1, 0.2, 0.5, 1.0])
+def test_step_decrement_slope_bias_bounds_the_exact_decrements_slope(kappa, u_top):
+    # The step's shortfall from 1/(1+kappa), written out from (4.1) as in the test above:
+    # C = kappa (g - 1) / ((1 + kappa)(1 + kappa g)), g = sinh(u)/u, u = d omega^2. Its decrements
+    # along geometric grids of 4 to 30 points ending at u_top, least-squares slope against the
+    # lower omega of each pair: within the bound of 4, and the bound under 2.7 u_top^2.
+    d = 5
+    setting = Setting(d=d, L=int(round(d * 1.1 / kappa)) or 1, sigma2=0.1)
+    kappa = setting.kappa  # the nearest kappa an integer L gives
+    bias = step_decrement_slope_bias(u_top, setting)
+    for low, points in ((0.5, 4), (0.1, 8), (0.02, 30)):
+        omega = np.geomspace(low, 1.0, points) * np.sqrt(u_top / d)
+        g = np.sinh(d * omega**2) / (d * omega**2)
+        shortfall = kappa * (g - 1) / ((1 + kappa) * (1 + kappa * g))
+        slope = np.polyfit(np.log(omega[:-1]), np.log(np.diff(shortfall)), 1)[0]
+        assert abs(slope - 4.0) <= bias
+    assert bias < 2.7 * u_top**2
 
 
 @pytest.mark.parametrize("setting", SETTINGS, ids=str)

@@ -12,6 +12,7 @@ from icl_verify.theory import (
     coordinate_loss_probability,
     lemma_d1_bound,
     lemma_d2_sample_size,
+    lemma_d3_bound,
     preprocessed_gd_closed_form,
     product_mean_rate,
     support_loss_rates,
@@ -90,6 +91,11 @@ def test_bounds_at_hand_values():
         3 * math.sqrt(4 * L / 400)
     )
     assert lemma_d2_sample_size(d=100, s=4, delta=0.01, beta=0.5) == pytest.approx(16 * L)
+    # Lemma D.3 on spectrum (2, 1, 1): ||Sigma|| = 2, r = 4/2 = 2; log(1/0.01) = 4.6 > r, so the
+    # log terms lead: sqrt(4.6/400) at n = 400, and 4.6/2 at n = 2 (where the linear terms lead)
+    covariance = lemma_d3_bound([400.0, 2.0], spectrum=[1.0, 2.0, 1.0], delta=0.01)
+    np.testing.assert_allclose(covariance, [2 * math.sqrt(math.log(100) / 400), math.log(100)])
+    assert lemma_d3_bound(2.0, spectrum=[1.0] * 10, delta=0.5) == pytest.approx(10 / 2)  # r = d
     assert float(support_margin([0.0, 0.5, -0.5], [1.0, 0.5, 2.0])) == 0.25
 
 

@@ -57,7 +57,18 @@ def test_t42ii_disagrees_with_a_wrong_limit_and_a_decreasing_profile(at_smoke):
     )
     verdicts = CLAIM_T42II.verdicts(params, wrong, measurement)
     assert verdicts == {"profile": AGREES, "infimum": DISAGREES, "eta": DISAGREES,
-                        "increments": DISAGREES, "dummy_share": DISAGREES}  # fmt: skip
+                        "increments": DISAGREES, "dummy_share": DISAGREES,
+                        "eta_order": AGREES}  # fmt: skip
+
+
+def test_t42ii_step_decrements_have_order_four_not_two(at_smoke):
+    params, prediction, measurement = at_smoke(CLAIM_T42II)
+    # (4.8) written out: 1/(1+kappa) - 2 omega mu* = kappa d^2 omega^4 / (6 (1+kappa)^2) + ...,
+    # so the decrements between neighbouring grid points fall with omega like omega^4.
+    assert CLAIM_T42II.verdicts(params, prediction, measurement)["eta_order"] == AGREES
+    # A shortfall of order kappa d omega^2 (slope 2, as if the u^2 of sinh(u)/u - 1 were u) fails.
+    wrong = prediction.with_values(eta_order=2.0)
+    assert CLAIM_T42II.verdicts(params, wrong, measurement)["eta_order"] == DISAGREES
 
 
 @pytest.mark.parametrize(
@@ -67,6 +78,7 @@ def test_t42ii_disagrees_with_a_wrong_limit_and_a_decreasing_profile(at_smoke):
         (dict(omega_min=0.7), "omega_min must be < omega_max"),
         (dict(H=2), "H"),  # no pattern would hold +, - and dummy heads
         (dict(n_omega=2), "n_omega"),
+        (dict(order_u_max=0.02), "order_u_max"),  # one grid point with d omega^2 <= 0.02
     ],
 )
 def test_t42ii_parameters_refuse_unusable_sizes(change, field):

@@ -52,3 +52,25 @@ def test_phase_two_rates_grid_bounds_cover_a_four_times_finer_grid():
     fine_rate, _, fine_gap_rate = _phase_two_reading(params, points=4 * 4000 + 1)
     assert abs(rate - fine_rate).max() <= RATE_GRID_BOUND / 4
     assert abs(gap_rate - fine_gap_rate) <= GAP_RATE_GRID_BOUND / 4
+
+
+def test_phase2_peak_scales_as_d_to_minus_half_not_as_a_constant_or_one_over_d(at_smoke):
+    """ω_max = Θ̃(d^{−1/2}) (B.16) over the smoke grid d = 100, 400, 1600 (L = 8d): the fitted
+    slope lies within the log factor's tilt 1/(2(1+W(800/1.1))) of −1/2, and a d-independent
+    peak (slope 0) or ω_max ∝ 1/d (slope −1) is rejected."""
+    params, prediction, measurement = at_smoke(CLAIM_PHASE2)
+    slope = measurement.values["peak_scaling"].value
+    assert -0.5 < slope < -0.5 + 1 / (2 * (1 + 4.98))  # W(727.3) = 4.98...
+    assert CLAIM_PHASE2.verdicts(params, prediction, measurement)["peak_scaling"] == AGREES
+    for wrong in (0.0, -1.0):
+        verdicts = CLAIM_PHASE2.verdicts(
+            params, prediction.with_values(peak_scaling=wrong), measurement
+        )
+        assert verdicts["peak_scaling"] == DISAGREES, wrong
+
+
+def test_phase2_scaling_grid_needs_three_increasing_dimensions():
+    smoke = CLAIM_PHASE2.presets["smoke"]
+    for bad in ("100,400", "400,100,1600"):
+        with pytest.raises(ParameterError, match="scaling_d must hold at least three"):
+            smoke.with_overrides({"scaling_d": bad})

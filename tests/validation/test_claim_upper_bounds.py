@@ -1,14 +1,14 @@
-"""Claims CZZ-T5.1, CZZ-T5.2, CZZ-4.3, CZZ-D1, CZZ-D2, CZZ-D-CROSS, CZZ-T5.1-S at smoke size:
-wrong exponents and readings rejected, the closed-form identities tight, the cross term's share
-0 only with sample splitting, the s-trend one-sided towards small s, CLI errors one line and
-exit 2."""
+"""Claims CZZ-T5.1, CZZ-T5.2, CZZ-4.3, CZZ-D1, CZZ-D2, CZZ-D3, CZZ-D-CROSS, CZZ-T5.1-S at smoke
+size: wrong exponents and readings rejected, the closed-form identities tight, the cross term's
+share 0 only with sample splitting, the s-trend one-sided towards small s, CLI errors one line
+and exit 2."""
 
 import numpy as np
 import pytest
 from icl_verify.theory import support_margin
 from icl_verify.validation.claim import evaluate
 from icl_verify.validation.claims.chen2024.gd_bound import CLAIM_T52
-from icl_verify.validation.claims.chen2024.lemmas import CLAIM_D1, CLAIM_D2
+from icl_verify.validation.claims.chen2024.lemmas import CLAIM_D1, CLAIM_D2, CLAIM_D3
 from icl_verify.validation.claims.chen2024.pre_gd_bound import CLAIM_T51
 from icl_verify.validation.claims.chen2024.pre_gd_cross import CLAIM_D_CROSS
 from icl_verify.validation.claims.chen2024.pre_gd_sparsity import CLAIM_T51_S
@@ -20,7 +20,9 @@ COMMON = ["--preset", "smoke", "--device", "cpu", "--no-progress"]
 
 
 @pytest.mark.parametrize(
-    "claim", [CLAIM_T51, CLAIM_T52, CLAIM_43, CLAIM_D1, CLAIM_D2, CLAIM_T51_S], ids=lambda c: c.id
+    "claim",
+    [CLAIM_T51, CLAIM_T52, CLAIM_43, CLAIM_D1, CLAIM_D2, CLAIM_D3, CLAIM_T51_S],
+    ids=lambda c: c.id,
 )
 def test_wrong_exponent_disagrees_and_the_bound_does_not(claim, at_smoke):
     params, prediction, measurement = at_smoke(claim)
@@ -126,6 +128,8 @@ def test_margin_term_against_an_independent_draw_of_the_prior(at_smoke):
         ("CZZ-T5.2", "etas=2.5", "etas must be a non-empty list of numbers in (0, 2)"),
         ("CZZ-D1", "n_grid=32,32,64", "n_grid must hold >= 3 distinct sample sizes"),
         ("CZZ-D2", "c_grid=0,1", "c_grid must be a non-empty list of numbers in (0, 1e+12]"),
+        ("CZZ-D3", "n_grid=8,8,16", "n_grid must hold >= 3 distinct sample sizes"),
+        ("CZZ-D3", "decay=-1", "decay must be a number in [0, 1e+12], got -1"),
         ("CZZ-D2", "delta=1", "delta must be a number in (0, 1), got 1"),
         ("CZZ-4.3", "s=17", "s must be an integer in [1, d=16], got 17"),
         ("CZZ-4.3", "n_grid=32,0,64", "n_grid must be a non-empty list of integers in [1, 1e+09]"),

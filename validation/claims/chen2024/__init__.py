@@ -54,7 +54,6 @@ OPEN_ITEMS = (
         judged="the smaller decoders' excess risk reported against ridge",
         why="reported, not judged",
     ),
-    OpenItem("Lemma D.3 (Bartlett et al.'s Theorem 9)", why="not judged yet"),
     OpenItem("Lemmas E.1-E.3", why=NOT_IN_CATALOGUE),
     OpenItem(
         "Lemma F.1", why="not judged yet: CZZ-F1 checks App. F's steps, not the lemma itself"

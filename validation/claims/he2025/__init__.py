@@ -38,17 +38,6 @@ OPEN_ITEMS = (
         why="its shape elsewhere: not judged yet",
     ),
     OpenItem(
-        "§4.1, the largest ω along the flow is Õ(d^{−1/2}); Phase II's peak Θ̃(d^{−1/2})",
-        ("HE-B-PHASE2",),
-        judged="the upper Lambert bound on the peak, at d = 5",
-        why="the scaling in d over a grid of d, and its tightness at large d: not judged yet",
-    ),
-    OpenItem(
-        "(4.8), the manifold's correction is of order ω⁴", ("HE-MAN",),
-        judged="the limit 2ωμ* → 1/(1+κ)",
-        why="the order of the correction: not judged yet",
-    ),
-    OpenItem(
         "Table 1 and Figures 9-10, other activations", ("HE-5.2-ACT",),
         judged="Table 1's quantities measured and printed beside the paper's",
         why="the table is not held against the paper's values; Figure 9's diagonal and "

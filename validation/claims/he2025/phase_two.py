@@ -3,11 +3,15 @@
 HE-B-PHASE2: Phase II and the omega peak (B.11)-(B.16): while mu/omega ~ 1, d ln omega/dt
 follows 2 - 4(1+kappa) omega^2 - 4 kappa omega^2 (cosh(d omega^2) - 1) (`dynamics.
 phase_two_rate`) and the gap mu - omega grows; omega_max lies below the equal-ratio root and
-the Lambert-W bound sqrt(W(L/(1+sigma2))/d), at d = 5 and in the high-dimensional rows.
+the Lambert-W bound sqrt(W(L/(1+sigma2))/d), at d = 5 and in the high-dimensional rows; and
+omega_max, the largest omega along the flow, is Theta~(d^{-1/2}): its log-log slope in d over
+`scaling_d` (L proportional to d) is -1/2 up to the tilt of the bound's log factor sqrt(W)
+(`log_factor_tilt`).
 
 Prediction: the closed-form bounds of `dynamics.two_head` (`equal_ratio_peak`,
 `lambert_peak_bound`). Measurement: the peak event of the integrated (B.4)
-(`_two_head.integrated_phases`, `dynamics.two_head_phases`). Figure: `figures.dynamics`.
+(`_two_head.integrated_phases`, `dynamics.two_head_phases`; per d of the grid, `peak_scaling`).
+Figure: `figures.dynamics`.
 """
 
 from __future__ import annotations
@@ -28,9 +32,9 @@ from icl_verify.validation.claims.he2025._two_head import (
 )
 from icl_verify.validation.estimates import Estimate, Measurement, Prediction
 from icl_verify.validation.params import ParameterError, param
-from icl_verify.validation.rules import Inequality, Tolerance
+from icl_verify.validation.rules import Inequality, LogLogSlope, Tolerance, fit_loglog_slope
 
-from icl_verify import dynamics
+from icl_verify import dynamics, theory
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -46,11 +50,18 @@ class PhaseTwoParams(PhasesParams):
         help="start scales ε over which t_peak's clock ½ ln(1/ε) is fitted (at least two)",
         low=0, low_open=True, high=0.01,
     )  # fmt: skip
+    scaling_d: tuple[int, ...] = param(
+        help="dimensions d over which the log-log slope of ω_max in d is fitted, at L = d·L/d "
+        "(rounded; at least three)", low=1, role="width",
+    )  # fmt: skip
 
     def validate(self) -> None:
         if len(set(self.eps_grid)) < 2:
             raise ParameterError(f"eps_grid must hold at least two different ε, got "
                                  f"eps_grid={list(self.eps_grid)}")  # fmt: skip
+        if len(set(self.scaling_d)) < 3 or list(self.scaling_d) != sorted(self.scaling_d):
+            raise ParameterError(f"scaling_d must hold at least three different d, increasing, "
+                                 f"got scaling_d={list(self.scaling_d)}")  # fmt: skip
         if any(len(row) != 2 for row in self.high_d):
             raise ParameterError(
                 "high_d must be a list of (d, L) pairs, "
@@ -60,6 +71,38 @@ class PhaseTwoParams(PhasesParams):
 
 def _peak_dims(params: PhaseTwoParams) -> list[tuple[int, int]]:
     return [(params.d, params.L), *params.high_d]
+
+
+def _scaling_settings(params: PhaseTwoParams) -> list[theory.Setting]:
+    """The settings of the d-scaling fit: each d of ``scaling_d`` at L = d·L/d (rounded)."""
+    return [dataclasses.replace(params.setting, d=d, L=round(d * params.L / params.d))
+            for d in params.scaling_d]  # fmt: skip
+
+
+def log_factor_tilt(params: PhaseTwoParams) -> float:
+    """How far the Õ's log factor can tilt ω_max's log-log slope in d away from −1/2: the
+    Lambert-W bound (B.16) is d^{−1/2} √W(x), x = L/(1+σ²), and since W' = W/(x(1+W)) its log
+    factor ½ ln W has slope 1/(2(1+W)) in ln x, decreasing in x; with L ∝ d the same in ln d,
+    so over ``scaling_d`` at most its value at the smallest d (W = d·bound² there).
+
+    >>> round(log_factor_tilt(PRESETS_PHASE2["quick"]), 4)
+    0.0836
+    """
+    smallest = _scaling_settings(params)[0]
+    lambert_w = smallest.d * dynamics.lambert_peak_bound(smallest) ** 2
+    return 1.0 / (2.0 * (1.0 + lambert_w))
+
+
+def peak_scaling(params: PhaseTwoParams) -> tuple[Estimate, np.ndarray]:
+    """ω_max per d of ``scaling_d`` from the peak event of (B.4) (integrated to t = 1e4: the
+    peak comes at t ≈ 3) and its least-squares log-log slope in d; the slope's error is the
+    solver's relative bound 100·rtol carried through the fit's weights."""
+    peaks = np.array([dynamics.two_head_phases(s, params.eps, 1e4, params.rtol).peak_omega
+                      for s in _scaling_settings(params)])  # fmt: skip
+    slope = fit_loglog_slope(params.scaling_d, peaks).slope.value
+    centred = np.log(params.scaling_d) - np.mean(np.log(params.scaling_d))
+    carried = 100 * params.rtol * np.sum(np.abs(centred)) / np.sum(centred**2)
+    return Estimate(slope, carried, "bound"), peaks
 
 
 def phase_two_omegas(params: PhaseTwoParams) -> np.ndarray:
@@ -139,11 +182,13 @@ def predict_phase2(params: PhaseTwoParams) -> Prediction:
                 "t_peak_clock": 1.0,
                 "phase_two_rate": dynamics.phase_two_rate(params.setting,
                                                           phase_two_omegas(params)),
-                "gap_growth": 0.0},
+                "gap_growth": 0.0, "peak_scaling": -0.5},
         figure_data={"d": np.array([d for d, _ in dims], float),
                      "phase_two_omega": phase_two_omegas(params),
                      "root": np.array([dynamics.equal_ratio_peak(s) for s in settings]),
-                     "lambert": np.array([dynamics.lambert_peak_bound(s) for s in settings])},
+                     "lambert": np.array([dynamics.lambert_peak_bound(s) for s in settings]),
+                     "scaling_lambert": np.array([dynamics.lambert_peak_bound(s)
+                                                  for s in _scaling_settings(params)])},
     )  # fmt: skip
 
 
@@ -156,6 +201,7 @@ def measure_phase2(params: PhaseTwoParams, runtime) -> Measurement:
     first = phases[0]
     rate, _, gap_rate = _phase_two_reading(params)
     slope, error, offsets = peak_clock(params)
+    scaling, scaling_peaks = peak_scaling(params)
     path = first.trajectory
     window = path.t <= 3 * first.peak_time
     return Measurement(
@@ -165,12 +211,15 @@ def measure_phase2(params: PhaseTwoParams, runtime) -> Measurement:
             "t_peak_clock": Estimate(slope, error, "bound"),
             "phase_two_rate": Estimate(rate, RATE_GRID_BOUND, "bound"),
             "gap_growth": Estimate(gap_rate, GAP_RATE_GRID_BOUND, "bound"),
+            "peak_scaling": scaling,
         },
         figure_data={"peak_omega": peak, "peak_mu": np.array([p.peak_mu for p in phases]),
                      "peak_time": np.array([p.peak_time for p in phases]),
                      "t": path.t[window], "omega": path.omega[window, 0],
                      "mu": path.mu[window, 0], "eps_grid": np.asarray(params.eps_grid),
-                     "peak_offsets": offsets},
+                     "peak_offsets": offsets,
+                     "scaling_d": np.asarray(params.scaling_d, float),
+                     "scaling_peak": scaling_peaks},
     )  # fmt: skip
 
 
@@ -189,8 +238,13 @@ def phase_two_allowance(params: PhaseTwoParams) -> float:
     return float(2.0 * np.max(slope * excess))
 
 
+def _span(values) -> str:
+    return f"{values[0]}…{values[-1]}"
+
+
 def checks_phase2(params: PhaseTwoParams) -> tuple[Check, ...]:
     allowance = phase_two_allowance(params)
+    tilt = log_factor_tilt(params)
     rate_why = (
         "(B.11)-(B.13) set μ/ω = 1 in the exact rate; the neglected first order, "
         f"|2 − 8ω²(1+κ cosh u)|(μ/ω − 1), twice its largest value in the window: {allowance:.2g}"
@@ -221,14 +275,26 @@ def checks_phase2(params: PhaseTwoParams) -> tuple[Check, ...]:
             f"2ε_max²/range = {clock_allowance(params):.2g}; error bar: each t_peak's change "
             "under a 10 × tighter solve, through the fit", atol=clock_allowance(params)),
             "slope of t_peak against ½ ln(1/ε) over the ε grid"),
+        Check("peak_scaling", LogLogSlope(
+            "ω_max = Θ̃(d^{−1/2}) (B.16): the Lambert-W bound √(W(L/(1+σ²))/d) is d^{−1/2} "
+            "times the log factor √W, W(x) = ln x − ln ln x + o(1), x = L/(1+σ²), which with "
+            "L ∝ d tilts the slope up by 1/(2(1+W)), at most "
+            f"{tilt:.3g} at the smallest d; the peak's approach to the bound (tight at large "
+            "d) must fit inside it. Error bar: the solver's bound through the fit. A "
+            "d-independent peak (slope 0) and ω_max ∝ 1/d (slope −1) are rejected",
+            atol=tilt), f"log-log slope of ω_max in d, d = {_span(params.scaling_d)}, L = "
+            f"{params.L / params.d:g}d"),
     )  # fmt: skip
 
 
 PRESETS_PHASE2 = {
-    "smoke": PhaseTwoParams(t_end=1e6, high_d=((100, 800),)),
-    "quick": PhaseTwoParams(t_end=1e7, high_d=((20, 160), (100, 800), (400, 3200))),
-    "paper": PhaseTwoParams(t_end=1e8, high_d=((20, 160), (100, 800), (400, 3200), (1600, 12800))),
-}
+    "smoke": PhaseTwoParams(t_end=1e6, high_d=((100, 800),), scaling_d=(100, 400, 1600)),
+    "quick": PhaseTwoParams(t_end=1e7, high_d=((20, 160), (100, 800), (400, 3200)),
+                            scaling_d=(100, 200, 400, 800, 1600, 3200, 6400)),
+    "paper": PhaseTwoParams(t_end=1e8, high_d=((20, 160), (100, 800), (400, 3200), (1600, 12800)),
+                            scaling_d=(100, 141, 200, 283, 400, 566, 800, 1131, 1600, 2263, 3200,
+                                       4525, 6400)),
+}  # fmt: skip
 
 CLAIM_PHASE2 = Claim(
     id="HE-B-PHASE2",
@@ -236,7 +302,8 @@ CLAIM_PHASE2 = Claim(
     statement="In Phase II d ln ω/dt = 2 − 4(1+κ)ω² − 4κω²(cosh dω² − 1) while μ/ω ≈ 1, and "
     "μ − ω grows; Phase II ends at the ω peak, where 2μω(1 + κ cosh dω²) = 1, at t_peak = "
     "½ ln(ω_max/ε) + O(1), with ω_max below the equal-ratio root and the Lambert-W bound "
-    "√(W(L/(1+σ²))/d) (tight at large d).",
+    "√(W(L/(1+σ²))/d) (tight at large d), so that ω_max = Θ̃(d^{−1/2}): over a grid of d "
+    "(L ∝ d) its log-log slope is −1/2 up to the log factor √W.",
     params=PhaseTwoParams, presets=PRESETS_PHASE2,
     predict=predict_phase2, measure=measure_phase2, checks=checks_phase2,
     figure=FigureRef("icl_verify.figures.dynamics", "figure_phase2"),
