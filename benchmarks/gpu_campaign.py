@@ -249,9 +249,9 @@ def trainings_left(state: Path, benchmark: dict, preset: str = "paper",
     """Every training of a trained claim not yet published at the full ``preset`` (claims in
     registry order, each training once), with its progress in ``state`` and its estimate."""
     from icl_verify.validation.cache import config_key
-    from icl_verify.validation.params import TrainedParams
     from icl_verify.validation.published import newest_by_device, publications
     from icl_verify.validation.registry import trained_claims
+    from icl_verify.validation.training import TrainedParams
 
     published = publications(PUBLISHED)
     rows: dict[str, TrainingLeft] = {}

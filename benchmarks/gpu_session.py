@@ -81,8 +81,8 @@ def claim_groups(paper: str, preset: str) -> list[list[str]]:
     [['CZZ-IMPORTANCE'], ['CZZ-HEADS', 'CZZ-PRUNE', 'CZZ-PPROBE'], ['CZZ-G-DECODER'],
      ['CZZ-G-DENSE'], ['CZZ-G-CORRELATED']]
     """
-    from icl_verify.validation.params import TrainedParams
     from icl_verify.validation.registry import trained_claims
+    from icl_verify.validation.training import TrainedParams
 
     claims = trained_claims(PAPERS[paper])
     needs = {c.id: set(c.trainings(c.parameters(preset))) for c in claims

@@ -407,38 +407,7 @@ def figure_phase2(params, prediction, measurement):
         title=f"(a) the ω peak, ε={params.eps:g}, {setting_text(params)}",
     )
     paths.legend(fontsize=7)
-    d = _a(prediction.figure_data["d"])
-    bounds.plot(
-        d, lambert * np.sqrt(d), color=THEORY, label=r"Lambert bound $\sqrt{W(L/(1+\sigma^2))}$"
-    )
-    bounds.plot(d, root * np.sqrt(d), color=THEORY, ls="--", label="equal-ratio root × √d")
-    bounds.plot(
-        d, _a(data["peak_omega"]) * np.sqrt(d), "o", color=MEASURED, label="ω_max × √d (ODE)"
-    )
-    for x, w, b in zip(d, _a(data["peak_omega"]), lambert, strict=True):
-        bounds.annotate(
-            f"{w / b:.3f}",
-            (x, w * np.sqrt(x)),
-            textcoords="offset points",
-            xytext=(4, -12),
-            fontsize=7,
-            color=MEASURED,
-        )
-    if "scaling_d" in data:
-        grid = _a(data["scaling_d"])
-        slope = measurement.values["peak_scaling"].value
-        bounds.plot(grid, _a(prediction.figure_data["scaling_lambert"]) * np.sqrt(grid),
-                    color=THEORY, ls=":", label="Lambert bound on the d grid")  # fmt: skip
-        bounds.plot(grid, _a(data["scaling_peak"]) * np.sqrt(grid), "s", mfc="none", ms=4,
-                    color=MEASURED, label=f"d grid: ω_max ∝ d^{slope:.3f} (fit)")  # fmt: skip
-    bounds.margins(y=0.12)
-    bounds.set(
-        xscale="log",
-        xlabel="d (L = 8d)",
-        ylabel="√d · ω",
-        title="(b) ω_max vs bounds (labels: ω_max / Lambert bound)",
-    )
-    bounds.legend(fontsize=7)
+    _peak_bounds_panel(bounds, prediction, measurement, lambert, root)
     if "phase_two_omega" in prediction.figure_data:
         omega = _a(prediction.figure_data["phase_two_omega"])
         rates.plot(omega, _a(prediction.values["phase_two_rate"]), color=THEORY,
@@ -463,6 +432,44 @@ def figure_phase2(params, prediction, measurement):
                   title=f"(d) (B.15)'s O(1): t_peak slope {slope.value:.6f}")  # fmt: skip
         clock.legend(fontsize=7)
     return figure
+
+
+def _peak_bounds_panel(axis, prediction, measurement, lambert, root) -> None:
+    """(b) of `figure_phase2`: √d ω_max against its bounds over d (each point labelled with
+    ω_max / Lambert bound) and, where the record has it, the d grid of the scaling fit."""
+    data = measurement.figure_data
+    d = _a(prediction.figure_data["d"])
+    axis.plot(
+        d, lambert * np.sqrt(d), color=THEORY, label=r"Lambert bound $\sqrt{W(L/(1+\sigma^2))}$"
+    )
+    axis.plot(d, root * np.sqrt(d), color=THEORY, ls="--", label="equal-ratio root × √d")
+    axis.plot(
+        d, _a(data["peak_omega"]) * np.sqrt(d), "o", color=MEASURED, label="ω_max × √d (ODE)"
+    )
+    for x, w, b in zip(d, _a(data["peak_omega"]), lambert, strict=True):
+        axis.annotate(
+            f"{w / b:.3f}",
+            (x, w * np.sqrt(x)),
+            textcoords="offset points",
+            xytext=(4, -12),
+            fontsize=7,
+            color=MEASURED,
+        )
+    if "scaling_d" in data:
+        grid = _a(data["scaling_d"])
+        slope = measurement.values["peak_scaling"].value
+        axis.plot(grid, _a(prediction.figure_data["scaling_lambert"]) * np.sqrt(grid),
+                    color=THEORY, ls=":", label="Lambert bound on the d grid")  # fmt: skip
+        axis.plot(grid, _a(data["scaling_peak"]) * np.sqrt(grid), "s", mfc="none", ms=4,
+                    color=MEASURED, label=f"d grid: ω_max ∝ d^{slope:.3f} (fit)")  # fmt: skip
+    axis.margins(y=0.12)
+    axis.set(
+        xscale="log",
+        xlabel="d (L = 8d)",
+        ylabel="√d · ω",
+        title="(b) ω_max vs bounds (labels: ω_max / Lambert bound)",
+    )
+    axis.legend(fontsize=7)
 
 
 def figure_phase3(params, prediction, measurement):

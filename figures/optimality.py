@@ -57,9 +57,19 @@ def figure_optimality(params, prediction, measurement):
     )
     excess_axis.legend(loc="upper left", fontsize=7)
 
+    _residual_panel(residual_axis, params, prediction, measurement)
+    for axis in axes[0]:
+        set_log_ticks(axis, log_ticks(grid[0], grid[-1]))
+    return figure
+
+
+def _residual_panel(axis, params, prediction, measurement) -> None:
+    """(c): the measured minimum's relative residual, its error bound and the dummy share
+    against the tolerance, on a log axis (exact zeros drawn at its bottom)."""
+    grid, measured = prediction.figure_data["omega"], measurement.values["profile"]
     floor = 1e-17  # exact zeros drawn at the bottom of the log axis
     relative = np.abs(measured.value - prediction.values["profile"]) / prediction.values["profile"]
-    residual_axis.plot(
+    axis.plot(
         grid,
         np.maximum(relative, floor),
         "o",
@@ -67,7 +77,7 @@ def figure_optimality(params, prediction, measurement):
         ms=4,
         label="|measured − closed form| / closed form",
     )
-    residual_axis.plot(
+    axis.plot(
         grid,
         np.maximum(measured.error / prediction.values["profile"], floor),
         "_",
@@ -77,7 +87,7 @@ def figure_optimality(params, prediction, measurement):
         zorder=4,
         label="error bound of the measured minimum",
     )
-    residual_axis.plot(
+    axis.plot(
         grid,
         np.maximum(measurement.values["dummy_share"].value, floor),
         "s",
@@ -86,16 +96,13 @@ def figure_optimality(params, prediction, measurement):
         ms=5,
         label=r"dummy share $|\mu_0|/|\mu_\pm|$",
     )
-    residual_axis.axhline(params.rtol, color=REFERENCE, ls="--", lw=1, label="tolerance rtol")
-    residual_axis.set(
+    axis.axhline(params.rtol, color=REFERENCE, ls="--", lw=1, label="tolerance rtol")
+    axis.set(
         xscale="log",
         yscale="log",
         xlabel=r"KQ scale $\omega$",
         ylabel="relative size (zeros drawn at 1e-17)",
         title="(c) residuals against the tolerance",
     )
-    residual_axis.set_ylim(floor / 3, 1e-1)
-    residual_axis.legend(loc="upper right", fontsize=7)
-    for axis in axes[0]:
-        set_log_ticks(axis, log_ticks(grid[0], grid[-1]))
-    return figure
+    axis.set_ylim(floor / 3, 1e-1)
+    axis.legend(loc="upper right", fontsize=7)

@@ -34,8 +34,9 @@ from typing import Any
 
 import numpy as np
 from icl_verify.validation.estimates import Estimate, Judgement, Measurement, Prediction
-from icl_verify.validation.params import ParameterError, Params, TrainedParams
+from icl_verify.validation.params import ParameterError, Params
 from icl_verify.validation.rules import Rule
+from icl_verify.validation.training import TrainedParams
 
 #: The reference catalogues' tags of a formula whose form the paper's text does not confirm, and
 #: what each says: [RECON] a stripped formula reconstructed from the prose, [OPEN] one the

@@ -29,6 +29,8 @@ API_MODULES = (
      "Predictions, measurements, verdicts: icl_verify.validation.estimates"),
     ("icl_verify.validation.rules", "rules", "Agreement rules: icl_verify.validation.rules"),
     ("icl_verify.validation.params", "params", "Claim parameters: icl_verify.validation.params"),
+    ("icl_verify.validation.training", "training",
+     "Trained claims' parameters: icl_verify.validation.training"),
     ("icl_verify.figures.style", "figures", "Figures: icl_verify.figures.style"),
 )
 

@@ -53,10 +53,10 @@ from icl_verify.validation.params import (
     Footprint,
     ParameterError,
     SparseDesignParams,
-    TrainedParams,
     param,
 )
 from icl_verify.validation.runtime import derived_seed
+from icl_verify.validation.training import TrainedParams
 
 from icl_verify import numerics
 from icl_verify.statistics import mean_se

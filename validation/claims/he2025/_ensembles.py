@@ -34,7 +34,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from icl_verify.validation.params import ParameterError, SettingParams, TrainedParams, param
+from icl_verify.validation.params import ParameterError, SettingParams, param
+from icl_verify.validation.training import TrainedParams
 
 from icl_verify import numerics
 
