@@ -32,9 +32,10 @@ $(DEV_STAMP): $(STAMP)
 	touch $(DEV_STAMP)
 
 # On every core: one worker per core, the tests of a module on one worker (its module-scoped
-# fixtures, e.g. the registry's smoke run, are made once).
+# fixtures, e.g. the registry's smoke run, are made once), the modules dealt out in collection
+# order, where the ones marked heavy come first (tests/conftest.py), not by test count.
 test: $(DEV_STAMP)
-	$(BIN)/python -m pytest -q -n auto --dist loadscope
+	$(BIN)/python -m pytest -q -n auto --dist loadscope --no-loadscope-reorder
 
 # The main job: every claim at the quick preset on the CPU; the report lands in
 # results/<run-id>/report.md. A claim that disagrees is a finding, not a failure of

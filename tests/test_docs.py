@@ -13,6 +13,7 @@ from icl_verify.validation.registry import all_claims
 
 ROOT = Path(__file__).resolve().parents[1]
 SUMMARY = ROOT / "docs" / "verdicts-quick.json"
+pytestmark = pytest.mark.heavy  # the gallery: four notebooks, each in a kernel of its own
 
 
 def test_the_committed_verdicts_cover_every_claim_with_the_figures_of_their_run():

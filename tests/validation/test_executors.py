@@ -20,6 +20,7 @@ from icl_verify.validation.registry import select_claims
 FAST = "HE-T4.2ii"  # ~0.1 s a point at the smoke preset
 RUN_CLAIMS = ["HE-T4.2ii", "HE-MAN", "HE-4.9"]  # three fast claims of different kinds
 SWEEP = ["sweep", FAST, "--grid", "d=3,5", "--grid", "L=20,40", "--preset", "smoke"]
+pytestmark = pytest.mark.heavy  # pools of real processes, a Dask cluster
 
 
 def _comparable(run_dir: Path) -> list[dict]:

@@ -22,7 +22,10 @@ import numpy as np
 import pytest
 from icl_verify.validation.records import load_run
 
-pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="a Linux /proc")
+pytestmark = [
+    pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="a Linux /proc"),
+    pytest.mark.heavy,  # runs of trained claims started, stopped and resumed
+]
 
 CLI = [sys.executable, "-m", "icl_verify.validation.cli"]
 SMOKE = ["--preset", "smoke", "--device", "cpu", "--no-progress"]

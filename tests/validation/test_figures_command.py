@@ -1,12 +1,16 @@
 """`icl-verify figures he2025`: every paper figure from the claims' stored records, end to end.
 
-One module-scoped run at the smoke preset (about 20 s on a loaded 2-core CPU), then a second call
-on the same run id, which must only redraw: no claim is recomputed.
+One module-scoped run at the smoke preset, then a second call on the same run id, which must
+only redraw: no claim is recomputed. The run's ``OUT/cache`` is the session's cache of runs at
+seed 0 (`smoke_cache`: the registry's run makes the same trainings), and its claims run in this
+process, not on a pool of their own per claim (the command runs one claim at a time; what a
+pool changes is tests/validation/test_executors.py's): the figures command is what is tested.
 """
 
 import re
 
 import pytest
+from icl_verify.validation import executors
 from icl_verify.validation.cli import main
 from icl_verify.validation.paper_figures import paper_claims, papers
 from icl_verify.validation.records import load_run
@@ -15,12 +19,16 @@ from icl_verify.validation.registry import all_claims
 COMMON = ["--preset", "smoke", "--device", "cpu", "--no-progress"]
 HE2025, HE2025_OMITTED = papers()["he2025"]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+pytestmark = pytest.mark.heavy  # the figures' claims run, then every figure drawn twice
 
 
 @pytest.fixture(scope="module")
-def figures_run(tmp_path_factory):
+def figures_run(tmp_path_factory, smoke_cache):
     out = tmp_path_factory.mktemp("figures")
-    status = main(["figures", "he2025", "--out", str(out), *COMMON])
+    (out / "cache").symlink_to(smoke_cache, target_is_directory=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(executors, "default_workers", lambda: 1)
+        status = main(["figures", "he2025", "--out", str(out), *COMMON])
     run_dir = out / "figures-smoke"
     first = {c.id: (c.seconds, c.verdict) for c in load_run(run_dir).claims}
     stamps = {p.name: p.stat().st_mtime_ns for p in (run_dir / "he2025-figures").glob("*.png")}

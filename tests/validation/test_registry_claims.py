@@ -23,13 +23,17 @@ from icl_verify.validation.registry import all_claims
 from icl_verify.validation.runner import run_claims
 
 CLAIMS = all_claims()
+pytestmark = pytest.mark.heavy  # every claim at smoke
 
 
 @pytest.fixture(scope="module")
-def stored_run(tmp_path_factory):
-    """All claims at smoke size, then read back from results.json: (run folder, stored ids)."""
+def stored_run(tmp_path_factory, smoke_cache):
+    """All claims at smoke size, then read back from results.json: (run folder, stored ids).
+    The cache is the session's of runs at seed 0 (`smoke_cache`), shared with the claims'
+    own tests: a training one of them made is read, as a second claim of one run reads it."""
     out = tmp_path_factory.mktemp("registry")
-    run_claims(CLAIMS, preset="smoke", out=out, run_id="smoke", seed=0, device="cpu")
+    run_claims(CLAIMS, preset="smoke", out=out, run_id="smoke", seed=0, device="cpu",
+               cache=smoke_cache)  # fmt: skip
     run_dir = out / "smoke"
     return run_dir, {claim.id: claim for claim in load_run(run_dir).claims}
 
