@@ -459,9 +459,9 @@ def _peak_bounds_panel(axis, prediction, measurement, lambert, root) -> None:
         grid = _a(data["scaling_d"])
         slope = measurement.values["peak_scaling"].value
         axis.plot(grid, _a(prediction.figure_data["scaling_lambert"]) * np.sqrt(grid),
-                    color=THEORY, ls=":", label="Lambert bound on the d grid")  # fmt: skip
+                  color=THEORY, ls=":", label="Lambert bound on the d grid")  # fmt: skip
         axis.plot(grid, _a(data["scaling_peak"]) * np.sqrt(grid), "s", mfc="none", ms=4,
-                    color=MEASURED, label=f"d grid: ω_max ∝ d^{slope:.3f} (fit)")  # fmt: skip
+                  color=MEASURED, label=f"d grid: ω_max ∝ d^{slope:.3f} (fit)")  # fmt: skip
     axis.margins(y=0.12)
     axis.set(
         xscale="log",

@@ -104,13 +104,10 @@ def _correlations(params: LemmaParams, n: int, seed: int):
     )
 
 
-# ---------------------------------------------------------------------------------------------
-# CZZ-D1: ||R_hat - R||_2 <~ K sqrt(s log(d/delta) / n)
-
-
 @dataclass(frozen=True, kw_only=True)
-class CorrelationErrorParams(LemmaParams):
-    """CZZ-D1: the sample sizes and the allowed trend of the ratio."""
+class SampleSizeGrid(Params):
+    """A bound judged by its trend over sample sizes (CZZ-D1, CZZ-D3): the grid of n and the
+    largest slope allowed to log(mean error / bound) against log n."""
 
     n_grid: tuple[int, ...] = param(help="sample sizes n (≥ 3 distinct)", low=1, role="length")
     margin: float = param(0.1, help="largest allowed slope of log(error/bound) vs log n", low=0)
@@ -125,6 +122,21 @@ class CorrelationErrorParams(LemmaParams):
     @property
     def n_values(self) -> np.ndarray:
         return np.array(sorted(set(self.n_grid)), dtype=float)
+
+    def flat_ratio(self, justification: str) -> BoundTrend:
+        """The rule: the ratio of the mean error to the bound trends up by at most
+        ``margin`` over the grid (`validation.rules.BoundTrend`)."""
+        return BoundTrend("at_most", x=tuple(self.n_values), margin=self.margin,
+                          justification=justification)  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------------
+# CZZ-D1: ||R_hat - R||_2 <~ K sqrt(s log(d/delta) / n)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CorrelationErrorParams(SampleSizeGrid, LemmaParams):
+    """CZZ-D1: the sample sizes and the allowed trend of the ratio."""
 
 
 D1_PRESETS = {
@@ -171,8 +183,7 @@ def checks_d1(params: CorrelationErrorParams) -> tuple[Check, ...]:
         f"log(mean error / bound) vs log n ≤ {params.margin:g} (reference §4.5), SE from "
         f"{params.reps} independent prompts per n."
     )
-    rule = BoundTrend("at_most", x=tuple(params.n_values), margin=params.margin, justification=why)
-    return (Check("sup_error", rule, "mean ‖R̂ − R‖₂ vs K√(s log(d/δ)/n)"),)
+    return (Check("sup_error", params.flat_ratio(why), "mean ‖R̂ − R‖₂ vs K√(s log(d/δ)/n)"),)
 
 
 def d1_faster(params: CorrelationErrorParams, prediction: Prediction) -> Prediction:
@@ -375,7 +386,7 @@ CLAIM_D2 = Claim(
 
 
 @dataclass(frozen=True, kw_only=True)
-class CovarianceErrorParams(Params):
+class CovarianceErrorParams(SampleSizeGrid):
     """CZZ-D3: Σ = diag(j^{−decay}), the sample sizes, δ, repetitions, the allowed trend."""
 
     d: int = param(help="covariate dimension d", low=1, high=MAX_DIMENSION, role="width")
@@ -384,18 +395,6 @@ class CovarianceErrorParams(Params):
         0.05, help="failure probability δ", low=0, high=1, low_open=True, high_open=True
     )
     reps: int = param(help="independent draws per n (drawn in chunks)", low=2, role="count")
-    n_grid: tuple[int, ...] = param(help="sample sizes n (≥ 3 distinct)", low=1, role="length")
-    margin: float = param(0.1, help="largest allowed slope of log(error/bound) vs log n", low=0)
-
-    def validate(self) -> None:
-        if len(set(self.n_grid)) < 3:
-            raise ParameterError(
-                f"n_grid must hold >= 3 distinct sample sizes, got {list(self.n_grid)}"
-            )
-
-    @property
-    def n_values(self) -> np.ndarray:
-        return np.array(sorted(set(self.n_grid)), dtype=float)
 
     @property
     def spectrum(self) -> np.ndarray:
@@ -445,8 +444,8 @@ def checks_d3(params: CovarianceErrorParams) -> tuple[Check, ...]:
         f"flat across the kink: slope of log(mean error / bound) vs log n ≤ {params.margin:g} "
         f"(reference §4.5), SE from {params.reps} independent draws per n."
     )
-    rule = BoundTrend("at_most", x=tuple(params.n_values), margin=params.margin, justification=why)
-    return (Check("covariance_error", rule, "mean ‖Σ̂ − Σ‖₂ vs ‖Σ‖ max(√(r/n), r/n, …)"),)
+    label = "mean ‖Σ̂ − Σ‖₂ vs ‖Σ‖ max(√(r/n), r/n, …)"
+    return (Check("covariance_error", params.flat_ratio(why), label),)
 
 
 def d3_linear_only(params: CovarianceErrorParams, prediction: Prediction) -> Prediction:

@@ -13,26 +13,11 @@ from icl_verify.validation.claims.he2025.multitask import (
     CLAIM_MT,
     PATTERN,
     PRESETS,
-    MultiTaskParams,
 )
 
-PRESETS_PROSE = MultiTaskParams.presets(
-    smoke=dict(PRESETS["smoke"].as_json(), shared_beta=True),
-    # quick: two seeds per H, as the code's model
-    quick=dict(
-        d=6,
-        L=48,
-        heads=(1, 1, 2, 2, 3, 3, 4, 4),
-        steps=8000,
-        log_every=50,
-        checkpoint_every=2000,
-        n_prompts=40_960,
-        shared_beta=True,
-    ),  # fmt: skip
-    paper=dict(
-        d=6, L=48, heads=(1, 1, 2, 2, 3, 3, 3, 4, 4, 4), n_prompts=200_000, shared_beta=True
-    ),
-)
+#: HE-5.4-MT's presets under the prose's data model.
+PRESETS_PROSE = {name: dataclasses.replace(preset, shared_beta=True)
+                 for name, preset in PRESETS.items()}  # fmt: skip
 
 #: HE-5.4-MT under the prose's data model (Def. 5.1: one beta restricted to each S_k), the same
 #: statement, predictions and rules. The two models differ in what the statement assumes: with
