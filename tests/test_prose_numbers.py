@@ -74,8 +74,10 @@ def _without_examples(docstring: str) -> str:
 
 def quoted_sentences(text: str) -> list[str]:
     """The sentences of a prose text that name a run and quote a number."""
-    # Sentences end at a full stop or semicolon followed by a capital, or at a blank line.
-    sentences = (" ".join(s.split()) for s in re.split(r"(?<=[.;])\s+(?=[A-Z(])|\n\s*\n", text))
+    # Sentences end at a full stop or semicolon followed by a capital, or at a blank line; a
+    # list item ("- " opening a line) is a sentence of its own.
+    ends = r"(?<=[.;])\s+(?=[A-Z(])|\n\s*\n|\n\s*(?=- )"
+    sentences = (" ".join(s.split()) for s in re.split(ends, text))
     return [s for s in sentences if RUN_WORD.search(s) and QUOTED.search(s)]
 
 
@@ -118,6 +120,21 @@ def test_the_rule_flags_quoted_runs_and_only_those(tmp_path, text, flagged):
     """The detector on sentences of both kinds, so the test above can fail."""
     module = tmp_path / "module.py"
     module.write_text(f'"""{text}"""\n\n# {text}\n')
+    assert bool(quoted_measurements(module)) is flagged
+
+
+@pytest.mark.parametrize(
+    "items, flagged",
+    [
+        # a run word in one item, an equation number in another: no quoted measurement
+        (["Monte Carlo measurements of (3.2);", "the regressor (4.12)."], False),
+        (["the regressor (4.12);", "measured at quick: 0.521 at H = 2."], True),
+    ],
+)
+def test_each_item_of_a_list_is_a_sentence_of_its_own(tmp_path, items, flagged):
+    module = tmp_path / "module.py"
+    module.write_text('"""Modules:\n\n' + "".join(f"- `m{k}`: {item}\n" for k, item in
+                                                 enumerate(items)) + '"""\n')  # fmt: skip
     assert bool(quoted_measurements(module)) is flagged
 
 

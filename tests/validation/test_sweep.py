@@ -78,7 +78,7 @@ def test_zip_pairs_the_lists_and_json_lists_carry_list_parameters():
         (["L=linspace:2:8:1"], False, "COUNT in [2, 10000]"),
         (["d=[3,"], False, "--grid d: not a non-empty JSON list"),
         (["d=3,5", "L=20"], True, "--zip needs grids of equal lengths, got d: 2, L: 1"),
-        (["omega_min=0.1,0.9"], False, "--grid point 2 of 2 (omega_min=0.9): omega_min must be"),
+        (["omega_min=0.05,0.9"], False, "--grid point 2 of 2 (omega_min=0.9): omega_min must be"),
         ([], False, "--grid: give at least one"),
     ],
 )
