@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 from icl_verify.figures.data.pre_gd import PreGdData, RiskScale
-from icl_verify.figures.style import PALETTE, REFERENCE, THEORY, new_figure
+from icl_verify.figures.style import MEASURED, PALETTE, REFERENCE, THEORY, new_figure
 
 #: gd's and pre-gd's label and colour (`PreGdData.paths` order).
 _METHODS = (("gd (raw x)", PALETTE[2]), ("pre-gd (R̂x)", PALETTE[0]))
@@ -56,20 +56,31 @@ def figure_2c(params, prediction, measurement):
     gap = measurement.values["gap"]
     gap_axis.errorbar(
         position - 0.1, gap.value, yerr=3 * np.asarray(gap.error), fmt="o", color=THEORY,
-        capsize=3, label=f"last step ({params.steps}), ±3 SE",
+        capsize=3, label=f"gd − pre-gd, last step ({params.steps}), ±3 SE",
     )  # fmt: skip
     gap_axis.errorbar(
         position + 0.1, data.best_gap, yerr=3 * data.best_gap_se, fmt="s",
-        mfc="none", color=THEORY, capsize=3, label="early-stopped (η, t tuned), ±3 SE",
+        mfc="none", color=THEORY, capsize=3, label="gd − pre-gd, early-stopped (η, t tuned), ±3 SE",
     )  # fmt: skip
+    for offset, (name, marker, label) in enumerate(
+        (("ridge_gap", "^", "tuned ridge − pre-gd"), ("ols_gap", "D", "OLS − pre-gd")), start=2
+    ):
+        if name in measurement.values:  # records made before §6's least-squares checks lack it
+            other = measurement.values[name]
+            gap_axis.errorbar(
+                position + 0.1 * offset, other.value, yerr=3 * np.asarray(other.error),
+                fmt=marker, ms=4, color=MEASURED, capsize=3, label=f"{label}, ±3 SE",
+            )  # fmt: skip
     gap_axis.axhline(0, color=REFERENCE, ls="--", lw=1, label="claim: gap ≥ 0")
     gap_axis.set_xticks(position, [f"{s:g}" for s in sigmas])
     gap_axis.set(
         xlabel="noise std σ",
-        ylabel="risk(gd) − risk(pre-gd)",
+        ylabel="risk(other) − risk(pre-gd)",
         title=f"paired gaps, {params.n_prompts} prompts",
     )
-    gap_axis.legend(fontsize=6.5)
+    low, high = gap_axis.get_ylim()
+    gap_axis.set_ylim(low - 0.7 * (high - low), high)  # room for the legend below the points
+    gap_axis.legend(fontsize=6, loc="lower center")
     figure.suptitle(
         f"d={params.d}, s={params.s}, n={params.n}; rates tuned on {params.n_tune} other prompts "
         "(bands ±2 SE; ▼: lowest point of each curve)",

@@ -49,6 +49,7 @@ from ._chen2024.gd_tuning import tuned_gd as tuned_gd
 from ._chen2024.isotropic import IsotropicRisks as IsotropicRisks
 from ._chen2024.isotropic import isotropic_risks as isotropic_risks
 from ._chen2024.isotropic import isotropic_setting as isotropic_setting
+from ._chen2024.pre_gd import LeastSquaresBaseline as LeastSquaresBaseline
 from ._chen2024.pre_gd import PreGdComparison as PreGdComparison
 from ._chen2024.pre_gd import TunedPath as TunedPath
 from ._chen2024.pre_gd import compare_pre_gd as compare_pre_gd

@@ -11,7 +11,9 @@ of prompts and every reported number is read on an independent set, so the paire
 grow without bound); a rate divergent for any prompt of either set is never chosen.
 
 `compare_pre_gd` also tunes the learning rate and the stopping step jointly (early stopping,
-the same split), since run to convergence with n > d both methods reach OLS (reference §4.5).
+the same split), since run to convergence with n > d both methods reach OLS (reference §4.5),
+and reads the two least-squares baselines of §6 on the same prompts: ridge at its λ tuned the
+same way, and OLS (minimum norm when n < d), each paired with pre-gd's final risk.
 `pre_gd_comparison` draws the two sets of prompts of one noise level from a seed and compares.
 
 Nothing here imports `theory`.
@@ -29,12 +31,14 @@ from icl_verify.numerics._core.estimators import feature_label_correlations
 from icl_verify.numerics._core.sparse_regression import (
     gd_excess_risks,
     largest_gram_eigenvalue,
+    least_squares_excess_risks,
     oracle_tuned,
 )
 
 from icl_verify.settings import SparseSetting
 
 __all__ = [
+    "LeastSquaresBaseline",
     "PreGdComparison",
     "TunedPath",
     "compare_pre_gd",
@@ -71,6 +75,25 @@ class TunedPath:
 
 
 @dataclass(frozen=True, eq=False)
+class LeastSquaresBaseline:
+    """A least-squares estimator on the held-out prompts beside pre-gd (§6).
+
+    Attributes:
+        lam: its λ (ridge ``(Σ̂ + λI)^{-1} Xᵀy/n``, chosen by the lowest mean risk on the
+            tuning prompts; 0: OLS, minimum norm when n < d).
+        mean, se: its mean excess risk on the held-out prompts and the SE.
+        gap, gap_se: the mean paired difference risk(baseline) - risk(pre-gd) at pre-gd's
+            final step, and its SE.
+    """
+
+    lam: float
+    mean: float
+    se: float
+    gap: float
+    gap_se: float
+
+
+@dataclass(frozen=True, eq=False)
 class PreGdComparison:
     """gd against pre-gd on the same prompts (Chen et al. 2024 Figure 2c, one noise level).
 
@@ -81,6 +104,8 @@ class PreGdComparison:
         final_gap, final_gap_se: mean over held-out prompts of the paired difference
             risk(gd) - risk(pre-gd) at the last step (each at its tuned rate), and its SE.
         best_gap, best_gap_se: the same at each method's early-stopped (rate, step).
+        ridge, ols: the least-squares baselines against pre-gd's final risk
+            (`LeastSquaresBaseline`).
     """
 
     steps: np.ndarray
@@ -91,6 +116,8 @@ class PreGdComparison:
     final_gap_se: float
     best_gap: float
     best_gap_se: float
+    ridge: LeastSquaresBaseline
+    ols: LeastSquaresBaseline
 
 
 def stable_learning_rates(X: torch.Tensor, y: torch.Tensor, rates, *, preprocessed: bool):
@@ -149,24 +176,45 @@ def _tuned_path(tune, held_out, rates, steps, preprocessed):
     return path, final.risks, best.risks
 
 
-def compare_pre_gd(tune: SparsePrompts, held_out: SparsePrompts, rates, steps) -> PreGdComparison:
+def _baseline(
+    tune: SparsePrompts, held_out: SparsePrompts, lambdas, pre_gd_risks
+) -> LeastSquaresBaseline:
+    """Least squares at the λ of ``lambdas`` with the lowest mean risk on ``tune``, read on
+    ``held_out`` and paired with pre-gd's per-prompt risks there, (N',)."""
+    lambdas = [float(lam) for lam in lambdas]
+    tuned = oracle_tuned(
+        least_squares_excess_risks(tune.X, tune.y, tune.w_star, lambdas),  # (K, N)
+        held_out=least_squares_excess_risks(held_out.X, held_out.y, held_out.w_star, lambdas),
+    )
+    mean, se = _mean_se(tuned.risks)
+    gap, gap_se = _mean_se(tuned.risks - pre_gd_risks)
+    lam = lambdas[tuned.index[0]]
+    return LeastSquaresBaseline(lam, float(mean), float(se), float(gap), float(gap_se))
+
+
+def compare_pre_gd(
+    tune: SparsePrompts, held_out: SparsePrompts, rates, steps, lambdas
+) -> PreGdComparison:
     """gd and pre-gd excess-risk paths at their tuned learning rates, and their paired gap
     (Chen et al. 2024 §6, Figure 2c; reference chen2024 §2.5-2.6).
 
     ``tune`` chooses each method's rate from ``rates`` (lowest mean risk at the last entry of
     ``steps``, stable rates only, see `stable_learning_rates`) and its early-stopped
     (rate, step); ``held_out`` (independent prompts of the same model) is where every mean,
-    SE and the paired gaps are read. Shapes: prompts with batch shape (N,) and (N',);
-    rates (K,); steps non-decreasing integers (T,).
+    SE and the paired gaps are read. Ridge's λ is chosen from ``lambdas`` the same way, OLS is
+    λ = 0. Shapes: prompts with batch shape (N,) and (N',); rates (K,); steps non-decreasing
+    integers (T,); lambdas (K',).
 
     >>> from icl_verify.numerics import sample_sparse_regression
     >>> from icl_verify.settings import SparseSetting
     >>> g, setting = torch.Generator().manual_seed(0), SparseSetting(d=16, s=4, sigma=0.1)
     >>> tune, held = (sample_sparse_regression(64, setting, 10, generator=g, dtype=torch.float64)
     ...               for _ in range(2))
-    >>> result = compare_pre_gd(tune, held, [1.0, 0.1, 0.01], [0, 100, 1000])
+    >>> result = compare_pre_gd(tune, held, [1.0, 0.1, 0.01], [0, 100, 1000], [1.0, 0.1, 0.01])
     >>> result.gd.rate, result.pre_gd.rate, result.final_gap > 3 * result.final_gap_se
     (0.1, 0.01, True)
+    >>> result.ridge.gap > 0, result.ols.lam  # pre-gd ends below tuned ridge; OLS is λ = 0
+    (True, 0.0)
     """
     steps = [int(t) for t in steps]
     rates = torch.as_tensor(rates, dtype=tune.X.dtype, device=tune.X.device)  # (K,)
@@ -183,6 +231,8 @@ def compare_pre_gd(tune: SparsePrompts, held_out: SparsePrompts, rates, steps) -
         final_gap_se=float(final_gap_se),
         best_gap=float(best_gap),
         best_gap_se=float(best_gap_se),
+        ridge=_baseline(tune, held_out, lambdas, pre_final),
+        ols=_baseline(tune, held_out, [0.0], pre_final),
     )
 
 
@@ -194,6 +244,7 @@ def pre_gd_comparison(
     n_prompts: int,
     rates,
     steps,
+    lambdas,
     seed: int,
     device=None,
 ) -> PreGdComparison:
@@ -206,7 +257,7 @@ def pre_gd_comparison(
     >>> from icl_verify.settings import SparseSetting
     >>> result = pre_gd_comparison(SparseSetting(d=16, s=4, sigma=0.1), 10, n_tune=64,
     ...                            n_prompts=64, rates=[1.0, 0.1, 0.01], steps=[0, 100, 1000],
-    ...                            seed=0)
+    ...                            lambdas=[1.0, 0.1], seed=0)
     >>> result.gd.mean.shape, result.final_gap > 0
     ((3,), True)
     """
@@ -217,4 +268,4 @@ def pre_gd_comparison(
         )
         for size in (n_tune, n_prompts)
     )
-    return compare_pre_gd(tune, held_out, rates, steps)
+    return compare_pre_gd(tune, held_out, rates, steps, lambdas)

@@ -24,6 +24,7 @@ from icl_verify.settings import SparseSetting
 
 RATES = [1.0, 0.1, 0.01, 1e-3]
 STEPS = [0, 1, 3, 10, 30, 100, 300]
+LAMBDAS = [1.0, 0.1, 0.01, 1e-3]  # ridge's grid
 
 
 def _prompts(batch, seed, sigma=0.2, n=10):
@@ -36,7 +37,7 @@ def _prompts(batch, seed, sigma=0.2, n=10):
 @pytest.fixture(scope="module")
 def compared():
     tune, held_out = _prompts(48, 1), _prompts(64, 2)
-    return tune, held_out, compare_pre_gd(tune, held_out, RATES, STEPS)
+    return tune, held_out, compare_pre_gd(tune, held_out, RATES, STEPS, LAMBDAS)
 
 
 def _risks(prompts, rate, preprocessed):
@@ -105,6 +106,31 @@ def test_the_paired_gaps_and_their_se_match_a_direct_computation(compared):
     assert result.best_gap_se == pytest.approx(best.std(ddof=1) / 8.0, rel=1e-10)
 
 
+def _least_squares_risks(prompts, lam):
+    """(N,) excess risks of ridge (Σ̂ + λI)⁻¹Xᵀy/n, or of minimum-norm OLS at λ = 0, solved
+    here on their own (pseudo-inverse, linear solve)."""
+    X, y, w = prompts.X, prompts.y, prompts.w_star
+    n, d = X.shape[-2], X.shape[-1]
+    if lam == 0:
+        v = (torch.linalg.pinv(X) @ y[..., None])[..., 0]
+    else:
+        gram = X.transpose(-1, -2) @ X / n + lam * torch.eye(d, dtype=X.dtype)
+        v = torch.linalg.solve(gram, (X.transpose(-1, -2) @ y[..., None])[..., 0] / n)
+    return ((v - w) ** 2).sum(-1).numpy()
+
+
+def test_the_least_squares_baselines_are_tuned_on_the_tuning_prompts_and_paired(compared):
+    tune, held_out, result = compared
+    means = [_least_squares_risks(tune, lam).mean() for lam in LAMBDAS]
+    assert result.ridge.lam == LAMBDAS[int(np.argmin(means))]
+    pre = _risks(held_out, result.pre_gd.rate, True)[:, -1]
+    for baseline, lam in ((result.ridge, result.ridge.lam), (result.ols, 0.0)):
+        risks = _least_squares_risks(held_out, lam)
+        assert baseline.mean == pytest.approx(risks.mean(), rel=1e-9)
+        assert baseline.gap == pytest.approx((risks - pre).mean(), rel=1e-9)
+        assert baseline.gap_se == pytest.approx((risks - pre).std(ddof=1) / 8.0, rel=1e-8)
+
+
 def test_stability_edge_is_where_gd_starts_to_grow_without_bound():
     prompts = _prompts(1, 3)
     X, y = prompts.X[0], prompts.y[0]
@@ -120,24 +146,25 @@ def test_a_rate_divergent_on_one_held_out_prompt_is_never_chosen():
     small = SparsePrompts(0.1 * tune.X, 0.1 * tune.y, tune.X_query, tune.y_query, tune.w_star)
     # the same w*, lambda_max ~ 0.07: rate 1 is stable, and fastest, on these tuning prompts
     stiff = _prompts(4, 5)  # lambda_max ~ 5: rate 1 diverges there
-    result = compare_pre_gd(small, stiff, [1.0, 0.1], STEPS)
+    result = compare_pre_gd(small, stiff, [1.0, 0.1], STEPS, LAMBDAS)
     assert result.gd.stable.tolist() == [False, True]
     assert result.gd.rate == 0.1 and np.all(np.isfinite(result.gd.mean))
-    alone = compare_pre_gd(small, small, [1.0, 0.1], STEPS)  # the same tuning, no stiff prompt
+    alone = compare_pre_gd(small, small, [1.0, 0.1], STEPS, LAMBDAS)  # same tuning, no stiff one
     assert alone.gd.rate == 1.0
 
 
 def test_no_stable_rate_is_one_line_value_error():
     tune = _prompts(4, 6)
     with pytest.raises(ValueError, match=r"^rates must hold a rate below 2 / lambda_max for gd"):
-        compare_pre_gd(tune, tune, [10.0, 100.0], STEPS)
+        compare_pre_gd(tune, tune, [10.0, 100.0], STEPS, LAMBDAS)
 
 
 def test_pre_gd_comparison_is_compare_pre_gd_on_the_tuning_then_held_out_prompts_of_its_seed():
     from icl_verify.numerics import pre_gd_comparison
 
     result = pre_gd_comparison(
-        SparseSetting(16, 4, 0.2), 10, n_tune=24, n_prompts=32, rates=RATES, steps=STEPS, seed=9
+        SparseSetting(16, 4, 0.2), 10, n_tune=24, n_prompts=32, rates=RATES, steps=STEPS,
+        lambdas=LAMBDAS, seed=9,
     )
     generator = torch.Generator().manual_seed(9)
     tune, held_out = (
@@ -146,7 +173,7 @@ def test_pre_gd_comparison_is_compare_pre_gd_on_the_tuning_then_held_out_prompts
         )
         for size in (24, 32)
     )
-    direct = compare_pre_gd(tune, held_out, RATES, STEPS)
+    direct = compare_pre_gd(tune, held_out, RATES, STEPS, LAMBDAS)
     for method in ("gd", "pre_gd"):
         ours, theirs = getattr(result, method), getattr(direct, method)
         assert ours.rate == theirs.rate

@@ -28,7 +28,9 @@ def test_smoke_measures_both_paths_at_every_sigma_and_pre_gd_ends_lower(at_smoke
         assert set(path.rate) <= set(params.rates)
     gap = measurement.values["gap"]
     np.testing.assert_allclose(gap.value, data.gd.mean[:, -1] - data.pre_gd.mean[:, -1])
-    assert CLAIM_PREGD.verdicts(params, prediction, measurement) == {"gap": AGREES}
+    assert CLAIM_PREGD.verdicts(params, prediction, measurement) == {
+        "gap": AGREES, "ridge_gap": AGREES, "ols_gap": AGREES
+    }
 
 
 @pytest.mark.parametrize(
@@ -39,7 +41,8 @@ def test_smoke_measures_both_paths_at_every_sigma_and_pre_gd_ends_lower(at_smoke
 def test_the_gap_is_decided_one_sided_at_three_se(at_smoke, gap, se, verdict):
     params, prediction, measurement = at_smoke(CLAIM_PREGD)
     size = len(params.sigma)
-    changed = Measurement({"gap": Estimate(np.full(size, gap), np.full(size, se))}, {})
+    values = {"gap": Estimate(np.full(size, gap), np.full(size, se))}
+    changed = Measurement(measurement.values | values, {})
     assert CLAIM_PREGD.verdicts(params, prediction, changed)["gap"] == verdict
 
 
@@ -68,7 +71,8 @@ def test_figure_2c_draws_the_stored_paths_and_gaps(at_smoke):
     np.testing.assert_allclose(first.lines[0].get_ydata(), data.gd.mean[0])
     assert f"η={data.pre_gd.rate[0]:g}" in first.lines[2].get_label()
     table = CLAIM_PREGD.table(params, prediction, measurement)
-    assert table.count("\n| ") == len(params.sigma) + 1  # header and one row per sigma
+    # two tables (gd against pre-gd; least squares against pre-gd): a header and a row per σ
+    assert table.count("\n| ") == 2 * (len(params.sigma) + 1)
     plt.close(figure)
 
 

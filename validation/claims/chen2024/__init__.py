@@ -18,6 +18,9 @@ PAPER_SIGMAS = (0.0, 0.1, 0.2, 0.4, 0.8)
 #: The paper's learning-rate grid of P-probing and of Figure 2c's GD (reference §2.5).
 PAPER_RATES = (1.0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
 
+#: The paper's penalty grid: ridge's λ and the Lasso's α (reference §2.2).
+PAPER_PENALTIES = (1.0, 1e-1, 1e-2, 1e-3, 1e-4)
+
 #: The paper's place in the registry (the catalogue's order of the papers).
 PAPER_ORDER = 2
 
@@ -38,11 +41,6 @@ OPEN_ITEMS = (
         judged="the pruned model is closer to the full one than the one-head model is",
         why="'almost the same' (the pruned model's risk equal to the full one's within the "
         "error): not judged yet",
-    ),
-    OpenItem(
-        "§6, pre-gd better than ridge and OLS", ("CZZ-PREGD",),
-        judged="pre-gd against GD",
-        why="against ridge and OLS: not judged yet",
     ),
     OpenItem(
         "App. F.2-F.4, the λ- and ηt-dependent forms", ("CZZ-T5.3",),

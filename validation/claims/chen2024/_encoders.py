@@ -47,7 +47,7 @@ from typing import Any, ClassVar
 
 import icl_verify.figures.data.trained_encoders as fig_data
 import numpy as np
-from icl_verify.validation.claims.chen2024 import PAPER_SIGMAS
+from icl_verify.validation.claims.chen2024 import PAPER_PENALTIES, PAPER_SIGMAS
 from icl_verify.validation.estimates import Estimate
 from icl_verify.validation.params import (
     Footprint,
@@ -62,7 +62,6 @@ from icl_verify import numerics
 from icl_verify.statistics import mean_se
 
 EVAL_N = 10  # the paper's evaluation prompts for head assessment and probing: n = 10, q = 1
-GRID = (1.0, 1e-1, 1e-2, 1e-3, 1e-4)  # ridge lambda and Lasso alpha (reference §2.2)
 MAX_Z = 3.0  # one-sided: P(z < -3) = 0.0013 per compared value
 # numerics._core.encoder.PRECISIONS, written out: importing it loads torch, which `icl-verify list`
 # and `show` must not (tests/test_layers.py); tests/validation/test_encoder_precision_claims.py
@@ -270,7 +269,7 @@ def risk_curves(params, runtime, ensembles: dict, lasso_tol: float | None) -> Cu
     points = runtime.progress(list(zip(params.n_eval, seeds, strict=True)), "n")
     compared = numerics.compare_over_n(
         [ensembles[L][h] for L, h in models], points, n_tune=params.n_tune,
-        n_read=params.n_prompts, grid=GRID, lasso_tol=lasso_tol, device=runtime.device,
+        n_read=params.n_prompts, grid=PAPER_PENALTIES, lasso_tol=lasso_tol, device=runtime.device,
     )  # fmt: skip
     return CurveErrors(dict(zip(models, compared.encoders, strict=True)), compared.ols,
                        compared.ridge, compared.lasso)  # fmt: skip
@@ -301,7 +300,7 @@ def regime(params: EncoderParams, runtime, trained) -> fig_data.Regime:
     claim's run seed), so the four claims of one training report the same gate: reached when
     the h_max models beat tuned ridge at n = 10 by ``MAX_Z`` paired SEs."""
     gap = numerics.ridge_gap(
-        trained, EVAL_N, count=params.n_regime, grid=GRID,
+        trained, EVAL_N, count=params.n_regime, grid=PAPER_PENALTIES,
         seed=derived_seed(params.train_seed, "regime"), device=runtime.device,
     )  # fmt: skip
     reached = bool(gap.gap >= MAX_Z * gap.gap_se)
