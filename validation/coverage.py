@@ -11,7 +11,6 @@ left and why.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 
 #: Why an item is not judged yet when the reference catalogue lost its statement.
@@ -56,18 +55,18 @@ def open_items() -> dict[str, tuple[OpenItem, ...]]:
     >>> [item.item for item in open_items()["He et al. 2025"] if item.item.startswith("Lemma")]
     ['Lemma C.3 (i)-(iii)', 'Lemma C.2', 'Lemmas E.1-E.3']
     """
-    from icl_verify.validation.registry import all_claims, paper_of
+    from icl_verify.validation.registry import all_claims, paper_of, paper_package
 
+    claims = all_claims()
     result: dict[str, tuple[OpenItem, ...]] = {}
-    for claim in all_claims():
-        key = paper_of(claim)
-        if not key or claim.source.paper in result:
+    for claim in claims:
+        paper = claim.source.paper
+        if not paper_of(claim) or paper in result:
             continue
-        package = importlib.import_module(f"icl_verify.validation.claims.{key}")
-        items = tuple(getattr(package, "OPEN_ITEMS", ()))
-        ids = {c.id for c in all_claims() if c.source.paper == claim.source.paper}
+        items = tuple(getattr(paper_package(paper_of(claim)), "OPEN_ITEMS", ()))
+        ids = {c.id for c in claims if c.source.paper == paper}
         for item in items:
             if unknown := sorted(set(item.claims) - ids):
-                raise ValueError(f"{item.item}: no claim {unknown[0]} in {claim.source.paper}")
-        result[claim.source.paper] = items
+                raise ValueError(f"{item.item}: no claim {unknown[0]} in {paper}")
+        result[paper] = items
     return result

@@ -17,7 +17,6 @@ results.json), with one of two signatures:
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -88,7 +87,7 @@ def papers() -> dict[str, tuple[tuple[PaperFigure, ...], tuple[OmittedFigure, ..
     >>> [f.number for f in drawn][:4], [f.number for f in omitted]
     ([1, 3, 4, 5], [2])
     """
-    from icl_verify.validation.registry import all_claims, paper_of
+    from icl_verify.validation.registry import all_claims, paper_of, paper_package
 
     drawn: dict[str, list[PaperFigure]] = {}
     for claim in all_claims():
@@ -97,7 +96,7 @@ def papers() -> dict[str, tuple[tuple[PaperFigure, ...], tuple[OmittedFigure, ..
     for paper, figures in drawn.items():
         if not paper or not figures:
             continue
-        package = importlib.import_module(f"icl_verify.validation.claims.{paper}")
+        package = paper_package(paper)
         numbers = [f.number for f in figures]
         if len(set(numbers)) != len(numbers):
             raise ValueError(f"{paper}: a figure number is declared twice, got {sorted(numbers)}")

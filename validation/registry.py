@@ -41,10 +41,18 @@ def paper_of(claim: Claim) -> str:
     return parts[3] if parts[:3] == prefix and len(parts) > 4 else ""
 
 
+def paper_package(paper: str):
+    """The subpackage of the paper key ``paper`` (`paper_of`), which declares what the paper's
+    claims share (``PAPER``, ``PAPER_ORDER``, ``OMITTED_FIGURES``, ``OPEN_ITEMS``); None for "".
+
+    >>> paper_package("chen2024").PAPER
+    'Chen et al. 2024'
+    """
+    return importlib.import_module(f"icl_verify.validation.claims.{paper}") if paper else None
+
+
 def _order(claim: Claim) -> tuple:
-    paper = paper_of(claim)
-    package = importlib.import_module(f"icl_verify.validation.claims.{paper}") if paper else None
-    rank = getattr(package, "PAPER_ORDER", math.inf)
+    rank = getattr(paper_package(paper_of(claim)), "PAPER_ORDER", math.inf)
     return (rank, claim.catalogue or (math.inf, math.inf), claim.id)
 
 
